@@ -1,0 +1,69 @@
+"""The exception hierarchy.
+
+Every error ort_layouts raises derives from :class:`OrtLayoutsError`; each leaf also derives
+from the built-in exception a caller would expect (``ValueError`` for bad values, ``LookupError``
+for unknown names, ``RuntimeError`` for an environment that cannot do what was asked), so code
+that does not know this package still catches them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "DataTypeError",
+    "DescriptorError",
+    "LayoutError",
+    "ModelError",
+    "NotExpressibleError",
+    "OrtLayoutsError",
+    "ProviderError",
+    "ReportError",
+    "ShapeError",
+]
+
+
+class OrtLayoutsError(Exception):
+    """Base class of every error raised by ort_layouts."""
+
+
+class DataTypeError(OrtLayoutsError, ValueError):
+    """A data type that does not exist, or has no DirectML / numpy / ONNX equivalent."""
+
+
+class LayoutError(OrtLayoutsError, ValueError):
+    """A layout name or axis order that is not valid for the given sizes."""
+
+
+class ShapeError(OrtLayoutsError, ValueError):
+    """Shapes or permutations that do not fit together (a bad perm, incompatible broadcast)."""
+
+
+class DescriptorError(OrtLayoutsError, ValueError):
+    """A buffer tensor descriptor breaks one of DirectML's rules.
+
+    Attributes:
+        rule: short name of the broken rule, e.g. ``"dimension-count"``.
+        value: the offending value.
+    """
+
+    def __init__(self, rule: str, value: Any, message: str) -> None:
+        super().__init__(message)
+        self.rule = rule
+        self.value = value
+
+
+class NotExpressibleError(OrtLayoutsError, ValueError):
+    """A valid ONNX operation that DirectML cannot express as given (negative pads, ...)."""
+
+
+class ProviderError(OrtLayoutsError, RuntimeError):
+    """An execution provider that is unknown, unavailable here, or badly configured."""
+
+
+class ModelError(OrtLayoutsError, ValueError):
+    """An ONNX model that cannot be loaded, inferred or converted."""
+
+
+class ReportError(OrtLayoutsError, ValueError):
+    """A report directory or file that cannot be read, resumed or merged."""
