@@ -33,8 +33,13 @@ import onnx
 from onnx import numpy_helper, shape_inference
 
 from ._case import Case
-from ._descriptor import MAX_DIMENSION_COUNT, MAX_ELEMENT_COUNT, MINIMUM_BUFFER_ALIGNMENT_IN_BYTES, \
-    BufferTensorDesc, normalize_perm
+from ._descriptor import (
+    MAX_DIMENSION_COUNT,
+    MAX_ELEMENT_COUNT,
+    MINIMUM_BUFFER_ALIGNMENT_IN_BYTES,
+    BufferTensorDesc,
+    normalize_perm,
+)
 from ._dtypes import DataType
 from ._errors import DataTypeError, DescriptorError, ModelError, NotExpressibleError, ShapeError
 from ._padding import PaddingOp, split_onnx_pads
@@ -409,8 +414,8 @@ def _describe(node: onnx.NodeProto, index: int, graph: _Graph, opset: int, sourc
     except (ShapeError, NotExpressibleError) as e:
         flags.append(f"shape: {e}")
         out_shape, dml, descs, stride_view = None, None, {}, True
-    if out_shape is None and not any(f.startswith("dynamic") for f in flags):
-        out_shape = _static(inferred_out, out, [])
+    if out_shape is None and not any(f.startswith("dynamic") for f in flags) and in_shape is not None:
+        out_shape = _static(inferred_out, out, flags)
     if data_type is not None and data_type.is_64bit_integer and "input" in descs:
         descs = {**descs, "input_uint32_view": descs["input"].as_uint32_view()}
     return dataclasses.replace(op, output_shape=out_shape, params=params, dml_operator=dml,
@@ -423,10 +428,6 @@ def _rule_tag(rule: str) -> str:
 
 
 _Described = tuple[tuple[int, ...] | None, dict[str, Any] | None, dict[str, BufferTensorDesc], bool]
-
-
-def _needs(dtype: DataType | None, *shapes: tuple[int, ...] | None) -> bool:
-    return dtype is not None and all(s is not None for s in shapes)
 
 
 def _check_size(shape: tuple[int, ...], what: str) -> None:
@@ -751,7 +752,8 @@ def format_layout_op(op: LayoutOp) -> str:
     dtype = "?" if op.data_type is None else op.data_type.name.lower()
     params = ", ".join(f"{k}={list(v) if isinstance(v, tuple) else v}"
                        for k, v in op.params.items() if v is not None and v != "")
-    lines = [f"{op.node_name}: {op.op_type} {dtype} {shape_in} -> {shape_out}" + (f" ({params})" if params else "")]
+    head = f"{op.node_name}: {op.op_type} {dtype} {shape_in} -> {shape_out}"
+    lines = [head + (f" ({params})" if params else "")]
     if op.dml_operator:
         lines.append(f"  operator {op.dml_operator['operator']}")
     for role, d in op.descriptors.items():
