@@ -1,0 +1,369 @@
+"""extract(): layout ops of real and hand-built models, descriptors checked against numpy and
+the ONNX reference implementation, flags for what DirectML cannot take."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from numpy.lib.stride_tricks import as_strided
+from onnx import TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+
+from ort_layouts import DataType, ModelError, ShapeError
+from ort_layouts._extract import (
+    LayoutOp,
+    add_extract_arguments,
+    extract,
+    model_cases,
+    parse_dims,
+    run_extract,
+)
+
+ONNX_DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"
+SHUFFLENET = ONNX_DATA / "light" / "light_shufflenet.onnx"
+TRANSFORMER = Path(__file__).parent / "data" / "transformer_block.onnx"
+
+
+def _model(nodes, inputs, outputs, initializers=(), opset=18) -> onnx.ModelProto:
+    graph = helper.make_graph(nodes, "g", inputs, outputs, list(initializers))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=10)
+
+
+def _vi(name, elem, shape):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def _ints(name, values):
+    return numpy_helper.from_array(np.array(values, dtype=np.int64), name)
+
+
+def _read(desc, buffer: np.ndarray, offset: int = 0) -> np.ndarray:
+    """Read ``buffer`` through a descriptor with numpy's own as_strided (independent of desc.view)."""
+    item = buffer.dtype.itemsize
+    return as_strided(buffer[offset:], shape=desc.sizes, strides=[s * item for s in desc.effective_strides])
+
+
+def _packed_elements(shape) -> tuple[int, ...]:
+    arr = np.empty(shape, dtype=np.float32)
+    return tuple(s // 4 for s in arr.strides)
+
+
+# ---- hand-built single-node models ---------------------------------------------------------
+@pytest.mark.parametrize(("shape", "perm"), [
+    ((2, 3, 4), (2, 0, 1)), ((2, 3, 4, 5), (0, 2, 3, 1)), ((1, 4, 3, 5, 2), (0, 2, 1, 3, 4)),
+    ((3, 5), None),
+], ids=["3d-201", "4d-nchw-to-nhwc", "5d-shuffle", "2d-default"])
+def test_transpose_input_desc_reads_numpy_transpose(shape, perm):
+    attrs = {} if perm is None else {"perm": list(perm)}
+    out_shape = tuple(shape[a] for a in (perm or range(len(shape) - 1, -1, -1)))
+    m = _model([helper.make_node("Transpose", ["x"], ["y"], name="t", **attrs)],
+               [_vi("x", TensorProto.FLOAT, shape)], [_vi("y", TensorProto.FLOAT, None)])
+    (op,) = extract(m)
+    assert (op.node_name, op.op_type, op.data_type) == ("t", "Transpose", DataType.FLOAT32)
+    assert op.input_shape == shape and op.output_shape == out_shape
+    iota = np.arange(np.prod(shape), dtype=np.float32)
+    expected = np.transpose(iota.reshape(shape), perm)
+    assert np.array_equal(_read(op.descriptors["input"], iota), expected)
+    assert op.descriptors["output"].effective_strides == _packed_elements(out_shape)
+    assert op.descriptors["input"].total_tensor_size_in_bytes == iota.nbytes
+    assert op.dml_operator["operator"] == "DML_OPERATOR_ELEMENT_WISE_IDENTITY"
+    assert op.flags == ()
+
+
+def test_transpose_facts_vector():
+    # directml-facts.md: float32 [2,3,4], perm [2,0,1] -> sizes [4,2,3], strides [1,12,4], 96 bytes
+    m = _model([helper.make_node("Transpose", ["x"], ["y"], perm=[2, 0, 1])],
+               [_vi("x", TensorProto.FLOAT, (2, 3, 4))], [_vi("y", TensorProto.FLOAT, None)])
+    d = extract(m)[0].descriptors["input"]
+    assert (d.sizes, d.strides, d.total_tensor_size_in_bytes) == ((4, 2, 3), (1, 12, 4), 96)
+
+
+@pytest.mark.parametrize(("shape", "target"),
+                         [((3,), (2, 3)), ((2, 1, 4), (2, 3, 4)), ((1, 1, 8, 8), (2, 2, 8, 8))],
+                         ids=["facts-3-to-2x3", "ort-comment-2x1x4", "mask"])
+def test_expand_input_desc_reads_numpy_broadcast(shape, target):
+    m = _model([helper.make_node("Expand", ["x", "s"], ["y"])],
+               [_vi("x", TensorProto.FLOAT, shape)], [_vi("y", TensorProto.FLOAT, None)],
+               [_ints("s", target)])
+    (op,) = extract(m)
+    iota = np.arange(np.prod(shape), dtype=np.float32)
+    assert np.array_equal(_read(op.descriptors["input"], iota), np.broadcast_to(iota.reshape(shape), target))
+    assert op.output_shape == target
+    assert op.to_case().target_shape == target
+
+
+def test_expand_ort_comment_strides():
+    # ORT's comment: physical [2,1,4] desired [2,3,4] -> strides [4,0,1]
+    m = _model([helper.make_node("Expand", ["x", "s"], ["y"])],
+               [_vi("x", TensorProto.FLOAT, (2, 1, 4))], [_vi("y", TensorProto.FLOAT, None)],
+               [_ints("s", (2, 3, 4))])
+    assert extract(m)[0].descriptors["input"].strides == (4, 0, 1)
+
+
+def test_pad_facts_vector_and_case():
+    # directml-facts.md: [3,4] pads [1,2,3,4] -> input [1,1,3,4], start [0,0,1,2], end [0,0,3,4]
+    value = numpy_helper.from_array(np.array(1.5, dtype=np.float32), "v")
+    m = _model([helper.make_node("Pad", ["x", "p", "v"], ["y"], mode="edge")],
+               [_vi("x", TensorProto.FLOAT, (3, 4))], [_vi("y", TensorProto.FLOAT, None)],
+               [_ints("p", [1, 2, 3, 4]), value])
+    (op,) = extract(m)
+    d = op.dml_operator
+    assert d["operator"] == "DML_OPERATOR_PADDING1"
+    assert d["input"]["sizes"] == [1, 1, 3, 4] and d["output"]["sizes"] == [1, 1, 7, 10]
+    assert (d["start_padding"], d["end_padding"], d["mode"]) == ([0, 0, 1, 2], [0, 0, 3, 4], "EDGE")
+    assert op.output_shape == (7, 10) and op.stride_view is False
+    case = op.to_case()
+    assert (case.op, case.pads, case.mode) == ("Pad", (1, 2, 3, 4), "edge")
+    assert case.pad_value_hex == np.float32(1.5).tobytes().hex()
+
+
+def test_negative_pads_flagged():
+    m = _model([helper.make_node("Pad", ["x", "p"], ["y"])],
+               [_vi("x", TensorProto.FLOAT, (3, 4))], [_vi("y", TensorProto.FLOAT, None)],
+               [_ints("p", [0, -1, 0, 0])])
+    (op,) = extract(m)
+    assert any(f.startswith("negative-pads:") for f in op.flags)
+    assert op.output_shape == (3, 3) and op.dml_operator is None
+
+
+def test_runtime_pads_flagged_and_no_case():
+    m = _model([helper.make_node("Pad", ["x", "p"], ["y"])],
+               [_vi("x", TensorProto.FLOAT, (3, 4)), _vi("p", TensorProto.INT64, (4,))],
+               [_vi("y", TensorProto.FLOAT, None)])
+    (op,) = extract(m)
+    assert any(f.startswith("runtime-input:") and "'p'" in f for f in op.flags)
+    assert op.to_case() is None
+
+
+@pytest.mark.parametrize(("op_type", "shape", "attrs", "const", "out_shape"), [
+    ("Reshape", (2, 3, 4), {}, [4, -1], (4, 6)),
+    ("Reshape", (2, 3, 4), {}, [0, 12], (2, 12)),
+    ("Flatten", (2, 3, 4, 5), {"axis": 2}, None, (6, 20)),
+    ("Squeeze", (1, 3, 1, 4), {}, [0, 2], (3, 4)),
+    ("Unsqueeze", (3, 4), {}, [0, 3], (1, 3, 4, 1)),
+], ids=["reshape-minus1", "reshape-zero", "flatten", "squeeze", "unsqueeze"])
+def test_reshape_like_are_packed_views(op_type, shape, attrs, const, out_shape):
+    inputs = ["x"] + (["c"] if const is not None else [])
+    inits = [_ints("c", const)] if const is not None else []
+    m = _model([helper.make_node(op_type, inputs, ["y"], **attrs)],
+               [_vi("x", TensorProto.FLOAT, shape)], [_vi("y", TensorProto.FLOAT, None)], inits)
+    (op,) = extract(m)
+    x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    expected = ReferenceEvaluator(m).run(None, {"x": x})[0]
+    assert op.output_shape == expected.shape == out_shape
+    assert op.descriptors["input"].effective_strides == _packed_elements(out_shape)
+    assert np.array_equal(_read(op.descriptors["input"], x.reshape(-1)), expected)
+    assert op.to_case() is None and op.stride_view
+
+
+@pytest.mark.parametrize(("op_type", "mode", "shape", "block"), [
+    ("DepthToSpace", "DCR", (1, 8, 2, 3), 2), ("DepthToSpace", "CRD", (2, 8, 2, 3), 2),
+    ("SpaceToDepth", None, (1, 2, 4, 6), 2), ("DepthToSpace", "DCR", (1, 18, 2, 2), 3),
+], ids=["d2s-dcr", "d2s-crd", "s2d", "d2s-dcr-b3"])
+def test_depth_space_chain_matches_reference(op_type, mode, shape, block):
+    attrs = {"blocksize": block} | ({"mode": mode} if mode else {})
+    m = _model([helper.make_node(op_type, ["x"], ["y"], **attrs)],
+               [_vi("x", TensorProto.FLOAT, shape)], [_vi("y", TensorProto.FLOAT, None)])
+    (op,) = extract(m)
+    x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    expected = ReferenceEvaluator(m).run(None, {"x": x})[0]
+    view = op.descriptors["input"]
+    assert view.dimension_count == 6 and op.dml_operator["fits_in_8_dims"] is True
+    assert [s["step"] for s in op.dml_operator["chain"]] == ["reshape", "transpose", "reshape"]
+    assert np.array_equal(_read(view, x.reshape(-1)).reshape(expected.shape), expected)
+    assert op.output_shape == expected.shape
+
+
+@pytest.mark.parametrize(("shape", "starts", "ends", "axes", "steps"), [
+    ((4, 6), [1, 2], [3, 6], [0, 1], [1, 2]),
+    ((3, 8, 5), [0, -6], [2, 100], [0, 1], [1, 3]),
+    ((2, 3, 4, 5), [1], [4], [3], None),
+], ids=["2d-step2", "3d-negative-start", "4d-last-axis"])
+def test_slice_is_offset_stride_view(shape, starts, ends, axes, steps):
+    inputs = ["x", "s", "e", "a"] + (["k"] if steps else [])
+    inits = [_ints("s", starts), _ints("e", ends), _ints("a", axes)] + ([_ints("k", steps)] if steps else [])
+    m = _model([helper.make_node("Slice", inputs, ["y"])],
+               [_vi("x", TensorProto.FLOAT, shape)], [_vi("y", TensorProto.FLOAT, None)], inits)
+    (op,) = extract(m)
+    x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    index = [slice(None)] * len(shape)
+    for a, s, e, k in zip(axes, starts, ends, steps or [1] * len(axes), strict=True):
+        index[a] = slice(s, e, k)
+    expected = x[tuple(index)]
+    offset = op.dml_operator["input_offset_in_elements"]
+    assert np.array_equal(_read(op.descriptors["input"], x.reshape(-1), offset), expected)
+    assert op.output_shape == expected.shape and op.stride_view
+
+
+def test_slice_negative_step_is_not_a_stride_view():
+    m = _model([helper.make_node("Slice", ["x", "s", "e", "a", "k"], ["y"])],
+               [_vi("x", TensorProto.FLOAT, (5,))], [_vi("y", TensorProto.FLOAT, None)],
+               [_ints("s", [4]), _ints("e", [-10]), _ints("a", [0]), _ints("k", [-1])])
+    (op,) = extract(m)
+    assert not op.stride_view and op.descriptors == {}
+    assert any(f.startswith("not-stride-view:") for f in op.flags)
+    assert op.output_shape == (5,)
+
+
+# ---- flags ---------------------------------------------------------------------------------
+def test_int64_flag_and_uint32_view():
+    m = _model([helper.make_node("Transpose", ["x"], ["y"], perm=[1, 0])],
+               [_vi("x", TensorProto.INT64, (2, 3))], [_vi("y", TensorProto.INT64, None)])
+    (op,) = extract(m)
+    assert "int64: needs DirectML 64-bit support or the 32-bit emulation (values outside int32 not " \
+           "preserved)" in op.flags
+    view = op.descriptors["input_uint32_view"]
+    assert view.data_type is DataType.UINT32 and view.strides == (2, 6)
+    assert op.to_case().data_type is DataType.INT64
+
+
+def test_more_than_8_dims_flagged():
+    shape = (1, 2, 1, 2, 1, 2, 1, 2, 1)
+    m = _model([helper.make_node("Transpose", ["x"], ["y"])],
+               [_vi("x", TensorProto.FLOAT, shape)], [_vi("y", TensorProto.FLOAT, None)])
+    (op,) = extract(m)
+    assert any(f.startswith("dimensions:") and "9 dimensions" in f for f in op.flags)
+    assert op.descriptors == {} and op.output_shape == shape[::-1]
+
+
+def test_more_than_2_32_elements_flagged():
+    m = _model([helper.make_node("Expand", ["x", "s"], ["y"])],
+               [_vi("x", TensorProto.UINT8, (1,))], [_vi("y", TensorProto.UINT8, None)],
+               [_ints("s", [65537, 65536])])
+    (op,) = extract(m)
+    assert any(f.startswith("elements:") and str(65537 * 65536) in f for f in op.flags)
+
+
+def test_unsupported_data_type_flagged():
+    m = _model([helper.make_node("Transpose", ["x"], ["y"])],
+               [_vi("x", TensorProto.BFLOAT16, (2, 3))], [_vi("y", TensorProto.BFLOAT16, None)])
+    (op,) = extract(m)
+    assert op.data_type is None and any(f.startswith("data-type:") for f in op.flags)
+    assert op.to_case() is None
+
+
+# ---- real models -----------------------------------------------------------------------------
+def test_shufflenet_channel_shuffle_transposes():
+    ops = extract(SHUFFLENET)
+    transposes = [op for op in ops if op.op_type == "Transpose"]
+    assert len(transposes) == 16
+    for op in transposes:
+        n, g, c, h, w = op.input_shape
+        assert op.params["perm"] == (0, 2, 1, 3, 4) and op.output_shape == (n, c, g, h, w) and g == 4
+        x = np.arange(np.prod(op.input_shape), dtype=np.float32)
+        assert np.array_equal(_read(op.descriptors["input"], x),
+                              np.transpose(x.reshape(op.input_shape), (0, 2, 1, 3, 4)))
+        assert not op.flags
+    reshapes = [op for op in ops if op.op_type == "Reshape"]
+    assert len(reshapes) == 33
+    cases = model_cases(SHUFFLENET)
+    assert sorted(c.shape for c in cases) == [(1, 4, 28, 56, 56), (1, 4, 34, 28, 28),
+                                             (1, 4, 68, 14, 14), (1, 4, 136, 7, 7)]
+    assert all(c.origin.startswith(f"model:{SHUFFLENET}#") for c in cases)
+    assert sum(c.origin.count("+") + 1 for c in cases) == 16
+
+
+@pytest.mark.parametrize(("test_dir", "op_type"), [
+    ("pytorch-operator/test_operator_pad", "Pad"),
+    ("pytorch-converted/test_ConstantPad2d", "Pad"),
+    ("pytorch-converted/test_ReflectionPad2d", "Pad"),
+    ("pytorch-converted/test_PixelShuffle", "Transpose"),
+    ("pytorch-operator/test_operator_permute2", "Transpose"),
+], ids=lambda v: v.rsplit("/", 1)[-1])
+def test_onnx_shipped_tests_output_shapes(test_dir, op_type):
+    """Extracted output shapes equal the shapes of the outputs the onnx package ships."""
+    path = ONNX_DATA / test_dir / "model.onnx"
+    (op,) = [o for o in extract(path) if o.op_type == op_type]
+    out_name = op.outputs[0]
+    model = onnx.load(path)
+    if out_name == model.graph.output[0].name:
+        expected = numpy_helper.to_array(onnx.load_tensor(path.parent / "test_data_set_0" / "output_0.pb"))
+        assert op.output_shape == expected.shape
+    assert op.to_case() is not None
+
+
+def test_old_opset_pad_value_attribute():
+    path = ONNX_DATA / "pytorch-converted" / "test_ConstantPad2d" / "model.onnx"
+    (op,) = extract(path)
+    x = numpy_helper.to_array(onnx.load_tensor(path.parent / "test_data_set_0" / "input_0.pb"))
+    y = numpy_helper.to_array(onnx.load_tensor(path.parent / "test_data_set_0" / "output_0.pb"))
+    begins, ends = op.params["pads"][:4], op.params["pads"][4:]
+    padded = np.pad(x, list(zip(begins, ends, strict=True)), constant_values=2.0)
+    assert np.array_equal(padded, y)
+    assert op.to_case().pad_value_hex == np.float32(2.0).tobytes().hex()
+    assert op.descriptors["output"].sizes == y.shape
+
+
+def test_transformer_needs_dim_batch():
+    ops = extract(TRANSFORMER)
+    assert [op.op_type for op in ops].count("Transpose") == 4
+    dynamic = [op for op in ops if op.output_shape is None]
+    assert dynamic and all(any("--dim batch=VALUE" in f for f in op.flags) for op in dynamic)
+    assert model_cases(TRANSFORMER) == []
+
+
+def test_transformer_pinned():
+    ops = extract(TRANSFORMER, dims={"batch": 2})
+    kinds = [op.op_type for op in ops]
+    assert kinds.count("Transpose") == 4 and kinds.count("Expand") == 1 and kinds.count("Reshape") == 4
+    perms = sorted(op.params["perm"] for op in ops if op.op_type == "Transpose")
+    assert perms == [(0, 2, 1, 3), (0, 2, 1, 3), (0, 2, 1, 3), (0, 2, 3, 1)]
+    for op in ops:
+        assert op.output_shape[0] == 2 and (op.op_type == "Expand" or op.input_shape[0] == 2)
+        assert not any(f.startswith("dynamic") for f in op.flags)
+        if op.op_type == "Transpose":
+            x = np.arange(np.prod(op.input_shape), dtype=np.float32)
+            assert np.array_equal(_read(op.descriptors["input"], x),
+                                  np.transpose(x.reshape(op.input_shape), op.params["perm"]))
+    (expand,) = [op for op in ops if op.op_type == "Expand"]
+    assert expand.data_type is DataType.UINT8  # a bool mask, stored as UINT8
+    assert expand.input_shape == (1, 1, 8, 8) and expand.output_shape == (2, 2, 8, 8)
+    assert expand.descriptors["input"].strides == (0, 0, 8, 1)
+    assert any(f.startswith("runtime-input:") for f in expand.flags)
+    reshapes = [op for op in ops if op.op_type == "Reshape"]
+    assert sorted(op.output_shape for op in reshapes) == [(2, 8, 2, 8)] * 3 + [(2, 8, 16)]
+    cases = model_cases(TRANSFORMER, dims={"batch": 2})
+    assert sorted(c.op for c in cases) == ["Expand", "Transpose", "Transpose", "Transpose"]
+
+
+# ---- API and command line ----------------------------------------------------------------
+def test_layout_op_to_dict_is_json():
+    (op,) = extract(TRANSFORMER, dims={"batch": 1}, ops=["Expand"])
+    data = json.loads(json.dumps(op.to_dict()))
+    assert data["descriptors"]["input"]["strides"] == [0, 0, 8, 1]
+    assert isinstance(op, LayoutOp)
+
+
+def test_errors():
+    with pytest.raises(ModelError, match="does not exist"):
+        extract("/nonexistent/model.onnx")
+    with pytest.raises(ModelError, match="valid"):
+        extract(TRANSFORMER, ops=["Conv"])
+    with pytest.raises(ShapeError, match="NAME=VALUE"):
+        parse_dims(["batch"])
+    assert parse_dims(["batch=2", "seq=8"]) == {"batch": 2, "seq": 8}
+
+
+def _cli(argv):
+    parser = argparse.ArgumentParser()
+    add_extract_arguments(parser)
+    return run_extract(parser.parse_args(argv))
+
+
+def test_cli_json(capsys):
+    assert _cli([str(TRANSFORMER), "--json", "--dim", "batch=3"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert {d["op_type"] for d in data} == {"Transpose", "Expand", "Reshape"}
+    assert all(d["output_shape"][0] == 3 for d in data)
+
+
+def test_cli_text_suggests_dim(capsys):
+    assert _cli([str(TRANSFORMER)]) == 0
+    out = capsys.readouterr().out
+    assert "--dim batch=VALUE" in out and "layout ops" in out
+    assert _cli(["/nonexistent.onnx"]) == 2
