@@ -1,0 +1,163 @@
+"""convert_layout() and check_conversion(): boundary-only NCHW <-> NHWC, bit-identical on CPU."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from ort_layouts import ModelError, ShapeError
+from ort_layouts._convert import add_convert_arguments, check_conversion, convert_layout, run_convert
+
+ONNX_DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"
+PIXEL_SHUFFLE = ONNX_DATA / "pytorch-converted" / "test_PixelShuffle"
+CONV2D = ONNX_DATA / "pytorch-converted" / "test_Conv2d"
+
+
+def _conv_model() -> onnx.ModelProto:
+    """NCHW conv + relu + residual with random weights, dynamic batch 'N', doc strings, metadata."""
+    rng = np.random.default_rng(7)
+    w = numpy_helper.from_array(rng.standard_normal((3, 3, 3, 3)).astype(np.float32), "w")
+    b = numpy_helper.from_array(rng.standard_normal(3).astype(np.float32), "b")
+    nodes = [helper.make_node("Conv", ["image", "w", "b"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"], name="relu"),
+             helper.make_node("Add", ["r", "image"], ["out"], name="add"),
+             helper.make_node("ReduceMean", ["out"], ["pooled"], name="pool", axes=[2, 3], keepdims=0)]
+    image = helper.make_tensor_value_info("image", TensorProto.FLOAT, ["N", 3, 6, 5], doc_string="an image")
+    out = helper.make_tensor_value_info("out", TensorProto.FLOAT, ["N", 3, 6, 5], doc_string="features")
+    pooled = helper.make_tensor_value_info("pooled", TensorProto.FLOAT, ["N", 3])
+    graph = helper.make_graph(nodes, "convnet", [image], [out, pooled], [w, b], doc_string="graph doc")
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8,
+                              producer_name="test", doc_string="model doc")
+    helper.set_model_props(model, {"author": "tests", "license": "MIT"})
+    return model
+
+
+def _dims(value: onnx.ValueInfoProto) -> list[int | str]:
+    return [d.dim_value if d.HasField("dim_value") else d.dim_param for d in value.type.tensor_type.shape.dim]
+
+
+def test_boundary_only_and_metadata_kept():
+    original = _conv_model()
+    converted = convert_layout(original, to="NHWC")
+    onnx.checker.check_model(converted, full_check=True)
+    assert [v.name for v in converted.graph.input] == ["image"]
+    assert [v.name for v in converted.graph.output] == ["out", "pooled"]
+    assert _dims(converted.graph.input[0]) == ["N", 6, 5, 3]
+    assert _dims(converted.graph.output[0]) == ["N", 6, 5, 3]
+    assert _dims(converted.graph.output[1]) == ["N", 3]  # rank 2: untouched
+    assert converted.graph.input[0].doc_string == "an image"
+    assert converted.graph.output[0].doc_string == "features"
+    assert converted.graph.input[0].type.tensor_type.elem_type == TensorProto.FLOAT
+    assert converted.doc_string == "model doc" and converted.graph.doc_string == "graph doc"
+    assert {p.key: p.value for p in converted.metadata_props} == {"author": "tests", "license": "MIT"}
+    assert converted.producer_name == "test" and converted.ir_version == 8
+    assert list(converted.graph.initializer) == list(original.graph.initializer)
+    # the original's nodes are all there, same op and attributes, only the boundary names moved
+    inner = [n for n in converted.graph.node if n.name in {"conv", "relu", "add", "pool"}]
+    assert [(n.op_type, list(n.attribute)) for n in inner] == \
+        [(n.op_type, list(n.attribute)) for n in original.graph.node]
+    transposes = [n for n in converted.graph.node if n.op_type == "Transpose"]
+    assert len(converted.graph.node) == len(original.graph.node) + 2 and len(transposes) == 2
+    assert original.graph.input[0].type.tensor_type.shape.dim[1].dim_value == 3  # input not modified
+
+
+def test_converted_runs_bit_identical_by_hand():
+    original, converted = _conv_model(), convert_layout(_conv_model(), to="NHWC")
+    x_nhwc = np.random.default_rng(3).standard_normal((2, 6, 5, 3)).astype(np.float32)
+    run = lambda m, x: ort.InferenceSession(m.SerializeToString(),  # noqa: E731
+                                            providers=["CPUExecutionProvider"]).run(None, {"image": x})
+    ref_out, ref_pooled = run(original, np.ascontiguousarray(x_nhwc.transpose(0, 3, 1, 2)))
+    out, pooled = run(converted, x_nhwc)
+    assert out.shape == (2, 6, 5, 3)
+    expected = np.ascontiguousarray(ref_out.transpose(0, 2, 3, 1))
+    assert np.array_equal(expected.view(np.uint32), out.view(np.uint32))
+    assert np.array_equal(ref_pooled.view(np.uint32), pooled.view(np.uint32))
+    assert np.unique(out).size > 50  # real data, not a constant
+
+
+@pytest.mark.parametrize("optimize", [False, True], ids=["no-opt", "opt"])
+def test_check_conversion_passes(optimize):
+    original = _conv_model()
+    result = check_conversion(original, convert_layout(original), seed=1, dims={"N": 2}, optimize=optimize)
+    assert result and result.passed
+    assert result.input_perms == {"image": (0, 3, 1, 2)} and result.output_perms == {"out": (0, 2, 3, 1)}
+    assert [o.shape for o in result.outputs] == [(2, 6, 5, 3), (2, 3)]
+    assert all(o.mismatch_count == 0 for o in result.outputs)
+
+
+def test_check_conversion_catches_a_wrong_conversion():
+    original = _conv_model()
+    converted = convert_layout(original)
+    w = converted.graph.initializer[0]  # sabotage: one weight changed in one bit
+    changed = numpy_helper.to_array(w).copy()
+    changed.view(np.uint32)[0, 0, 0, 0] ^= 1 << 20
+    w.CopyFrom(numpy_helper.from_array(changed, w.name))
+    result = check_conversion(original, converted)
+    assert not result
+    bad = result.outputs[0]
+    assert not bad and bad.name == "out" and bad.mismatch_count > 0 and bad.first_mismatch_index is not None
+
+
+def test_pixel_shuffle_against_shipped_data():
+    """onnx's shipped PixelShuffle test: converted model on the NHWC input gives the NHWC output."""
+    converted = convert_layout(PIXEL_SHUFFLE / "model.onnx", to="NHWC")
+    x = numpy_helper.to_array(onnx.load_tensor(PIXEL_SHUFFLE / "test_data_set_0" / "input_0.pb"))
+    y = numpy_helper.to_array(onnx.load_tensor(PIXEL_SHUFFLE / "test_data_set_0" / "output_0.pb"))
+    sess = ort.InferenceSession(converted.SerializeToString(), providers=["CPUExecutionProvider"])
+    (got,) = sess.run(None, {converted.graph.input[0].name: np.ascontiguousarray(x.transpose(0, 2, 3, 1))})
+    assert np.array_equal(got, y.transpose(0, 2, 3, 1))
+    assert check_conversion(PIXEL_SHUFFLE / "model.onnx", converted)
+
+
+def test_conv2d_real_weights_inputs_only():
+    converted = convert_layout(CONV2D / "model.onnx", inputs=True, outputs=False)
+    assert _dims(converted.graph.input[0]) == [2, 7, 5, 3]
+    assert _dims(converted.graph.output[0]) == [2, 4, 5, 4]  # output left NCHW
+    assert [v.name for v in converted.graph.input][1:] == ["1", "2"]  # weight inputs untouched
+    result = check_conversion(CONV2D / "model.onnx", converted)
+    assert result and result.output_perms == {}
+
+
+def test_to_nchw_on_channels_last_model():
+    # an NHWC-native model: mean over the channel (last) axis and a bias per channel
+    bias = numpy_helper.from_array(np.arange(4, dtype=np.float32), "bias")
+    nodes = [helper.make_node("Add", ["x", "bias"], ["y"]), helper.make_node("Neg", ["y"], ["z"])]
+    graph = helper.make_graph(nodes, "nhwc",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 5, 4])],
+                              [helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 3, 5, 4])], [bias])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    converted = convert_layout(model, to="nchw")
+    assert _dims(converted.graph.input[0]) == [1, 4, 3, 5]
+    result = check_conversion(model, converted)
+    assert result and result.input_perms == {"x": (0, 2, 3, 1)}
+
+
+def test_named_and_errors():
+    model = _conv_model()
+    only_out = convert_layout(model, names=["out"])
+    assert _dims(only_out.graph.input[0]) == ["N", 3, 6, 5]
+    assert _dims(only_out.graph.output[0]) == ["N", 6, 5, 3]
+    with pytest.raises(ModelError, match="valid"):
+        convert_layout(model, names=["nope"])
+    with pytest.raises(ModelError, match="NHWC"):
+        convert_layout(model, to="NWHC")
+    with pytest.raises(ShapeError, match="rank 2"):
+        convert_layout(model, names=["pooled"])
+
+
+def test_cli(tmp_path, capsys):
+    src = tmp_path / "in.onnx"
+    onnx.save(_conv_model(), src)
+    parser = argparse.ArgumentParser()
+    add_convert_arguments(parser)
+    code = run_convert(parser.parse_args([str(src), str(tmp_path / "out.onnx"), "--to", "nhwc", "--check",
+                                          "--dim", "N=2"]))
+    assert code == 0
+    assert "bit-identical" in capsys.readouterr().out
+    assert _dims(onnx.load(tmp_path / "out.onnx").graph.input[0]) == ["N", 6, 5, 3]
