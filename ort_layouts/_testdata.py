@@ -1,0 +1,230 @@
+"""Replayable test data: ONNX test directories that ONNX Runtime's own test runner executes.
+
+Each case becomes a directory in the layout of the ONNX backend tests::
+
+    OUT/<case id>/model.onnx
+    OUT/<case id>/test_data_set_0/input_0.pb     TensorProto named after the graph input ("x0")
+    OUT/<case id>/test_data_set_0/output_0.pb    TensorProto named after the graph output ("y0")
+
+The expected outputs come from the descriptor oracle (what DirectML's descriptors say the
+operator must produce), never from ONNX Runtime. ``OUT/cases.json`` maps each directory to its
+case.
+
+Replay them where Python is not available, for example with the DirectML execution provider on
+Windows, with the ``onnx_test_runner`` program built with ONNX Runtime::
+
+    onnx_test_runner -e dml OUT          # every case directory under OUT
+    onnx_test_runner -e dml OUT/<case id>  # one case
+    onnx_test_runner -e cpu OUT          # the CPU execution provider, as a baseline
+
+``onnx_test_runner`` compares with a small tolerance; layout operations must match exactly, so a
+case it passes may still differ in its last bits: ``ort-layouts validate`` compares bit for bit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import re
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from ._case import Case
+from ._errors import ModelError, OrtLayoutsError
+from ._extract import load_model, model_cases, parse_dims
+
+__all__ = [
+    "TestData",
+    "add_export_arguments",
+    "export_test_dir",
+    "read_test_dir",
+    "run_export",
+    "sanitize",
+    "write_test_dir",
+]
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def sanitize(name: str, *, max_length: int = 150) -> str:
+    """A directory name from a case id: only letters, digits, ``._-`` (others become ``_``)."""
+    cleaned = _UNSAFE.sub("_", name).strip("._") or "case"
+    return cleaned[:max_length]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TestData:
+    """One test directory read back: the model and its first data set, keyed by tensor name."""
+
+    __test__ = False  # not a pytest test class
+
+    model: onnx.ModelProto
+    inputs: dict[str, np.ndarray]
+    outputs: dict[str, np.ndarray]
+
+
+def _named(arrays: Sequence[np.ndarray] | Mapping[str, np.ndarray],
+           names: Sequence[str], what: str) -> list[tuple[str, np.ndarray]]:
+    if isinstance(arrays, Mapping):
+        missing = [n for n in names if n not in arrays]
+        extra = sorted(set(arrays) - set(names))
+        if missing or extra:
+            raise ModelError(f"{what} arrays {sorted(arrays)} do not match the graph's {what}s "
+                             f"{list(names)} (missing {missing}, unknown {extra})")
+        return [(n, np.asarray(arrays[n])) for n in names]
+    if len(arrays) != len(names):
+        raise ModelError(f"{len(arrays)} {what} arrays given; the graph has {len(names)}: {list(names)}")
+    return [(n, np.asarray(a)) for n, a in zip(names, arrays, strict=True)]
+
+
+def write_test_dir(
+    model: onnx.ModelProto,
+    inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray],
+    outputs: Sequence[np.ndarray] | Mapping[str, np.ndarray],
+    directory: str | Path,
+    *,
+    data_set: int = 0,
+) -> Path:
+    """Write ``model.onnx`` and ``test_data_set_<data_set>/{input,output}_<i>.pb``.
+
+    Arrays are matched to the graph's inputs (initializers excluded) and outputs by position, or
+    by name when given as a mapping; each TensorProto is named after its graph tensor.
+    """
+    path = Path(directory)
+    initializers = {t.name for t in model.graph.initializer}
+    in_names = [v.name for v in model.graph.input if v.name not in initializers]
+    out_names = [v.name for v in model.graph.output]
+    named_in = _named(inputs, in_names, "input")
+    named_out = _named(outputs, out_names, "output")
+    data = path / f"test_data_set_{data_set}"
+    data.mkdir(parents=True, exist_ok=True)
+    onnx.save(model, str(path / "model.onnx"))
+    for prefix, named in (("input", named_in), ("output", named_out)):
+        for i, (name, array) in enumerate(named):
+            tensor = numpy_helper.from_array(np.ascontiguousarray(array), name)
+            (data / f"{prefix}_{i}.pb").write_bytes(tensor.SerializeToString())
+    return path
+
+
+def read_test_dir(directory: str | Path, *, data_set: int = 0) -> TestData:
+    """Read a test directory back with onnx's own loaders (``onnx.load_tensor``)."""
+    path = Path(directory)
+    data = path / f"test_data_set_{data_set}"
+    if not (path / "model.onnx").is_file() or not data.is_dir():
+        raise ModelError(f"{str(path)!r} is not an ONNX test directory (model.onnx and {data.name}/)")
+    model = onnx.load(str(path / "model.onnx"))
+
+    def load(prefix: str) -> dict[str, np.ndarray]:
+        found = {}
+        files = sorted(data.glob(f"{prefix}_*.pb"), key=lambda p: int(p.stem.rsplit("_", 1)[1]))
+        for f in files:
+            tensor = onnx.load_tensor(str(f))
+            found[tensor.name] = numpy_helper.to_array(tensor)
+        return found
+
+    return TestData(model, load("input"), load("output"))
+
+
+def _engine() -> tuple[Any, Any, Any]:
+    from ._graphs import build_model
+    from ._suite import expected_output, make_input
+
+    return build_model, make_input, expected_output
+
+
+def _as_cases(cases_or_model: Any, dims: dict[str, int] | None) -> list[Case]:
+    if isinstance(cases_or_model, Case):
+        return [cases_or_model]
+    if isinstance(cases_or_model, (str, Path, onnx.ModelProto)):
+        load_model(cases_or_model)  # a clear error for a missing file
+        return model_cases(cases_or_model, dims=dims)
+    cases = list(cases_or_model)
+    bad = [c for c in cases if not isinstance(c, Case)]
+    if bad:
+        raise ModelError(f"export_test_dir takes Cases or a model; got {type(bad[0]).__name__}")
+    return cases
+
+
+def export_test_dir(
+    cases_or_model: Case | Sequence[Case] | str | Path | onnx.ModelProto,
+    out_dir: str | Path,
+    *,
+    dims: dict[str, int] | None = None,
+    batched: bool = False,
+    opset: int | None = None,
+    ir_version: int | None = None,
+) -> list[Path]:
+    """Write one ONNX test directory per case (or one for all of them with ``batched``).
+
+    Args:
+        cases_or_model: a Case, a sequence of Cases (e.g. ``standard_suite()``), or a model whose
+            Transpose/Expand/Pad nodes become cases (:func:`model_cases`).
+        out_dir: the directory to fill (created); ``cases.json`` there lists what was written.
+        dims: dynamic dimensions of a model, as for :func:`extract`.
+        batched: one directory ``batched`` whose graph holds every case (inputs ``x0``, ``x1``...).
+        opset, ir_version: passed to the graph builder.
+
+    Returns:
+        The directories written.
+    """
+    cases = _as_cases(cases_or_model, dims)
+    build_model, make_input, expected_output = _engine()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    groups = [("batched", cases)] if batched else [(sanitize(c.id), [c]) for c in cases]
+    seen: dict[str, int] = {}
+    written, manifest = [], []
+    for base, group in groups:
+        name = base if base not in seen else f"{base}_{seen[base] + 1}"
+        seen[base] = seen.get(base, 0) + 1
+        model = build_model(group, opset=opset, ir_version=ir_version)
+        inputs, outputs = {}, {}
+        for i, case in enumerate(group):
+            x = make_input(case)
+            inputs[f"x{i}"] = x
+            outputs[f"y{i}"] = expected_output(case, x)
+        written.append(write_test_dir(model, inputs, outputs, out / name))
+        manifest.append({"directory": name, "cases": [c.to_dict() | {"id": c.id} for c in group]})
+    (out / "cases.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    return written
+
+
+# ---- command line --------------------------------------------------------------------------
+def add_export_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``ort-layouts export``."""
+    parser.add_argument("--out", required=True, help="directory to write the test directories into")
+    parser.add_argument("--model", help="export the Transpose/Expand/Pad cases of this model instead "
+                                        "of the standard suite")
+    parser.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
+                        help="pin a dynamic dimension of --model (repeatable)")
+    parser.add_argument("--op", action="append", default=None, help="suite filter: op (repeatable)")
+    parser.add_argument("--dtype", action="append", default=None, help="suite filter: data type (repeatable)")
+    parser.add_argument("--rank", action="append", type=int, default=None,
+                        help="suite filter: rank (repeatable)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the suite's input data")
+    parser.add_argument("--batched", action="store_true", help="one directory holding every case")
+
+
+def run_export(args: argparse.Namespace) -> int:
+    """Run ``ort-layouts export``; 0 on success, 2 on errors."""
+    try:
+        if args.model:
+            source: Any = args.model
+        else:
+            from ._suite import standard_suite
+
+            source = standard_suite(ops=args.op, dtypes=args.dtype, ranks=args.rank, seed=args.seed)
+        dirs = export_test_dir(source, args.out, dims=parse_dims(args.dim), batched=args.batched)
+    except OrtLayoutsError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"wrote {len(dirs)} test directories under {args.out}; replay with: "
+          f"onnx_test_runner -e dml {args.out}")
+    return 0

@@ -1,0 +1,167 @@
+"""ONNX test directories: written, read back with onnx's loaders, replayed on ONNX Runtime."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from ort_layouts import DataType, ModelError
+from ort_layouts._case import Case
+from ort_layouts._testdata import (
+    add_export_arguments,
+    export_test_dir,
+    read_test_dir,
+    run_export,
+    sanitize,
+    write_test_dir,
+)
+
+TRANSFORMER = Path(__file__).parent / "data" / "transformer_block.onnx"
+
+
+def _replay(directory: Path) -> None:
+    """What onnx_test_runner does, bit for bit: run model.onnx on input_*.pb, compare output_*.pb."""
+    data = directory / "test_data_set_0"
+    inputs = {}
+    for f in sorted(data.glob("input_*.pb")):
+        t = onnx.load_tensor(str(f))
+        inputs[t.name] = numpy_helper.to_array(t)
+    expected = [onnx.load_tensor(str(f)) for f in sorted(data.glob("output_*.pb"))]
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(str(directory / "model.onnx"), options, providers=["CPUExecutionProvider"])
+    names = [o.name for o in sess.get_outputs()]
+    got = sess.run(None, inputs)
+    assert names == [t.name for t in expected]
+    for tensor, actual in zip(expected, got, strict=True):
+        want = numpy_helper.to_array(tensor)
+        assert want.dtype == actual.dtype and want.shape == actual.shape
+        assert np.ascontiguousarray(want).tobytes() == np.ascontiguousarray(actual).tobytes(), tensor.name
+
+
+def _transpose_model(elem: int, shape, perm) -> onnx.ModelProto:
+    graph = helper.make_graph([helper.make_node("Transpose", ["data"], ["result"], perm=list(perm))], "t",
+                              [helper.make_tensor_value_info("data", elem, shape)],
+                              [helper.make_tensor_value_info("result", elem, None)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+
+def test_write_read_round_trip_with_nan_payloads(tmp_path):
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    raw = x.view(np.uint32)
+    raw[0, 0, 1] = 0x7FC01234  # quiet NaN with a payload
+    raw[1, 2, 3] = 0x80000000  # -0.0
+    y = np.transpose(x, (2, 0, 1))
+    model = _transpose_model(TensorProto.FLOAT, (2, 3, 4), (2, 0, 1))
+    d = write_test_dir(model, [x], [y], tmp_path / "t")
+    assert sorted(p.name for p in (d / "test_data_set_0").iterdir()) == ["input_0.pb", "output_0.pb"]
+    t_in = onnx.load_tensor(str(d / "test_data_set_0" / "input_0.pb"))
+    assert t_in.name == "data"
+    assert numpy_helper.to_array(t_in).tobytes() == x.tobytes()
+    back = read_test_dir(d)
+    assert list(back.inputs) == ["data"] and list(back.outputs) == ["result"]
+    assert back.outputs["result"].tobytes() == np.ascontiguousarray(y).tobytes()
+    _replay(d)
+
+
+def test_write_by_name_and_errors(tmp_path):
+    model = _transpose_model(TensorProto.INT8, (2, 3), (1, 0))
+    x = np.arange(6, dtype=np.int8).reshape(2, 3)
+    write_test_dir(model, {"data": x}, {"result": x.T}, tmp_path / "named")
+    _replay(tmp_path / "named")
+    with pytest.raises(ModelError, match="missing"):
+        write_test_dir(model, {"other": x}, [x.T], tmp_path / "bad")
+    with pytest.raises(ModelError, match="2 input arrays"):
+        write_test_dir(model, [x, x], [x.T], tmp_path / "bad")
+    with pytest.raises(ModelError, match="not an ONNX test directory"):
+        read_test_dir(tmp_path)
+
+
+def test_sanitize():
+    name = "Pad-float32-3x4-constant-padsm1.0-v0000c07f"
+    assert sanitize(name) == name
+    assert sanitize("a/b\\c:d e") == "a_b_c_d_e"
+    assert sanitize("..") == "case"
+
+
+# ---- with the validation engine -------------------------------------------------------------
+def _engine_ready() -> bool:
+    try:
+        import ort_layouts._graphs
+        import ort_layouts._suite  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+engine = pytest.mark.skipif(not _engine_ready(), reason="needs the validation engine (_graphs, _suite)")
+
+CASES = [
+    Case("Transpose", DataType.FLOAT32, (2, 3, 4), perm=(2, 0, 1), values="special"),
+    Case("Transpose", DataType.FLOAT16, (1, 3, 2, 2), perm=(0, 2, 3, 1), values="special"),
+    Case("Transpose", DataType.INT64, (3, 5), values="special"),
+    Case("Expand", DataType.UINT8, (3, 1), target_shape=(2, 3, 4)),
+    Case("Pad", DataType.FLOAT32, (3, 4), pads=(1, 2, 2, 3), mode="reflect"),
+    Case("Pad", DataType.INT32, (2, 3), pads=(0, 1, 1, 0), pad_value_hex="07000000"),
+]
+
+
+def _numpy_reference(case: Case, x: np.ndarray) -> np.ndarray:
+    """An independent expectation: numpy's own transpose / broadcast / pad."""
+    if case.op == "Transpose":
+        return np.transpose(x, case.perm)
+    if case.op == "Expand":
+        return np.broadcast_to(x, np.broadcast_shapes(x.shape, case.target_shape))
+    r = x.ndim
+    widths = list(zip(case.pads[:r], case.pads[r:], strict=True))
+    mode = {"constant": "constant", "reflect": "reflect", "edge": "edge", "wrap": "wrap"}[case.mode]
+    kwargs = {}
+    if case.mode == "constant" and case.pad_value_hex:
+        kwargs["constant_values"] = np.frombuffer(bytes.fromhex(case.pad_value_hex), dtype=x.dtype)[0]
+    return np.pad(x, widths, mode=mode, **kwargs)
+
+
+@engine
+def test_export_cases_replay_bit_exact(tmp_path):
+    dirs = export_test_dir(CASES, tmp_path)
+    assert [d.name for d in dirs] == [sanitize(c.id) for c in CASES]
+    manifest = json.loads((tmp_path / "cases.json").read_text())
+    assert [m["cases"][0]["id"] for m in manifest] == [c.id for c in CASES]
+    for case, d in zip(CASES, dirs, strict=True):
+        data = read_test_dir(d)
+        (x,) = data.inputs.values()
+        (y,) = data.outputs.values()
+        assert x.shape == case.shape and x.dtype == case.data_type.to_numpy()
+        assert list(data.inputs) == ["x0"] and list(data.outputs) == ["y0"]
+        expected = np.ascontiguousarray(_numpy_reference(case, x))
+        assert expected.tobytes() == np.ascontiguousarray(y).tobytes(), case.id
+        _replay(d)
+
+
+@engine
+def test_export_batched(tmp_path):
+    (d,) = export_test_dir(CASES[:4], tmp_path, batched=True)
+    data = read_test_dir(d)
+    assert list(data.inputs) == ["x0", "x1", "x2", "x3"]
+    _replay(d)
+
+
+@engine
+def test_export_model_cases_and_cli(tmp_path, capsys):
+    parser = argparse.ArgumentParser()
+    add_export_arguments(parser)
+    args = parser.parse_args(["--out", str(tmp_path), "--model", str(TRANSFORMER), "--dim", "batch=2"])
+    assert run_export(args) == 0
+    assert "onnx_test_runner -e dml" in capsys.readouterr().out
+    manifest = json.loads((tmp_path / "cases.json").read_text())
+    assert len(manifest) == 4
+    assert all(m["cases"][0]["origin"].startswith(f"model:{TRANSFORMER}#") for m in manifest)
+    for m in manifest:
+        _replay(tmp_path / m["directory"])
