@@ -47,8 +47,13 @@ __all__ = [
     "read_test_dir",
     "run_export",
     "sanitize",
+    "write_suite_models",
     "write_test_dir",
 ]
+
+SUITE_MODELS_OPSET = 21  # pinned, so the files do not depend on the installed ONNX Runtime
+SUITE_MODELS_IR_VERSION = 10  # what onnxruntime >= 1.20 loads
+_PRODUCER = ("ort_layouts.generate_models", "1")
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -194,6 +199,48 @@ def export_test_dir(
         manifest.append({"directory": name, "cases": [c.to_dict() | {"id": c.id} for c in group]})
     (out / "cases.json").write_text(json.dumps(manifest, indent=1) + "\n")
     return written
+
+
+def write_suite_models(
+    out_dir: str | Path,
+    cases: Sequence[Case] | None = None,
+    *,
+    opset: int = SUITE_MODELS_OPSET,
+    ir_version: int = SUITE_MODELS_IR_VERSION,
+) -> dict[str, list[str]]:
+    """Write the standard suite as ONNX models, one per op x data type (x opset where a case asks
+    for its own), plus ``MANIFEST.json`` listing the case ids of each file.
+
+    The output is reproducible byte for byte: fixed opset, IR version and producer, no
+    timestamps, files and ids in a fixed order.
+
+    Returns:
+        The manifest: file name -> case ids (graph input ``x{i}`` is the i-th id).
+    """
+    if cases is None:
+        from ._suite import standard_suite
+
+        cases = standard_suite()
+    build_model = _engine()[0]
+    groups: dict[str, list[Case]] = {}
+    for c in cases:
+        name = f"{c.op.lower()}_{c.data_type.name.lower()}"
+        if c.opset is not None:
+            name += f"_opset{c.opset}"
+        groups.setdefault(name + ".onnx", []).append(c)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    manifest: dict[str, list[str]] = {}
+    for name in sorted(groups):
+        group = groups[name]
+        model = build_model(group, opset=group[0].opset or opset, ir_version=ir_version)
+        model.producer_name, model.producer_version = _PRODUCER
+        (out / name).write_bytes(model.SerializeToString())
+        manifest[name] = [c.id for c in group]
+    document = {"generator": "scripts/generate_models.py", "opset": opset, "ir_version": ir_version,
+                "case_count": sum(len(v) for v in manifest.values()), "files": manifest}
+    (out / "MANIFEST.json").write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
+    return manifest
 
 
 # ---- command line --------------------------------------------------------------------------
