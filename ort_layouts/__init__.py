@@ -3,6 +3,9 @@
 Descriptors
     DataType, TensorFlags, BufferTensorDesc, PaddingMode, PaddingOp,
     calc_buffer_tensor_size, calculate_strides
+Models
+    extract, LayoutOp, model_cases, convert_layout, check_conversion, ConversionCheck,
+    export_test_dir, write_test_dir, read_test_dir
 Errors
     OrtLayoutsError and its leaves (each also a ValueError / LookupError / RuntimeError)
 """
@@ -25,9 +28,12 @@ from ._errors import (
     ReportError,
     ShapeError,
 )
+from ._convert import ConversionCheck, check_conversion, convert_layout
+from ._extract import LayoutOp, extract, model_cases
 from ._layout import NAMED_LAYOUTS, calculate_strides
 from ._padding import PaddingMode, PaddingOp
 from ._size import calc_buffer_tensor_size
+from ._testdata import export_test_dir, read_test_dir, write_test_dir
 
 __version__ = "0.1.0"
 
@@ -44,6 +50,16 @@ __all__ = [
     "TensorFlags",
     "calc_buffer_tensor_size",
     "calculate_strides",
+    # models
+    "ConversionCheck",
+    "LayoutOp",
+    "check_conversion",
+    "convert_layout",
+    "export_test_dir",
+    "extract",
+    "model_cases",
+    "read_test_dir",
+    "write_test_dir",
     # errors
     "DataTypeError",
     "DescriptorError",
