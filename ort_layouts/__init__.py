@@ -10,6 +10,7 @@ Errors
     OrtLayoutsError and its leaves (each also a ValueError / LookupError / RuntimeError)
 """
 
+from ._convert import ConversionCheck, check_conversion, convert_layout
 from ._descriptor import (
     MAX_DIMENSION_COUNT,
     MAX_ELEMENT_COUNT,
@@ -28,7 +29,6 @@ from ._errors import (
     ReportError,
     ShapeError,
 )
-from ._convert import ConversionCheck, check_conversion, convert_layout
 from ._extract import LayoutOp, extract, model_cases
 from ._layout import NAMED_LAYOUTS, calculate_strides
 from ._padding import PaddingMode, PaddingOp
