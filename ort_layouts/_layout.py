@@ -21,7 +21,7 @@ LOGICAL_ORDERS: tuple[str, ...] = ("W", "HW", "NCW", "DHW", "NCHW", "NCDHW")
 
 # the layouts users name most, tried first when a descriptor's strides are matched to a name
 NAMED_LAYOUTS: tuple[str, ...] = (
-    "NCHW", "NHWC", "NCDHW", "NDHWC", "NCW", "NWC", "HW", "WH", "DHW", "WHD", "W",
+    "NCHW", "NHWC", "NCDHW", "NDHWC", "DHW", "WHD", "NCW", "NWC", "HW", "WH", "W",
 )
 
 LayoutSpec = str | Sequence[int]
