@@ -426,7 +426,8 @@ class BufferTensorDesc:
         if not 1 <= minimum <= maximum <= MAX_DIMENSION_COUNT:
             raise DescriptorError(
                 "dimension-count", (minimum, maximum),
-                f"rank range {minimum}..{maximum} is not within 1..{MAX_DIMENSION_COUNT}")
+                f"rank range minimum {minimum}, maximum {maximum} is not valid; need "
+                f"1 <= minimum <= maximum <= {MAX_DIMENSION_COUNT}")
         sizes = list(self.sizes)
         strides = list(self.effective_strides)
         while len(sizes) > maximum:

@@ -176,11 +176,12 @@ class PaddingOp:
         """
         pad_mode = PaddingMode.from_onnx(mode) if isinstance(mode, str) else PaddingMode(mode)
         begins, ends = split_onnx_pads(pads, input.dimension_count, axes)
-        negative = [i for i, (b, e) in enumerate(zip(begins, ends, strict=True)) if b < 0 or e < 0]
+        negative = [f"{side} of axis {i} is {v}" for side, values in (("begin", begins), ("end", ends))
+                    for i, v in enumerate(values) if v < 0]
         if negative:
             raise NotExpressibleError(
-                f"pads {list(pads)} are negative at axis {negative[0]} (cropping); DirectML's "
-                "PADDING1 takes unsigned start/end padding, so the DML EP cannot run this Pad")
+                f"pads {list(pads)} crop ({', '.join(negative)}); DirectML's PADDING1 takes unsigned "
+                "start/end padding, so the DML EP cannot run this Pad")
         coerced = input.coerce_rank(min(max(min_dimension_count, input.dimension_count), 8))
         extra = coerced.dimension_count - input.dimension_count
         start = (0,) * extra + begins

@@ -194,10 +194,8 @@ def test_fold_only_collapsible_axes() -> None:
 def test_fold_packed_keeps_bytes(shape: tuple[int, ...], target_rank: int) -> None:
     array = np.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape)
     desc = BufferTensorDesc("int32", shape)
-    if target_rank >= len(shape):
-        coerced = desc.coerce_rank(target_rank)
-    else:
-        coerced = desc.coerce_rank(1, target_rank)
+    fold = target_rank < len(shape)
+    coerced = desc.coerce_rank(1, target_rank) if fold else desc.coerce_rank(target_rank)
     assert coerced.dimension_count == target_rank
     assert np.array_equal(coerced.view(array.tobytes()).ravel(), array.ravel())
     assert coerced.total_tensor_size_in_bytes == desc.total_tensor_size_in_bytes
@@ -219,7 +217,8 @@ def test_with_strides() -> None:
     [BufferTensorDesc("float32", (1, 1, 3, 5)),
      BufferTensorDesc("float16", (2, 3), (0, 1), guaranteed_base_offset_alignment=16),
      BufferTensorDesc("uint4", (9,)),
-     BufferTensorDesc("int64", (2, 3), (5, 1), total_tensor_size_in_bytes=128, flags=TensorFlags.OWNED_BY_DML)],
+     BufferTensorDesc("int64", (2, 3), (5, 1), total_tensor_size_in_bytes=128,
+                      flags=TensorFlags.OWNED_BY_DML)],
     ids=["packed", "broadcast-aligned", "uint4", "padded-owned"])
 def test_dict_and_json_round_trip(desc: BufferTensorDesc) -> None:
     data = desc.to_dict()
