@@ -493,8 +493,8 @@ class BufferTensorDesc:
                 "buffer-size", raw.nbytes,
                 f"buffer of {raw.nbytes} bytes is smaller than TotalTensorSizeInBytes "
                 f"{self.total_tensor_size_in_bytes}")
-        typed = raw[: raw.nbytes - raw.nbytes % self.data_type.to_numpy().itemsize].view(
-            self.data_type.to_numpy())
+        dtype = self.data_type.to_numpy().newbyteorder("<")  # DirectML buffers are little-endian
+        typed = raw[: raw.nbytes - raw.nbytes % dtype.itemsize].view(dtype)
         return np.lib.stride_tricks.as_strided(
             typed, shape=self.sizes, strides=self.byte_strides, writeable=False)
 

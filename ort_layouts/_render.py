@@ -18,6 +18,7 @@ Value:  | A | B | C |
 
 from __future__ import annotations
 
+import colorsys
 import dataclasses
 import math
 from typing import Any
@@ -292,9 +293,10 @@ def _fill(cell: _Cell) -> str:
         return "#dddddd"
     if cell.key is None:
         return "#ffffff"
-    hue = (cell.key * 47) % 360
-    lightness = 88 if cell.kind == "element" else 95
-    return f"hsl({hue},70%,{lightness}%)"
+    hue = (cell.key * 47) % 360 / 360
+    lightness = 0.88 if cell.kind == "element" else 0.95
+    red, green, blue = colorsys.hls_to_rgb(hue, lightness, 0.7)
+    return f"#{round(red * 255):02x}{round(green * 255):02x}{round(blue * 255):02x}"
 
 
 def _svg_cell(x: float, y: float, size: float, cell: _Cell) -> str:
