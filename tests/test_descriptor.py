@@ -5,6 +5,9 @@ from __future__ import annotations
 import doctest
 import importlib
 import json
+import shutil
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -236,6 +239,50 @@ def test_to_cpp() -> None:
     assert "60,  // TotalTensorSizeInBytes" in text
     packed = BufferTensorDesc("float32", (3,)).to_cpp()
     assert "nullptr,  // Strides" in packed and "Strides[" not in packed
+
+
+# the few DirectML.h declarations the initializer needs, to compile it without the Windows SDK
+DIRECTML_STUB = """
+#include <cstdint>
+typedef unsigned int UINT;
+typedef unsigned long long UINT64;
+enum DML_TENSOR_DATA_TYPE { DML_TENSOR_DATA_TYPE_UNKNOWN, DML_TENSOR_DATA_TYPE_FLOAT32,
+    DML_TENSOR_DATA_TYPE_FLOAT16, DML_TENSOR_DATA_TYPE_UINT32, DML_TENSOR_DATA_TYPE_UINT16,
+    DML_TENSOR_DATA_TYPE_UINT8, DML_TENSOR_DATA_TYPE_INT32, DML_TENSOR_DATA_TYPE_INT16,
+    DML_TENSOR_DATA_TYPE_INT8, DML_TENSOR_DATA_TYPE_FLOAT64, DML_TENSOR_DATA_TYPE_UINT64,
+    DML_TENSOR_DATA_TYPE_INT64, DML_TENSOR_DATA_TYPE_UINT4, DML_TENSOR_DATA_TYPE_INT4 };
+enum DML_TENSOR_FLAGS { DML_TENSOR_FLAG_NONE = 0, DML_TENSOR_FLAG_OWNED_BY_DML = 1 };
+enum DML_TENSOR_TYPE { DML_TENSOR_TYPE_INVALID, DML_TENSOR_TYPE_BUFFER };
+struct DML_BUFFER_TENSOR_DESC { DML_TENSOR_DATA_TYPE DataType; DML_TENSOR_FLAGS Flags;
+    UINT DimensionCount; const UINT* Sizes; const UINT* Strides; UINT64 TotalTensorSizeInBytes;
+    UINT GuaranteedBaseOffsetAlignment; };
+struct DML_TENSOR_DESC { DML_TENSOR_TYPE Type; const void* Desc; };
+"""
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
+def test_cpp_initializer_compiles_and_holds_the_values(tmp_path: Path) -> None:
+    descs = {"a": BufferTensorDesc("float32", (4, 2, 3), (1, 12, 4), total_tensor_size_in_bytes=96),
+             "b": BufferTensorDesc("int64", (5,), flags=TensorFlags.OWNED_BY_DML,
+                                   guaranteed_base_offset_alignment=32)}
+    body = "\n".join(d.to_cpp(name) for name, d in descs.items())
+    checks = """
+    #include <cstdio>
+    int main() {
+        printf("%d %u %u %u %u %llu %u\\n", a.DataType, a.DimensionCount, aSizes[0], aStrides[1],
+               a.Strides == aStrides, a.TotalTensorSizeInBytes, a.GuaranteedBaseOffsetAlignment);
+        printf("%d %d %u %d %llu %u\\n", b.DataType, b.Flags, bSizes[0], b.Strides == nullptr,
+               b.TotalTensorSizeInBytes, b.GuaranteedBaseOffsetAlignment);
+        return aTensor.Desc == &a ? 0 : 1;
+    }
+    """
+    source = tmp_path / "desc.cpp"
+    source.write_text(DIRECTML_STUB + body + checks)
+    exe = tmp_path / "desc"
+    subprocess.run(["g++", "-std=c++17", "-Wall", "-Werror", "-o", str(exe), str(source)], check=True)
+    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split("\n")
+    assert out[0] == "1 3 4 12 1 96 0"  # FLOAT32 = 1
+    assert out[1] == "11 1 5 1 40 32"  # INT64 = 11, OWNED_BY_DML = 1
 
 
 def test_from_onnx_value_info_and_types() -> None:

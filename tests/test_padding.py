@@ -38,7 +38,9 @@ def test_geometry_matches_numpy_pad(case: tuple[tuple[int, ...], list[int], str]
     assert op.input.sizes == (1,) * extra + shape
     assert op.mode is PaddingMode.from_onnx(mode)
     # the interior of the padded output, located via start_padding, is the input
-    out = expected.reshape(op.output.sizes)
+    out_buffer = expected.tobytes().ljust(op.output.total_tensor_size_in_bytes, b"\0")
+    out = op.output.view(out_buffer)
+    assert np.array_equal(out, expected.reshape(op.output.sizes))
     interior = tuple(slice(s, s + n) for s, n in zip(op.start_padding, op.input.sizes, strict=True))
     assert np.array_equal(out[interior], x.reshape(op.input.sizes))
     # the input descriptor still reads the input buffer as the input
