@@ -18,7 +18,7 @@ from onnx import TensorProto, helper
 
 from ort_layouts import BufferTensorDesc, DataType, DescriptorError, ShapeError, TensorFlags
 
-SETTINGS = settings(max_examples=60, deadline=None)
+SETTINGS = settings(max_examples=150, deadline=None)
 DTYPES = ["uint8", "int16", "float16", "float32", "int64", "float64"]
 
 shapes = st.lists(st.integers(1, 4), min_size=1, max_size=8).map(tuple)

@@ -24,7 +24,7 @@ def pad_cases(draw: st.DrawFn) -> tuple[tuple[int, ...], list[int], str]:
     return shape, begins + ends, mode
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(case=pad_cases(), seed=st.integers(0, 2**32 - 1))
 def test_geometry_matches_numpy_pad(case: tuple[tuple[int, ...], list[int], str], seed: int) -> None:
     shape, pads, mode = case
