@@ -32,6 +32,7 @@ from ._errors import (
 from ._extract import LayoutOp, extract, model_cases
 from ._layout import NAMED_LAYOUTS, calculate_strides
 from ._padding import PaddingMode, PaddingOp
+from ._render import render_svg, render_text
 from ._size import calc_buffer_tensor_size
 from ._testdata import export_test_dir, read_test_dir, write_test_dir
 
@@ -60,6 +61,9 @@ __all__ = [
     "model_cases",
     "read_test_dir",
     "write_test_dir",
+    # pictures
+    "render_svg",
+    "render_text",
     # errors
     "DataTypeError",
     "DescriptorError",
