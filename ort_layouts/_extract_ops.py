@@ -39,7 +39,7 @@ Dim = int | str | None  # a value, a dim_param, or unknown
 class Graph:
     shapes: dict[str, tuple[Dim, ...] | None]
     elem_types: dict[str, int]
-    constants: dict[str, np.ndarray]
+    constants: dict[str, np.ndarray | onnx.TensorProto]  # TensorProtos are converted on first use
     external: set[str]
     dims: dict[str, int]
 
@@ -59,7 +59,7 @@ class Graph:
                     for d in tt.shape.dim)
             else:
                 shapes.setdefault(v.name, None)
-        constants: dict[str, np.ndarray] = {}
+        constants: dict[str, np.ndarray | onnx.TensorProto] = {}
         external: set[str] = set()
         for t in g.initializer:
             shapes[t.name] = tuple(int(d) for d in t.dims)
@@ -67,7 +67,7 @@ class Graph:
             if t.data_location == onnx.TensorProto.EXTERNAL and not t.raw_data:
                 external.add(t.name)
             else:
-                constants[t.name] = numpy_helper.to_array(t)
+                constants[t.name] = t
         for node in g.node:
             if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
                 value = _constant_value(node)
@@ -84,7 +84,14 @@ class Graph:
     def constant(self, node: onnx.NodeProto, index: int) -> np.ndarray | None:
         if index >= len(node.input) or not node.input[index]:
             return None
-        return self.constants.get(node.input[index])
+        return self.value(node.input[index])
+
+    def value(self, name: str) -> np.ndarray | None:
+        """The value of a constant tensor (initializer or Constant node), or None."""
+        found = self.constants.get(name)
+        if isinstance(found, onnx.TensorProto):
+            found = self.constants[name] = numpy_helper.to_array(found)
+        return found
 
 
 def _constant_value(node: onnx.NodeProto) -> np.ndarray | None:
@@ -137,7 +144,7 @@ def _const_ints(graph: Graph, node: onnx.NodeProto, index: int, what: str,
     if index >= len(node.input) or not node.input[index]:
         return None
     name = node.input[index]
-    value = graph.constants.get(name)
+    value = graph.value(name)
     if value is None:
         why = "stored as external data that was not loaded" if name in graph.external else \
             "computed at runtime, not a constant initializer"

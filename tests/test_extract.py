@@ -367,3 +367,27 @@ def test_cli_text_suggests_dim(capsys):
     out = capsys.readouterr().out
     assert "--dim batch=VALUE" in out and "layout ops" in out
     assert _cli(["/nonexistent.onnx"]) == 2
+
+
+# ---- validation on the CPU EP (needs the validation engine) --------------------------------
+def _engine_ready() -> bool:
+    try:
+        import ort_layouts._runner  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _engine_ready(), reason="needs the validation engine (_runner)")
+def test_model_cases_pass_on_cpu():
+    from ort_layouts._result import Status
+    from ort_layouts._runner import run_cases
+
+    cases = (model_cases(SHUFFLENET) + model_cases(TRANSFORMER, dims={"batch": 2})
+             + model_cases(ONNX_DATA / "pytorch-converted" / "test_ConstantPad2d" / "model.onnx")
+             + model_cases(ONNX_DATA / "pytorch-operator" / "test_operator_pad" / "model.onnx"))
+    assert len(cases) == 10
+    results = run_cases(cases, provider="cpu")
+    assert [r.case.origin for r in results] == [c.origin for c in cases]
+    assert [r.status for r in results] == [Status.PASS] * len(cases), [r.message for r in results if not r]
+    assert all(r.element_count > 0 for r in results)
