@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from numpy.lib.stride_tricks import as_strided
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
@@ -200,6 +202,52 @@ def test_slice_is_offset_stride_view(shape, starts, ends, axes, steps):
     assert op.output_shape == expected.shape and op.stride_view
 
 
+@st.composite
+def _slices(draw):
+    shape = tuple(draw(st.lists(st.integers(1, 6), min_size=1, max_size=4)))
+    axes = draw(st.lists(st.integers(-len(shape), len(shape) - 1), min_size=1, max_size=len(shape),
+                         unique_by=lambda a: a % len(shape)))
+    bound = st.integers(-8, 8)
+    starts = [draw(bound) for _ in axes]
+    ends = [draw(st.one_of(bound, st.just(2**62), st.just(-(2**62)))) for _ in axes]
+    steps = [draw(st.integers(1, 3)) for _ in axes]
+    return shape, starts, ends, axes, steps
+
+
+@settings(max_examples=40, deadline=None)
+@given(_slices())
+def test_slice_view_property(spec):
+    """Any Slice with positive steps: offset + strides read exactly what numpy slicing gives."""
+    shape, starts, ends, axes, steps = spec
+    inits = [_ints("s", starts), _ints("e", ends), _ints("a", axes), _ints("k", steps)]
+    m = _model([helper.make_node("Slice", ["x", "s", "e", "a", "k"], ["y"])],
+               [_vi("x", TensorProto.FLOAT, shape)], [_vi("y", TensorProto.FLOAT, None)], inits)
+    x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    index = [slice(None)] * len(shape)
+    for a, s, e, k in zip(axes, starts, ends, steps, strict=True):
+        index[a % len(shape)] = slice(s, e, k)
+    expected = x[tuple(index)]
+    (op,) = extract(m)
+    assert op.output_shape == expected.shape
+    if expected.size == 0:
+        assert any(f.startswith("empty:") for f in op.flags)
+        return
+    offset = op.dml_operator["input_offset_in_elements"]
+    assert np.array_equal(_read(op.descriptors["input"], x.reshape(-1), offset), expected)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=6).flatmap(
+    lambda shape: st.tuples(st.just(tuple(shape)), st.permutations(range(len(shape))))))
+def test_transpose_view_property(spec):
+    shape, perm = spec
+    m = _model([helper.make_node("Transpose", ["x"], ["y"], perm=list(perm))],
+               [_vi("x", TensorProto.FLOAT, shape)], [_vi("y", TensorProto.FLOAT, None)])
+    (op,) = extract(m)
+    x = np.arange(np.prod(shape), dtype=np.float32)
+    assert np.array_equal(_read(op.descriptors["input"], x), np.transpose(x.reshape(shape), perm))
+
+
 def test_slice_negative_step_is_not_a_stride_view():
     m = _model([helper.make_node("Slice", ["x", "s", "e", "a", "k"], ["y"])],
                [_vi("x", TensorProto.FLOAT, (5,))], [_vi("y", TensorProto.FLOAT, None)],
@@ -369,20 +417,11 @@ def test_cli_text_suggests_dim(capsys):
     assert _cli(["/nonexistent.onnx"]) == 2
 
 
-# ---- validation on the CPU EP (needs the validation engine) --------------------------------
-def _engine_ready() -> bool:
-    try:
-        import ort_layouts._runner  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-@pytest.mark.skipif(not _engine_ready(), reason="needs the validation engine (_runner)")
+# ---- validation on the CPU EP --------------------------------------------------------------
 def test_model_cases_pass_on_cpu():
     from ort_layouts._result import Status
-    from ort_layouts._runner import run_cases
 
+    run_cases = pytest.importorskip("ort_layouts._runner", reason="needs the validation engine").run_cases
     cases = (model_cases(SHUFFLENET) + model_cases(TRANSFORMER, dims={"batch": 2})
              + model_cases(ONNX_DATA / "pytorch-converted" / "test_ConstantPad2d" / "model.onnx")
              + model_cases(ONNX_DATA / "pytorch-operator" / "test_operator_pad" / "model.onnx"))
