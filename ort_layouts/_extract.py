@@ -105,6 +105,12 @@ def _pin_inputs(model: onnx.ModelProto, dims: dict[str, int]) -> onnx.ModelProto
     return pinned
 
 
+def _dim_params(model: onnx.ModelProto) -> set[str]:
+    g = model.graph
+    return {d.dim_param for v in (*g.input, *g.output, *g.value_info)
+            for d in v.type.tensor_type.shape.dim if d.HasField("dim_param")}
+
+
 def _infer(model: onnx.ModelProto) -> onnx.ModelProto:
     try:
         return shape_inference.infer_shapes(model, data_prop=True)
@@ -224,6 +230,11 @@ def extract(model: _ModelLike, *, dims: dict[str, int] | None = None,
         raise ModelError(f"op types {unknown} are not layout ops; valid: {list(LAYOUT_OPS)}")
     proto, source = load_model(model)
     pins = {str(k): int(v) for k, v in (dims or {}).items()}
+    known = _dim_params(proto)
+    unknown_dims = sorted(set(pins) - known)
+    if unknown_dims:
+        raise ShapeError(f"dimensions {unknown_dims} are not dim_params of the model; its dim_params: "
+                         f"{sorted(known)}")
     inferred = _infer(_pin_inputs(proto, pins))
     graph = Graph.read(inferred, pins)
     opset = next((o.version for o in inferred.opset_import if o.domain in ("", "ai.onnx")), 0)

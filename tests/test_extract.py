@@ -392,6 +392,8 @@ def test_errors():
         extract("/nonexistent/model.onnx")
     with pytest.raises(ModelError, match="valid"):
         extract(TRANSFORMER, ops=["Conv"])
+    with pytest.raises(ShapeError, match=r"\['bacth'\].*\['batch'\]"):
+        extract(TRANSFORMER, dims={"bacth": 2})
     with pytest.raises(ShapeError, match="NAME=VALUE"):
         parse_dims(["batch"])
     assert parse_dims(["batch=2", "seq=8"]) == {"batch": 2, "seq": 8}
