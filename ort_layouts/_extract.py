@@ -230,12 +230,12 @@ def extract(model: _ModelLike, *, dims: dict[str, int] | None = None,
         raise ModelError(f"op types {unknown} are not layout ops; valid: {list(LAYOUT_OPS)}")
     proto, source = load_model(model)
     pins = {str(k): int(v) for k, v in (dims or {}).items()}
-    known = _dim_params(proto)
+    inferred = _infer(_pin_inputs(proto, pins))
+    known = _dim_params(proto) | _dim_params(inferred)  # inference may name dimensions of its own
     unknown_dims = sorted(set(pins) - known)
     if unknown_dims:
         raise ShapeError(f"dimensions {unknown_dims} are not dim_params of the model; its dim_params: "
                          f"{sorted(known)}")
-    inferred = _infer(_pin_inputs(proto, pins))
     graph = Graph.read(inferred, pins)
     opset = next((o.version for o in inferred.opset_import if o.domain in ("", "ai.onnx")), 0)
     result = []
