@@ -91,12 +91,18 @@ def _raw(buffer: Any) -> np.ndarray:
             "memoryview or a numpy array") from e
 
 
-def _check_size(raw: np.ndarray, desc: BufferTensorDesc, what: str) -> None:
-    if raw.nbytes < desc.total_tensor_size_in_bytes:
+def _check_size(raw: np.ndarray, desc: BufferTensorDesc, what: str, *, addressed: bool = False) -> None:
+    """Check the buffer holds TotalTensorSizeInBytes, or with ``addressed`` only the bytes up to
+    the last element (an input array need not carry the rounding to 4 bytes)."""
+    if addressed:
+        needed = -(-(desc.last_element_index + 1) * desc.data_type.bitwidth // 8)
+        label = f"the {needed} bytes its descriptor addresses"
+    else:
+        needed = desc.total_tensor_size_in_bytes
+        label = f"its descriptor's TotalTensorSizeInBytes {needed}"
+    if raw.nbytes < needed:
         raise DescriptorError(
-            "buffer-size", raw.nbytes,
-            f"{what} buffer of {raw.nbytes} bytes is smaller than its descriptor's "
-            f"TotalTensorSizeInBytes {desc.total_tensor_size_in_bytes}")
+            "buffer-size", raw.nbytes, f"{what} buffer of {raw.nbytes} bytes is smaller than {label}")
 
 
 def _is_nibble(dtype: DataType) -> bool:
@@ -179,7 +185,7 @@ def unpack(desc: BufferTensorDesc, buffer: Any) -> np.ndarray:
     UINT4 gives uint8 values 0..15, INT4 sign-extended int8 values -8..7.
     """
     raw = _raw(buffer)
-    _check_size(raw, desc, "the")
+    _check_size(raw, desc, "the", addressed=True)
     dtype = desc.data_type
     if _is_nibble(dtype):
         values = np.ascontiguousarray(_strided(_elements(raw, dtype), desc, writeable=False))
@@ -210,8 +216,9 @@ def execute(
 
     Args:
         op: the operator (ELEMENT_WISE_IDENTITY or PADDING1).
-        input_buffer: the input buffer (bytes-like, or a numpy array taken as its C-order bytes),
-            at least ``op.input.total_tensor_size_in_bytes`` long.
+        input_buffer: the input buffer (bytes-like, or a numpy array taken as its C-order bytes);
+            it must hold every byte the input descriptor addresses (DirectML's own buffer is
+            TotalTensorSizeInBytes; the rounding to 4 bytes past the last element may be left out).
         out: optional caller buffer (C-contiguous, writeable, at least the output's
             TotalTensorSizeInBytes) to write into; bytes belonging to no element are left as
             they are.
@@ -234,7 +241,7 @@ def execute(
         raise TypeError(f"op must be an IdentityOp or a PaddingOp, got {type(op).__name__}")
     op.output.validate(is_output=True)
     raw_in = _raw(input_buffer)
-    _check_size(raw_in, op.input, "input")
+    _check_size(raw_in, op.input, "input", addressed=True)
     raw_in = raw_in[: op.input.total_tensor_size_in_bytes]
     total_out = op.output.total_tensor_size_in_bytes
     if out is None:
