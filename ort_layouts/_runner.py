@@ -102,8 +102,11 @@ class _Run:
         except (SessionCreationError, OrtLayoutsError) as e:
             if len(items) == 1:
                 key, prep = items[0]
-                status = Status.UNSUPPORTED if isinstance(e, SessionCreationError) else Status.ERROR
-                self.fail(key, prep, status, str(e), time.perf_counter() - start)
+                if isinstance(e, SessionCreationError):
+                    self.fail(key, prep, Status.UNSUPPORTED, self._unsupported(prep.case, str(e)),
+                              time.perf_counter() - start)
+                else:
+                    self.fail(key, prep, Status.ERROR, str(e), time.perf_counter() - start)
                 return
             if isinstance(e, SessionCreationError) and self._drop_named(items, str(e), start):
                 return
@@ -146,15 +149,18 @@ class _Run:
             bad = [items[int(match.group(1))]]
         seconds = (time.perf_counter() - start) / len(bad)
         for key, prep in bad:
-            case = prep.case
-            self.fail(key, prep, Status.UNSUPPORTED,
-                      f"{self.config.name} could not create the session for {case.op} on "
-                      f"{case.data_type.name.lower()} (opset {case.opset or 'default'}): "
-                      + message.replace(match.group(0), f"name '{case.op}'"), seconds)
+            self.fail(key, prep, Status.UNSUPPORTED, self._unsupported(prep.case, message), seconds)
         rest = [item for item in items if item not in bad]
         if rest:
             self.batch(rest)
         return True
+
+    def _unsupported(self, case: Case, message: str) -> str:
+        """The reason a case is unsupported, without the batch's own node names."""
+        text = _NAMED_NODE.sub(f"name '{case.op}'", message)
+        text = text.removeprefix(f"{self.config.name} could not create the session: ")
+        return (f"{self.config.name} could not create a session for {case.op} on "
+                f"{case.data_type.name.lower()} (opset {case.opset or default_opset()}): {text}")
 
     def _split(self, items: list[tuple[int, _Prepared]]) -> None:
         half = len(items) // 2

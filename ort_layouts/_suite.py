@@ -228,9 +228,14 @@ def _transpose_cases(dtypes: Sequence[DataType], ranks: set[int], rng: np.random
     return out
 
 
+def _expand_full(rank: int) -> tuple[int, ...]:
+    """Expand's target shapes have no 1s, so every subset of axes is a distinct broadcast."""
+    return _SHAPES[rank] if 1 not in _SHAPES[rank] else tuple(n if n > 1 else 2 for n in _SHAPES[rank])
+
+
 def _expand_patterns(rank: int) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
     """(source shape, target shape): each subset of axes broadcast, rank increase 0 to 2."""
-    full = _SHAPES[rank]
+    full = _expand_full(rank)
     pats = []
     for mask in itertools.product((False, True), repeat=rank):
         src = tuple(1 if m else n for m, n in zip(mask, full, strict=True))
@@ -243,7 +248,7 @@ def _expand_patterns(rank: int) -> list[tuple[tuple[int, ...], tuple[int, ...]]]
 
 def _multidirectional(rank: int) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
     """Target shapes with 1s where the source is larger, or fewer axes than the source."""
-    full = _SHAPES[rank]
+    full = _expand_full(rank)
     pats = []
     for mask in itertools.product((False, True), repeat=rank):
         if not any(mask):
@@ -266,9 +271,9 @@ def _expand_cases(dtypes: Sequence[DataType], ranks: set[int]) -> list[Case]:
             chosen = list(dtypes) if rank <= 2 else [_rotating(dtypes, k)]
             out += [Case("Expand", dt, src, target_shape=tgt) for dt in chosen]
         if rank <= 3:
-            src = tuple(1 if a % 2 == 0 else n for a, n in enumerate(_SHAPES[rank]))
+            src = tuple(1 if a % 2 == 0 else n for a, n in enumerate(_expand_full(rank)))
             for dt in dtypes:
-                out.append(Case("Expand", dt, src, target_shape=(2, *_SHAPES[rank]), values="special"))
+                out.append(Case("Expand", dt, src, target_shape=(2, *_expand_full(rank)), values="special"))
     return out
 
 

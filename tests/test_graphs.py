@@ -25,7 +25,7 @@ def test_default_ir_version_loads_and_next_does_not() -> None:
     case = Case("Transpose", "float32", (2, 3))
     _run(build_model([case]), {"x0": np.zeros((2, 3), np.float32)})  # loads
     if ir < onnx.IR_VERSION:  # the next IR version is refused, or the probe would have taken it
-        with pytest.raises(Exception, match="(?i)ir|version"):
+        with pytest.raises(Exception, match=r"(?i)ir|version"):
             _run(build_model([case], ir_version=ir + 1), {"x0": np.zeros((2, 3), np.float32)})
 
 
@@ -39,7 +39,8 @@ def test_default_opset_is_known_to_onnx_and_loads() -> None:
 def test_naming_contract_and_initializers() -> None:
     cases = [Case("Transpose", "float16", (2, 3, 4), perm=(2, 0, 1)),
              Case("Expand", "int64", (3, 1), target_shape=(2, 3, 4)),
-             Case("Pad", "uint8", (3, 4), pads=(1, 0, 0, 2), mode="constant", pad_value_hex="07", axes=(0, 1))]
+             Case("Pad", "uint8", (3, 4), pads=(1, 0, 0, 2), mode="constant", pad_value_hex="07",
+                  axes=(0, 1))]
     model = build_model(cases)
     g = model.graph
     assert [i.name for i in g.input] == ["x0", "x1", "x2"]
@@ -84,7 +85,8 @@ def test_pad_constant_value_bits() -> None:
     assert y.view(np.uint32).tolist() == [0x7FC0ABCD, 0x3F800000, 0x40000000, 0x7FC0ABCD]
 
 
-@pytest.mark.parametrize(("opset", "kind"), [(10, "attributes"), (11, "inputs"), (13, "inputs"), (18, "inputs")],
+@pytest.mark.parametrize(("opset", "kind"),
+                         [(10, "attributes"), (11, "inputs"), (13, "inputs"), (18, "inputs")],
                          ids=["op10-attrs", "op11", "op13", "op18"])
 def test_pad_opsets(opset: int, kind: str) -> None:
     value = np.float32(-3).astype("<f4").tobytes().hex()
@@ -113,7 +115,8 @@ def test_opset_features_rejected(case: Case, match: str) -> None:
 
 def test_mixed_opsets_rejected() -> None:
     with pytest.raises(ModelError, match="different opsets"):
-        build_model([Case("Transpose", "float32", (2,), opset=13), Case("Transpose", "float32", (2,), opset=18)])
+        build_model([Case("Transpose", "float32", (2,), opset=13),
+                     Case("Transpose", "float32", (2,), opset=18)])
     with pytest.raises(ModelError, match="at least one"):
         build_model([])
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import onnxruntime as ort
@@ -81,7 +81,7 @@ def test_dml_options_normalised() -> None:
 
 
 class _FakeSession:
-    calls: list[dict[str, Any]] = []
+    calls: ClassVar[list[dict[str, Any]]] = []
 
     def __init__(self, data: bytes, sess_options: Any = None, providers: Any = None) -> None:
         _FakeSession.calls.append({"data": data, "so": sess_options, "providers": providers})
@@ -124,7 +124,8 @@ def test_cpu_session_runs_and_records_placement() -> None:
     placement = P.node_assignment(session)
     if hasattr(ort.InferenceSession, "get_provider_graph_assignment_info"):
         assert placement == {"n0_Transpose": "CPUExecutionProvider"}
-    assert session.get_session_options().graph_optimization_level == ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    level = session.get_session_options().graph_optimization_level
+    assert level == ort.GraphOptimizationLevel.ORT_DISABLE_ALL
 
 
 def test_session_creation_error_is_typed() -> None:
@@ -161,7 +162,8 @@ def test_webgpu_plugin_registers_and_reports_missing_device() -> None:
 def test_profile_placement_parser(tmp_path: Path) -> None:
     import json
 
-    events = [{"cat": "Node", "name": "n0_Transpose_kernel_time", "args": {"provider": "DmlExecutionProvider"}},
+    events = [{"cat": "Node", "name": "n0_Transpose_kernel_time",
+               "args": {"provider": "DmlExecutionProvider"}},
               {"cat": "Session", "name": "model_run", "args": {}}]
     path = tmp_path / "profile.json"
     path.write_text(json.dumps(events))
