@@ -27,6 +27,7 @@ from ._errors import (
 )
 from ._layout import NAMED_LAYOUTS, calculate_strides
 from ._padding import PaddingMode, PaddingOp
+from ._render import render_svg, render_text
 from ._size import calc_buffer_tensor_size
 
 __version__ = "0.1.0"
@@ -44,6 +45,9 @@ __all__ = [
     "TensorFlags",
     "calc_buffer_tensor_size",
     "calculate_strides",
+    # pictures
+    "render_svg",
+    "render_text",
     # errors
     "DataTypeError",
     "DescriptorError",
