@@ -12,6 +12,7 @@ Note: the runner works in-process; a native crash of the EP ends the process.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -22,6 +23,7 @@ import numpy as np
 from ._case import Case
 from ._errors import NotExpressibleError, OrtLayoutsError
 from ._graphs import build_model, default_opset
+from ._known_issues import known_issue_for
 from ._providers import (
     DML,
     ProviderConfig,
@@ -188,12 +190,14 @@ class _Run:
         except Exception as e:  # a diagnosis must never hide the mismatch itself
             diagnosis = f"(diagnosis failed: {e})"
         message = getattr(cmp, "message", "") or ""
-        return CaseResult(
+        result = CaseResult(
             status=Status.MISMATCH, mismatch_count=cmp.mismatch_count,
             first_mismatch_index=None if index is None else tuple(int(i) for i in index),
             input_offset=input_offset, output_offset=output_offset,
             expected_hex=cmp.expected_hex, actual_hex=cmp.actual_hex, diagnosis=diagnosis,
             message=message, seconds=seconds + prep.seconds + time.perf_counter() - start, **common)
+        known = known_issue_for(result)
+        return dataclasses.replace(result, known_issue=known) if known else result
 
 
 def _prepare(case: Case, provider: str, inputs: Mapping[str, np.ndarray] | None) -> _Prepared | str:

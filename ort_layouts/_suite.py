@@ -345,8 +345,9 @@ def _pad_cases(dtypes: Sequence[DataType], ranks: set[int]) -> list[Case]:
         for dt in chosen:
             value = _value_hex(dt, -3) if mode == "constant" else ""
             out.append(Case("Pad", dt, shape, pads=(1, 2, 2, 1), mode=mode, pad_value_hex=value, opset=opset))
-    # negative pads (cropping): DirectML cannot express them; other EPs compare with numpy
-    for mode in modes:
+    # negative pads (cropping): DirectML cannot express them; other EPs compare with numpy.
+    # Not with wrap: ONNX does not say whether wrap reads the cropped or the whole tensor.
+    for mode in ("constant", "edge", "reflect"):
         crops = [(-1, 0, 0, 0), (0, 0, 0, -2), (-1, 1, 1, -1), (0, -1, 0, 2), (1, 0, -2, 0)]
         for k, pads in enumerate(crops):
             if mode == "reflect" and pads in ((0, -1, 0, 2), (1, 0, -2, 0)):

@@ -117,9 +117,8 @@ def test_standard_suite_on_cpu() -> None:
     behaviours, each checked precisely so a new failure cannot hide among them:
 
     - no Pad kernel for int16/uint16 (unsupported);
-    - float16 Pad turns signalling NaNs quiet (data and constant);
-    - wrap with negative pads: the CPU EP crops first and wraps what is left, while the
-      expected output pads first and then crops (ONNX's reference reading).
+    - float16 Pad turns signalling NaNs quiet (data and constant): a mismatch that the diagnosis
+      explains and the known-issue table labels, so it does not fail the run.
     """
     cases = standard_suite()
     results = run_cases(cases, provider="cpu")
@@ -130,21 +129,11 @@ def test_standard_suite_on_cpu() -> None:
         if r.status is Status.UNSUPPORTED:
             assert c.op == "Pad" and c.data_type.name in ("INT16", "UINT16"), (c.id, r.message)
         elif r.status is Status.MISMATCH:
-            if c.data_type.name == "FLOAT16":
-                assert c.op == "Pad" and c.values == "special", c.id
-                expected = int.from_bytes(bytes.fromhex(r.expected_hex), "little")
-                actual = int.from_bytes(bytes.fromhex(r.actual_hex), "little")
-                assert _is_signalling_nan16(expected) and (actual & 0x7E00) == 0x7E00, c.id
-            else:
-                assert c.mode == "wrap" and _suite.has_negative_pads(c), c.id
-                x = make_input(c)
-                pads = c.pads or ()
-                starts, stops = pads[: c.rank], pads[c.rank:]
-                cropped = x[tuple(slice(max(-b, 0), n - max(-e, 0))
-                                  for b, n, e in zip(starts, c.shape, stops, strict=True))]
-                width = [(max(b, 0), max(e, 0)) for b, e in zip(starts, stops, strict=True)]
-                crop_first = np.pad(cropped, width, mode="wrap")
-                sizes = zip(c.shape, starts, stops, strict=True)
-                assert crop_first.shape == tuple(n + b + e for n, b, e in sizes)
-                assert r.actual_hex == crop_first[r.first_mismatch_index].tobytes().hex(), c.id
+            assert c.op == "Pad" and c.data_type.name == "FLOAT16" and c.values == "special", c.id
+            expected = int.from_bytes(bytes.fromhex(r.expected_hex), "little")
+            actual = int.from_bytes(bytes.fromhex(r.actual_hex), "little")
+            assert _is_signalling_nan16(expected) and (actual & 0x7E00) == 0x7E00, c.id
+            assert r.known_issue and "quiets signalling NaNs" in r.known_issue, c.id
+            assert not r.failed
+    assert not [r.case.id for r in results if r.failed]
     assert status[Status.PASS] >= 5000
