@@ -39,6 +39,8 @@ from onnx import numpy_helper
 from ._case import Case
 from ._errors import ModelError, OrtLayoutsError
 from ._extract import load_model, model_cases, parse_dims
+from ._graphs import build_model, provider_opset
+from ._suite import expected_output, make_input, standard_suite
 
 __all__ = [
     "TestData",
@@ -51,8 +53,12 @@ __all__ = [
     "write_test_dir",
 ]
 
-SUITE_MODELS_OPSET = 21  # pinned, so the files do not depend on the installed ONNX Runtime
-SUITE_MODELS_IR_VERSION = 10  # what onnxruntime >= 1.20 loads
+# Pinned, so the files do not depend on the installed ONNX Runtime. Opset 19 is the newest at
+# which the DML EP's kernels serve Transpose, Expand and Pad (see _graphs.provider_opset): at a
+# newer opset those nodes would find no DirectML kernel and fall back to the CPU.
+SUITE_MODELS_OPSET = 19
+EXPORT_IR_VERSION = 9  # the IR version of opset 19; ONNX Runtime >= 1.15 loads it
+SUITE_MODELS_IR_VERSION = EXPORT_IR_VERSION
 _PRODUCER = ("ort_layouts.generate_models", "1")
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -137,13 +143,6 @@ def read_test_dir(directory: str | Path, *, data_set: int = 0) -> TestData:
     return TestData(model, load("input"), load("output"))
 
 
-def _engine() -> tuple[Any, Any, Any]:
-    from ._graphs import build_model
-    from ._suite import expected_output, make_input
-
-    return build_model, make_input, expected_output
-
-
 def _as_cases(cases_or_model: Any, dims: dict[str, int] | None) -> list[Case]:
     if isinstance(cases_or_model, Case):
         return [cases_or_model]
@@ -164,7 +163,7 @@ def export_test_dir(
     dims: dict[str, int] | None = None,
     batched: bool = False,
     opset: int | None = None,
-    ir_version: int | None = None,
+    ir_version: int = EXPORT_IR_VERSION,
 ) -> list[Path]:
     """Write one ONNX test directory per case (or one for all of them with ``batched``).
 
@@ -174,22 +173,32 @@ def export_test_dir(
         out_dir: the directory to fill (created); ``cases.json`` there lists what was written.
         dims: dynamic dimensions of a model, as for :func:`extract`.
         batched: one directory ``batched`` whose graph holds every case (inputs ``x0``, ``x1``...).
-        opset, ir_version: passed to the graph builder.
+        opset: the ai.onnx opset of cases that do not ask for their own; default: the newest the
+            DML EP serves Transpose, Expand and Pad at (19), so a replay runs them on DirectML.
+        ir_version: the models' IR version (default 9, which older runtimes load too).
 
     Returns:
         The directories written.
     """
     cases = _as_cases(cases_or_model, dims)
-    build_model, make_input, expected_output = _engine()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    groups = [("batched", cases)] if batched else [(sanitize(c.id), [c]) for c in cases]
+    if opset is None:
+        opset = provider_opset("DmlExecutionProvider")
+    if batched:  # one model has one opset: a directory per opset the cases ask for
+        by_opset: dict[int | None, list[Case]] = {}
+        for c in cases:
+            by_opset.setdefault(c.opset, []).append(c)
+        groups = [("batched" if k is None else f"batched_opset{k}", v)
+                  for k, v in sorted(by_opset.items(), key=lambda kv: kv[0] or 0)]
+    else:
+        groups = [(sanitize(c.id), [c]) for c in cases]
     seen: dict[str, int] = {}
     written, manifest = [], []
     for base, group in groups:
         name = base if base not in seen else f"{base}_{seen[base] + 1}"
         seen[base] = seen.get(base, 0) + 1
-        model = build_model(group, opset=opset, ir_version=ir_version)
+        model = build_model(group, opset=group[0].opset or opset, ir_version=ir_version)
         inputs, outputs = {}, {}
         for i, case in enumerate(group):
             x = make_input(case)
@@ -218,10 +227,7 @@ def write_suite_models(
         The manifest: file name -> case ids (graph input ``x{i}`` is the i-th id).
     """
     if cases is None:
-        from ._suite import standard_suite
-
         cases = standard_suite()
-    build_model = _engine()[0]
     groups: dict[str, list[Case]] = {}
     for c in cases:
         name = f"{c.op.lower()}_{c.data_type.name.lower()}"
@@ -265,8 +271,6 @@ def run_export(args: argparse.Namespace) -> int:
         if args.model:
             source: Any = args.model
         else:
-            from ._suite import standard_suite
-
             source = standard_suite(ops=args.op, dtypes=args.dtype, ranks=args.rank, seed=args.seed)
         dirs = export_test_dir(source, args.out, dims=parse_dims(args.dim), batched=args.batched)
     except OrtLayoutsError as e:

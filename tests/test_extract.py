@@ -422,8 +422,8 @@ def test_cli_text_suggests_dim(capsys):
 # ---- validation on the CPU EP --------------------------------------------------------------
 def test_model_cases_pass_on_cpu():
     from ort_layouts._result import Status
+    from ort_layouts._runner import run_cases
 
-    run_cases = pytest.importorskip("ort_layouts._runner", reason="needs the validation engine").run_cases
     cases = (model_cases(SHUFFLENET) + model_cases(TRANSFORMER, dims={"batch": 2})
              + model_cases(ONNX_DATA / "pytorch-converted" / "test_ConstantPad2d" / "model.onnx")
              + model_cases(ONNX_DATA / "pytorch-operator" / "test_operator_pad" / "model.onnx"))

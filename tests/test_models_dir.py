@@ -14,7 +14,6 @@ MODELS = ROOT / "models"
 
 try:
     from ort_layouts._suite import standard_suite
-
     from ort_layouts._testdata import write_suite_models
 except ImportError:  # the validation engine is not there yet
     standard_suite = None
