@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import re
 import shlex
 import sys
 import time
@@ -349,7 +350,6 @@ def select_cases(args: argparse.Namespace) -> list[Any]:
     """The cases a validate (or pytest) selection names: suite, filters, values, shard, limit."""
     from ._case import OPS, VALUE_KINDS
     from ._dtypes import DataType
-    from ._suite import standard_suite
 
     ops = None
     if args.ops:
@@ -363,6 +363,8 @@ def select_cases(args: argparse.Namespace) -> list[Any]:
         unknown = [v for v in args.values if v not in VALUE_KINDS]
         if unknown:
             raise UsageError(f"argument --values: unknown kind {unknown[0]!r}; valid: {list(VALUE_KINDS)}")
+    from ._suite import standard_suite
+
     cases = list(standard_suite(ops=ops, dtypes=dtypes, ranks=list(args.ranks) if args.ranks else None,
                                 seed=args.seed))
     if args.values:
@@ -447,8 +449,8 @@ def _run_validate(args: argparse.Namespace) -> int:
 
     if args.resume and not args.report:
         raise UsageError("--resume needs --report DIR")
-    provider = _providers.resolve_provider(args.provider)
     cases = select_cases(args)
+    provider = _providers.resolve_provider(args.provider)
     device, driver = _device_of(_providers, provider, args.device_id)
     selection = {
         "provider": provider, "device_id": args.device_id, "suite": "standard",
@@ -572,12 +574,29 @@ def _error(message: str) -> None:
     print(f"{PROG}: error: {' '.join(message.split())}", file=sys.stderr)
 
 
+def _join_negative_values(argv: list[str]) -> list[str]:
+    """``--pad -1,0,0,0`` as ``--pad=-1,0,0,0``: argparse takes a value that starts with "-"
+    for an option unless it is one plain number."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if (a.startswith("--") and "=" not in a and i + 1 < len(argv)
+                and re.match(r"^-\d", argv[i + 1]) and not re.fullmatch(r"-\d+(\.\d*)?", argv[i + 1])):
+            out.append(f"{a}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(a)
+        i += 1
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     try:
         parser = build_parser()
-        args = parser.parse_args(args_list)
+        args = parser.parse_args(_join_negative_values(args_list))
         if args.command is None:
             raise UsageError(f"a command is required: {', '.join(c.name for c in COMMANDS)} "
                              f"(see {PROG} --help)")
