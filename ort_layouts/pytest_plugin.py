@@ -149,7 +149,9 @@ def _names(text: str | None) -> tuple[str, ...] | None:
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
     if not config.getoption("ort_provider"):
         return
     from ._cli import UsageError, rank_list, select_cases

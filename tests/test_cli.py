@@ -3,6 +3,7 @@ validate's exit status and reports, resume after kill -9, merge."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import signal
@@ -17,6 +18,7 @@ import pytest
 from ort_layouts._cli import main
 from ort_layouts._report import JSON_FILE, RESULTS_FILE, load_report
 
+Cap = pytest.CaptureFixture[str]
 ROOT = Path(__file__).resolve().parents[1]
 # a small selection the CPU EP runs in well under a second
 SMALL = ["--provider", "cpu", "--ops", "Transpose,Expand", "--dtypes", "float32,int8", "--ranks", "1-3"]
@@ -24,9 +26,8 @@ SMALL = ["--provider", "cpu", "--ops", "Transpose,Expand", "--dtypes", "float32,
 
 def _engine_available() -> bool:
     try:
-        import ort_layouts._providers  # noqa: F401
-        import ort_layouts._runner  # noqa: F401
-        import ort_layouts._suite  # noqa: F401
+        for name in ("_providers", "_runner", "_suite"):
+            importlib.import_module(f"ort_layouts.{name}")
     except ImportError:
         return False
     return True
@@ -35,7 +36,7 @@ def _engine_available() -> bool:
 needs_engine = pytest.mark.skipif(not _engine_available(), reason="the validation engine is not installed")
 
 
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+def run(argv: list[str], capsys: Cap) -> tuple[int, str, str]:
     code = main(argv)
     out, err = capsys.readouterr()
     return code, out, err
@@ -88,7 +89,7 @@ BAD = {
 
 @pytest.mark.parametrize("argv, fragment", list(BAD.values()), ids=list(BAD))
 def test_bad_command_line_one_line_exit_2(argv: list[str], fragment: str,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+                                          capsys: Cap) -> None:
     code, out, err = run(argv, capsys)
     assert code == 2
     assert out == ""
@@ -101,12 +102,12 @@ def test_bad_command_line_one_line_exit_2(argv: list[str], fragment: str,
 
 @needs_engine
 @pytest.mark.parametrize("name", ["dml", "DmlExecutionProvider", "nonsense"])
-def test_unavailable_provider_one_line_exit_2(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unavailable_provider_one_line_exit_2(name: str, capsys: Cap) -> None:
     import onnxruntime
 
     if name.lower().startswith("dml") and "DmlExecutionProvider" in onnxruntime.get_available_providers():
         pytest.skip("DirectML is available here")
-    code, out, err = run(["validate", "--provider", name, "--ops", "Transpose", "--ranks", "2"], capsys)
+    code, _, err = run(["validate", "--provider", name, "--ops", "Transpose", "--ranks", "2"], capsys)
     assert code == 2
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
@@ -115,7 +116,7 @@ def test_unavailable_provider_one_line_exit_2(name: str, capsys: pytest.CaptureF
     assert "CPUExecutionProvider" in lines[0]  # the providers that are available are listed
 
 
-def test_report_path_is_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_report_path_is_a_file(tmp_path: Path, capsys: Cap) -> None:
     if not _engine_available():
         pytest.skip("the validation engine is not installed")
     f = tmp_path / "file"
@@ -134,7 +135,7 @@ def test_bad_command_line_in_a_real_process() -> None:
         "(see ort-layouts validate --help)"]
 
 
-def test_help_and_version(capsys: pytest.CaptureFixture[str]) -> None:
+def test_help_and_version(capsys: Cap) -> None:
     code, out, _ = run(["--help"], capsys)
     assert code == 0
     for name in ("providers", "describe", "validate", "merge"):
@@ -143,7 +144,7 @@ def test_help_and_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0 and out.startswith("ort-layouts ")
 
 
-def test_keyboard_interrupt_exits_130(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_keyboard_interrupt_exits_130(monkeypatch: pytest.MonkeyPatch, capsys: Cap) -> None:
     import ort_layouts._cli as cli
 
     def interrupted(args: object) -> int:
@@ -157,13 +158,13 @@ def test_keyboard_interrupt_exits_130(monkeypatch: pytest.MonkeyPatch, capsys: p
 
 
 # ---- describe: the seeds' worked examples --------------------------------------------------------
-def describe_json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
+def describe_json(argv: list[str], capsys: Cap) -> dict:
     code, out, err = run(["describe", *argv, "--json"], capsys)
     assert code == 0, err
     return json.loads(out)
 
 
-def test_describe_nhwc_seed_example(capsys: pytest.CaptureFixture[str]) -> None:
+def test_describe_nhwc_seed_example(capsys: Cap) -> None:
     # seed 000: height 3, width 5, packed NHWC: sizes {1,1,3,5}, strides {15,1,5,1}
     d = describe_json(["--dtype", "float32", "--shape", "1,1,3,5", "--layout", "NHWC"], capsys)
     assert d["descriptor"]["sizes"] == [1, 1, 3, 5]
@@ -172,14 +173,14 @@ def test_describe_nhwc_seed_example(capsys: pytest.CaptureFixture[str]) -> None:
     assert d["descriptor"]["data_type"] == "FLOAT32"
 
 
-def test_describe_nchw_seed_example(capsys: pytest.CaptureFixture[str]) -> None:
+def test_describe_nchw_seed_example(capsys: Cap) -> None:
     # seed 000: packed NCHW (explicit strides) {15,15,5,1}
     d = describe_json(["--shape", "1,1,3,5", "--layout", "NCHW"], capsys)
     assert d["descriptor"]["strides"] in ([15, 15, 5, 1], None)
     assert d["descriptor"]["total_tensor_size_in_bytes"] == 60
 
 
-def test_describe_padded_row_pitch_seed_example(capsys: pytest.CaptureFixture[str]) -> None:
+def test_describe_padded_row_pitch_seed_example(capsys: Cap) -> None:
     # seed 000: A B C x x D E F x x: height stride 5 instead of 3; DMLCalcBufferTensorSize:
     # ((2-1)*5 + (3-1)*1 + 1) elements = 8 -> 8 bytes as uint8 (already a multiple of 4)
     d = describe_json(["--dtype", "uint8", "--shape", "2,3", "--strides", "5,1"], capsys)
@@ -189,7 +190,7 @@ def test_describe_padded_row_pitch_seed_example(capsys: pytest.CaptureFixture[st
     assert d["descriptor"]["total_tensor_size_in_bytes"] == 16  # 8 elements * 2 bytes
 
 
-def test_describe_broadcast_seed_example(capsys: pytest.CaptureFixture[str]) -> None:
+def test_describe_broadcast_seed_example(capsys: Cap) -> None:
     # seed 000 "A B C / A B C": logically 2x3 from 3 elements, height stride 0
     d = describe_json(["--shape", "3", "--broadcast-to", "2,3"], capsys)
     assert d["operation"] == "broadcast"
@@ -199,7 +200,7 @@ def test_describe_broadcast_seed_example(capsys: pytest.CaptureFixture[str]) -> 
     assert d["output"]["sizes"] == [2, 3] and d["output"]["total_tensor_size_in_bytes"] == 24
 
 
-def test_describe_transpose(capsys: pytest.CaptureFixture[str]) -> None:
+def test_describe_transpose(capsys: Cap) -> None:
     # float32 [2,3,4] perm [2,0,1]: packed strides [12,4,1] permuted -> sizes [4,2,3] strides [1,12,4]
     d = describe_json(["--shape", "2,3,4", "--transpose", "2,0,1"], capsys)
     assert d["source"]["sizes"] == [2, 3, 4]
@@ -211,7 +212,7 @@ def test_describe_transpose(capsys: pytest.CaptureFixture[str]) -> None:
     assert d["output"]["total_tensor_size_in_bytes"] == 96
 
 
-def test_describe_pad(capsys: pytest.CaptureFixture[str]) -> None:
+def test_describe_pad(capsys: Cap) -> None:
     # ONNX [3,4] pads [1,2,3,4] -> 4D input [1,1,3,4], start [0,0,1,2], end [0,0,3,4], output [1,1,7,10]
     d = describe_json(["--shape", "3,4", "--pad", "1,2,3,4", "--mode", "reflect"], capsys)
     assert d["descriptor"]["sizes"] == [1, 1, 3, 4]
@@ -222,7 +223,7 @@ def test_describe_pad(capsys: pytest.CaptureFixture[str]) -> None:
     assert d["output"]["total_tensor_size_in_bytes"] == 7 * 10 * 4
 
 
-def test_describe_text_names_sizes_and_strides(capsys: pytest.CaptureFixture[str]) -> None:
+def test_describe_text_names_sizes_and_strides(capsys: Cap) -> None:
     code, out, err = run(["describe", "--shape", "1,1,3,5", "--layout", "NHWC"], capsys)
     assert code == 0, err
     flat = out.replace(" ", "")
@@ -230,7 +231,7 @@ def test_describe_text_names_sizes_and_strides(capsys: pytest.CaptureFixture[str
     assert "60" in out
 
 
-def test_describe_cpp(capsys: pytest.CaptureFixture[str]) -> None:
+def test_describe_cpp(capsys: Cap) -> None:
     code, out, _ = run(["describe", "--shape", "1,1,3,5", "--layout", "NHWC", "--cpp"], capsys)
     assert code == 0
     assert "UINT tensorDescSizes[4] = {1, 1, 3, 5};" in out
@@ -238,10 +239,10 @@ def test_describe_cpp(capsys: pytest.CaptureFixture[str]) -> None:
     assert "DML_TENSOR_DATA_TYPE_FLOAT32" in out and ", 60, 0};" in out
 
 
-def test_describe_svg(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_describe_svg(tmp_path: Path, capsys: Cap) -> None:
     pytest.importorskip("ort_layouts._render")
     target = tmp_path / "nhwc.svg"
-    code, out, err = run(["describe", "--shape", "1,1,3,5", "--layout", "NHWC", "--svg", str(target)], capsys)
+    code, _, err = run(["describe", "--shape", "1,1,3,5", "--layout", "NHWC", "--svg", str(target)], capsys)
     assert code == 0, err
     root = ET.fromstring(target.read_text())
     assert root.tag.endswith("svg")
@@ -249,7 +250,7 @@ def test_describe_svg(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 
 # ---- providers -----------------------------------------------------------------------------------
 @needs_engine
-def test_providers_json_and_text(capsys: pytest.CaptureFixture[str]) -> None:
+def test_providers_json_and_text(capsys: Cap) -> None:
     code, out, _ = run(["providers", "--json"], capsys)
     assert code == 0
     data = json.loads(out)
@@ -269,7 +270,7 @@ def _statuses(report_dir: Path) -> list[tuple[str, str, int]]:
 
 
 @needs_engine
-def test_validate_cpu_passes_and_writes_three_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_validate_cpu_passes_and_writes_three_reports(tmp_path: Path, capsys: Cap) -> None:
     code, out, err = run(["validate", *SMALL, "--report", str(tmp_path)], capsys)
     assert code == 0, out + err
     data = json.loads((tmp_path / JSON_FILE).read_text())
@@ -287,7 +288,7 @@ def test_validate_cpu_passes_and_writes_three_reports(tmp_path: Path, capsys: py
 
 @needs_engine
 def test_validate_exit_1_on_mismatch_and_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+                                               capsys: Cap) -> None:
     import dataclasses
 
     import ort_layouts._runner as runner
@@ -316,7 +317,7 @@ def test_validate_exit_1_on_mismatch_and_error(monkeypatch: pytest.MonkeyPatch, 
 
 @needs_engine
 def test_validate_unsupported_fails_only_with_strict(monkeypatch: pytest.MonkeyPatch,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+                                                     capsys: Cap) -> None:
     import dataclasses
 
     import ort_layouts._runner as runner
@@ -344,10 +345,11 @@ def test_validate_unsupported_fails_only_with_strict(monkeypatch: pytest.MonkeyP
 
 
 @needs_engine
-def test_validate_shards_partition_the_suite(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_validate_shards_partition_the_suite(capsys: Cap, tmp_path: Path) -> None:
     ids: list[list[str]] = []
     for k in (1, 2, 3):
-        code, _, err = run(["validate", *SMALL, "--shard", f"{k}/3", "--report", str(tmp_path / str(k))], capsys)
+        report = str(tmp_path / str(k))
+        code, _, err = run(["validate", *SMALL, "--shard", f"{k}/3", "--report", report], capsys)
         assert code == 0, err
         ids.append([r.case.id for r in load_report(tmp_path / str(k)).results])
     code, _, _ = run(["validate", *SMALL, "--report", str(tmp_path / "all")], capsys)
@@ -357,9 +359,10 @@ def test_validate_shards_partition_the_suite(capsys: pytest.CaptureFixture[str],
 
 
 @needs_engine
-def test_validate_resume_refuses_another_selection(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_validate_resume_refuses_another_selection(tmp_path: Path, capsys: Cap) -> None:
     assert run(["validate", *SMALL, "--report", str(tmp_path)], capsys)[0] == 0
-    code, _, err = run(["validate", *SMALL[:-2], "--ranks", "2", "--report", str(tmp_path), "--resume"], capsys)
+    other = [*SMALL[:-2], "--ranks", "2"]
+    code, _, err = run(["validate", *other, "--report", str(tmp_path), "--resume"], capsys)
     assert code == 2
     assert len(err.strip().splitlines()) == 1
     assert "cannot resume" in err and "ranks" in err
@@ -383,7 +386,7 @@ sys.exit(main(sys.argv[1:]))
 
 @needs_engine
 def test_kill_9_then_resume_gives_the_uninterrupted_report(tmp_path: Path,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
+                                                           capsys: Cap) -> None:
     whole, killed = tmp_path / "whole", tmp_path / "killed"
     assert run(["validate", *SMALL, "--report", str(whole)], capsys)[0] == 0
     expected = _statuses(whole)
@@ -418,7 +421,7 @@ def test_kill_9_then_resume_gives_the_uninterrupted_report(tmp_path: Path,
 
 # ---- merge ---------------------------------------------------------------------------------------
 @needs_engine
-def test_merge_command(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_merge_command(tmp_path: Path, capsys: Cap) -> None:
     assert run(["validate", *SMALL, "--report", str(tmp_path / "a")], capsys)[0] == 0
     assert run(["validate", *SMALL, "--shard", "1/2", "--report", str(tmp_path / "b")], capsys)[0] == 0
     code, out, err = run(["merge", str(tmp_path / "a"), str(tmp_path / "b" / JSON_FILE),

@@ -85,7 +85,8 @@ def test_counts_and_failures() -> None:
     report = Report(META, tuple(make_results()))
     assert report.counts() == {"pass": 1, "mismatch": 1, "unsupported": 1, "error": 1}
     assert [r.status for r in report.failures()] == [Status.MISMATCH, Status.ERROR]
-    assert [r.status for r in report.failures(strict=True)] == [Status.MISMATCH, Status.UNSUPPORTED, Status.ERROR]
+    strict = [Status.MISMATCH, Status.UNSUPPORTED, Status.ERROR]
+    assert [r.status for r in report.failures(strict=True)] == strict
 
 
 def test_writer_appends_each_result_and_reads_back(tmp_path: Path) -> None:
@@ -127,7 +128,8 @@ def test_truncated_last_line_is_ignored_and_repaired(tmp_path: Path) -> None:
 def test_corrupt_line_before_the_last_raises(tmp_path: Path) -> None:
     results = make_results()
     path = tmp_path / RESULTS_FILE
-    path.write_text(json.dumps(results[0].to_dict()) + "\n{not json\n" + json.dumps(results[1].to_dict()) + "\n")
+    first, second = (json.dumps(r.to_dict()) for r in results[:2])
+    path.write_text(first + "\n{not json\n" + second + "\n")
     with pytest.raises(ReportError, match="line 2"):
         read_results(path)
 
