@@ -174,8 +174,10 @@ def pytest_collection_modifyitems(
         state.provider = _providers.resolve_provider(config.getoption("ort_provider"))
     except ProviderError as e:
         state.unavailable = str(e)
-    suite = _Suite.from_parent(session, name="ort_layouts", cases=cases, state=state)
+    suite = _Suite.from_parent(session, name="ort_layouts", nodeid="ort_layouts", cases=cases, state=state)
     state.items = list(suite.collect())
+    # tell the terminal (and anyone else listening) what was collected, as a file's collector would
+    config.hook.pytest_collectreport(report=pytest.CollectReport(suite.nodeid, "passed", None, state.items))
     if config.pluginmanager.hasplugin("xdist"):
         for item in state.items:
             item.add_marker(pytest.mark.xdist_group(name=item.group))
