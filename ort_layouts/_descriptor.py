@@ -27,7 +27,6 @@ MAX_DIMENSION_COUNT = 8  # DML_TENSOR_DIMENSION_COUNT_MAX1
 MAX_ELEMENT_COUNT = 2**32 - 1  # a buffer tensor may not exceed (2^32 - 1) elements
 MINIMUM_BUFFER_ALIGNMENT_IN_BYTES = 16  # DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT
 _UINT32_MAX = 2**32 - 1
-_UINT64_MAX = 2**64 - 1
 _EXACT_OVERLAP_LIMIT = 1 << 24  # elements enumerated when the stride-order test is inconclusive
 
 
@@ -95,19 +94,25 @@ class BufferTensorDesc:
         if total < minimum:
             raise DescriptorError(
                 "total-size", total,
-                f"TotalTensorSizeInBytes {total} is below the minimum implied size {minimum} "
-                f"for {dtype.name} sizes {list(sizes)} strides {list(strides or packed_strides(sizes))}")
+                f"TotalTensorSizeInBytes {total} is below the minimum implied size {minimum} for "
+                f"{dtype.name} sizes {list(sizes)} strides {list(strides or packed_strides(sizes))}")
         if total % 4:
             raise DescriptorError(
                 "total-size-multiple-of-4", total,
-                f"TotalTensorSizeInBytes {total} is not a multiple of 4 (next valid: {total + 4 - total % 4})")
-        if total > _UINT64_MAX:
-            raise DescriptorError("total-size", total, f"TotalTensorSizeInBytes {total} exceeds UINT64")
+                f"TotalTensorSizeInBytes {total} is not a multiple of 4 "
+                f"(next valid: {total + 4 - total % 4})")
+        limit = (-(-MAX_ELEMENT_COUNT * dtype.bitwidth // 8) + 3) & ~3
+        if total > limit:
+            raise DescriptorError(
+                "total-size", total,
+                f"TotalTensorSizeInBytes {total} is over {limit}, the size of 2^32 - 1 "
+                f"{dtype.name} elements (DirectML's limit for one buffer tensor)")
         object.__setattr__(self, "total_tensor_size_in_bytes", total)
         align = self.guaranteed_base_offset_alignment
         if isinstance(align, bool) or not isinstance(align, (int, np.integer)) or align < 0:
             raise DescriptorError(
-                "alignment", align, f"GuaranteedBaseOffsetAlignment {align!r} must be an integer >= 0")
+                "alignment", align,
+                f"GuaranteedBaseOffsetAlignment {align!r} must be an integer >= 0")
         align = int(align)
         element_bytes = max(1, dtype.bitwidth // 8)
         if align and (align & (align - 1) or align < element_bytes):
@@ -116,13 +121,12 @@ class BufferTensorDesc:
                 f"GuaranteedBaseOffsetAlignment {align} must be 0 or a power of two >= the element "
                 f"size ({element_bytes} bytes for {dtype.name}); e.g. 16, 32, 64")
         object.__setattr__(self, "guaranteed_base_offset_alignment", align)
-        try:
-            object.__setattr__(self, "flags", TensorFlags(int(self.flags)))
-        except ValueError:
+        flags = self.flags
+        if isinstance(flags, bool) or not isinstance(flags, (int, np.integer)) or int(flags) not in (0, 1):
             raise DescriptorError(
-                "flags", self.flags,
-                f"flags {self.flags!r} is not a DML_TENSOR_FLAGS value; valid: 0 (NONE), 1 (OWNED_BY_DML)"
-            ) from None
+                "flags", flags,
+                f"flags {flags!r} is not a DML_TENSOR_FLAGS value; valid: 0 (NONE), 1 (OWNED_BY_DML)")
+        object.__setattr__(self, "flags", TensorFlags(int(flags)))
 
     # ---- construction ------------------------------------------------------------------
     @classmethod
@@ -159,8 +163,19 @@ class BufferTensorDesc:
         if isinstance(value, onnx.TensorProto):
             shape = tuple(int(d) for d in value.dims)
             return cls(DataType.from_onnx(value.data_type), shape or (1,), None)
-        ttype = value.type.tensor_type if isinstance(value, onnx.ValueInfoProto) else value.tensor_type
-        name = value.name if isinstance(value, onnx.ValueInfoProto) else "<type>"
+        if isinstance(value, onnx.ValueInfoProto):
+            name, type_proto = value.name, value.type
+        elif isinstance(value, onnx.TypeProto):
+            name, type_proto = "<type>", value
+        elif isinstance(value, onnx.TypeProto.Tensor):
+            name, type_proto = "<type>", onnx.TypeProto(tensor_type=value)
+        else:
+            raise ShapeError(
+                f"from_onnx takes a ValueInfoProto, TypeProto or TensorProto, not {type(value).__name__}")
+        if type_proto.WhichOneof("value") != "tensor_type":
+            raise ShapeError(
+                f"value {name!r} is a {type_proto.WhichOneof('value') or 'typeless value'}, not a tensor")
+        ttype = type_proto.tensor_type
         if not ttype.HasField("shape"):
             raise ShapeError(f"value {name!r} has no shape; infer shapes or pin its dimensions")
         shape_list = []
@@ -182,11 +197,19 @@ class BufferTensorDesc:
 
     @classmethod
     def from_numpy(cls, array: np.ndarray) -> BufferTensorDesc:
-        """The descriptor of a numpy array's own layout (non-negative strides only)."""
+        """The descriptor of a numpy array's own layout (non-negative strides only).
+
+        A C-contiguous array gives packed strides (``None``); otherwise size-1 axes get stride 0.
+
+        >>> BufferTensorDesc.from_numpy(np.zeros((2, 3), np.float32).T).strides
+        (1, 3)
+        """
         dtype = DataType.from_numpy(array.dtype)
         item = array.dtype.itemsize
         sizes = tuple(array.shape) or (1,)
         byte_strides = tuple(array.strides) or (item,)
+        if array.flags.c_contiguous:
+            return cls(dtype, sizes, None)
         if any(s < 0 or s % item for s in byte_strides):
             raise DescriptorError(
                 "strides", byte_strides,
@@ -199,6 +222,7 @@ class BufferTensorDesc:
     # ---- queries -----------------------------------------------------------------------
     @property
     def dimension_count(self) -> int:
+        """DimensionCount: the number of sizes."""
         return len(self.sizes)
 
     @property
@@ -223,6 +247,7 @@ class BufferTensorDesc:
 
     @property
     def minimum_implied_size_in_bytes(self) -> int:
+        """DMLCalcBufferTensorSize of this descriptor (TotalTensorSizeInBytes may be larger)."""
         return calc_buffer_tensor_size(self.data_type, self.sizes, self.strides)
 
     @property
@@ -237,7 +262,14 @@ class BufferTensorDesc:
                      if s == 0 and n > 1)
 
     def offset_of(self, index: Sequence[int]) -> int:
-        """Buffer offset, in elements, of a logical index: ``dot(index, strides)``."""
+        """Buffer offset, in elements, of a logical index: ``dot(index, strides)``.
+
+        >>> BufferTensorDesc("uint8", (2, 2, 3)).offset_of((1, 0, 1))  # 'H' in the DHW example
+        7
+        """
+        if isinstance(index, (str, bytes)) or not hasattr(index, "__len__") or any(
+                isinstance(i, bool) or not isinstance(i, (int, np.integer)) for i in index):
+            raise ShapeError(f"index {index!r} is not a sequence of integers")
         idx = [int(i) for i in index]
         if len(idx) != self.dimension_count:
             raise ShapeError(f"index {idx} has {len(idx)} axes, descriptor has {self.dimension_count}")
@@ -277,6 +309,11 @@ class BufferTensorDesc:
                 if n > 1 and s > 0]
         if not self.overlaps():
             return math.prod(n for _, n in axes)
+        if math.prod(n for _, n in axes) > _EXACT_OVERLAP_LIMIT:
+            raise DescriptorError(
+                "overlap-too-large", list(self.effective_strides),
+                f"strides {list(self.effective_strides)} overlap over more than 2^24 elements "
+                f"(sizes {list(self.sizes)}): the addressed element count is not enumerated")
         offsets = np.zeros(1, dtype=np.int64)
         for stride, size in axes:
             offsets = (offsets[:, None] + np.arange(size, dtype=np.int64)[None, :] * stride).ravel()
@@ -295,10 +332,22 @@ class BufferTensorDesc:
         return (not self.broadcast_axes and not self.overlaps()
                 and self.last_element_index + 1 == self.element_count)
 
+    def matching_layouts(self) -> tuple[str, ...]:
+        """Every layout name (named ones first) whose packed strides these are.
+
+        >>> BufferTensorDesc("float32", (2, 3, 1), (1, 2, 6)).matching_layouts()
+        ('WHD', 'WCN')
+        """
+        strides = self.effective_strides
+        return tuple(name for name in layouts_for_rank(self.dimension_count)
+                     if calculate_strides(name, self.sizes) == strides)
+
     def layout(self) -> str | None:
         """The named layout whose packed strides these are (first match in NAMED_LAYOUTS order).
 
-        Size-1 axes make several names match ({1,1,3,5} is both NCHW and NHWC): the first wins.
+        Strides must match exactly, size-1 axes included: the seeds' packed NCHW {15,15,5,1} and
+        packed NHWC {15,1,5,1} for sizes {1,1,3,5} are told apart. Where several names still
+        match, the first wins (:meth:`matching_layouts` lists them all).
         """
         strides = self.effective_strides
         for name in layouts_for_rank(self.dimension_count):
@@ -315,13 +364,19 @@ class BufferTensorDesc:
     # ---- transformations (each matches what the DML EP builds) ---------------------------
     def with_strides(self, strides: Sequence[int] | None, *,
                      total_tensor_size_in_bytes: int | None = None) -> BufferTensorDesc:
-        return dataclasses.replace(self, strides=None if strides is None else tuple(strides),
-                                   total_tensor_size_in_bytes=total_tensor_size_in_bytes)  # type: ignore[arg-type]
+        """The same descriptor with other strides (and by default the new minimum size)."""
+        return dataclasses.replace(
+            self, strides=None if strides is None else tuple(strides),
+            total_tensor_size_in_bytes=total_tensor_size_in_bytes)  # type: ignore[arg-type]
 
     def transpose(self, perm: Sequence[int] | None = None) -> BufferTensorDesc:
         """The EP's Transpose input: ``sizes[i] = sizes[perm[i]]``, ``strides[i] = strides[perm[i]]``.
 
         Omitted ``perm`` reverses the axes (ONNX's default). The buffer size is unchanged.
+
+        >>> d = BufferTensorDesc("float32", (2, 3, 4)).transpose((2, 0, 1))
+        >>> d.sizes, d.strides, d.total_tensor_size_in_bytes
+        ((4, 2, 3), (1, 12, 4), 96)
         """
         rank = self.dimension_count
         p = tuple(range(rank - 1, -1, -1)) if perm is None else normalize_perm(perm, rank)
@@ -334,10 +389,16 @@ class BufferTensorDesc:
 
         The result has the broadcast of ``sizes`` and ``shape``; a source axis of size 1 (or a
         missing leading axis) that is stretched gets stride 0. The buffer size is unchanged.
+
+        >>> BufferTensorDesc("float32", (2, 1, 4)).broadcast_to((2, 3, 4)).strides
+        (4, 0, 1)
         """
+        if isinstance(shape, (str, bytes)) or not hasattr(shape, "__len__") or any(
+                isinstance(s, bool) or not isinstance(s, (int, np.integer)) for s in shape):
+            raise ShapeError(f"broadcast shape {shape!r} is not a sequence of integers")
         target = [int(s) for s in shape]
         if any(s < 0 for s in target):
-            raise ShapeError(f"shape {target} has a negative dimension")
+            raise ShapeError(f"broadcast shape {target} has a negative dimension")
         rank = max(len(target), self.dimension_count)
         src = (1,) * (rank - self.dimension_count) + self.sizes
         src_st = (0,) * (rank - self.dimension_count) + self.effective_strides
@@ -365,7 +426,8 @@ class BufferTensorDesc:
         if not 1 <= minimum <= maximum <= MAX_DIMENSION_COUNT:
             raise DescriptorError(
                 "dimension-count", (minimum, maximum),
-                f"rank range {minimum}..{maximum} is not within 1..{MAX_DIMENSION_COUNT}")
+                f"rank range minimum {minimum}, maximum {maximum} is not valid; need "
+                f"1 <= minimum <= maximum <= {MAX_DIMENSION_COUNT}")
         sizes = list(self.sizes)
         strides = list(self.effective_strides)
         while len(sizes) > maximum:
@@ -431,8 +493,8 @@ class BufferTensorDesc:
                 "buffer-size", raw.nbytes,
                 f"buffer of {raw.nbytes} bytes is smaller than TotalTensorSizeInBytes "
                 f"{self.total_tensor_size_in_bytes}")
-        typed = raw[: raw.nbytes - raw.nbytes % self.data_type.to_numpy().itemsize].view(
-            self.data_type.to_numpy())
+        dtype = self.data_type.to_numpy().newbyteorder("<")  # DirectML buffers are little-endian
+        typed = raw[: raw.nbytes - raw.nbytes % dtype.itemsize].view(dtype)
         return np.lib.stride_tricks.as_strided(
             typed, shape=self.sizes, strides=self.byte_strides, writeable=False)
 
@@ -450,6 +512,9 @@ class BufferTensorDesc:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BufferTensorDesc:
+        """Inverse of :meth:`to_dict` (``data_type`` may be a name or a DirectML value)."""
+        if not isinstance(data, dict):
+            raise DescriptorError("dict-keys", data, f"a descriptor dict is needed, got {data!r}")
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
@@ -466,15 +531,32 @@ class BufferTensorDesc:
         return cls(**d)
 
     def to_json(self) -> str:
+        """:meth:`to_dict` as JSON text."""
         return json.dumps(self.to_dict())
 
     @classmethod
     def from_json(cls, text: str) -> BufferTensorDesc:
+        """Inverse of :meth:`to_json`."""
         return cls.from_dict(json.loads(text))
 
     def to_cpp(self, name: str = "tensorDesc") -> str:
-        """A C++ initializer a native DirectML developer can paste."""
-        if not name.isidentifier():
+        """A C++ initializer a native DirectML developer can paste.
+
+        >>> print(BufferTensorDesc("float32", (2, 3), (0, 1)).to_cpp("x"))
+        UINT xSizes[2] = {2, 3};
+        UINT xStrides[2] = {0, 1};
+        DML_BUFFER_TENSOR_DESC x = {
+            DML_TENSOR_DATA_TYPE_FLOAT32,  // DataType
+            DML_TENSOR_FLAG_NONE,  // Flags
+            2,  // DimensionCount
+            xSizes,  // Sizes
+            xStrides,  // Strides
+            12,  // TotalTensorSizeInBytes
+            0,  // GuaranteedBaseOffsetAlignment
+        };
+        DML_TENSOR_DESC xTensor = {DML_TENSOR_TYPE_BUFFER, &x};
+        """
+        if not isinstance(name, str) or not name.isidentifier() or not name.isascii():
             raise DescriptorError("cpp-name", name, f"{name!r} is not a C++ identifier")
         n = self.dimension_count
         lines = [f"UINT {name}Sizes[{n}] = {{{', '.join(map(str, self.sizes))}}};"]
@@ -483,19 +565,28 @@ class BufferTensorDesc:
             lines.append(f"UINT {name}Strides[{n}] = {{{', '.join(map(str, self.strides))}}};")
             strides_ref = f"{name}Strides"
         flags = "DML_TENSOR_FLAG_OWNED_BY_DML" if self.flags else "DML_TENSOR_FLAG_NONE"
-        lines.append(
-            f"DML_BUFFER_TENSOR_DESC {name} = {{{self.data_type.dml_name}, {flags}, {n}, "
-            f"{name}Sizes, {strides_ref}, {self.total_tensor_size_in_bytes}, "
-            f"{self.guaranteed_base_offset_alignment}}};")
+        fields = [
+            (self.data_type.dml_name, "DataType"),
+            (flags, "Flags"),
+            (str(n), "DimensionCount"),
+            (f"{name}Sizes", "Sizes"),
+            (strides_ref, "Strides"),
+            (str(self.total_tensor_size_in_bytes), "TotalTensorSizeInBytes"),
+            (str(self.guaranteed_base_offset_alignment), "GuaranteedBaseOffsetAlignment"),
+        ]
+        lines.append(f"DML_BUFFER_TENSOR_DESC {name} = {{")
+        lines += [f"    {value},  // {field}" for value, field in fields]
+        lines.append("};")
+        lines.append(f"DML_TENSOR_DESC {name}Tensor = {{DML_TENSOR_TYPE_BUFFER, &{name}}};")
         return "\n".join(lines)
 
 
 def normalize_perm(perm: Sequence[int], rank: int) -> tuple[int, ...]:
     """Check that ``perm`` is a permutation of ``0..rank-1`` (negative axes are not allowed)."""
-    try:
-        p = tuple(int(a) for a in perm)
-    except (TypeError, ValueError):
-        raise ShapeError(f"perm {perm!r} is not a sequence of integers") from None
+    if isinstance(perm, (str, bytes)) or not hasattr(perm, "__iter__") or any(
+            isinstance(a, bool) or not isinstance(a, (int, np.integer)) for a in perm):
+        raise ShapeError(f"perm {perm!r} is not a sequence of integers")
+    p = tuple(int(a) for a in perm)
     if sorted(p) != list(range(rank)):
-        raise ShapeError(f"perm {list(p)} is not a permutation of 0..{rank - 1}")
+        raise ShapeError(f"perm {list(p)} is not a permutation of 0..{rank - 1} (rank {rank})")
     return p

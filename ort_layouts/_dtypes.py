@@ -71,6 +71,12 @@ class DataType(enum.IntEnum):
     UINT4 = 12
     INT4 = 13
 
+    @classmethod
+    def _missing_(cls, value: object) -> DataType:
+        raise DataTypeError(
+            f"{value!r} is not a DML_TENSOR_DATA_TYPE value; valid: "
+            f"{ {t.name: t.value for t in cls} }")
+
     @property
     def bitwidth(self) -> int:
         """Bits per element (4 for UINT4/INT4)."""
@@ -86,10 +92,12 @@ class DataType(enum.IntEnum):
 
     @property
     def is_float(self) -> bool:
+        """FLOAT16, FLOAT32 or FLOAT64."""
         return self in (DataType.FLOAT16, DataType.FLOAT32, DataType.FLOAT64)
 
     @property
     def is_64bit_integer(self) -> bool:
+        """INT64 or UINT64 (the types the DML EP may emulate with 32-bit views)."""
         return self in (DataType.INT64, DataType.UINT64)
 
     @classmethod
@@ -109,10 +117,16 @@ class DataType(enum.IntEnum):
 
     @classmethod
     def from_numpy(cls, dtype: Any) -> DataType:
-        """The DataType of a numpy dtype (``np.bool_`` maps to UINT8 as in the DML EP)."""
+        """The DataType of a numpy dtype (``np.bool_`` maps to UINT8 as in the DML EP).
+
+        >>> DataType.from_numpy(np.float16), DataType.from_numpy(np.bool_)
+        (<DataType.FLOAT16: 2>, <DataType.UINT8: 5>)
+        """
+        if dtype is None:  # np.dtype(None) would silently mean float64
+            raise DataTypeError("data type None is not a numpy dtype; give e.g. np.float32 or 'float32'")
         try:
             dt = np.dtype(dtype)
-        except TypeError as e:
+        except (TypeError, ValueError) as e:
             raise DataTypeError(f"{dtype!r} is not a numpy dtype") from e
         if dt == np.bool_:
             return cls.UINT8
@@ -127,7 +141,13 @@ class DataType(enum.IntEnum):
     # ---- ONNX ----------------------------------------------------------------------------
     @classmethod
     def from_onnx(cls, elem_type: int) -> DataType:
-        """The DataType for an ONNX ``TensorProto`` element type, as the DML EP maps it."""
+        """The DataType for an ONNX ``TensorProto`` element type, as the DML EP maps it.
+
+        >>> DataType.from_onnx(TensorProto.BOOL), DataType.from_onnx(TensorProto.DOUBLE)
+        (<DataType.UINT8: 5>, <DataType.FLOAT64: 9>)
+        """
+        if isinstance(elem_type, bool) or not isinstance(elem_type, (int, np.integer)):
+            raise DataTypeError(f"ONNX element type {elem_type!r} is not an integer TensorProto code")
         try:
             return cls(_FROM_ONNX[int(elem_type)])
         except KeyError:
@@ -137,8 +157,8 @@ class DataType(enum.IntEnum):
                 onnx_name = str(elem_type)
             valid = sorted(TensorProto.DataType.Name(t) for t in _FROM_ONNX)
             raise DataTypeError(
-                f"ONNX element type {onnx_name} has no DirectML data type; valid: {valid}"
-            ) from None
+                f"ONNX element type {onnx_name} ({int(elem_type)}) has no DirectML data type; "
+                f"valid: {valid}") from None
 
     def to_onnx(self) -> int:
         """The ONNX ``TensorProto`` element type (UINT8 for UINT8, never BOOL)."""
@@ -160,7 +180,7 @@ class DataType(enum.IntEnum):
         if key in cls.__members__ and key != "UNKNOWN":
             return cls[key]
         valid = [t.name.lower() for t in cls.known()]
-        raise DataTypeError(f"unknown data type {name!r}; valid: {valid}")
+        raise DataTypeError(f"unknown data type {name!r} (no DirectML equivalent); valid: {valid}")
 
     @classmethod
     def coerce(cls, value: DataType | str | np.dtype[Any] | type) -> DataType:
@@ -171,7 +191,10 @@ class DataType(enum.IntEnum):
             return value
         if isinstance(value, str):
             return cls.from_name(value)
-        if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        if isinstance(value, bool) or value is None:
+            raise DataTypeError(f"data type {value!r} is not a data type; valid: "
+                                f"{[t.name.lower() for t in cls.known()]}")
+        if isinstance(value, (int, np.integer)):
             raise DataTypeError(
                 f"data type {value!r} is a bare integer; use DataType({value}) for a DirectML "
                 f"code or DataType.from_onnx({value}) for an ONNX one")

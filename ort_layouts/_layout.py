@@ -10,6 +10,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
+import numpy as np
+
 from ._errors import LayoutError, ShapeError
 
 __all__ = ["LOGICAL_ORDERS", "NAMED_LAYOUTS", "axis_order", "calculate_strides", "layouts_for_rank"]
@@ -19,7 +21,7 @@ LOGICAL_ORDERS: tuple[str, ...] = ("W", "HW", "NCW", "DHW", "NCHW", "NCDHW")
 
 # the layouts users name most, tried first when a descriptor's strides are matched to a name
 NAMED_LAYOUTS: tuple[str, ...] = (
-    "NCHW", "NHWC", "NCDHW", "NDHWC", "NCW", "NWC", "HW", "WH", "DHW", "WHD", "W",
+    "NCHW", "NHWC", "NCDHW", "NDHWC", "DHW", "WHD", "NCW", "NWC", "HW", "WH", "W",
 )
 
 LayoutSpec = str | Sequence[int]
@@ -55,10 +57,12 @@ def axis_order(layout: LayoutSpec, rank: int) -> tuple[int, ...]:
                 f"layout {layout!r} has {len(logical)} axes but the sizes have {rank}; "
                 f"layouts for rank {rank}: {layouts_for_rank(rank) or 'none (use an axis order)'}")
         return tuple(logical.index(ch) for ch in letters)
-    try:
-        order = tuple(int(a) for a in layout)
-    except (TypeError, ValueError):
-        raise LayoutError(f"layout {layout!r} is neither a name nor a sequence of axes") from None
+    if not hasattr(layout, "__iter__") or any(
+            isinstance(a, bool) or not isinstance(a, (int, np.integer)) for a in layout):
+        raise LayoutError(
+            f"layout {layout!r} is neither a name nor a sequence of integer axes; "
+            f"named layouts: {list(NAMED_LAYOUTS)}")
+    order = tuple(int(a) for a in layout)
     if sorted(order) != list(range(rank)):
         raise LayoutError(
             f"axis order {list(order)} is not a permutation of 0..{rank - 1} (rank {rank})")
@@ -67,8 +71,7 @@ def axis_order(layout: LayoutSpec, rank: int) -> tuple[int, ...]:
 
 def layouts_for_rank(rank: int) -> list[str]:
     """The named layouts for a rank, then every other ordering of that rank's letters."""
-    logical = next((o for o in LOGICAL_ORDERS if len(o) == rank and o != "DHW"), None)
-    if logical is None:
+    if not any(len(o) == rank for o in LOGICAL_ORDERS):
         return []
     names = [n for n in NAMED_LAYOUTS if len(n) == rank]
     for logical_order in [o for o in LOGICAL_ORDERS if len(o) == rank]:
@@ -92,18 +95,24 @@ def calculate_strides(
     >>> calculate_strides("NCHW", [2, 3, 4, 5], [False, True, False, False])
     (20, 0, 5, 1)
     """
-    sz = [int(s) for s in sizes]
+    if isinstance(sizes, (str, bytes)) or not hasattr(sizes, "__len__"):
+        raise ShapeError(f"sizes must be a sequence of integers, got {sizes!r}")
+    sz = []
+    for n in sizes:
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+            raise ShapeError(f"sizes {list(sizes)!r} holds {n!r}; every size must be an integer >= 0")
+        sz.append(int(n))
     rank = len(sz)
     order = axis_order(layout, rank)
     flags = [False] * rank if broadcast is None else [bool(b) for b in broadcast]
     if len(flags) != rank:
         raise ShapeError(
-            f"broadcast flags {list(broadcast or [])} have {len(flags)} entries, sizes {sz} {rank}")
+            f"broadcast flags {flags} have {len(flags)} entries but sizes {sz} have {rank}")
     strides = [0] * rank
     step = 1
     for axis in reversed(order):
         if flags[axis]:
-            strides[axis] = 0
+            strides[axis] = 0  # a broadcast axis counts as size 1 for the axes outside it
         else:
             strides[axis] = step
             step *= sz[axis]

@@ -1,0 +1,100 @@
+"""PaddingOp: the DirectML description of ONNX Pad, against numpy.pad."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ort_layouts import BufferTensorDesc, NotExpressibleError, PaddingMode, PaddingOp, ShapeError
+from ort_layouts._padding import split_onnx_pads
+
+NUMPY_MODE = {"constant": "constant", "edge": "edge", "reflect": "reflect", "wrap": "wrap"}
+
+
+@st.composite
+def pad_cases(draw: st.DrawFn) -> tuple[tuple[int, ...], list[int], str]:
+    shape = tuple(draw(st.lists(st.integers(1, 4), min_size=1, max_size=8)))
+    mode = draw(st.sampled_from(sorted(NUMPY_MODE)))
+    # reflect needs pads < size (ONNX), the others take anything
+    limits = [n - 1 if mode == "reflect" else 3 for n in shape]
+    begins = [draw(st.integers(0, lim)) for lim in limits]
+    ends = [draw(st.integers(0, lim)) for lim in limits]
+    return shape, begins + ends, mode
+
+
+@settings(max_examples=150, deadline=None)
+@given(case=pad_cases(), seed=st.integers(0, 2**32 - 1))
+def test_geometry_matches_numpy_pad(case: tuple[tuple[int, ...], list[int], str], seed: int) -> None:
+    shape, pads, mode = case
+    rank = len(shape)
+    x = np.random.default_rng(seed).integers(-100, 100, size=shape).astype(np.int16)
+    op = PaddingOp.from_onnx(BufferTensorDesc("int16", shape), pads, mode=mode)
+    expected = np.pad(x, list(zip(pads[:rank], pads[rank:], strict=True)), mode=NUMPY_MODE[mode])
+    extra = op.dimension_count - rank
+    assert op.dimension_count == max(4, rank)
+    assert op.output.sizes == (1,) * extra + expected.shape
+    assert op.input.sizes == (1,) * extra + shape
+    assert op.mode is PaddingMode.from_onnx(mode)
+    # the interior of the padded output, located via start_padding, is the input
+    out_buffer = expected.tobytes().ljust(op.output.total_tensor_size_in_bytes, b"\0")
+    out = op.output.view(out_buffer)
+    assert np.array_equal(out, expected.reshape(op.output.sizes))
+    interior = tuple(slice(s, s + n) for s, n in zip(op.start_padding, op.input.sizes, strict=True))
+    assert np.array_equal(out[interior], x.reshape(op.input.sizes))
+    # the input descriptor still reads the input buffer as the input
+    buffer = x.tobytes().ljust(op.input.total_tensor_size_in_bytes, b"\0")
+    assert np.array_equal(op.input.view(buffer), x.reshape(op.input.sizes))
+
+
+def test_axes_input() -> None:
+    desc = BufferTensorDesc("float32", (2, 3, 4))
+    op = PaddingOp.from_onnx(desc, [1, 2, 3, 4], axes=[-1, 0])
+    assert op.start_padding == (0, 2, 0, 1) and op.end_padding == (0, 4, 0, 3)
+    assert op.output.sizes == (1, 2 + 2 + 4, 3, 4 + 1 + 3)
+    assert split_onnx_pads([1, 2], 3, axes=[1]) == ((0, 1, 0), (0, 2, 0))
+
+
+def test_rank_five_keeps_five() -> None:
+    op = PaddingOp.from_onnx(BufferTensorDesc("uint8", (1, 2, 3, 4, 5)), [0] * 9 + [1])
+    assert op.dimension_count == 5 and op.output.sizes == (1, 2, 3, 4, 6)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "value", "hex_bytes"),
+    [("float32", float("nan"), "0000c07f"), ("float32", -0.0, "00000080"), ("float16", 1.0, "003c"),
+     ("uint8", 255, "ff"), ("int64", -1, "ffffffffffffffff"),
+     ("float32", np.frombuffer(bytes.fromhex("0100c07f"), "<f4")[0], "0100c07f"),
+     ("float32", bytes.fromhex("0100807f"), "0100807f")],
+    ids=["nan", "neg-zero", "f16-one", "u8-max", "i64-minus-one", "nan-payload", "raw-bytes"])
+def test_padding_value_bytes(dtype: str, value: object, hex_bytes: str) -> None:
+    op = PaddingOp.from_onnx(BufferTensorDesc(dtype, (2,)), [1, 1], value=value)
+    assert op.padding_value_bytes.hex() == hex_bytes
+    assert op.padding_value.tobytes().hex() == hex_bytes
+
+
+def test_dict_round_trip() -> None:
+    op = PaddingOp.from_onnx(BufferTensorDesc("float16", (3, 4)), [1, 2, 3, 4], mode="wrap", value=2.5)
+    assert PaddingOp.from_dict(op.to_dict()) == op
+    assert op.to_dict()["mode"] == "WRAP" and op.to_dict()["operator"] == "DML_OPERATOR_PADDING1"
+
+
+def test_mode_names() -> None:
+    assert PaddingMode.REFLECTION.onnx_name == "reflect" and PaddingMode.SYMMETRIC.onnx_name is None
+    assert PaddingMode.WRAP.dml_name == "DML_PADDING_MODE_WRAP"
+
+
+def test_negative_pads_at_any_position() -> None:
+    desc = BufferTensorDesc("float32", (3, 4))
+    for i in range(4):
+        pads = [1, 1, 1, 1]
+        pads[i] = -2
+        with pytest.raises(NotExpressibleError, match="-2"):
+            PaddingOp.from_onnx(desc, pads)
+
+
+def test_direct_construction_checks_sizes() -> None:
+    desc = BufferTensorDesc("float32", (1, 1, 3, 4))
+    with pytest.raises(ShapeError, match="8"):
+        PaddingOp(desc, BufferTensorDesc("float32", (1, 1, 8, 4)), (0, 0, 1, 0), (0, 0, 1, 0))
