@@ -260,24 +260,20 @@ def _describe_descriptors(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-def _render_text(desc: Any, title: str) -> str:
+def _render_text(item: Any, title: str) -> str:
+    """A descriptor (or PaddingOp) drawn as text under a title; the figures alone when the
+    picture is too large to draw."""
+    from ._errors import OrtLayoutsError
+    from ._render import render_text
+
     try:
-        from ._render import render_text
-    except ImportError:
-        render_text = None
-    lines = [f"{title}:"]
-    if render_text is not None:
-        lines.append(str(render_text(desc)))
-    else:
-        lines += [
-            f"  data type   {desc.data_type.name}",
-            f"  sizes       {list(desc.sizes)}",
-            f"  strides     {list(desc.effective_strides)}"
-            + ("" if desc.strides is not None else " (packed)"),
-            f"  total bytes {desc.total_tensor_size_in_bytes}",
-            f"  layout      {desc.layout() or '-'}",
-        ]
-    return "\n".join(lines)
+        body = render_text(item)
+    except OrtLayoutsError as e:
+        descs = [item.input, item.output] if hasattr(item, "start_padding") else [item]
+        body = "\n".join(
+            f"{d.data_type.name} sizes {list(d.sizes)} strides {list(d.effective_strides)}, "
+            f"{d.total_tensor_size_in_bytes} bytes" for d in descs) + f"\n(no picture: {e})"
+    return f"{title}:\n{body}"
 
 
 def _run_describe(args: argparse.Namespace) -> int:
@@ -304,19 +300,20 @@ def _run_describe(args: argparse.Namespace) -> int:
         from ._render import render_svg
         from ._report import atomic_write_text
 
-        atomic_write_text(args.svg, str(render_svg(desc)))
+        atomic_write_text(args.svg, str(render_svg(op if op is not None else desc)))
         _out(f"wrote {args.svg}")
     else:
-        titles = {"none": "descriptor", "transpose": "Transpose input (as the DML EP reads it)",
-                  "broadcast": "Expand input (as the DML EP reads it)", "pad": "PADDING1 input"}
+        titles = {"none": "descriptor", "transpose": "Transpose input, as the DML EP reads it",
+                  "broadcast": "Expand input, as the DML EP reads it"}
         if d["operation"] != "none":
             _out(_render_text(d["source"], "source") + "\n")
-        _out(_render_text(desc, titles[d["operation"]]))
-        if output is not None:
-            _out("\n" + _render_text(output, "output"))
         if op is not None:
-            _out(f"\nmode {op.mode.dml_name}, start padding {list(op.start_padding)}, "
-                 f"end padding {list(op.end_padding)}, value 0x{op.padding_value_bytes.hex() or '0'}")
+            _out(_render_text(op, f"Pad as DML_OPERATOR_PADDING1 ({op.mode.dml_name}, padding value "
+                                  f"bytes 0x{op.padding_value_bytes.hex() or '0'})"))
+        else:
+            _out(_render_text(desc, titles[d["operation"]]))
+            if output is not None:
+                _out("\n" + _render_text(output, "output"))
     return 0
 
 

@@ -62,33 +62,39 @@ def _input_descriptor(result: CaseResult) -> dict[str, Any] | None:
 def picture(result: CaseResult) -> str:
     """The layout picture of a case's input descriptor: inline SVG when the renderer draws it,
     else preformatted text; "" when the result carries no input descriptor."""
-    data = _input_descriptor(result)
-    if data is None:
-        return ""
     from ._descriptor import BufferTensorDesc
+    from ._padding import PaddingOp
 
+    operator = (result.descriptors or {}).get("operator")
+    desc: BufferTensorDesc | PaddingOp
     try:
-        desc = BufferTensorDesc.from_dict(data)
-    except ValueError as e:
-        return f"<p>(the input descriptor cannot be drawn: {_e(e)})</p>"
+        if isinstance(operator, Mapping) and "start_padding" in operator:
+            desc = PaddingOp.from_dict(dict(operator))
+        else:
+            data = _input_descriptor(result)
+            if data is None:
+                return ""
+            desc = BufferTensorDesc.from_dict(data)
+    except (ValueError, KeyError) as e:
+        return f"<p>(the descriptors cannot be drawn: {_e(e)})</p>"
+    caption = ("the operator's input and output" if isinstance(desc, PaddingOp)
+               else "the input, as the EP reads it")
     try:
         from ._render import render_svg
 
         svg = str(render_svg(desc))
         if svg.lstrip().startswith("<?xml"):
             svg = svg.split("?>", 1)[1]
-        return f'<figure class="picture">{svg}<figcaption>input as the EP reads it</figcaption></figure>'
+        return f'<figure class="picture">{svg}<figcaption>{caption}</figcaption></figure>'
     except Exception:
         pass
     try:
         from ._render import render_text
 
         text = str(render_text(desc))
-    except Exception:
-        text = (f"{desc.data_type.name} sizes {list(desc.sizes)} strides {list(desc.effective_strides)} "
-                f"({desc.total_tensor_size_in_bytes} bytes)")
-    return (f'<figure class="picture"><pre>{_e(text)}</pre>'
-            "<figcaption>input as the EP reads it</figcaption></figure>")
+    except Exception as e:
+        text = f"(no picture: {e})"
+    return f'<figure class="picture"><pre>{_e(text)}</pre><figcaption>{caption}</figcaption></figure>'
 
 
 def _descriptor_table(descriptors: Mapping[str, Any]) -> str:

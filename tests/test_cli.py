@@ -63,7 +63,7 @@ BAD = {
     "describe-bad-perm": (["describe", "--shape", "2,3", "--transpose", "0,0"], "perm [0, 0]"),
     "describe-bad-broadcast": (["describe", "--shape", "2,3", "--broadcast-to", "4,3,2"], "broadcast"),
     "describe-pad-count": (["describe", "--shape", "3,4", "--pad", "1,2,3"], "pads [1, 2, 3]"),
-    "describe-negative-pad": (["describe", "--shape", "3,4", "--pad", "-1,0,0,0"], "negative"),
+    "describe-negative-pad": (["describe", "--shape", "3,4", "--pad", "-1,0,0,0"], "pads [-1, 0, 0, 0]"),
     "describe-mode-without-pad": (["describe", "--shape", "3,4", "--mode", "reflect"], "--pad"),
     "describe-bad-mode": (["describe", "--shape", "3,4", "--pad", "1,1,1,1", "--mode", "mirror"], "mirror"),
     "describe-two-transforms": (["describe", "--shape", "3,4", "--transpose", "1,0", "--pad", "1,1,1,1"],
