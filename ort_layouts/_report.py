@@ -460,7 +460,7 @@ def failure_text(result: CaseResult) -> str:
         text += f": expected 0x{result.expected_hex or '?'}, got 0x{result.actual_hex or '?'}"
     if result.diagnosis:
         text += f"; diagnosis: {result.diagnosis}"
-    if result.message:
+    if result.message and result.first_mismatch_index is None:
         text += f" ({result.message})"
     return text
 
