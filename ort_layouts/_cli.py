@@ -113,6 +113,14 @@ def shard(text: str) -> tuple[int, int]:
     return k, n
 
 
+def key_value(text: str) -> tuple[str, str]:
+    """``"KEY=VALUE"`` as a pair."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE (e.g. device_filter=gpu)")
+    return key.strip(), value.strip()
+
+
 def non_negative_int(text: str) -> int:
     try:
         value = int(text)
@@ -332,6 +340,9 @@ def _add_validate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--provider", default="auto",
                    help="execution provider: dml, webgpu, cuda, cpu, a full name, or auto (default)")
     p.add_argument("--device-id", type=non_negative_int, default=0, help="device index (default 0)")
+    p.add_argument("--provider-option", type=key_value, action="append", default=[], metavar="KEY=VALUE",
+                   help="an execution provider option, e.g. performance_preference=high_performance "
+                        "(repeatable)")
     _add_selection(p)
     p.add_argument("--report", metavar="DIR", help="write results.jsonl, report.json, junit.xml, report.html")
     p.add_argument("--resume", action="store_true", help="continue the report in --report DIR")
@@ -449,7 +460,7 @@ def _run_validate(args: argparse.Namespace) -> int:
         "ops": list(args.ops or []), "dtypes": list(args.dtypes or []), "ranks": list(args.ranks or []),
         "values": list(args.values or []), "seed": args.seed,
         "shard": f"{args.shard[0]}/{args.shard[1]}" if args.shard else "", "limit": args.limit or 0,
-        "optimize": args.optimize,
+        "optimize": args.optimize, "provider_options": dict(args.provider_option),
     }
     meta = {"provider": provider, "device_id": args.device_id, "device": device, "driver": driver,
             "command": shlex.join([PROG, *args.argv]), "environment": environment(),
@@ -478,7 +489,8 @@ def _run_validate(args: argparse.Namespace) -> int:
             from ._runner import run_cases
 
             run_cases(todo, provider=provider, device_id=args.device_id, optimize=args.optimize,
-                      batch_size=args.batch_size, on_result=on_result)
+                      provider_options=dict(args.provider_option) or None, batch_size=args.batch_size,
+                      on_result=on_result)
         progress.close()
         seconds = time.monotonic() - started
     except KeyboardInterrupt:

@@ -27,7 +27,7 @@ td.cell{text-align:center;min-width:4.5em}td.cell a{color:inherit}
 .unsupported{background:#e0e0e0}.partial{background:#e6f2c2}.none{background:#fff;color:#999}
 .legend span{padding:.1em .5em;margin-right:.5em;border:1px solid #bbb}
 section.case{border:1px solid #bbb;border-left:.4em solid #c62828;padding:.2em 1em 1em;margin:1em 0}
-section.case.error{border-left-color:#e65100}section.case.unsupported{border-left-color:#757575}
+section.case{background:#fff}section.case.error{border-left-color:#e65100}section.case.unsupported{border-left-color:#757575}
 .diagnosis{font-weight:bold;background:#fff8e1;padding:.3em .5em;border:1px solid #ffe082}
 code,pre{font-family:ui-monospace,Consolas,monospace;font-size:.9em}pre{background:#f7f7f7;padding:.5em;
  overflow-x:auto}.picture svg{max-width:100%;height:auto}dl.figures{display:grid;grid-template-columns:

@@ -457,7 +457,8 @@ def failure_text(result: CaseResult) -> str:
         if offsets:
             text += " (" + ", ".join(offsets) + ")"
     if result.expected_hex or result.actual_hex:
-        text += f": expected 0x{result.expected_hex or '?'}, got 0x{result.actual_hex or '?'}"
+        expected, actual = result.expected_hex or "?", result.actual_hex or "?"
+        text += f": expected bytes {expected}, got {actual} (little-endian)"
     if result.diagnosis:
         text += f"; diagnosis: {result.diagnosis}"
     if result.message and result.first_mismatch_index is None:

@@ -82,6 +82,7 @@ BAD = {
     "validate-device-negative": (["validate", "--device-id", "-1"], "-1"),
     "validate-batch-zero": (["validate", "--batch-size", "0"], "'0'"),
     "validate-bad-values": (["validate", "--values", "zeros"], "zeros"),
+    "validate-bad-provider-option": (["validate", "--provider-option", "novalue"], "KEY=VALUE"),
     "validate-resume-no-report": (["validate", "--resume"], "--report"),
     "merge-nothing": (["merge"], "REPORT"),
     "merge-missing": (["merge", "/nonexistent/report"], "does not exist"),

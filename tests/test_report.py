@@ -207,7 +207,7 @@ def test_junit_one_testcase_per_case_with_figures() -> None:
     failure = cases[1].find("failure")
     assert failure is not None
     message = failure.get("message", "")
-    assert "16 of 24" in message and "[0, 1, 0]" in message and "0x0000803f" in message
+    assert "16 of 24" in message and "[0, 1, 0]" in message and "expected bytes 0000803f, got 00000040" in message
     assert "strides ignored" in message
     props = {p.get("name"): p.get("value") for p in cases[1].iter("property")}
     assert props["mismatch_count"] == "16"
