@@ -414,14 +414,14 @@ class Progress:
         return f"{self.done}/{self.total} ({100 * self.done // max(self.total, 1)}%) {counts}".rstrip()
 
     def update(self, result: Any) -> None:
-        from ._report import failure_text
+        from ._report import failure_text, is_failure
 
         self.done += 1
         status = result.status.value
         self.counts[status] = self.counts.get(status, 0) + 1
         if self.mode == "none":
             return
-        if status in ("mismatch", "error"):
+        if is_failure(result):
             self._clear()
             print(f"{status.upper()} {result.case.id}: {failure_text(result)}", file=self.stream, flush=True)
         now = time.monotonic()

@@ -7,7 +7,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._report import Report, failure_text, group_status, result_figures, results_by_group
+from ._report import Report, failure_text, group_status, is_failure, result_figures, results_by_group
 from ._result import CaseResult, Status
 
 __all__ = ["picture", "render_report_html"]
@@ -24,7 +24,7 @@ table{border-collapse:collapse;margin:.5em 0}th,td{border:1px solid #bbb;padding
 .verdict.pass{background:#c8e6c9}.verdict.fail{background:#ffcdd2}
 td.cell{text-align:center;min-width:4.5em}td.cell a{color:inherit}
 .pass{background:#c8e6c9}.fail,.mismatch{background:#ffcdd2}.error{background:#ffab91}
-.unsupported{background:#e0e0e0}.partial{background:#e6f2c2}.none{background:#fff;color:#999}
+.unsupported{background:#e0e0e0}.known{background:#ffe0b2}.partial{background:#e6f2c2}.none{background:#fff;color:#999}
 .legend span{padding:.1em .5em;margin-right:.5em;border:1px solid #bbb}
 section.case{border:1px solid #bbb;border-left:.4em solid #c62828;padding:.2em 1em 1em;margin:1em 0}
 section.case{background:#fff}section.case.error{border-left-color:#e65100}section.case.unsupported{border-left-color:#757575}
@@ -147,6 +147,7 @@ def _matrix(report: Report) -> str:
     groups = results_by_group(report.results)
     ops = list(dict.fromkeys(op for op, _, _ in groups))
     out = ['<p class="legend"><span class="pass">all pass</span><span class="fail">mismatch or error</span>'
+           '<span class="known">known issue</span>'
            '<span class="partial">pass and unsupported</span><span class="unsupported">unsupported</span>'
            "cells: passed / cases</p>"]
     for op in ops:
@@ -165,7 +166,8 @@ def _matrix(report: Report) -> str:
                 passed = sum(r.passed for r in rs)
                 breakdown = ", ".join(f"{n} {s}" for s, n in _count(rs).items() if n)
                 label = f"{passed}/{len(rs)}"
-                bad = next((r for r in rs if r.status in (Status.MISMATCH, Status.ERROR)), None)
+                bad = next((r for r in rs if is_failure(r)), None) or next(
+                    (r for r in rs if r.status is Status.MISMATCH), None)
                 if bad is not None:
                     label = f'<a href="#{_e(case_anchor(bad.case.id))}">{label}</a>'
                 cells.append(f'<td class="cell {cls}" data-op="{_e(op)}" data-dtype="{_e(dt)}" '
@@ -201,8 +203,9 @@ def render_report_html(report: Report, *, strict: bool = False) -> str:
     case with its descriptors, layout picture and diagnosis."""
     counts = report.counts()
     failures = report.failures(strict=False)
+    known = report.known_issues()
     unsupported = [r for r in report.results if r.status is Status.UNSUPPORTED]
-    failed = bool(failures) or (strict and bool(unsupported))
+    failed = bool(report.failures(strict=strict))
     verdict = "FAIL" if failed else "PASS"
     if not report.complete:
         verdict += f" (incomplete: {len(report.results)} of {report.planned_count} cases run)"
@@ -213,7 +216,8 @@ def render_report_html(report: Report, *, strict: bool = False) -> str:
         f'<p class="verdict {"fail" if failed else "pass"}">{_e(verdict)}</p>',
         "<table class=\"counts\"><tr>" + "".join(f"<th>{s}</th>" for s in counts) + "<th>total</th></tr>"
         f"<tr>{count_cells}<td>{len(report.results)}</td></tr></table>",
-        "<p>Unsupported cases (the provider could not build or place the node) "
+        "<p>Unsupported cases (the provider could not build or place the node) and mismatches that a "
+        "known provider deviation explains "
         + ("fail this run (--strict)." if strict else "do not fail this run.") + "</p>",
         f'<table class="environment">{_environment_rows(report.meta)}</table></section>',
         f'<section id="matrix"><h2>Matrix: op &times; data type &times; rank</h2>{_matrix(report)}</section>',
@@ -223,6 +227,12 @@ def render_report_html(report: Report, *, strict: bool = False) -> str:
         body.append("<p>None.</p>")
     for i, r in enumerate(failures):
         body.append(_case_section(r, draw=i < MAX_PICTURES))
+    body.append("</section>")
+    body.append(f'<section id="known"><h2>Known issues ({len(known)})</h2>')
+    if known:
+        body.append("<table><tr><th>case</th><th>diagnosis</th><th>known issue</th></tr>" + "".join(
+            f'<tr id="{_e(case_anchor(r.case.id))}"><td><code>{_e(r.case.id)}</code><br>{_e(failure_text(r))}'
+            f"</td><td>{_e(r.diagnosis)}</td><td>{_e(r.known_issue)}</td></tr>" for r in known) + "</table>")
     body.append("</section>")
     body.append(f'<section id="unsupported"><h2>Unsupported cases ({len(unsupported)})</h2>')
     if unsupported:

@@ -12,7 +12,7 @@ from typing import Any
 from ._case import Case
 from ._errors import ReportError
 from ._html import _e, case_anchor, page
-from ._report import Report, atomic_write_text, failure_text, load_report, now_iso
+from ._report import Report, atomic_write_text, failure_text, is_failure, load_report, now_iso
 from ._result import CaseResult, Status
 
 __all__ = ["MATRIX_HTML", "MATRIX_JSON", "Column", "Matrix", "merge_reports", "write_matrix"]
@@ -65,10 +65,14 @@ class Matrix:
         return groups
 
     def group_cell(self, cases: Sequence[Case], column: int) -> dict[str, int]:
-        counts = {s.value: 0 for s in Status} | {"not run": 0}
+        counts = {s.value: 0 for s in Status} | {"not run": 0, "failed": 0, "known": 0}
         for c in cases:
             r = self.results[c.id][column]
             counts["not run" if r is None else r.status.value] += 1
+            if r is not None and is_failure(r):
+                counts["failed"] += 1
+            elif r is not None and r.status is Status.MISMATCH:
+                counts["known"] += 1
         return counts
 
     def to_dict(self) -> dict[str, Any]:
@@ -94,8 +98,9 @@ class Matrix:
                 n = self.group_cell(cases, i)
                 ran = len(cases) - n["not run"]
                 cell = f"{n['pass']}/{ran}" if ran else "-"
-                bad = n["mismatch"] + n["error"]
+                bad = n["failed"]
                 cell += f" {bad}F" if bad else ""
+                cell += f" {n['known']}K" if n["known"] else ""
                 cell += f" {n['unsupported']}U" if n["unsupported"] else ""
                 cell += f" {n['not run']}-" if ran and n["not run"] else ""
                 row.append(cell)
@@ -106,7 +111,8 @@ class Matrix:
         lines.append("")
         lines += [f"[{i + 1}] {c.label}" + ("" if c.complete else " (incomplete)")
                   for i, c in enumerate(self.columns)]
-        lines.append("cells: passed/run, F = mismatches and errors, U = unsupported, - = not run")
+        lines.append("cells: passed/run, F = errors and unexplained mismatches, K = known issues, "
+                     "U = unsupported, - = not run")
         differing = self.differing()
         lines.append(f"{len(differing)} of {len(self.cases)} cases differ between reports")
         lines += [f"  {cid}: " + ", ".join(
@@ -129,9 +135,9 @@ class Matrix:
             for i in range(len(self.columns)):
                 n = self.group_cell(cases, i)
                 ran = len(cases) - n["not run"]
-                cls = ("none" if not ran else "fail" if n["mismatch"] + n["error"] else
+                cls = ("none" if not ran else "fail" if n["failed"] else "known" if n["known"] else
                        "pass" if n["pass"] == ran else "unsupported" if not n["pass"] else "partial")
-                title = ", ".join(f"{v} {k}" for k, v in n.items() if v)
+                title = ", ".join(f"{v} {k}" for k, v in n.items() if v and k != "failed")
                 cells.append(f'<td class="cell {cls}" title="{_e(title)}">'
                              f"{n['pass']}/{ran}</td>" if ran else '<td class="cell none">&mdash;</td>')
             body.append(f"<tr><td>{_e(op)}</td><td>{_e(dt)}</td><td>{rank}</td>{''.join(cells)}</tr>")
@@ -157,7 +163,8 @@ class Matrix:
 
 def _cell(r: CaseResult) -> dict[str, Any]:
     d: dict[str, Any] = {"status": r.status.value}
-    for key in ("node_provider", "mismatch_count", "first_mismatch_index", "diagnosis", "message"):
+    for key in ("node_provider", "mismatch_count", "first_mismatch_index", "diagnosis", "known_issue",
+                "message"):
         value = getattr(r, key)
         if value not in (None, "", 0):
             d[key] = list(value) if isinstance(value, tuple) else value

@@ -145,9 +145,13 @@ class Report:
         return all(cid in done for cid in planned)
 
     def failures(self, *, strict: bool = False) -> tuple[CaseResult, ...]:
-        """Mismatches and errors (and unsupported cases when ``strict``)."""
-        bad = {Status.MISMATCH, Status.ERROR} | ({Status.UNSUPPORTED} if strict else set())
-        return tuple(r for r in self.results if r.status in bad)
+        """Errors and the mismatches no known issue explains; with ``strict`` also the known
+        issues and the unsupported cases."""
+        return tuple(r for r in self.results if is_failure(r, strict=strict))
+
+    def known_issues(self) -> tuple[CaseResult, ...]:
+        """Mismatches that a known execution-provider deviation explains."""
+        return tuple(r for r in self.results if r.status is Status.MISMATCH and r.known_issue)
 
     def to_dict(self) -> dict[str, Any]:
         meta = {k: v for k, v in self.meta.items() if k != "planned"}
@@ -170,6 +174,14 @@ class Report:
         except (KeyError, TypeError, ValueError) as e:
             raise ReportError(f"{source} holds a result that cannot be read: {e}") from e
         return cls(meta, results)
+
+
+def is_failure(result: CaseResult, *, strict: bool = False) -> bool:
+    """Whether a result fails a run: an error or an unexplained mismatch; with ``strict`` also
+    a known-issue mismatch or an unsupported case."""
+    if strict:
+        return result.status is not Status.PASS
+    return result.status is Status.ERROR or (result.status is Status.MISMATCH and not result.known_issue)
 
 
 def _ordered(results: Iterable[CaseResult], planned: Sequence[str] | None) -> tuple[CaseResult, ...]:
@@ -406,7 +418,11 @@ def summary_line(report: Report, *, strict: bool = False, seconds: float | None 
     counts = report.counts()
     device = report.meta.get("device") or ""
     where = str(report.meta.get("provider", "?")) + (f" ({device})" if device else "")
-    parts = [f"{counts['pass']} passed", f"{counts['mismatch']} mismatched", f"{counts['error']} errors"]
+    known = len(report.known_issues())
+    mismatched = f"{counts['mismatch']} mismatched"
+    if known:
+        mismatched += f" ({known} explained by known issues" + (", failing: --strict)" if strict else ")")
+    parts = [f"{counts['pass']} passed", mismatched, f"{counts['error']} errors"]
     unsupported = counts["unsupported"]
     if unsupported:
         parts.append(f"{unsupported} unsupported" + (" (failing: --strict)" if strict else " (not failures)"))
@@ -428,11 +444,13 @@ def results_by_group(results: Iterable[CaseResult]) -> dict[tuple[str, str, int]
 
 
 def group_status(results: Sequence[CaseResult]) -> str:
-    """The colour class of a group: "fail" (any mismatch or error), "pass" (all pass),
-    "unsupported" (none passed), "partial" (passes and unsupported)."""
+    """The colour class of a group: "fail" (any error or unexplained mismatch), "known" (known
+    issues), "pass" (all pass), "unsupported" (none passed), "partial" (passes and unsupported)."""
     statuses = {r.status for r in results}
-    if statuses & {Status.MISMATCH, Status.ERROR}:
+    if any(is_failure(r) for r in results):
         return "fail"
+    if Status.MISMATCH in statuses:
+        return "known"
     if statuses == {Status.PASS}:
         return "pass"
     if Status.PASS not in statuses:
@@ -461,6 +479,8 @@ def failure_text(result: CaseResult) -> str:
         text += f": expected bytes {expected}, got {actual} (little-endian)"
     if result.diagnosis:
         text += f"; diagnosis: {result.diagnosis}"
+    if result.known_issue:
+        text += f"; known issue: {result.known_issue}"
     if result.message and result.first_mismatch_index is None:
         text += f" ({result.message})"
     return text
@@ -487,6 +507,7 @@ def result_figures(result: CaseResult) -> dict[str, str]:
         "expected_hex": r.expected_hex,
         "actual_hex": r.actual_hex,
         "diagnosis": r.diagnosis,
+        "known_issue": r.known_issue,
         "message": r.message,
     }
     return figures

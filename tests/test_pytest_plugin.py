@@ -120,7 +120,8 @@ def test_a_mismatch_fails_its_item_with_the_figures(pytester: pytest.Pytester) -
     assert outcomes.get("passed") == len(expected_ids()) - 1
     result.stdout.fnmatch_lines([
         "*Transpose-float32-*-perm1.0-*: 5 of * elements differ; first at index [[]0, 1[]]*"
-        "expected bytes 0000803f, got 00000040 (little-endian); diagnosis: output matches the input read packed*"])
+        "expected bytes 0000803f, got 00000040 (little-endian); "
+        "diagnosis: output matches the input read packed*"])
     failed = [c for c in ET.parse(pytester.path / "out.xml").getroot().iter("testcase")
               if c.find("failure") is not None]
     assert len(failed) == 1

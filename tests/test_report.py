@@ -207,7 +207,8 @@ def test_junit_one_testcase_per_case_with_figures() -> None:
     failure = cases[1].find("failure")
     assert failure is not None
     message = failure.get("message", "")
-    assert "16 of 24" in message and "[0, 1, 0]" in message and "expected bytes 0000803f, got 00000040" in message
+    assert "16 of 24" in message and "[0, 1, 0]" in message
+    assert "expected bytes 0000803f, got 00000040" in message
     assert "strides ignored" in message
     props = {p.get("name"): p.get("value") for p in cases[1].iter("property")}
     assert props["mismatch_count"] == "16"
@@ -305,3 +306,40 @@ def test_merge_two_reports(tmp_path: Path) -> None:
 def test_merge_needs_reports() -> None:
     with pytest.raises(ReportError, match="nothing to merge"):
         merge_reports([])
+
+
+# ---- known issues -----------------------------------------------------------------------------
+def _with_known_issue() -> list[CaseResult]:
+    import dataclasses
+
+    results = make_results()
+    known = dataclasses.replace(
+        results[1], case=Case("Pad", "float16", (2, 3), pads=(1, 1, 1, 1)),
+        known_issue="float16 goes through float32")
+    return [results[0], known]
+
+
+def test_known_issue_is_not_a_failure_unless_strict() -> None:
+    from ort_layouts._report import summary_line
+
+    report = Report(META, tuple(_with_known_issue()))
+    assert report.failures() == ()
+    assert len(report.failures(strict=True)) == 1
+    assert len(report.known_issues()) == 1
+    assert "1 mismatched (1 explained by known issues)" in summary_line(report)
+    assert "failing: --strict" in summary_line(report, strict=True)
+
+
+def test_known_issue_in_junit_and_html() -> None:
+    report = Report(META, tuple(_with_known_issue()))
+    suite = ET.fromstring(render_junit(report)).find("testsuite")
+    assert suite is not None and (suite.get("failures"), suite.get("skipped")) == ("0", "1")
+    skipped = suite.findall("testcase")[1].find("skipped")
+    assert skipped is not None and skipped.get("type") == "known-issue"
+    assert "float16 goes through float32" in skipped.get("message", "")
+    strict_suite = ET.fromstring(render_junit(report, strict=True)).find("testsuite")
+    assert strict_suite is not None and strict_suite.get("failures") == "1"
+    page = render_report_html(report)
+    assert 'class="cell known"' in page and 'class="verdict pass"' in page
+    assert 'id="known"' in page and "float16 goes through float32" in page
+    assert 'class="verdict fail"' in render_report_html(report, strict=True)
