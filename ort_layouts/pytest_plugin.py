@@ -1,8 +1,8 @@
 """pytest plugin: ``pytest --ort-provider=NAME`` runs the layout suite as test items.
 
-The plugin is registered for every pytest run where ort_layouts is installed, so it does
-nothing at all unless ``--ort-provider`` is given: it adds its options and returns from each
-hook at once.
+pytest loads the entry point ``_ort_layouts_pytestplugin`` in every run wherever ort_layouts
+is installed; it adds the ``--ort-*`` options and registers this module only when
+``--ort-provider`` is given, so other test runs neither import ort_layouts nor change.
 
 With ``--ort-provider``, one item per suite case is collected (node id
 ``ort_layouts::<case id>``, in the suite's deterministic order, so pytest-xdist workers agree).
@@ -31,24 +31,6 @@ import pytest
 __all__ = ["CaseItem"]
 
 _STATE = pytest.StashKey["_State"]()
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("ort_layouts", "ort_layouts: validate layout ops on an execution provider")
-    group.addoption("--ort-provider", default=None, metavar="NAME",
-                    help="run the ort_layouts suite on this provider (dml, webgpu, cuda, cpu, auto or a "
-                         "full name); without it the plugin does nothing")
-    group.addoption("--ort-device-id", type=int, default=0, metavar="N", help="device index (default 0)")
-    group.addoption("--ort-ops", default=None, metavar="LIST", help="ops, e.g. Transpose,Pad")
-    group.addoption("--ort-dtypes", default=None, metavar="LIST", help="data types, e.g. float32,int64")
-    group.addoption("--ort-ranks", default=None, metavar="LIST", help="ranks, e.g. 1,2,4 or 1-4")
-    group.addoption("--ort-values", default=None, metavar="LIST", help="input values: random,special,iota")
-    group.addoption("--ort-seed", type=int, default=0, metavar="N", help="input data seed (default 0)")
-    group.addoption("--ort-optimize", action="store_true", help="graph optimizations on")
-    group.addoption("--ort-strict", action="store_true",
-                    help="a missing provider and unsupported cases fail instead of skipping")
-    group.addoption("--ort-batch-size", type=int, default=64, metavar="N",
-                    help="cases per session (default 64; 1 under pytest-xdist without --dist loadgroup)")
 
 
 @dataclasses.dataclass

@@ -19,11 +19,11 @@ SELECT = ["--ort-ops=Transpose", "--ort-dtypes=float32", "--ort-ranks=2,3"]
 
 def _installed() -> bool:
     entry_points = importlib.metadata.entry_points(group="pytest11")
-    return any(ep.value == "ort_layouts.pytest_plugin" for ep in entry_points)
+    return any(ep.value == "_ort_layouts_pytestplugin" for ep in entry_points)
 
 
 # the entry point loads the plugin where the package is installed; else load it by name
-PLUGIN = [] if _installed() else ["-p", "ort_layouts.pytest_plugin"]
+PLUGIN = [] if _installed() else ["-p", "_ort_layouts_pytestplugin"]
 
 needs_engine = pytest.mark.skipif(
     any(importlib.util.find_spec(f"ort_layouts.{m}") is None for m in ("_providers", "_runner", "_suite")),
@@ -51,6 +51,14 @@ def test_does_nothing_without_the_option(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_inprocess(*PLUGIN)
     result.assert_outcomes(passed=1)
     assert "ort_layouts" not in result.stdout.str()
+
+
+def test_a_run_without_the_option_does_not_import_the_package(pytester: pytest.Pytester, env: None) -> None:
+    # the entry point imports only pytest: numpy, onnx and onnxruntime stay out of other test runs
+    pytester.makepyfile(test_one="import sys\n\n\ndef test_one():\n"
+                                 "    assert 'ort_layouts' not in sys.modules\n")
+    result = pytester.runpytest_subprocess(*PLUGIN)
+    result.assert_outcomes(passed=1)
 
 
 def test_options_are_listed_in_help(pytester: pytest.Pytester) -> None:
