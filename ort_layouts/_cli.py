@@ -153,8 +153,18 @@ def _out(text: str = "", *, stream: IO[str] | None = None) -> None:
     print(text, file=stream or sys.stdout)
 
 
+_SCALAR = r"(?:-?\d[\d.eE+-]*|null|true|false)"
+_SCALAR_LIST = re.compile(rf"\[\s*({_SCALAR}(?:,\s*{_SCALAR})*)\s*\]")
+
+
+def json_text(data: Any) -> str:
+    """Indented JSON with lists of numbers on one line (``"sizes": [1, 1, 3, 5]``)."""
+    text = json.dumps(data, indent=2)
+    return _SCALAR_LIST.sub(lambda m: "[" + ", ".join(v.strip() for v in m.group(1).split(",")) + "]", text)
+
+
 def _json_out(data: Any) -> None:
-    _out(json.dumps(data, indent=2))
+    _out(json_text(data))
 
 
 def _provider_dict(info: Any) -> dict[str, Any]:
