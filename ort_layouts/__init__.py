@@ -8,6 +8,8 @@ Reference execution and comparison
 Validation engine
     Case, CaseResult, Status, standard_suite, run_cases, build_model, list_providers,
     default_provider, resolve_provider, ProviderConfig, make_session, onnx_node_tests
+Reports
+    Report, ReportWriter, load_report, write_report, Matrix, merge_reports, write_matrix
 Errors
     OrtLayoutsError and its leaves (each also a ValueError / LookupError / RuntimeError)
 """
@@ -35,6 +37,7 @@ from ._errors import (
 )
 from ._graphs import build_model, default_ir_version, default_opset
 from ._layout import NAMED_LAYOUTS, calculate_strides
+from ._merge import Matrix, merge_reports, write_matrix
 from ._onnx_node_tests import NodeTest, onnx_node_tests
 from ._oracle import IdentityOp, execute, pack, unpack
 from ._padding import PaddingMode, PaddingOp
@@ -48,6 +51,7 @@ from ._providers import (
     resolve_provider,
 )
 from ._render import render_svg, render_text
+from ._report import Report, ReportWriter, load_report, write_report
 from ._result import CaseResult, Status
 from ._runner import run_cases
 from ._size import calc_buffer_tensor_size
@@ -101,6 +105,14 @@ __all__ = [
     "resolve_provider",
     "run_cases",
     "standard_suite",
+    # reports
+    "Matrix",
+    "Report",
+    "ReportWriter",
+    "load_report",
+    "merge_reports",
+    "write_matrix",
+    "write_report",
     # errors
     "DataTypeError",
     "DescriptorError",
