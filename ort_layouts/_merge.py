@@ -59,10 +59,13 @@ class Matrix:
         return tuple(out)
 
     def groups(self) -> dict[tuple[str, str, int], list[Case]]:
+        """Cases by (op, data type, rank): ops and data types in first-seen order, ranks rising."""
         groups: dict[tuple[str, str, int], list[Case]] = {}
         for c in self.cases:
             groups.setdefault((c.op, c.data_type.name.lower(), c.rank), []).append(c)
-        return groups
+        ops = {op: i for i, op in enumerate(dict.fromkeys(k[0] for k in groups))}
+        dtypes = {dt: i for i, dt in enumerate(dict.fromkeys(k[1] for k in groups))}
+        return dict(sorted(groups.items(), key=lambda kv: (ops[kv[0][0]], dtypes[kv[0][1]], kv[0][2])))
 
     def group_cell(self, cases: Sequence[Case], column: int) -> dict[str, int]:
         counts = {s.value: 0 for s in Status} | {"not run": 0, "failed": 0, "known": 0}

@@ -76,12 +76,13 @@ def environment() -> dict[str, Any]:
             versions[dist] = importlib.metadata.version(dist)
         except importlib.metadata.PackageNotFoundError:
             continue
-    try:
-        import onnxruntime
+    if not any(d.startswith("onnxruntime") and d != "onnxruntime-ep-webgpu" for d in versions):
+        try:  # a build without package metadata
+            import onnxruntime
 
-        versions["onnxruntime (module)"] = str(onnxruntime.__version__)
-    except ImportError:  # pragma: no cover - onnxruntime is a dependency
-        pass
+            versions["onnxruntime"] = str(onnxruntime.__version__)
+        except ImportError:  # pragma: no cover - onnxruntime is a dependency
+            pass
     return {
         "hostname": platform.node(),
         "machine": platform.machine(),
