@@ -4,6 +4,7 @@ validate's exit status and reports, resume after kill -9, merge."""
 from __future__ import annotations
 
 import importlib
+import io
 import json
 import os
 import re
@@ -451,3 +452,75 @@ def test_merge_command(tmp_path: Path, capsys: Cap) -> None:
     half = sum(1 for c in matrix["cases"] if c["results"][1] is not None)
     assert half == len(load_report(tmp_path / "b").results) < total
     assert (tmp_path / "m" / "matrix.html").is_file()
+
+
+# ---- progress and interruption -------------------------------------------------------------------
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def _result(status: str) -> object:
+    from ort_layouts._case import Case
+    from ort_layouts._result import CaseResult, Status
+
+    case = Case("Transpose", "float32", (2, 3), perm=(1, 0))
+    message = "boom" if status == "error" else ""
+    return CaseResult(case, Status(status), "CPUExecutionProvider", message=message)
+
+
+@pytest.mark.parametrize("ci, mode", [("", "bar"), ("true", "lines")], ids=["terminal", "ci"])
+def test_progress_bar_on_a_terminal_lines_in_ci(monkeypatch: pytest.MonkeyPatch, ci: str, mode: str) -> None:
+    from ort_layouts._cli import Progress
+
+    monkeypatch.setenv("CI", ci) if ci else monkeypatch.delenv("CI", raising=False)
+    stream = _Tty()
+    progress = Progress(3, stream=stream)
+    assert progress.mode == mode
+    for status in ("pass", "error", "pass"):
+        progress.update(_result(status))
+    progress.close()
+    text = stream.getvalue()
+    assert "ERROR Transpose-float32-2x3-perm1.0-random-s0: error: boom" in text
+    assert "3/3 (100%)" in text
+    assert ("\r[" in text) == (mode == "bar")
+
+
+def test_progress_lines_when_not_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ort_layouts._cli import Progress
+
+    monkeypatch.delenv("CI", raising=False)
+    stream = io.StringIO()
+    progress = Progress(20, stream=stream)
+    assert progress.mode == "lines"
+    for _ in range(20):
+        progress.update(_result("pass"))
+    lines = stream.getvalue().splitlines()
+    assert 10 <= len(lines) <= 12 and lines[-1].endswith("20/20 (100%) pass 20")
+
+
+@needs_engine
+def test_interrupt_keeps_the_results_and_exits_130(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                   capsys: Cap) -> None:
+    import ort_layouts._runner as runner
+
+    real = runner.run_cases
+
+    def interrupted(cases, **kwargs):  # type: ignore[no-untyped-def]
+        callback = kwargs.pop("on_result")
+        state = {"n": 0}
+
+        def on_result(result):  # type: ignore[no-untyped-def]
+            callback(result)
+            state["n"] += 1
+            if state["n"] == 3:
+                raise KeyboardInterrupt
+
+        return real(cases, on_result=on_result, **kwargs)
+
+    monkeypatch.setattr(runner, "run_cases", interrupted)
+    code, _, err = run(["validate", *SMALL, "--report", str(tmp_path)], capsys)
+    assert code == 130
+    assert "interrupted; 3 results kept" in err and "Traceback" not in err
+    data = json.loads((tmp_path / JSON_FILE).read_text())
+    assert len(data["results"]) == 3 and data["complete"] is False

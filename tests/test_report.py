@@ -343,3 +343,14 @@ def test_known_issue_in_junit_and_html() -> None:
     assert 'class="cell known"' in page and 'class="verdict pass"' in page
     assert 'id="known"' in page and "float16 goes through float32" in page
     assert 'class="verdict fail"' in render_report_html(report, strict=True)
+
+
+def test_summaries_are_rewritten_while_results_arrive(tmp_path: Path) -> None:
+    results = make_results()
+    with ReportWriter(tmp_path, meta=META, planned=[r.case.id for r in results], interval_s=0) as w:
+        w.add(results[0])
+        first = json.loads((tmp_path / JSON_FILE).read_text())
+        assert len(first["results"]) == 1 and first["complete"] is False
+        w.add(results[1])
+        assert len(json.loads((tmp_path / JSON_FILE).read_text())["results"]) == 2
+        assert "Transpose-float32-2x3x4-perm1.0.2-random-s0" in (tmp_path / HTML_FILE).read_text()
