@@ -3,16 +3,20 @@
 Descriptors
     DataType, TensorFlags, BufferTensorDesc, PaddingMode, PaddingOp,
     calc_buffer_tensor_size, calculate_strides
+Reference execution and comparison
+    IdentityOp, execute, pack, unpack, Comparison, compare, diagnose
 Errors
     OrtLayoutsError and its leaves (each also a ValueError / LookupError / RuntimeError)
 """
 
+from ._compare import Comparison, compare
 from ._descriptor import (
     MAX_DIMENSION_COUNT,
     MAX_ELEMENT_COUNT,
     MINIMUM_BUFFER_ALIGNMENT_IN_BYTES,
     BufferTensorDesc,
 )
+from ._diagnose import diagnose
 from ._dtypes import DataType, TensorFlags
 from ._errors import (
     DataTypeError,
@@ -26,6 +30,7 @@ from ._errors import (
     ShapeError,
 )
 from ._layout import NAMED_LAYOUTS, calculate_strides
+from ._oracle import IdentityOp, execute, pack, unpack
 from ._padding import PaddingMode, PaddingOp
 from ._render import render_svg, render_text
 from ._size import calc_buffer_tensor_size
@@ -48,6 +53,14 @@ __all__ = [
     # pictures
     "render_svg",
     "render_text",
+    # reference execution and comparison
+    "Comparison",
+    "IdentityOp",
+    "compare",
+    "diagnose",
+    "execute",
+    "pack",
+    "unpack",
     # errors
     "DataTypeError",
     "DescriptorError",

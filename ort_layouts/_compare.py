@@ -1,0 +1,133 @@
+"""Bit-exact comparison of two tensors: raw bits of every element, never a tolerance."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from ._dtypes import DataType
+from ._errors import DataTypeError
+
+__all__ = ["Comparison", "compare"]
+
+_UINT: dict[int, type[np.unsignedinteger[Any]]] = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_CHUNK_BYTES = 1 << 20  # equality is tested chunk by chunk so the temporary stays in cache
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Comparison:
+    """The outcome of :func:`compare`; truthy when every element's bits are equal.
+
+    Attributes:
+        passed: shapes, element types and every element's bits agree.
+        element_count: elements compared (the expected tensor's, when shapes differ).
+        mismatch_count: elements whose bits differ (all of them when shapes or types differ).
+        first_mismatch_index: logical index (C order) of the first differing element, or None.
+        expected_hex: raw bits of that element in ``expected``, little-endian bytes in hex.
+        actual_hex: raw bits of that element in ``actual``.
+        expected_value: ``repr`` of that element's value in ``expected``.
+        actual_value: ``repr`` of that element's value in ``actual``.
+        message: "" when passed, else a one-line explanation.
+    """
+
+    passed: bool
+    element_count: int
+    mismatch_count: int = 0
+    first_mismatch_index: tuple[int, ...] | None = None
+    expected_hex: str = ""
+    actual_hex: str = ""
+    expected_value: str = ""
+    actual_value: str = ""
+    message: str = ""
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        if self.first_mismatch_index is not None:
+            d["first_mismatch_index"] = list(self.first_mismatch_index)
+        return d
+
+
+def _element_type(dtype: np.dtype[Any]) -> DataType | None:
+    try:
+        return DataType.from_numpy(dtype)
+    except DataTypeError:
+        return None
+
+
+def _bits(array: np.ndarray) -> np.ndarray:
+    """C-contiguous flat view of the elements as unsigned integers of their width, little-endian."""
+    arr = np.ascontiguousarray(array)
+    if arr.dtype.byteorder == ">":
+        arr = arr.astype(arr.dtype.newbyteorder("<"))
+    return arr.reshape(-1).view(_UINT[arr.dtype.itemsize])
+
+
+def bits_equal(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two flat unsigned arrays of the same size hold the same bits (chunked, so no
+    full-size temporary is made)."""
+    if a.size != b.size:
+        return False
+    raw_a = a.view(np.uint8)
+    raw_b = b.view(np.uint8)
+    words = raw_a.size // 8
+    if words:
+        wa = raw_a[: words * 8].view(np.uint64)
+        wb = raw_b[: words * 8].view(np.uint64)
+        chunk = _CHUNK_BYTES // 8
+        scratch = np.empty(min(chunk, words), dtype=np.bool_)
+        for start in range(0, words, chunk):
+            stop = min(start + chunk, words)
+            flags = scratch[: stop - start]
+            np.not_equal(wa[start:stop], wb[start:stop], out=flags)
+            if flags.any():
+                return False
+    return bool(np.array_equal(raw_a[words * 8:], raw_b[words * 8:]))
+
+
+def _value_repr(array: np.ndarray, flat_index: int) -> str:
+    return repr(array.reshape(-1)[flat_index].item())
+
+
+def compare(expected: np.ndarray, actual: np.ndarray) -> Comparison:
+    """Compare two tensors bit for bit (NaN payloads and the sign of zero included).
+
+    Shapes must be equal and the element types must be the same DirectML data type (bool and
+    uint8 are both UINT8); otherwise the result is a mismatch with a message, not an exception.
+    Mismatch details are computed only when the bits differ.
+
+    >>> bool(compare(np.float32([0.0]), np.float32([-0.0])))
+    False
+    """
+    exp = np.asarray(expected)
+    act = np.asarray(actual)
+    count = int(exp.size)
+    if exp.shape != act.shape:
+        return Comparison(False, count, max(count, int(act.size)), message=(
+            f"shape {list(act.shape)} differs from the expected {list(exp.shape)}"))
+    exp_type, act_type = _element_type(exp.dtype), _element_type(act.dtype)
+    if exp.dtype.itemsize != act.dtype.itemsize or exp_type is None or exp_type != act_type:
+        return Comparison(False, count, count, message=(
+            f"element type {act.dtype.name} differs from the expected {exp.dtype.name}"))
+    a = _bits(exp)
+    b = _bits(act)
+    if bits_equal(a, b):
+        return Comparison(True, count)
+    differ = a != b
+    mismatches = int(np.count_nonzero(differ))
+    first = int(np.argmax(differ))
+    index = tuple(int(i) for i in np.unravel_index(first, exp.shape)) if exp.ndim else ()
+    exp_le = exp.astype(exp.dtype.newbyteorder("<"), copy=False)
+    act_le = act.astype(act.dtype.newbyteorder("<"), copy=False)
+    exp_hex = np.ascontiguousarray(exp_le).reshape(-1)[first:first + 1].tobytes().hex()
+    act_hex = np.ascontiguousarray(act_le).reshape(-1)[first:first + 1].tobytes().hex()
+    exp_value = _value_repr(exp, first)
+    act_value = _value_repr(act, first)
+    return Comparison(
+        False, count, mismatches, index, exp_hex, act_hex, exp_value, act_value,
+        f"{mismatches} of {count} elements differ; first at {list(index)}: expected "
+        f"{exp_value} (0x{exp_hex}) got {act_value} (0x{act_hex})")

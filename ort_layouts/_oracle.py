@@ -1,0 +1,391 @@
+"""The reference executor: DirectML's data-movement operators run on raw bytes from descriptors.
+
+Expected outputs come from the descriptors and the input bytes alone, as DirectML defines the
+operators, never from ONNX Runtime:
+
+* ``DML_OPERATOR_ELEMENT_WISE_IDENTITY`` (:class:`IdentityOp`): read every element of the input
+  buffer through the input descriptor, write it through the output descriptor. A Transpose is
+  an identity over the permuted input descriptor, an Expand one over the broadcast descriptor.
+* ``DML_OPERATOR_PADDING1`` (:class:`~ort_layouts.PaddingOp`): the interior is the input; the
+  borders follow the mode. CONSTANT writes ``padding_value_bytes`` (the tensor's own type, so NaN
+  payloads survive), EDGE repeats the edge, WRAP repeats the tensor, REFLECTION mirrors without
+  repeating the edge, SYMMETRIC mirrors with it; padding wider than the tensor folds
+  periodically, exactly as ``numpy.pad``'s "edge", "wrap", "reflect" and "symmetric".
+
+Elements are moved as unsigned integers of their width, so every bit pattern is kept.
+UINT4/INT4 are supported as packed nibbles, the low nibble first (element 2k in bits 0-3 of
+byte k).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from ._case import Case
+from ._copy import strided_copy
+from ._descriptor import BufferTensorDesc
+from ._dtypes import DataType
+from ._errors import DataTypeError, DescriptorError, ShapeError
+from ._padding import PaddingMode, PaddingOp
+
+__all__ = ["IdentityOp", "execute", "operator_for", "pack", "unpack"]
+
+_UINT: dict[int, type[np.unsignedinteger[Any]]] = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_MAX_PYTHON_RUNS = 64  # border runs copied one slice each; more than that use one gather
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class IdentityOp:
+    """DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC (no scale/bias): copy input to output.
+
+    Attributes:
+        input: the descriptor the input buffer is read through.
+        output: the descriptor the output buffer is written through (same data type and sizes).
+    """
+
+    input: BufferTensorDesc
+    output: BufferTensorDesc
+
+    def __post_init__(self) -> None:
+        if self.input.data_type != self.output.data_type:
+            raise ShapeError(
+                f"identity input data type {self.input.data_type.name} differs from output "
+                f"{self.output.data_type.name}; ELEMENT_WISE_IDENTITY needs the same type")
+        if self.input.sizes != self.output.sizes:
+            raise ShapeError(
+                f"identity input sizes {list(self.input.sizes)} differ from output sizes "
+                f"{list(self.output.sizes)}; ELEMENT_WISE_IDENTITY needs the same sizes")
+
+    @property
+    def dimension_count(self) -> int:
+        return self.input.dimension_count
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "operator": "DML_OPERATOR_ELEMENT_WISE_IDENTITY",
+            "input": self.input.to_dict(),
+            "output": self.output.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> IdentityOp:
+        return cls(BufferTensorDesc.from_dict(data["input"]), BufferTensorDesc.from_dict(data["output"]))
+
+
+# ---- buffers ----------------------------------------------------------------------------
+def _raw(buffer: Any) -> np.ndarray:
+    """The bytes of ``buffer`` as a flat uint8 array (an array's bytes in C order)."""
+    if isinstance(buffer, np.ndarray):
+        arr = buffer if buffer.flags.c_contiguous else np.ascontiguousarray(buffer)
+        return arr.reshape(-1).view(np.uint8)
+    try:
+        return np.frombuffer(buffer, dtype=np.uint8)
+    except TypeError as e:
+        raise DescriptorError(
+            "buffer", type(buffer).__name__,
+            f"buffer of type {type(buffer).__name__} is not bytes-like; pass bytes, bytearray, "
+            "memoryview or a numpy array") from e
+
+
+def _check_size(raw: np.ndarray, desc: BufferTensorDesc, what: str, *, addressed: bool = False) -> None:
+    """Check the buffer holds TotalTensorSizeInBytes, or with ``addressed`` only the bytes up to
+    the last element (an input array need not carry the rounding to 4 bytes)."""
+    if addressed:
+        needed = -(-(desc.last_element_index + 1) * desc.data_type.bitwidth // 8)
+        label = f"the {needed} bytes its descriptor addresses"
+    else:
+        needed = desc.total_tensor_size_in_bytes
+        label = f"its descriptor's TotalTensorSizeInBytes {needed}"
+    if raw.nbytes < needed:
+        raise DescriptorError(
+            "buffer-size", raw.nbytes, f"{what} buffer of {raw.nbytes} bytes is smaller than {label}")
+
+
+def _is_nibble(dtype: DataType) -> bool:
+    return dtype.bitwidth == 4
+
+
+def _elements(raw: np.ndarray, dtype: DataType) -> np.ndarray:
+    """The buffer as a flat array of buffer elements, each an unsigned integer of its width
+    (a view for whole-byte types; for 4-bit types a new uint8 array, one nibble each)."""
+    if _is_nibble(dtype):
+        nibbles = np.empty(raw.size * 2, dtype=np.uint8)
+        np.bitwise_and(raw, 0x0F, out=nibbles[0::2])
+        np.right_shift(raw, 4, out=nibbles[1::2])
+        return nibbles
+    item = dtype.bitwidth // 8
+    usable = raw.size - raw.size % item
+    return raw[:usable].view(_UINT[item])
+
+
+def _store_nibbles(nibbles: np.ndarray, raw: np.ndarray) -> None:
+    np.left_shift(nibbles[1::2], 4, out=raw)
+    np.bitwise_or(raw, nibbles[0::2] & 0x0F, out=raw)
+
+
+def _strided(elements: np.ndarray, desc: BufferTensorDesc, *, writeable: bool) -> np.ndarray:
+    """``elements`` seen through ``desc``. The descriptor was validated against the buffer size,
+    so the view stays inside it."""
+    item = elements.itemsize
+    return as_strided(elements, desc.sizes, [s * item for s in desc.effective_strides],
+                      writeable=writeable)
+
+
+def _numpy_dtype(dtype: DataType) -> np.dtype[Any]:
+    if _is_nibble(dtype):
+        return np.dtype(np.int8 if dtype is DataType.INT4 else np.uint8)
+    return dtype.to_numpy()
+
+
+def pack(desc: BufferTensorDesc, array: np.ndarray) -> np.ndarray:
+    """The buffer (uint8, ``desc.total_tensor_size_in_bytes``) that holds ``array`` laid out by
+    ``desc``: the inverse of ``desc.view`` for a descriptor without overlapping elements.
+
+    Bytes that belong to no element are 0. ``array`` has the descriptor's sizes, up to size-1
+    axes (a [3, 4] array fills a [1, 1, 3, 4] descriptor). For UINT4/INT4 the low 4 bits of each
+    value are stored, low nibble first.
+
+    Raises:
+        ShapeError: the shapes do not fit.
+        DataTypeError: the array's dtype is not the descriptor's data type.
+    """
+    arr = np.asarray(array)
+    _check_shape(desc, arr.shape)
+    raw = np.zeros(desc.total_tensor_size_in_bytes, dtype=np.uint8)
+    if _is_nibble(desc.data_type):
+        if arr.dtype.kind not in "iub":
+            raise DataTypeError(
+                f"{desc.data_type.name} values must be integers, got dtype {arr.dtype.name}")
+        nibbles = np.zeros(raw.size * 2, dtype=np.uint8)
+        view = _strided(nibbles, desc, writeable=True)
+        np.copyto(view, (arr.astype(np.int64) & 0x0F).astype(np.uint8).reshape(desc.sizes))
+        _store_nibbles(nibbles, raw)
+        return raw
+    try:
+        source_type = DataType.from_numpy(arr.dtype)
+    except DataTypeError as e:
+        raise DataTypeError(f"cannot pack dtype {arr.dtype} as {desc.data_type.name}: {e}") from e
+    if source_type != desc.data_type:
+        raise DataTypeError(
+            f"array dtype {arr.dtype.name} is {source_type.name}, descriptor is "
+            f"{desc.data_type.name}; cast the array first")
+    item = desc.data_type.bitwidth // 8
+    view = _strided(_elements(raw, desc.data_type), desc, writeable=True)
+    strided_copy(view, arr.view(_UINT[item]).reshape(desc.sizes))
+    return raw
+
+
+def unpack(desc: BufferTensorDesc, buffer: Any) -> np.ndarray:
+    """The logical values of ``buffer`` read through ``desc`` (a C-ordered copy of ``desc.view``).
+
+    UINT4 gives uint8 values 0..15, INT4 sign-extended int8 values -8..7.
+    """
+    raw = _raw(buffer)
+    _check_size(raw, desc, "the", addressed=True)
+    dtype = desc.data_type
+    if _is_nibble(dtype):
+        values = np.ascontiguousarray(_strided(_elements(raw, dtype), desc, writeable=False))
+        if dtype is DataType.INT4:
+            return ((values.astype(np.int8) << 4) >> 4).astype(np.int8)
+        return values
+    out = np.empty(desc.sizes, dtype=dtype.to_numpy())
+    strided_copy(out.view(_UINT[dtype.bitwidth // 8]), _strided(_elements(raw, dtype), desc, writeable=False))
+    return out
+
+
+def _check_shape(desc: BufferTensorDesc, shape: tuple[int, ...]) -> None:
+    if tuple(n for n in shape if n != 1) != tuple(n for n in desc.sizes if n != 1):
+        raise ShapeError(
+            f"array shape {list(shape)} does not fit descriptor sizes {list(desc.sizes)} "
+            "(they must agree up to size-1 axes)")
+
+
+# ---- execution --------------------------------------------------------------------------
+def execute(
+    op: IdentityOp | PaddingOp,
+    input_buffer: Any,
+    *,
+    out: np.ndarray | None = None,
+    threads: int | None = None,
+) -> np.ndarray:
+    """Run a DirectML data-movement operator on raw bytes, from its descriptors alone.
+
+    Args:
+        op: the operator (ELEMENT_WISE_IDENTITY or PADDING1).
+        input_buffer: the input buffer (bytes-like, or a numpy array taken as its C-order bytes);
+            it must hold every byte the input descriptor addresses (DirectML's own buffer is
+            TotalTensorSizeInBytes; the rounding to 4 bytes past the last element may be left out).
+        out: optional caller buffer (C-contiguous, writeable, at least the output's
+            TotalTensorSizeInBytes) to write into; bytes belonging to no element are left as
+            they are.
+        threads: threads for large copies; None means one per CPU (at most 8).
+
+    Returns:
+        The output buffer as uint8, ``op.output.total_tensor_size_in_bytes`` long (a view of
+        ``out`` when given). Bytes that belong to no output element are 0 in a new buffer;
+        DirectML leaves them undefined, so never compare them.
+
+    Raises:
+        DescriptorError: a buffer is too small, or the output descriptor overlaps itself.
+
+    Warning:
+        Like ``numpy.lib.stride_tricks.as_strided`` this reads and writes through the
+        descriptors; it checks each buffer holds its descriptor's TotalTensorSizeInBytes, which
+        DirectML's validation guarantees covers every element.
+    """
+    if not isinstance(op, (IdentityOp, PaddingOp)):
+        raise TypeError(f"op must be an IdentityOp or a PaddingOp, got {type(op).__name__}")
+    op.output.validate(is_output=True)
+    raw_in = _raw(input_buffer)
+    _check_size(raw_in, op.input, "input", addressed=True)
+    raw_in = raw_in[: op.input.total_tensor_size_in_bytes]
+    total_out = op.output.total_tensor_size_in_bytes
+    if out is None:
+        raw_out = np.zeros(total_out, dtype=np.uint8)
+    else:
+        if not isinstance(out, np.ndarray) or not out.flags.c_contiguous or not out.flags.writeable:
+            raise DescriptorError("out", type(out).__name__,
+                                  "out must be a writeable C-contiguous numpy array")
+        raw_out = out.reshape(-1).view(np.uint8)
+        _check_size(raw_out, op.output, "output")
+        raw_out = raw_out[:total_out]
+    dtype = op.input.data_type
+    src_elements = _elements(raw_in, dtype)
+    dst_elements = _elements(raw_out, dtype)
+    src = _strided(src_elements, op.input, writeable=False)
+    dst = _strided(dst_elements, op.output, writeable=True)
+    if isinstance(op, IdentityOp):
+        strided_copy(dst, src, threads=threads)
+    else:
+        _padding(op, dst, src, _padding_value(op, dst_elements.dtype), threads)
+    if _is_nibble(dtype):
+        _store_nibbles(dst_elements, raw_out)
+    return raw_out
+
+
+def _padding_value(op: PaddingOp, dtype: np.dtype[Any]) -> np.generic:
+    data = op.padding_value_bytes
+    if not data:
+        return dtype.type(0)
+    if _is_nibble(op.input.data_type):
+        return dtype.type(data[0] & 0x0F)
+    if len(data) != dtype.itemsize:
+        raise DataTypeError(
+            f"padding_value_bytes {data.hex()} has {len(data)} bytes; {op.input.data_type.name} "
+            f"needs {dtype.itemsize}")
+    return np.frombuffer(data, dtype=dtype.newbyteorder("<"))[0].astype(dtype)
+
+
+def source_index(mode: PaddingMode, i: int, n: int) -> int:
+    """The input index an output position reads along one axis, ``i`` counted from the first
+    input element (negative in the start padding, ``>= n`` in the end padding)."""
+    if mode == PaddingMode.EDGE:
+        return min(max(i, 0), n - 1)
+    if mode == PaddingMode.WRAP:
+        return i % n
+    if mode == PaddingMode.REFLECTION:
+        if n == 1:
+            return 0
+        m = i % (2 * (n - 1))
+        return m if m < n else 2 * (n - 1) - m
+    if mode == PaddingMode.SYMMETRIC:
+        m = i % (2 * n)
+        return m if m < n else 2 * n - 1 - m
+    raise ShapeError(f"padding mode {mode!r} has no source index (CONSTANT writes the value)")
+
+
+def _runs(positions: list[int], sources: list[int]) -> list[tuple[int, int, int, int]]:
+    """Split a position -> source map into runs (first position, count, first source, step)
+    with step -1, 0 or +1."""
+    runs: list[tuple[int, int, int, int]] = []
+    k = 0
+    while k < len(positions):
+        j = k + 1
+        step = 0
+        if j < len(positions) and positions[j] == positions[k] + 1 and abs(sources[j] - sources[k]) <= 1:
+            step = sources[j] - sources[k]
+            while (j < len(positions) and positions[j] == positions[j - 1] + 1
+                   and sources[j] - sources[j - 1] == step):
+                j += 1
+        runs.append((positions[k], j - k, sources[k], step))
+        k = j
+    return runs
+
+
+def _padding(op: PaddingOp, dst: np.ndarray, src: np.ndarray, value: np.generic,
+             threads: int | None) -> None:
+    """PADDING1: the interior in one strided copy, then the borders axis by axis (each axis over
+    the already padded extent of the axes before it and the interior of the ones after it)."""
+    rank = src.ndim
+    start, end = op.start_padding, op.end_padding
+    interior = tuple(slice(s, s + n) for s, n in zip(start, src.shape, strict=True))
+    strided_copy(dst[interior], src, threads=threads)
+    for axis in range(rank):
+        s, e, n = start[axis], end[axis], src.shape[axis]
+        if s == 0 and e == 0:
+            continue
+        region = dst[tuple(slice(None) if i < axis else interior[i] if i > axis else slice(None)
+                           for i in range(rank))]
+        moved = np.moveaxis(region, axis, 0)
+        if op.mode == PaddingMode.CONSTANT:
+            moved[:s] = value
+            moved[s + n:] = value
+            continue
+        positions = [*range(s), *range(s + n, s + n + e)]
+        sources = [s + source_index(op.mode, p - s, n) for p in positions]
+        runs = _runs(positions, sources)
+        if len(runs) > _MAX_PYTHON_RUNS:
+            moved[positions] = moved[sources]
+            continue
+        for first, count, source, step in runs:
+            if step == 0:
+                np.copyto(moved[first:first + count], moved[source:source + 1])
+            elif step == 1:
+                np.copyto(moved[first:first + count], moved[source:source + count])
+            else:
+                stop = source - count
+                np.copyto(moved[first:first + count], moved[source:stop if stop >= 0 else None:-1])
+
+
+# ---- operators of a case ----------------------------------------------------------------
+def operator_for(case: Case) -> IdentityOp | PaddingOp:
+    """The DirectML operator the DML EP builds for a case (descriptors as the EP builds them).
+
+    Transpose: identity over ``BufferTensorDesc(shape).transpose(perm)``, packed output.
+    Expand: identity over ``BufferTensorDesc(shape).broadcast_to(target_shape)``, packed output.
+    Pad: ``PaddingOp.from_onnx`` (right-aligned coercion to 4D, the constant in the tensor's type).
+    """
+    dtype = case.data_type
+    if case.op == "Transpose":
+        if not case.shape:
+            raise ShapeError("a rank-0 Transpose has no DirectML descriptor (rank 0 is rejected)")
+        source = BufferTensorDesc(dtype, case.shape).transpose(case.perm)
+        return IdentityOp(source, BufferTensorDesc(dtype, source.sizes))
+    if case.op == "Expand":
+        source = BufferTensorDesc(dtype, case.shape or (1,)).broadcast_to(case.target_shape or ())
+        return IdentityOp(source, BufferTensorDesc(dtype, source.sizes))
+    if case.op == "Pad":
+        return padding_for(BufferTensorDesc(dtype, case.shape or (1,)), case.pads or (),
+                           mode=case.mode, value_hex=case.pad_value_hex, axes=case.axes)
+    raise ShapeError(f"op {case.op!r} has no DirectML operator here; valid: Transpose, Expand, Pad")
+
+
+def padding_for(
+    input: BufferTensorDesc, pads: Any, *, mode: str | PaddingMode = "constant", value_hex: str = "",
+    axes: Any = None,
+) -> PaddingOp:
+    """``PaddingOp.from_onnx`` with the constant given as little-endian hex (any data type,
+    4-bit ones included: their constant is the low nibble of the first byte)."""
+    value = bytes.fromhex(value_hex) if value_hex else b""
+    if not _is_nibble(input.data_type):
+        return PaddingOp.from_onnx(input, pads, mode=mode, value=value if value else 0, axes=axes)  # type: ignore[arg-type]
+    proxy = PaddingOp.from_onnx(BufferTensorDesc(DataType.UINT8, input.sizes, input.strides), pads,
+                                mode=mode, axes=axes)  # type: ignore[arg-type]
+    coerced = BufferTensorDesc(input.data_type, proxy.input.sizes, proxy.input.strides)
+    output = BufferTensorDesc(input.data_type, proxy.output.sizes)
+    return PaddingOp(coerced, output, proxy.start_padding, proxy.end_padding, proxy.mode,
+                     bytes([value[0] & 0x0F]) if value else b"")

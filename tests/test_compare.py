@@ -1,0 +1,119 @@
+"""compare: bit for bit, NaN payloads and -0.0 included; shape and type differences reported."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ort_layouts._compare import Comparison, compare
+from ort_layouts._descriptor import BufferTensorDesc
+from ort_layouts._oracle import IdentityOp, execute, unpack
+
+
+def f32(*words: int) -> np.ndarray:
+    return np.array(words, dtype=np.uint32).view(np.float32)
+
+
+def test_equal_arrays_pass_and_are_truthy() -> None:
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    result = compare(a, a.copy())
+    assert result and result.passed
+    assert (result.element_count, result.mismatch_count, result.first_mismatch_index) == (24, 0, None)
+
+
+def test_identical_nan_payloads_pass() -> None:
+    a = f32(0x7FC00001, 0xFFA00000, 0x80000000)
+    assert compare(a, a.copy())
+
+
+def test_one_flipped_bit_in_a_nan_payload_is_caught() -> None:
+    expected = f32(0x3F800000, 0x7FC00001, 0xFFA00000)
+    actual = f32(0x3F800000, 0x7FC00003, 0xFFA00000)
+    result = compare(expected, actual)
+    assert not result
+    assert result.mismatch_count == 1
+    assert result.first_mismatch_index == (1,)
+    assert result.expected_hex == "0100c07f"  # 0x7fc00001 little-endian
+    assert result.actual_hex == "0300c07f"
+    assert result.expected_value == result.actual_value == "nan"
+
+
+def test_negative_zero_differs_from_zero() -> None:
+    result = compare(np.zeros((2, 2), np.float16), np.array([[0.0, 0.0], [-0.0, 0.0]], np.float16))
+    assert not result
+    assert result.first_mismatch_index == (1, 0)
+    assert (result.expected_hex, result.actual_hex) == ("0000", "0080")
+    assert (result.expected_value, result.actual_value) == ("0.0", "-0.0")
+
+
+def test_mismatch_statistics_and_first_index_in_c_order() -> None:
+    expected = np.arange(60, dtype=np.int64).reshape(3, 4, 5)
+    actual = expected.copy()
+    actual[2, 0, 1] = -1
+    actual[1, 3, 4] = 7
+    result = compare(expected, actual)
+    assert (result.mismatch_count, result.first_mismatch_index) == (2, (1, 3, 4))
+    assert result.expected_value == "39" and result.actual_value == "7"
+    assert result.expected_hex == "2700000000000000"
+    assert "2 of 60" in result.message
+
+
+@pytest.mark.parametrize("expected,actual,words", [
+    (np.zeros((2, 3), np.float32), np.zeros((3, 2), np.float32), "shape"),
+    (np.zeros(4, np.float32), np.zeros(4, np.int32), "element type"),
+    (np.zeros(4, np.float32), np.zeros(4, np.float64), "element type"),
+], ids=["shape", "float32-vs-int32", "float32-vs-float64"])
+def test_shape_or_type_difference_is_a_mismatch_with_a_message(
+        expected: np.ndarray, actual: np.ndarray, words: str) -> None:
+    result = compare(expected, actual)
+    assert isinstance(result, Comparison) and not result
+    assert words in result.message
+
+
+def test_bool_and_uint8_are_the_same_dml_type() -> None:
+    assert compare(np.array([1, 0], np.uint8), np.array([True, False]))
+    assert not compare(np.array([2, 0], np.uint8), np.array([True, False]))
+
+
+def test_non_contiguous_actual_is_compared_in_logical_order() -> None:
+    x = np.arange(12, dtype=np.uint16).reshape(3, 4)
+    assert compare(np.ascontiguousarray(x.T), x.T)
+    assert not compare(x.reshape(4, 3), x.T)
+
+
+def test_bytes_past_the_elements_are_never_compared() -> None:
+    # a uint8 [2,3] output with row pitch 4: bytes 3 and 7 belong to no element
+    desc = BufferTensorDesc("uint8", (2, 3), (4, 1))
+    op = IdentityOp(BufferTensorDesc("uint8", (2, 3)), desc)
+    x = np.arange(6, dtype=np.uint8).reshape(2, 3)
+    expected = unpack(desc, execute(op, x))
+    garbage = execute(op, x, out=np.full(8, 0xAB, dtype=np.uint8))
+    assert garbage[3] == 0xAB and garbage[7] == 0xAB
+    assert compare(expected, unpack(desc, garbage))
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(0, 63), st.integers(0, 31), st.sampled_from([np.float32, np.uint32, np.int32]))
+def test_property_any_single_bit_flip_is_caught(index: int, bit: int, dtype: type) -> None:
+    rng = np.random.default_rng(index)
+    expected = rng.integers(0, 2**32, size=64, dtype=np.uint32).view(dtype).reshape(4, 16)
+    actual = expected.copy()
+    actual.view(np.uint32).reshape(-1)[index] ^= np.uint32(1 << bit)
+    result = compare(expected, actual)
+    assert not result
+    assert result.mismatch_count == 1
+    assert result.first_mismatch_index == (index // 16, index % 16)
+
+
+def test_mismatch_past_the_first_chunk_and_in_the_odd_tail_bytes() -> None:
+    expected = np.arange(300_001, dtype=np.uint8)  # 300001 bytes: word chunks plus a 1-byte tail
+    actual = expected.copy()
+    actual[-1] ^= 1
+    assert compare(expected, expected.copy())
+    assert compare(expected, actual).first_mismatch_index == (300_000,)
+    big = np.arange(400_000, dtype=np.uint64)
+    other = big.copy()
+    other[350_000] += 1
+    assert compare(big, other).first_mismatch_index == (350_000,)

@@ -1,0 +1,125 @@
+"""diagnose: a deliberately wrong output (built with numpy) is caught by compare and named."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from ort_layouts._case import Case
+from ort_layouts._compare import compare
+from ort_layouts._diagnose import diagnose
+from ort_layouts._oracle import execute, operator_for, unpack
+
+RNG = np.random.default_rng(1234)
+X234 = RNG.permutation(24).astype(np.float32).reshape(2, 3, 4) + 0.5  # distinct values
+X2345 = RNG.permutation(120).astype(np.int32).reshape(2, 3, 4, 5)
+X34 = RNG.permutation(12).astype(np.float32).reshape(3, 4) + 0.25
+X44 = RNG.permutation(16).astype(np.uint16).reshape(4, 4) + 1
+SRC_3x1x4 = RNG.permutation(12).astype(np.float32).reshape(3, 1, 4) + 1
+SRC_3 = np.array([1.5, 2.5, 3.5], dtype=np.float32)
+VALUE = np.float32(2.5).tobytes().hex()
+
+
+def transposed(x: np.ndarray, perm: tuple[int, ...], out_shape: tuple[int, ...]) -> np.ndarray:
+    """The EP wrote x transposed by ``perm`` into the output buffer of shape ``out_shape``."""
+    return np.ascontiguousarray(np.transpose(x, perm)).reshape(out_shape)
+
+
+def padded(x: np.ndarray, widths: list[tuple[int, int]], out_shape: tuple[int, ...], mode: str,
+           value: float = 0.0) -> np.ndarray:
+    kw = {"constant_values": value} if mode == "constant" else {}
+    return np.ascontiguousarray(np.pad(x, widths, mode=mode, **kw)).reshape(out_shape)  # type: ignore[call-overload]
+
+
+WRONG: list[tuple[str, Case, np.ndarray, Callable[[], np.ndarray], list[str]]] = [
+    ("transpose-read-packed", Case("Transpose", "float32", (2, 3, 4), perm=(2, 0, 1)), X234,
+     lambda: X234.reshape(4, 2, 3), ["input read packed"]),
+    ("transpose-perm-inverted", Case("Transpose", "float32", (2, 3, 4), perm=(2, 0, 1)), X234,
+     lambda: transposed(X234, (1, 2, 0), (4, 2, 3)), ["perm [1, 2, 0]", "inverse", "applied twice"]),
+    ("transpose-perm-inverted-4d", Case("Transpose", "int32", (2, 3, 4, 5), perm=(0, 2, 3, 1)), X2345,
+     lambda: transposed(X2345, (0, 3, 1, 2), (2, 4, 5, 3)), ["perm [0, 3, 1, 2]", "inverse"]),
+    ("transpose-applied-twice", Case("Transpose", "int32", (2, 3, 4, 5), perm=(1, 0, 3, 2)), X2345,
+     lambda: X2345.reshape(3, 2, 5, 4), ["input read packed"]),  # an involution twice is a copy
+    ("transpose-applied-twice-4cycle", Case("Transpose", "int32", (2, 3, 4, 5), perm=(1, 2, 3, 0)), X2345,
+     lambda: transposed(X2345, (2, 3, 0, 1), (3, 4, 5, 2)), ["perm [1, 2, 3, 0] applied twice"]),
+    ("transpose-two-entries-swapped", Case("Transpose", "int32", (2, 3, 4, 5), perm=(0, 2, 3, 1)), X2345,
+     lambda: transposed(X2345, (0, 3, 2, 1), (2, 4, 5, 3)),
+     ["perm [0, 3, 2, 1]", "entries 1 and 2 of perm [0, 2, 3, 1] swapped"]),
+    ("transpose-other-perm", Case("Transpose", "float32", (2, 3, 4), perm=(1, 2, 0)), X234,
+     lambda: transposed(X234, (1, 0, 2), (3, 4, 2)), ["perm [1, 0, 2]"]),
+    ("expand-stride-not-zeroed", Case("Expand", "float32", (3, 1, 4), target_shape=(3, 5, 4)), SRC_3x1x4,
+     lambda: np.concatenate([SRC_3x1x4.reshape(-1), np.full(48, np.nan, np.float32)]).reshape(3, 5, 4),
+     ["packed strides", "not zeroed", "inside the input buffer"]),
+    ("expand-axis-not-zeroed", Case("Expand", "float32", (3, 1, 4), target_shape=(2, 3, 2, 4)), SRC_3x1x4,
+     lambda: np.stack([np.stack([SRC_3x1x4.reshape(-1)[4 * c + 4 * r: 4 * c + 4 * r + 4]
+                                 if 4 * c + 4 * r + 4 <= 12 else np.full(4, -1, np.float32)
+                                 for r in range(2)]) for c in range(3)])[None].repeat(2, axis=0),
+     ["broadcast axis 2 not zeroed (stride 4 instead of 0"]),
+    ("expand-aligned-left", Case("Expand", "float32", (3,), target_shape=(3, 3)), SRC_3,
+     lambda: np.broadcast_to(SRC_3[:, None], (3, 3)), ["aligned left [3, 1] instead of right [1, 3]"]),
+    ("pad-start-end-swapped", Case("Pad", "float32", (3, 4), pads=(1, 2, 3, 4), mode="reflect"), X34,
+     lambda: padded(X34, [(3, 1), (4, 2)], (7, 10), "reflect"), ["start and end padding swapped"]),
+    ("pad-reflect-as-symmetric", Case("Pad", "float32", (3, 4), pads=(1, 2, 3, 4), mode="reflect"), X34,
+     lambda: padded(X34, [(1, 3), (2, 4)], (7, 10), "symmetric"), ["mode SYMMETRIC instead of REFLECTION"]),
+    ("pad-reflect-as-edge", Case("Pad", "float32", (3, 4), pads=(1, 2, 3, 4), mode="reflect"), X34,
+     lambda: padded(X34, [(1, 3), (2, 4)], (7, 10), "edge"), ["mode EDGE"]),
+    ("pad-wrap-as-reflect", Case("Pad", "float32", (3, 4), pads=(2, 2, 2, 2), mode="wrap"), X34,
+     lambda: padded(X34, [(2, 2), (2, 2)], (7, 8), "reflect"), ["mode REFLECTION"]),
+    ("pad-edge-as-constant", Case("Pad", "float32", (3, 4), pads=(1, 1, 1, 1), mode="edge"), X34,
+     lambda: padded(X34, [(1, 1), (1, 1)], (5, 6), "constant"), ["mode CONSTANT"]),
+    ("pad-constant-value-lost", Case("Pad", "float32", (3, 4), pads=(1, 2, 3, 4), pad_value_hex=VALUE), X34,
+     lambda: padded(X34, [(1, 3), (2, 4)], (7, 10), "constant"), ["constant value lost", "0x00002040"]),
+    ("pad-interleaved", Case("Pad", "uint16", (4, 4), pads=(0, 2, 3, 0), mode="edge"), X44,
+     lambda: padded(X44, [(0, 2), (3, 0)], (7, 6), "edge"), ["read interleaved"]),
+    ("pad-wrong-axes", Case("Pad", "uint16", (4, 4), pads=(1, 0, 2, 0), mode="wrap"), X44,
+     lambda: padded(X44, [(0, 0), (1, 2)], (7, 4), "wrap"), ["wrong axes", "0->1"]),
+]
+
+
+@pytest.mark.parametrize("case,x,make_actual,words", [w[1:] for w in WRONG], ids=[w[0] for w in WRONG])
+def test_wrong_result_is_caught_and_named(case: Case, x: np.ndarray, make_actual: Callable[[], np.ndarray],
+                                          words: list[str]) -> None:
+    op = operator_for(case)
+    expected = unpack(op.output, execute(op, x)).reshape(make_actual().shape)
+    actual = make_actual()
+    assert not compare(expected, actual)
+    text = diagnose(case, x, actual)
+    assert text.startswith("output matches ")
+    for word in words:
+        assert word in text, text
+    assert "\n" not in text
+
+
+def test_pad_left_aligned_coercion_is_named() -> None:
+    # [2, 2, 3] is coerced to [1, 2, 2, 3]; axis 1's pads belong on DML axis 2. Placed
+    # left-aligned they land on DML axis 1 (ONNX axis 0), which has the same size here, so the
+    # element count agrees and only the order tells.
+    x = np.arange(12, dtype=np.int8).reshape(2, 2, 3)
+    case = Case("Pad", "int8", (2, 2, 3), pads=(0, 1, 0, 0, 0, 0), mode="edge")
+    actual = np.ascontiguousarray(np.pad(x, [(1, 0), (0, 0), (0, 0)], mode="edge")).reshape(2, 3, 3)
+    assert not compare(np.pad(x, [(0, 0), (1, 0), (0, 0)], mode="edge"), actual)
+    assert "left-aligned" in diagnose(case, x, actual)
+
+
+def test_int64_emulation_high_words_lost_is_named() -> None:
+    x = np.array([[-1, 2], [3, -(2**40)]], dtype=np.int64)
+    case = Case("Transpose", "int64", (2, 2), perm=(1, 0))
+    actual = (x.T.copy().view(np.uint64) & np.uint64(0xFFFFFFFF)).view(np.int64)
+    assert actual[0, 0] == 0x00000000FFFFFFFF  # ORT PR 6816: -1 became 0x00000000FFFFFFFF
+    assert not compare(x.T.copy(), actual)
+    assert "UINT32 low words" in diagnose(case, x, actual)
+
+
+def test_nothing_written_is_named() -> None:
+    case = Case("Transpose", "float32", (2, 3, 4), perm=(2, 0, 1))
+    assert "all zeros" in diagnose(case, X234, np.zeros((4, 2, 3), np.float32))
+
+
+def test_right_or_unexplained_output_gives_empty_string() -> None:
+    case = Case("Transpose", "float32", (2, 3, 4), perm=(2, 0, 1))
+    assert diagnose(case, X234, np.transpose(X234, (2, 0, 1))) == ""
+    noise = np.random.default_rng(5).random((4, 2, 3), dtype=np.float32)
+    assert diagnose(case, X234, noise) == ""
+    assert diagnose(case, X234, np.zeros((4, 2, 3), np.float64)) == ""
