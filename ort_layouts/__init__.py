@@ -5,10 +5,14 @@ Descriptors
     calc_buffer_tensor_size, calculate_strides
 Reference execution and comparison
     IdentityOp, execute, pack, unpack, Comparison, compare, diagnose
+Validation engine
+    Case, CaseResult, Status, standard_suite, run_cases, build_model, list_providers,
+    default_provider, resolve_provider, ProviderConfig, make_session, onnx_node_tests
 Errors
     OrtLayoutsError and its leaves (each also a ValueError / LookupError / RuntimeError)
 """
 
+from ._case import Case
 from ._compare import Comparison, compare
 from ._descriptor import (
     MAX_DIMENSION_COUNT,
@@ -29,11 +33,25 @@ from ._errors import (
     ReportError,
     ShapeError,
 )
+from ._graphs import build_model, default_ir_version, default_opset
 from ._layout import NAMED_LAYOUTS, calculate_strides
+from ._onnx_node_tests import NodeTest, onnx_node_tests
 from ._oracle import IdentityOp, execute, pack, unpack
 from ._padding import PaddingMode, PaddingOp
+from ._providers import (
+    DeviceInfo,
+    ProviderConfig,
+    ProviderInfo,
+    default_provider,
+    list_providers,
+    make_session,
+    resolve_provider,
+)
 from ._render import render_svg, render_text
+from ._result import CaseResult, Status
+from ._runner import run_cases
 from ._size import calc_buffer_tensor_size
+from ._suite import dml_operator, expected_output, make_input, reference_output, standard_suite
 
 __version__ = "0.1.0"
 
@@ -61,6 +79,28 @@ __all__ = [
     "execute",
     "pack",
     "unpack",
+    # validation engine
+    "Case",
+    "CaseResult",
+    "DeviceInfo",
+    "NodeTest",
+    "ProviderConfig",
+    "ProviderInfo",
+    "Status",
+    "build_model",
+    "default_ir_version",
+    "default_opset",
+    "default_provider",
+    "dml_operator",
+    "expected_output",
+    "list_providers",
+    "make_input",
+    "make_session",
+    "onnx_node_tests",
+    "reference_output",
+    "resolve_provider",
+    "run_cases",
+    "standard_suite",
     # errors
     "DataTypeError",
     "DescriptorError",

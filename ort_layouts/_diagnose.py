@@ -104,6 +104,10 @@ def diagnose(case: Case, input_array: np.ndarray, actual: np.ndarray) -> str:
         return ""
     if expected.size == act_bits.size and bits_equal(expected, act_bits):
         return ""
+    if expected.size == act_bits.size and ctx.dtype.is_float:
+        nan_story = _nan_rewrite(ctx.dtype, expected, act_bits)
+        if nan_story:
+            return nan_story
     for name, make in _candidates(ctx, expected):
         try:
             result = make()
@@ -113,6 +117,32 @@ def diagnose(case: Case, input_array: np.ndarray, actual: np.ndarray) -> str:
         if verdict is not None:
             return f"output matches {name}{verdict}"
     return ""
+
+
+_QUIET_BIT = {DataType.FLOAT16: 1 << 9, DataType.FLOAT32: 1 << 22, DataType.FLOAT64: 1 << 51}
+_EXPONENT = {DataType.FLOAT16: 0x7C00, DataType.FLOAT32: 0x7F800000, DataType.FLOAT64: 0x7FF << 52}
+_MANTISSA = {DataType.FLOAT16: 0x03FF, DataType.FLOAT32: 0x007FFFFF, DataType.FLOAT64: (1 << 52) - 1}
+
+
+def _nan_rewrite(dtype: DataType, expected: np.ndarray, actual: np.ndarray) -> str:
+    """Name a mismatch where only NaN elements differ: quieted or replaced payloads."""
+    differ = expected != actual
+    exp, act = expected[differ], actual[differ]
+    exponent = exp.dtype.type(_EXPONENT[dtype])
+    mantissa = exp.dtype.type(_MANTISSA[dtype])
+
+    def is_nan(bits: np.ndarray) -> np.ndarray:
+        return ((bits & exponent) == exponent) & ((bits & mantissa) != 0)
+
+    if not (is_nan(exp).all() and is_nan(act).all()):
+        return ""
+    quiet = exp.dtype.type(_QUIET_BIT[dtype])
+    count = int(differ.sum())
+    if ((exp | quiet) == act).all():
+        return (f"output matches the input with signalling NaNs quieted ({count} element(s) gained the "
+                f"quiet bit 0x{int(quiet):x}): the values went through a float conversion, not a bit copy")
+    return (f"output matches the input with NaN payloads replaced ({count} NaN element(s) changed their "
+            "payload bits): the values went through a float conversion, not a bit copy")
 
 
 def _matches(result: _Result, actual: np.ndarray, expected: np.ndarray) -> str | None:

@@ -35,6 +35,8 @@ class CaseResult:
         output_offset: buffer offset (elements) of that index in the output.
         expected_hex / actual_hex: the raw bits of the first mismatching element.
         diagnosis: what the EP did, in layout terms, when an alternative descriptor explains it.
+        known_issue: for a mismatch that a known EP deviation explains (its diagnosis proves the
+            signature), that deviation's description; "" otherwise.
         message: the error or unsupported reason.
         descriptors: {"operator": ..., "input": desc dict, "output": desc dict, ...}.
         seconds: wall time attributed to the case.
@@ -53,6 +55,7 @@ class CaseResult:
     expected_hex: str = ""
     actual_hex: str = ""
     diagnosis: str = ""
+    known_issue: str = ""
     message: str = ""
     descriptors: dict[str, Any] = dataclasses.field(default_factory=dict)
     seconds: float = 0.0
@@ -63,6 +66,11 @@ class CaseResult:
     @property
     def passed(self) -> bool:
         return self.status is Status.PASS
+
+    @property
+    def failed(self) -> bool:
+        """A mismatch or error that no known issue explains."""
+        return self.status is Status.ERROR or (self.status is Status.MISMATCH and not self.known_issue)
 
     def to_dict(self) -> dict[str, Any]:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}

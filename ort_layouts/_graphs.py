@@ -1,0 +1,220 @@
+"""ONNX graphs that exercise the layout operators: one graph holds many cases.
+
+Case ``i`` of a model has the data input ``x{i}`` (a graph input, so constant folding cannot
+remove the node), the output ``y{i}``, and one node named ``n{i}_{op}``. Shapes, pads, pad
+values and axes are initializers named ``shape{i}``, ``pads{i}``, ``value{i}`` and ``axes{i}``
+(the DML EP reads them on the CPU).
+
+The IR version and opset default to what the installed ONNX Runtime accepts: a table by
+ONNX Runtime version gives the starting point and a probe (creating a tiny CPU session)
+confirms it, stepping down until the runtime loads the model.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from ._case import Case
+from ._errors import ModelError
+from ._padding import split_onnx_pads
+
+__all__ = [
+    "build_model",
+    "default_ir_version",
+    "default_opset",
+    "output_shape",
+]
+
+# Newest IR version / ai.onnx opset each ONNX Runtime release loads (from its release notes and
+# its model loader). Releases not listed use the nearest older entry; the probe has the last word.
+_ORT_LIMITS: tuple[tuple[tuple[int, int], int, int], ...] = (
+    ((1, 14), 9, 18),
+    ((1, 15), 9, 19),
+    ((1, 17), 9, 20),
+    ((1, 18), 10, 21),
+    ((1, 20), 10, 21),
+    ((1, 21), 10, 22),
+    ((1, 22), 11, 22),
+    ((1, 23), 11, 23),
+    ((1, 24), 11, 24),
+    ((1, 26), 12, 25),
+    ((1, 30), 13, 26),
+)
+
+# Lowest opset at which each operator / feature exists.
+MIN_OPSET = {"Transpose": 1, "Expand": 8, "Pad": 2}
+PAD_INPUTS_OPSET = 11  # pads and constant_value become inputs
+PAD_AXES_OPSET = 18  # the axes input
+PAD_WRAP_OPSET = 19  # mode "wrap"
+
+
+def _ort_version() -> tuple[int, int]:
+    import onnxruntime as ort
+
+    parts = ort.__version__.split(".")
+    try:
+        return int(parts[0]), int(parts[1])
+    except (IndexError, ValueError):  # a development build: trust the probe alone
+        return (99, 0)
+
+
+def _table_limits() -> tuple[int, int]:
+    version = _ort_version()
+    ir, opset = _ORT_LIMITS[0][1], _ORT_LIMITS[0][2]
+    for release, release_ir, release_opset in _ORT_LIMITS:
+        if release <= version:
+            ir, opset = release_ir, release_opset
+    if version > _ORT_LIMITS[-1][0]:  # newer than the table: let the probe look a little higher
+        opset += 2
+        ir += 1
+    return ir, opset
+
+
+def _loads(ir_version: int, opset: int) -> bool:
+    """Whether the installed ONNX Runtime creates a CPU session for a tiny model."""
+    import onnxruntime as ort
+
+    graph = helper.make_graph(
+        [helper.make_node("Transpose", ["x"], ["y"], name="probe")], "probe",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 1])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                              ir_version=ir_version)
+    options = ort.SessionOptions()
+    options.log_severity_level = 4
+    try:
+        ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    except Exception:  # any load failure means "not this version"
+        return False
+    return True
+
+
+@functools.cache
+def default_ir_version() -> int:
+    """The newest IR version that both onnx writes and the installed ONNX Runtime loads."""
+    ir, _ = _table_limits()
+    ir = min(ir, onnx.IR_VERSION)
+    for candidate in range(ir, 6, -1):
+        if _loads(candidate, 13):
+            return candidate
+    raise ModelError(f"the installed onnxruntime loads no IR version between 7 and {ir}")
+
+
+@functools.cache
+def default_opset() -> int:
+    """The newest ai.onnx opset that both onnx knows and the installed ONNX Runtime loads."""
+    _, opset = _table_limits()
+    opset = min(opset, onnx.defs.onnx_opset_version())
+    ir = default_ir_version()
+    for candidate in range(opset, 12, -1):
+        if _loads(ir, candidate):
+            return candidate
+    raise ModelError(f"the installed onnxruntime loads no opset between 13 and {opset}")
+
+
+def output_shape(case: Case) -> tuple[int, ...]:
+    """The ONNX output shape of a case (negative pads crop)."""
+    if case.op == "Transpose":
+        perm = case.perm if case.perm is not None else tuple(range(case.rank - 1, -1, -1))
+        return tuple(case.shape[a] for a in perm)
+    if case.op == "Expand":
+        target = case.target_shape or ()
+        rank = max(len(target), case.rank)
+        src = (1,) * (rank - case.rank) + case.shape
+        tgt = (1,) * (rank - len(target)) + target
+        return tuple(b if a == 1 else a for a, b in zip(src, tgt, strict=True))
+    begins, ends = split_onnx_pads(case.pads or (), case.rank, case.axes)
+    return tuple(n + b + e for n, b, e in zip(case.shape, begins, ends, strict=True))
+
+
+def _pad_value(case: Case) -> np.ndarray | None:
+    if not case.pad_value_hex:
+        return None
+    dtype = case.data_type.to_numpy().newbyteorder("<")
+    raw = bytes.fromhex(case.pad_value_hex)
+    if len(raw) != dtype.itemsize:
+        raise ModelError(f"case {case.id}: pad value {case.pad_value_hex!r} is {len(raw)} bytes; "
+                         f"{case.data_type.name} needs {dtype.itemsize}")
+    return np.frombuffer(raw, dtype=dtype).astype(dtype.newbyteorder("="))[0:1].reshape(())
+
+
+def _add_case(i: int, case: Case, opset: int, nodes: list[onnx.NodeProto],
+              inits: list[onnx.TensorProto]) -> None:
+    x, y, name = f"x{i}", f"y{i}", f"n{i}_{case.op}"
+    if opset < MIN_OPSET[case.op]:
+        raise ModelError(f"case {case.id}: {case.op} needs opset >= {MIN_OPSET[case.op]}, got {opset}")
+    if case.op == "Transpose":
+        attrs = {} if case.perm is None else {"perm": list(case.perm)}
+        nodes.append(helper.make_node("Transpose", [x], [y], name=name, doc_string=case.id, **attrs))
+        return
+    if case.op == "Expand":
+        inits.append(numpy_helper.from_array(np.array(case.target_shape, dtype=np.int64), f"shape{i}"))
+        nodes.append(helper.make_node("Expand", [x, f"shape{i}"], [y], name=name, doc_string=case.id))
+        return
+    # Pad
+    if case.mode == "wrap" and opset < PAD_WRAP_OPSET:
+        raise ModelError(f"case {case.id}: Pad mode 'wrap' needs opset >= {PAD_WRAP_OPSET}, got {opset}")
+    if case.axes is not None and opset < PAD_AXES_OPSET:
+        raise ModelError(f"case {case.id}: the Pad axes input needs opset >= {PAD_AXES_OPSET}, got {opset}")
+    value = _pad_value(case)
+    pads = [int(p) for p in case.pads or ()]
+    if opset < PAD_INPUTS_OPSET:
+        attrs: dict[str, object] = {"mode": case.mode, "pads": pads}
+        if value is not None:
+            attrs["value"] = float(value)
+        nodes.append(helper.make_node("Pad", [x], [y], name=name, doc_string=case.id, **attrs))
+        return
+    inputs = [x, f"pads{i}"]
+    inits.append(numpy_helper.from_array(np.array(pads, dtype=np.int64), f"pads{i}"))
+    if value is not None:
+        inits.append(numpy_helper.from_array(value, f"value{i}"))
+        inputs.append(f"value{i}")
+    if case.axes is not None:
+        if value is None:
+            inputs.append("")
+        inits.append(numpy_helper.from_array(np.array(case.axes, dtype=np.int64), f"axes{i}"))
+        inputs.append(f"axes{i}")
+    nodes.append(helper.make_node("Pad", inputs, [y], name=name, doc_string=case.id, mode=case.mode))
+
+
+def build_model(
+    cases: Sequence[Case], *, opset: int | None = None, ir_version: int | None = None,
+) -> onnx.ModelProto:
+    """One ONNX model holding every case: input ``x{i}``, output ``y{i}``, node ``n{i}_{op}``.
+
+    Args:
+        cases: the cases; all must share one opset (``case.opset`` None means the default).
+        opset: the ai.onnx opset; default: the cases' own, else :func:`default_opset`.
+        ir_version: default :func:`default_ir_version`.
+
+    Raises:
+        ModelError: no cases, cases that ask for different opsets, or an operator / Pad feature
+            the opset does not have (Expand < 8, Pad axes < 18, wrap < 19).
+    """
+    if not cases:
+        raise ModelError("build_model needs at least one case")
+    asked = sorted({c.opset for c in cases if c.opset is not None})
+    if opset is None:
+        if len(asked) > 1:
+            raise ModelError(f"cases ask for different opsets {asked}; one model has one opset")
+        opset = asked[0] if asked else default_opset()
+    elif asked and asked != [opset]:
+        raise ModelError(f"cases ask for opsets {asked} but the model is built with opset {opset}")
+    nodes: list[onnx.NodeProto] = []
+    inits: list[onnx.TensorProto] = []
+    inputs, outputs = [], []
+    for i, case in enumerate(cases):
+        elem = case.data_type.to_onnx()
+        _add_case(i, case, opset, nodes, inits)
+        inputs.append(helper.make_tensor_value_info(f"x{i}", elem, list(case.shape)))
+        outputs.append(helper.make_tensor_value_info(f"y{i}", elem, list(output_shape(case))))
+    graph = helper.make_graph(nodes, "ort_layouts", inputs, outputs, inits)
+    return helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", opset)],
+        ir_version=default_ir_version() if ir_version is None else ir_version,
+        producer_name="ort_layouts")

@@ -1,0 +1,130 @@
+"""Graph builders: naming contract, initializers, opsets, and results checked against numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+
+from ort_layouts._case import Case
+from ort_layouts._errors import ModelError
+from ort_layouts._graphs import build_model, default_ir_version, default_opset, output_shape
+
+
+def _run(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return sess.run(None, feeds)
+
+
+def test_default_ir_version_loads_and_next_does_not() -> None:
+    ir = default_ir_version()
+    assert 7 <= ir <= onnx.IR_VERSION
+    case = Case("Transpose", "float32", (2, 3))
+    _run(build_model([case]), {"x0": np.zeros((2, 3), np.float32)})  # loads
+    if ir < onnx.IR_VERSION:  # the next IR version is refused, or the probe would have taken it
+        with pytest.raises(Exception, match=r"(?i)ir|version"):
+            _run(build_model([case], ir_version=ir + 1), {"x0": np.zeros((2, 3), np.float32)})
+
+
+def test_default_opset_is_known_to_onnx_and_loads() -> None:
+    opset = default_opset()
+    assert 13 <= opset <= onnx.defs.onnx_opset_version()
+    model = build_model([Case("Pad", "float32", (2, 3), pads=(1, 1, 1, 1), mode="wrap")])
+    assert model.opset_import[0].version == opset
+
+
+def test_naming_contract_and_initializers() -> None:
+    cases = [Case("Transpose", "float16", (2, 3, 4), perm=(2, 0, 1)),
+             Case("Expand", "int64", (3, 1), target_shape=(2, 3, 4)),
+             Case("Pad", "uint8", (3, 4), pads=(1, 0, 0, 2), mode="constant", pad_value_hex="07",
+                  axes=(0, 1))]
+    model = build_model(cases)
+    g = model.graph
+    assert [i.name for i in g.input] == ["x0", "x1", "x2"]
+    assert [o.name for o in g.output] == ["y0", "y1", "y2"]
+    assert [n.name for n in g.node] == ["n0_Transpose", "n1_Expand", "n2_Pad"]
+    inits = {t.name for t in g.initializer}
+    assert inits == {"shape1", "pads2", "value2", "axes2"}
+    assert not {"x0", "x1", "x2"} & inits  # data is never an initializer
+    assert list(g.node[2].input) == ["x2", "pads2", "value2", "axes2"]
+    onnx.checker.check_model(model)
+
+
+def test_default_perm_has_no_attribute() -> None:
+    model = build_model([Case("Transpose", "float32", (2, 3, 4))])
+    assert not model.graph.node[0].attribute
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    (y,) = _run(model, {"x0": x})
+    assert np.array_equal(y, x.transpose())
+
+
+def test_many_cases_one_model_match_numpy() -> None:
+    rng = np.random.default_rng(1)
+    x0 = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    x1 = rng.integers(-100, 100, (3, 1)).astype(np.int8)
+    x2 = rng.standard_normal((3, 4))
+    x3 = rng.integers(0, 2**63, (2, 5), dtype=np.int64)
+    cases = [Case("Transpose", "float32", (2, 3, 4), perm=(1, 2, 0)),
+             Case("Expand", "int8", (3, 1), target_shape=(2, 1, 5)),
+             Case("Pad", "float64", (3, 4), pads=(1, 2, 2, 1), mode="reflect"),
+             Case("Pad", "int64", (2, 5), pads=(3, 11), mode="wrap", axes=(-1,))]
+    y0, y1, y2, y3 = _run(build_model(cases), {"x0": x0, "x1": x1, "x2": x2, "x3": x3})
+    assert np.array_equal(y0, np.transpose(x0, (1, 2, 0)))
+    assert np.array_equal(y1, np.broadcast_to(x1, (2, 3, 5)))
+    assert np.array_equal(y2, np.pad(x2, ((1, 2), (2, 1)), mode="reflect"))
+    assert np.array_equal(y3, np.pad(x3, ((0, 0), (3, 11)), mode="wrap"))
+
+
+def test_pad_constant_value_bits() -> None:
+    nan = np.array([0x7FC0ABCD], np.uint32).view(np.float32)
+    case = Case("Pad", "float32", (2,), pads=(1, 1), pad_value_hex=nan.astype("<f4").tobytes().hex())
+    (y,) = _run(build_model([case]), {"x0": np.array([1, 2], np.float32)})
+    assert y.view(np.uint32).tolist() == [0x7FC0ABCD, 0x3F800000, 0x40000000, 0x7FC0ABCD]
+
+
+@pytest.mark.parametrize(("opset", "kind"),
+                         [(10, "attributes"), (11, "inputs"), (13, "inputs"), (18, "inputs")],
+                         ids=["op10-attrs", "op11", "op13", "op18"])
+def test_pad_opsets(opset: int, kind: str) -> None:
+    value = np.float32(-3).astype("<f4").tobytes().hex()
+    case = Case("Pad", "float32", (3, 4), pads=(1, 2, 2, 1), pad_value_hex=value, opset=opset)
+    model = build_model([case])
+    node = model.graph.node[0]
+    attrs = {a.name for a in node.attribute}
+    if kind == "attributes":
+        assert list(node.input) == ["x0"] and {"pads", "value", "mode"} <= attrs
+    else:
+        assert list(node.input) == ["x0", "pads0", "value0"] and attrs == {"mode"}
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    (y,) = _run(model, {"x0": x})
+    assert np.array_equal(y, np.pad(x, ((1, 2), (2, 1)), constant_values=-3))
+
+
+@pytest.mark.parametrize(("case", "match"), [
+    (Case("Pad", "float32", (3,), pads=(1, 1), mode="wrap", opset=18), "wrap"),
+    (Case("Pad", "float32", (3,), pads=(1, 1), axes=(0,), opset=17), "axes"),
+    (Case("Expand", "float32", (3,), target_shape=(2, 3), opset=7), "Expand"),
+], ids=["wrap-op18", "axes-op17", "expand-op7"])
+def test_opset_features_rejected(case: Case, match: str) -> None:
+    with pytest.raises(ModelError, match=match):
+        build_model([case])
+
+
+def test_mixed_opsets_rejected() -> None:
+    with pytest.raises(ModelError, match="different opsets"):
+        build_model([Case("Transpose", "float32", (2,), opset=13),
+                     Case("Transpose", "float32", (2,), opset=18)])
+    with pytest.raises(ModelError, match="at least one"):
+        build_model([])
+
+
+@pytest.mark.parametrize(("case", "shape"), [
+    (Case("Transpose", "float32", (2, 3, 4), perm=(2, 0, 1)), (4, 2, 3)),
+    (Case("Expand", "float32", (3, 1, 5), target_shape=(4, 1)), (3, 4, 5)),
+    (Case("Pad", "float32", (3, 4), pads=(-1, 2, 0, -3)), (2, 3)),
+], ids=["transpose", "expand-multidirectional", "pad-negative"])
+def test_output_shape(case: Case, shape: tuple[int, ...]) -> None:
+    assert output_shape(case) == shape

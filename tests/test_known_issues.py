@@ -1,0 +1,69 @@
+"""The known-issue table waives a mismatch only when the diagnosis proves its signature."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ort_layouts import Case, CaseResult, Status, diagnose
+from ort_layouts._known_issues import known_issue_for
+
+PAD16 = Case("Pad", "float16", (4,), pads=(1, 1), mode="edge", values="special")
+
+
+def _quieted(case: Case) -> tuple[np.ndarray, np.ndarray]:
+    """An input with signalling NaNs and the output a float round trip would give."""
+    x = np.array([0x7C01, 0x3C00, 0xFC02, 0x7E05], dtype=np.uint16).view(np.float16)
+    expected = np.pad(x.view(np.uint16), (1, 1), mode="edge")
+    snan = ((expected & 0x7C00) == 0x7C00) & ((expected & 0x03FF) != 0) & ((expected & 0x0200) == 0)
+    return x, np.where(snan, expected | 0x0200, expected).astype(np.uint16).view(np.float16)
+
+
+def test_diagnosis_names_quieted_nans() -> None:
+    x, actual = _quieted(PAD16)
+    text = diagnose(PAD16, x, actual)
+    assert text.startswith("output matches the input with signalling NaNs quieted"), text
+    # edge-padded [7C01, 7C01, 3C00, FC02, 7E05, 7E05]: 7C01 twice and FC02 are signalling
+    assert "(3 element(s) gained the quiet bit 0x200)" in text
+
+
+def test_diagnosis_names_replaced_payloads() -> None:
+    x = np.array([0x7C01, 0x3C00, 0x3C00, 0x3C00], dtype=np.uint16).view(np.float16)
+    expected = np.pad(x.view(np.uint16), (1, 1), mode="edge")
+    actual = np.where(expected == 0x7C01, 0x7E00, expected).astype(np.uint16).view(np.float16)
+    assert diagnose(PAD16, x, actual).startswith("output matches the input with NaN payloads replaced")
+
+
+def test_infinity_turned_nan_is_not_a_nan_rewrite() -> None:
+    x = np.array([0x7C00, 0x3C00, 0x3C00, 0x3C00], dtype=np.uint16).view(np.float16)  # +inf
+    expected = np.pad(x.view(np.uint16), (1, 1), mode="edge")
+    actual = np.where(expected == 0x7C00, 0x7E00, expected).astype(np.uint16).view(np.float16)
+    assert "NaN" not in diagnose(PAD16, x, actual)
+
+
+def _result(provider: str, case: Case, diagnosis: str) -> CaseResult:
+    return CaseResult(case, Status.MISMATCH, provider, mismatch_count=1, diagnosis=diagnosis)
+
+
+@pytest.mark.parametrize(("provider", "case", "diagnosis", "known"), [
+    ("CPUExecutionProvider", PAD16, "output matches the input with signalling NaNs quieted (1 ...)", True),
+    ("CPUExecutionProvider", PAD16, "output matches start and end padding swapped", False),
+    ("CPUExecutionProvider", PAD16, "", False),
+    ("WebGpuExecutionProvider", PAD16, "output matches the input with signalling NaNs quieted (1)", False),
+    ("CPUExecutionProvider", Case("Transpose", "float16", (2, 3), values="special"),
+     "output matches the input with signalling NaNs quieted (1)", False),
+    ("CPUExecutionProvider", Case("Pad", "float32", (4,), pads=(1, 1)),
+     "output matches the input with signalling NaNs quieted (1)", False),
+], ids=["signature", "other-diagnosis", "unexplained", "other-provider", "other-op", "other-dtype"])
+def test_known_issue_needs_provider_op_type_and_signature(
+        provider: str, case: Case, diagnosis: str, known: bool) -> None:
+    result = _result(provider, case, diagnosis)
+    assert bool(known_issue_for(result)) is known
+    assert result.failed  # the field is set by the runner; a bare mismatch fails
+
+
+def test_labelled_mismatch_does_not_fail() -> None:
+    import dataclasses
+    r = _result("CPUExecutionProvider", PAD16, "output matches the input with signalling NaNs quieted")
+    labelled = dataclasses.replace(r, known_issue=known_issue_for(r))
+    assert labelled.status is Status.MISMATCH and not labelled and not labelled.failed

@@ -1,0 +1,170 @@
+"""Execution providers: discovery, names, options, and session configuration (DML by mocks)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+
+from ort_layouts import _providers as P
+from ort_layouts._case import Case
+from ort_layouts._errors import ProviderError
+from ort_layouts._graphs import build_model
+
+
+def test_cpu_is_listed_and_available() -> None:
+    infos = {p.name: p for p in P.list_providers()}
+    assert infos["CPUExecutionProvider"].available
+    assert infos["CPUExecutionProvider"].short_name == "cpu"
+    assert not infos["CPUExecutionProvider"].is_gpu
+    assert infos["DmlExecutionProvider"].is_gpu
+
+
+@pytest.mark.parametrize("alias", ["cpu", "CPU", "CPUExecutionProvider", "cpuexecutionprovider"])
+def test_resolve_aliases(alias: str) -> None:
+    assert P.resolve_provider(alias) == "CPUExecutionProvider"
+
+
+def test_unknown_provider_lists_choices() -> None:
+    with pytest.raises(ProviderError, match=r"'Dmll' is unknown.*available here: \[.*CPUExecutionProvider"):
+        P.resolve_provider("Dmll")
+
+
+@pytest.mark.skipif("DmlExecutionProvider" in ort.get_available_providers(), reason="DML is present")
+def test_unavailable_dml_names_what_is_available() -> None:
+    with pytest.raises(ProviderError, match=r"'DmlExecutionProvider' is not available.*available: \[.*CPU"):
+        P.resolve_provider("dml")
+
+
+def test_auto_is_cpu_without_gpu_eps(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ort, "get_available_providers", lambda: ["CPUExecutionProvider"])
+    monkeypatch.setattr(P, "_ep_devices", lambda name: [])
+    assert P.default_provider() == "CPUExecutionProvider"
+    assert P.resolve_provider("auto") == "CPUExecutionProvider"
+
+
+@pytest.mark.parametrize(("available", "expected"), [
+    (["DmlExecutionProvider", "CUDAExecutionProvider", "CPUExecutionProvider"], "DmlExecutionProvider"),
+    (["CUDAExecutionProvider", "CPUExecutionProvider"], "CUDAExecutionProvider"),
+], ids=["dml-first", "cuda"])
+def test_default_provider_prefers_dml_then_gpu(monkeypatch: pytest.MonkeyPatch, available: list[str],
+                                              expected: str) -> None:
+    monkeypatch.setattr(ort, "get_available_providers", lambda: available)
+    monkeypatch.setattr(P, "_ep_devices", lambda name: [])
+    assert P.default_provider() == expected
+
+
+@pytest.mark.parametrize(("options", "match"), [
+    ({"performance_preference": "fast"}, r"'fast' is not valid; valid: \['default', 'high_performance', "),
+    ({"device_filter": "cpu"}, r"valid: \['gpu', 'npu', 'any'\]"),
+    ({"disable_metacommands": "yes"}, r"valid: \['true', 'false'\]"),
+    ({"enable_dynamic_graph_fusion": "1"}, r"does not exist; valid: \['device_filter', 'device_id', "),
+    ({"device_id": "1"}, "given twice"),
+], ids=["preference", "filter", "metacommands", "unknown-key", "device-id-twice"])
+def test_dml_option_validation(options: dict[str, str], match: str) -> None:
+    with pytest.raises(P.ProviderOptionError, match=match) as info:
+        P.ProviderConfig(P.DML, options=options)
+    assert isinstance(info.value, ValueError) and isinstance(info.value, ProviderError)
+
+
+def test_dml_options_normalised() -> None:
+    config = P.ProviderConfig(P.DML, device_id=1, options={"disable_metacommands": True,
+                                                             "performance_preference": "minimum_power"})
+    assert config.provider_options() == {"device_id": 1, "disable_metacommands": "true",
+                                         "performance_preference": "minimum_power"}
+    with pytest.raises(P.ProviderOptionError, match="device_id"):
+        P.ProviderConfig(P.DML, device_id=-1)
+
+
+class _FakeSession:
+    calls: ClassVar[list[dict[str, Any]]] = []
+
+    def __init__(self, data: bytes, sess_options: Any = None, providers: Any = None) -> None:
+        _FakeSession.calls.append({"data": data, "so": sess_options, "providers": providers})
+
+
+def test_dml_session_configuration(monkeypatch: pytest.MonkeyPatch) -> None:
+    model = build_model([Case("Transpose", "float32", (2, 3))])  # probes the runtime before the mock
+    _FakeSession.calls.clear()
+    monkeypatch.setattr(ort, "InferenceSession", _FakeSession)
+    config = P.ProviderConfig(P.DML, device_id=0, options={"performance_preference": "high_performance"})
+    P.make_session(model, config)
+    call = _FakeSession.calls[-1]
+    assert call["providers"] == [("DmlExecutionProvider",
+                                  {"device_id": 0, "performance_preference": "high_performance"})]
+    so = call["so"]
+    assert so.get_session_config_entry("ep.dml.disable_graph_fusion") == "1"
+    assert so.get_session_config_entry("session.disable_cpu_ep_fallback") == "1"
+    assert so.enable_mem_pattern is False
+    assert so.execution_mode == ort.ExecutionMode.ORT_SEQUENTIAL
+    assert so.graph_optimization_level == ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+
+
+def test_optimize_turns_optimizations_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    model = build_model([Case("Transpose", "float32", (2, 3))])
+    _FakeSession.calls.clear()
+    monkeypatch.setattr(ort, "InferenceSession", _FakeSession)
+    P.make_session(model, P.ProviderConfig(P.CUDA, optimize=True))
+    call = _FakeSession.calls[-1]
+    assert call["providers"] == [("CUDAExecutionProvider", {"device_id": 0})]
+    assert call["so"].graph_optimization_level == ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    assert call["so"].get_session_config_entry("session.disable_cpu_ep_fallback") == "1"
+
+
+def test_cpu_session_runs_and_records_placement() -> None:
+    session = P.make_session(build_model([Case("Transpose", "float32", (2, 3), perm=(1, 0))]),
+                             P.ProviderConfig(P.CPU))
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    (y,) = session.run(None, {"x0": x})
+    assert np.array_equal(y, x.T)
+    placement = P.node_assignment(session)
+    if hasattr(ort.InferenceSession, "get_provider_graph_assignment_info"):
+        assert placement == {"n0_Transpose": "CPUExecutionProvider"}
+    level = session.get_session_options().graph_optimization_level
+    assert level == ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+
+
+def test_session_creation_error_is_typed() -> None:
+    case = Case("Pad", "int16", (2, 3), pads=(1, 1, 1, 1))  # the CPU EP has no int16 Pad kernel
+    with pytest.raises(P.SessionCreationError, match="CPUExecutionProvider could not create the session"):
+        P.make_session(build_model([case]), P.ProviderConfig(P.CPU))
+
+
+def _webgpu_package_dir() -> Path | None:
+    spec = importlib.util.find_spec("onnxruntime_ep_webgpu")
+    if spec is not None and spec.origin:
+        return Path(spec.origin).parent
+    unpacked = Path("/tmp/wgpu/onnxruntime_ep_webgpu")
+    return unpacked if (unpacked / "__init__.py").exists() else None
+
+
+@pytest.mark.skipif(_webgpu_package_dir() is None or not hasattr(ort, "register_execution_provider_library"),
+                    reason="onnxruntime-ep-webgpu is not installed")
+def test_webgpu_plugin_registers_and_reports_missing_device() -> None:
+    libs = sorted(_webgpu_package_dir().glob("*onnxruntime_providers_webgpu*"))  # type: ignore[union-attr]
+    assert libs, "the package holds its shared library"
+    P.register_plugin_ep("webgpu", str(libs[0]))
+    P.register_plugin_ep("webgpu", str(libs[0]))  # a second registration is a no-op
+    devices = P._ep_devices(P.WEBGPU)
+    info = {p.name: p for p in P.list_providers()}[P.WEBGPU]
+    assert info.available == bool(devices)
+    if not devices:
+        with pytest.raises(ProviderError, match="WebGpuExecutionProvider' is not available"):
+            P.resolve_provider("webgpu")
+        with pytest.raises(ProviderError, match="has 0 device"):
+            P.make_session(build_model([Case("Transpose", "float32", (2,))]), P.ProviderConfig(P.WEBGPU))
+
+
+def test_profile_placement_parser(tmp_path: Path) -> None:
+    import json
+
+    events = [{"cat": "Node", "name": "n0_Transpose_kernel_time",
+               "args": {"provider": "DmlExecutionProvider"}},
+              {"cat": "Session", "name": "model_run", "args": {}}]
+    path = tmp_path / "profile.json"
+    path.write_text(json.dumps(events))
+    assert P.node_assignment_from_profile(path) == {"n0_Transpose": "DmlExecutionProvider"}
