@@ -16,7 +16,7 @@ __all__ = ["Comparison", "compare", "views_equal"]
 
 _UINT: dict[int, type[np.unsignedinteger[Any]]] = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _CHUNK_BYTES = 1 << 20  # equality is tested chunk by chunk so the temporary stays in cache
-_SLAB_BYTES = 256 << 10  # views_equal: elements compared per step (the flags stay in L2)
+_SLAB_BYTES = 1 << 20  # views_equal: bytes compared per step (their flags stay in L2)
 _VIEWS_SMALL_BYTES = 1 << 20  # below this, views_equal is one np.array_equal
 _VIEWS_PARALLEL_BYTES = 8 << 20  # below this, views_equal uses one thread
 # views_equal's transposed tiles: long runs along the source's fastest axis (few, long streams)

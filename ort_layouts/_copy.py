@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import atexit
 import dataclasses
+import functools
 import itertools
 import os
 from collections.abc import Callable, Sequence
@@ -38,6 +39,7 @@ _MAX_THREADS = 8
 _pool: ThreadPoolExecutor | None = None
 
 
+@functools.cache
 def default_threads() -> int:
     """Threads used for large copies: the CPU count, at most 8."""
     return max(1, min(_MAX_THREADS, os.cpu_count() or 1))
