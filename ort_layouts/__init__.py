@@ -4,7 +4,7 @@ Descriptors
     DataType, TensorFlags, BufferTensorDesc, PaddingMode, PaddingOp,
     calc_buffer_tensor_size, calculate_strides
 Reference execution and comparison
-    IdentityOp, execute, pack, unpack, Comparison, compare, diagnose
+    IdentityOp, execute, pack, unpack, Comparison, compare, diagnose, verify
 Validation engine
     Case, CaseResult, Status, standard_suite, run_cases, build_model, list_providers,
     default_provider, resolve_provider, ProviderConfig, make_session, onnx_node_tests
@@ -39,7 +39,7 @@ from ._graphs import build_model, default_ir_version, default_opset
 from ._layout import NAMED_LAYOUTS, calculate_strides
 from ._merge import Matrix, merge_reports, write_matrix
 from ._onnx_node_tests import NodeTest, onnx_node_tests
-from ._oracle import IdentityOp, execute, pack, unpack
+from ._oracle import IdentityOp, execute, pack, unpack, verify
 from ._padding import PaddingMode, PaddingOp
 from ._providers import (
     DeviceInfo,
@@ -83,6 +83,7 @@ __all__ = [
     "execute",
     "pack",
     "unpack",
+    "verify",
     # validation engine
     "Case",
     "CaseResult",

@@ -559,6 +559,21 @@ def _run_merge(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---- bench (ort_layouts._bench) ------------------------------------------------------------
+def _add_bench(p: argparse.ArgumentParser) -> None:
+    try:
+        from ._bench import add_arguments
+    except ImportError:  # reported when the command runs: the other commands still work
+        return
+    add_arguments(p)
+
+
+def _run_bench(args: argparse.Namespace) -> int:
+    from ._bench import run
+
+    return run(args)
+
+
 COMMANDS: list[Command] = [
     Command("providers", "the execution providers and devices ONNX Runtime sees here",
             _add_providers, _run_providers),
@@ -567,6 +582,8 @@ COMMANDS: list[Command] = [
     Command("validate", "run the layout suite on a provider and compare bit for bit",
             _add_validate, _run_validate),
     Command("merge", "merge reports into one compatibility matrix", _add_merge, _run_merge),
+    Command("bench", "measure the engine, the oracle and the GPU path on this machine",
+            _add_bench, _run_bench),
 ]
 
 

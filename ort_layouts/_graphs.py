@@ -24,6 +24,7 @@ from ._errors import ModelError
 from ._padding import split_onnx_pads
 
 __all__ = [
+    "provider_opset",
     "build_model",
     "default_ir_version",
     "default_opset",
@@ -115,6 +116,22 @@ def default_opset() -> int:
         if _loads(ir, candidate):
             return candidate
     raise ModelError(f"the installed onnxruntime loads no opset between 13 and {opset}")
+
+
+# The newest opset at which Transpose, Expand and Pad resolve to schema versions the EP registers
+# kernels for. An EP's kernel for version N only serves nodes whose schema version falls in its
+# registered range, so a model at the runtime's newest opset (Transpose-25 under opset 26, say)
+# would find no kernel at all and test nothing.
+#   WebGPU EP: Transpose 21-22 and 23, Pad 21-22 and 23, Expand 13 (webgpu_execution_provider.cc).
+#   DML EP: Transpose 13, Expand 13, Pad 18 and 19 (wrap, DirectML feature level 6.4).
+_EP_OPSET: dict[str, int] = {"WebGpuExecutionProvider": 23, "DmlExecutionProvider": 19}
+
+
+def provider_opset(provider: str) -> int:
+    """The opset to build cases with for an execution provider (full name): the newest one at
+    which its kernels serve Transpose, Expand and Pad, never above :func:`default_opset`."""
+    newest = default_opset()
+    return min(_EP_OPSET.get(provider, newest), newest)
 
 
 def output_shape(case: Case) -> tuple[int, ...]:

@@ -328,7 +328,7 @@ def _session_options(config: ProviderConfig) -> Any:
     import onnxruntime as ort
 
     so = ort.SessionOptions()
-    so.log_severity_level = 3
+    so.log_severity_level = 4  # failures surface as exceptions with the same text
     so.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_ENABLE_ALL if config.optimize
                                    else ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
     so.enable_mem_pattern = False  # the DML EP requires it; harmless elsewhere
@@ -403,7 +403,7 @@ def device_description(config: ProviderConfig) -> str:
     """The device a config runs on, in words ("" when unknown)."""
     devices = _ep_devices(config.name)
     if config.name == CPU:
-        return str(devices[0]) if devices else "CPU"
+        return str(_device_info(devices[0])) if devices else "CPU"
     if config.device_id < len(devices):
-        return str(devices[config.device_id])
+        return str(_device_info(devices[config.device_id]))
     return f"{_KNOWN.get(config.name, (config.name,))[0]} device {config.device_id}"

@@ -22,7 +22,7 @@ import numpy as np
 
 from ._case import Case
 from ._errors import NotExpressibleError, OrtLayoutsError
-from ._graphs import build_model, default_opset
+from ._graphs import build_model, provider_opset
 from ._known_issues import known_issue_for
 from ._providers import (
     DML,
@@ -99,7 +99,7 @@ class _Run:
         start = time.perf_counter()
         cases = [p.case for _, p in items]
         try:
-            model = build_model(cases)
+            model = build_model(cases, opset=cases[0].opset or provider_opset(self.config.name))
             session = make_session(model, self.config)
         except (SessionCreationError, OrtLayoutsError) as e:
             if len(items) == 1:
@@ -110,7 +110,8 @@ class _Run:
                 else:
                     self.fail(key, prep, Status.ERROR, str(e), time.perf_counter() - start)
                 return
-            if isinstance(e, SessionCreationError) and self._drop_named(items, str(e), start):
+            if isinstance(e, SessionCreationError) and (
+                    self._drop_named(items, str(e), start) or self._drop_placed(items, model, start)):
                 return
             self._split(items)
             return
@@ -157,12 +158,42 @@ class _Run:
             self.batch(rest)
         return True
 
+    def _drop_placed(self, items: list[tuple[int, _Prepared]], model: Any, start: float) -> bool:
+        """When CPU fallback is off, ask ONNX Runtime where it would place each node (a session
+        with fallback allowed that records the assignment); report the nodes it would not give
+        to the EP as unsupported, and run the rest. One extra session instead of a bisection.
+        False when the placement cannot be recorded or puts every node on the EP."""
+        if not self.config.fallback_disabled:
+            return False
+        try:
+            probe = make_session(model, dataclasses.replace(self.config, disable_cpu_fallback=False))
+        except (SessionCreationError, OrtLayoutsError):
+            return False
+        placed = node_assignment(probe)
+        if not placed:
+            return False
+        bad = [(i, item) for i, item in enumerate(items)
+               if placed.get(f"n{i}_{item[1].case.op}", self.config.name) != self.config.name]
+        if not bad:
+            return False
+        seconds = (time.perf_counter() - start) / len(bad)
+        for i, (key, prep) in bad:
+            other = placed[f"n{i}_{prep.case.op}"]
+            self.fail(key, prep, Status.UNSUPPORTED, self._unsupported(
+                prep.case, f"ONNX Runtime would run the node on {other}, and CPU fallback is off"),
+                seconds)
+        rest = [item for i, item in enumerate(items) if i not in {j for j, _ in bad}]
+        if rest:
+            self.batch(rest)
+        return True
+
     def _unsupported(self, case: Case, message: str) -> str:
         """The reason a case is unsupported, without the batch's own node names."""
         text = _NAMED_NODE.sub(f"name '{case.op}'", message)
         text = text.removeprefix(f"{self.config.name} could not create the session: ")
+        opset = case.opset or provider_opset(self.config.name)
         return (f"{self.config.name} could not create a session for {case.op} on "
-                f"{case.data_type.name.lower()} (opset {case.opset or default_opset()}): {text}")
+                f"{case.data_type.name.lower()} (opset {opset}): {text}")
 
     def _split(self, items: list[tuple[int, _Prepared]]) -> None:
         half = len(items) // 2
@@ -271,7 +302,7 @@ def run_cases(
         if isinstance(prepared, str):
             run.fail(key, case, Status.UNSUPPORTED, prepared)
             continue
-        group = (case.opset or default_opset(), case.op, int(case.data_type))
+        group = (case.opset or provider_opset(name), case.op, int(case.data_type))
         groups.setdefault(group, []).append((key, prepared))
     for group in sorted(groups):
         items = groups[group]

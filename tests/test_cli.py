@@ -142,7 +142,7 @@ def test_bad_command_line_in_a_real_process() -> None:
 def test_help_and_version(capsys: Cap) -> None:
     code, out, _ = run(["--help"], capsys)
     assert code == 0
-    for name in ("providers", "describe", "validate", "merge"):
+    for name in ("providers", "describe", "validate", "merge", "bench"):
         assert name in out
     code, out, _ = run(["--version"], capsys)
     assert code == 0 and out.startswith("ort-layouts ")

@@ -3,9 +3,11 @@ standard suite on the CPU EP."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 
 import numpy as np
+import onnx
 import onnxruntime as ort
 import pytest
 
@@ -137,3 +139,43 @@ def test_standard_suite_on_cpu() -> None:
             assert not r.failed
     assert not [r.case.id for r in results if r.failed]
     assert status[Status.PASS] >= 5000
+
+
+def test_unsupported_nodes_are_isolated_by_placement_not_bisection(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With CPU fallback off, a batch whose session fails is probed once with fallback allowed;
+    the nodes ONNX Runtime would move off the EP are reported unsupported, the rest run."""
+    from ort_layouts import _runner
+    from ort_layouts._providers import ProviderConfig, SessionCreationError
+
+    real_make_session = _runner.make_session
+    calls: list[bool] = []
+    odd_shape = [7, 5, 3]  # the one case the pretend EP has no kernel for
+
+    def dims(model: onnx.ModelProto) -> list[list[int]]:
+        return [[d.dim_value for d in v.type.tensor_type.shape.dim] for v in model.graph.input]
+
+    def make_session(model: onnx.ModelProto, config: ProviderConfig) -> object:
+        calls.append(config.fallback_disabled)
+        if config.fallback_disabled and odd_shape in dims(model):
+            raise SessionCreationError("graph nodes are assigned to the default CPU EP, but fallback "
+                                       "to CPU EP has been explicitly disabled by the user")
+        # ONNX Runtime refuses CPU fallback off on the CPU EP itself: build the real session without
+        session = real_make_session(model, dataclasses.replace(config, disable_cpu_fallback=False))
+        session._pretend_dims = dims(model)  # type: ignore[attr-defined]
+        return session
+
+    def node_assignment(session: object) -> dict[str, str]:
+        return {f"n{i}_Transpose": "OtherEP" if d == odd_shape else "CPUExecutionProvider"
+                for i, d in enumerate(session._pretend_dims)}  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(_runner, "make_session", make_session)
+    monkeypatch.setattr(_runner, "node_assignment", node_assignment)
+    cases = [Case("Transpose", "float32", tuple(s), perm=(2, 1, 0))
+             for s in ([2, 3, 4], [3, 4, 5], odd_shape, [4, 5, 6], [5, 6, 7])]
+    run = _runner._Run(ProviderConfig("CPUExecutionProvider", disable_cpu_fallback=True), "cpu", None)
+    run.batch([(k, _runner._prepare(c, "CPUExecutionProvider", None)) for k, c in enumerate(cases)])
+    statuses = [run.results[k].status for k in range(len(cases))]
+    assert statuses == [Status.PASS, Status.PASS, Status.UNSUPPORTED, Status.PASS, Status.PASS]
+    assert "would run the node on OtherEP" in run.results[2].message
+    # failed batch, one placement probe, then the other four in one batch: no bisection
+    assert calls == [True, False, True]
