@@ -4,10 +4,12 @@ Descriptors
     DataType, TensorFlags, BufferTensorDesc, PaddingMode, PaddingOp,
     calc_buffer_tensor_size, calculate_strides
 Reference execution and comparison
-    IdentityOp, execute, pack, unpack, Comparison, compare, diagnose
+    IdentityOp, execute, pack, unpack, Comparison, compare, diagnose, verify
 Validation engine
     Case, CaseResult, Status, standard_suite, run_cases, build_model, list_providers,
     default_provider, resolve_provider, ProviderConfig, make_session, onnx_node_tests
+Reports
+    Report, ReportWriter, load_report, write_report, Matrix, merge_reports, write_matrix
 Models
     extract, LayoutOp, model_cases, convert_layout, check_conversion, ConversionCheck,
     export_test_dir, write_test_dir, read_test_dir
@@ -40,8 +42,9 @@ from ._errors import (
 from ._extract import LayoutOp, extract, model_cases
 from ._graphs import build_model, default_ir_version, default_opset
 from ._layout import NAMED_LAYOUTS, calculate_strides
+from ._merge import Matrix, merge_reports, write_matrix
 from ._onnx_node_tests import NodeTest, onnx_node_tests
-from ._oracle import IdentityOp, execute, pack, unpack
+from ._oracle import IdentityOp, execute, pack, unpack, verify
 from ._padding import PaddingMode, PaddingOp
 from ._providers import (
     DeviceInfo,
@@ -53,6 +56,7 @@ from ._providers import (
     resolve_provider,
 )
 from ._render import render_svg, render_text
+from ._report import Report, ReportWriter, load_report, write_report
 from ._result import CaseResult, Status
 from ._runner import run_cases
 from ._size import calc_buffer_tensor_size
@@ -85,6 +89,7 @@ __all__ = [
     "execute",
     "pack",
     "unpack",
+    "verify",
     # validation engine
     "Case",
     "CaseResult",
@@ -107,6 +112,14 @@ __all__ = [
     "resolve_provider",
     "run_cases",
     "standard_suite",
+    # reports
+    "Matrix",
+    "Report",
+    "ReportWriter",
+    "load_report",
+    "merge_reports",
+    "write_matrix",
+    "write_report",
     # models
     "ConversionCheck",
     "LayoutOp",

@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from typing import Any
 
 import numpy as np
 
+from ._copy import default_threads, parallel_map, tile_plan, transposing_axes
 from ._dtypes import DataType
 from ._errors import DataTypeError
 
-__all__ = ["Comparison", "compare"]
+__all__ = ["Comparison", "compare", "views_equal"]
 
 _UINT: dict[int, type[np.unsignedinteger[Any]]] = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _CHUNK_BYTES = 1 << 20  # equality is tested chunk by chunk so the temporary stays in cache
+_SLAB_BYTES = 1 << 20  # views_equal: bytes compared per step (their flags stay in L2)
+_VIEWS_SMALL_BYTES = 1 << 20  # below this, views_equal is one np.array_equal
+_VIEWS_PARALLEL_BYTES = 8 << 20  # below this, views_equal uses one thread
+# views_equal's transposed tiles: long runs along the source's fastest axis (few, long streams)
+_TILE_DST_RUN_BYTES = 256
+_TILE_SRC_RUN_BYTES = 8192
+_TILE_BYTES = 512 << 10
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -87,6 +96,94 @@ def bits_equal(a: np.ndarray, b: np.ndarray) -> bool:
             if flags.any():
                 return False
     return bool(np.array_equal(raw_a[words * 8:], raw_b[words * 8:]))
+
+
+def views_equal(x: np.ndarray, y: np.ndarray, *, threads: int | None = None) -> bool:
+    """Whether two views of the same shape and dtype hold the same elements, any strides (0
+    included), without a full-size temporary: ``np.array_equal(x, y)`` for integer views, only
+    faster on large ones.
+
+    When reading ``x`` in ``y``'s order jumps in memory (a transposed view), each L2-sized
+    tile of ``x`` is first copied into a scratch tile in its own order, then compared with
+    ``y``'s tile; otherwise ``y`` is walked in slabs of its outer axes. Large views are spread
+    over threads (numpy releases the GIL).
+
+    Args:
+        x: one view (compare integer views: floats would make NaN differ from itself).
+        y: the other, ideally C-contiguous.
+        threads: threads for large views; None means one per CPU (at most 8).
+    """
+    if x.shape != y.shape or x.dtype != y.dtype:
+        return False
+    nbytes = y.size * y.itemsize
+    if nbytes < _VIEWS_SMALL_BYTES:
+        return bool(np.array_equal(x, y))
+    nthreads = max(1, default_threads() if threads is None else int(threads))
+    if nbytes < _VIEWS_PARALLEL_BYTES:
+        nthreads = 1
+    differ: list[bool] = []  # set by the first worker that finds a difference; the others stop
+    axes = transposing_axes(y, x)
+    if axes is not None:
+        plan = tile_plan(y.shape, y.strides, y.itemsize, *axes, dst_run_bytes=_TILE_DST_RUN_BYTES,
+                         src_run_bytes=_TILE_SRC_RUN_BYTES, tile_bytes=_TILE_BYTES)
+
+        def tiles(part: Any) -> None:
+            tile = plan.scratch(y.dtype)
+            flags = np.empty(plan.extents, dtype=np.bool_)
+            for starts in part:
+                if differ:
+                    return
+                sl = plan.slices(starts)
+                b = y[sl]
+                if b.shape == plan.extents:
+                    t, f = tile, flags
+                else:
+                    part_of = tuple(slice(0, n) for n in b.shape)
+                    t, f = tile[part_of], flags[part_of]
+                np.copyto(t, x[sl])
+                np.not_equal(t, b, out=f)
+                if f.any():
+                    differ.append(True)
+                    return
+
+        parallel_map(tiles, plan.starts, nthreads)
+        return not differ
+    slabs = _slabs(y.shape, max(1, _SLAB_BYTES // y.itemsize))
+    flags_size = max(1, _SLAB_BYTES // y.itemsize)
+
+    def compare_slabs(part: Any) -> None:
+        scratch = np.empty(flags_size, dtype=np.bool_)
+        for sl in part:
+            if differ:
+                return
+            a, b = x[sl], y[sl]
+            f = scratch[: b.size].reshape(b.shape)
+            np.not_equal(a, b, out=f)
+            if f.any():
+                differ.append(True)
+                return
+
+    parallel_map(compare_slabs, slabs, nthreads)
+    return not differ
+
+
+def _slabs(shape: tuple[int, ...], elements: int) -> list[tuple[slice | int, ...]]:
+    """Index tuples cutting a C-ordered shape into pieces of at most ``elements`` elements (or
+    one innermost row, if that is longer)."""
+    inner = 1
+    k = len(shape)
+    while k > 0 and inner * shape[k - 1] <= elements:
+        k -= 1
+        inner *= shape[k]
+    if k == 0:
+        return [()]
+    axis = k - 1
+    step = max(1, elements // inner)
+    out: list[tuple[slice | int, ...]] = []
+    for outer in itertools.product(*(range(n) for n in shape[:axis])):
+        for start in range(0, shape[axis], step):
+            out.append((*outer, slice(start, start + step)))
+    return out
 
 
 def _value_repr(array: np.ndarray, flat_index: int) -> str:

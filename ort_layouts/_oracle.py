@@ -26,13 +26,14 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ._case import Case
+from ._compare import Comparison, compare, views_equal
 from ._copy import strided_copy
 from ._descriptor import BufferTensorDesc
 from ._dtypes import DataType
 from ._errors import DataTypeError, DescriptorError, ShapeError
 from ._padding import PaddingMode, PaddingOp
 
-__all__ = ["IdentityOp", "execute", "operator_for", "pack", "unpack"]
+__all__ = ["IdentityOp", "execute", "operator_for", "pack", "unpack", "verify"]
 
 _UINT: dict[int, type[np.unsignedinteger[Any]]] = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _MAX_PYTHON_RUNS = 64  # border runs copied one slice each; more than that use one gather
@@ -349,6 +350,99 @@ def _padding(op: PaddingOp, dst: np.ndarray, src: np.ndarray, value: np.generic,
             else:
                 stop = source - count
                 np.copyto(moved[first:first + count], moved[source:stop if stop >= 0 else None:-1])
+
+
+# ---- fused verification -----------------------------------------------------------------
+def verify(op: IdentityOp | PaddingOp, input_buffer: Any, actual: np.ndarray, *,
+           threads: int | None = None) -> Comparison:
+    """Compare ``actual`` with the operator's output, bit for bit, never materializing it.
+
+    The result is exactly ``compare(expected, actual)`` where ``expected`` is
+    ``unpack(op.output, execute(op, input_buffer))`` in ``actual``'s shape. When every element
+    agrees, the expected values are gathered tile by tile into a small scratch buffer and
+    compared with ``actual`` as they go, so no output-sized buffer is made and memory is read
+    about once; on any difference (or a shape, type or 4-bit case) the full comparison runs to
+    give the mismatch statistics.
+
+    Args:
+        op: the operator (ELEMENT_WISE_IDENTITY or PADDING1).
+        input_buffer: its input buffer, as for :func:`execute`.
+        actual: the logical output tensor (the output descriptor's element count, any shape
+            holding it, e.g. the ONNX output shape).
+        threads: threads for large tensors; None means one per CPU (at most 8).
+
+    Raises:
+        DescriptorError: as :func:`execute`.
+    """
+    if not isinstance(op, (IdentityOp, PaddingOp)):
+        raise TypeError(f"op must be an IdentityOp or a PaddingOp, got {type(op).__name__}")
+    op.output.validate(is_output=True)
+    raw_in = _raw(input_buffer)
+    _check_size(raw_in, op.input, "input", addressed=True)
+    act = np.asarray(actual)
+    dtype = op.input.data_type
+    fast = (not _is_nibble(dtype) and act.size == op.output.element_count
+            and act.dtype.byteorder != ">" and _same_type(act.dtype, dtype))
+    if fast:
+        item = dtype.bitwidth // 8
+        src = _strided(_elements(raw_in[: op.input.total_tensor_size_in_bytes], dtype), op.input,
+                       writeable=False)
+        got = np.ascontiguousarray(act).reshape(op.output.sizes).view(_UINT[item])
+        if isinstance(op, IdentityOp):
+            equal = views_equal(src, got, threads=threads)
+        else:
+            equal = _padding_equal(op, src, got, threads)
+        if equal:
+            return Comparison(True, int(act.size))
+    expected = unpack(op.output, execute(op, raw_in, threads=threads))
+    if expected.size == act.size:
+        expected = expected.reshape(act.shape)
+    return compare(expected, act)
+
+
+def _same_type(numpy_dtype: np.dtype[Any], dtype: DataType) -> bool:
+    try:
+        return DataType.from_numpy(numpy_dtype) == dtype and numpy_dtype.itemsize * 8 == dtype.bitwidth
+    except DataTypeError:
+        return False
+
+
+def _padding_equal(op: PaddingOp, src: np.ndarray, got: np.ndarray, threads: int | None) -> bool:
+    """Whether ``got`` is PADDING1's output: the interior against the input, then the borders
+    axis by axis against the positions of ``got`` they copy. Those positions were checked
+    before (the interior, or an earlier axis's borders), so each holds the expected value."""
+    rank = src.ndim
+    start, end = op.start_padding, op.end_padding
+    interior = tuple(slice(s, s + n) for s, n in zip(start, src.shape, strict=True))
+    if not views_equal(src, got[interior], threads=threads):
+        return False
+    value = _padding_value(op, got.dtype)
+    for axis in range(rank):
+        s, e, n = start[axis], end[axis], src.shape[axis]
+        if s == 0 and e == 0:
+            continue
+        region = got[tuple(slice(None) if i < axis else interior[i] if i > axis else slice(None)
+                           for i in range(rank))]
+        moved = np.moveaxis(region, axis, 0)
+        if op.mode == PaddingMode.CONSTANT:
+            for border in (moved[:s], moved[s + n:]):
+                if border.size and not views_equal(np.broadcast_to(value, border.shape), border,
+                                                   threads=threads):
+                    return False
+            continue
+        positions = [*range(s), *range(s + n, s + n + e)]
+        sources = [s + source_index(op.mode, p - s, n) for p in positions]
+        for first, count, source, step in _runs(positions, sources):
+            if step == 0:
+                expected = np.broadcast_to(moved[source:source + 1], (count, *moved.shape[1:]))
+            elif step == 1:
+                expected = moved[source:source + count]
+            else:
+                stop = source - count
+                expected = moved[source:stop if stop >= 0 else None:-1]
+            if not views_equal(expected, moved[first:first + count], threads=threads):
+                return False
+    return True
 
 
 # ---- operators of a case ----------------------------------------------------------------

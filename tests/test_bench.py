@@ -1,0 +1,126 @@
+"""The benchmark runs and prints its figures (tiny sizes; no timing is asserted), and the gpu
+section's device code path works on the CPU EP's device."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ort_layouts._bench import (
+    Figure,
+    bench_gpu,
+    device_allocator,
+    device_copy,
+    device_loop,
+    main,
+    oracle_workloads,
+    run_benchmarks,
+)
+from ort_layouts._case import Case
+from ort_layouts._errors import ProviderError
+from ort_layouts._graphs import build_model
+from ort_layouts._providers import CPU, ProviderConfig, default_provider, make_session
+
+TINY = {"suite_ranks": (1,), "suite_sample": 10, "oracle_bytes": 1 << 20, "gpu_bytes": 1 << 18,
+        "gpu_iterations": 2, "memory_bytes": 1 << 20, "repeats": 1}
+
+
+def test_every_section_prints_a_header_and_its_figures() -> None:
+    out = io.StringIO()
+    figures = run_benchmarks(("suite", "oracle", "gpu", "memory"), allow_cpu_gpu_section=True, out=out,
+                             **TINY)
+    text = out.getvalue()
+    assert text.startswith("# ort_layouts bench ") and "cpus=" in text
+    by_section = {s: [f for f in figures if f.section == s] for s in ("suite", "oracle", "gpu", "memory")}
+    assert [len(v) for v in by_section.values()] == [4, 12, 12, 8]
+    for f in figures:
+        assert f.line() in text
+        assert np.isfinite(f.value)
+    targets = {f.name: f for f in figures if f.target}
+    assert {f.target for f in targets.values()} == {"< 10 s, >= 5000 cases", ">= 25x", ">= 0.5x", "<= 5%"}
+    # a rank-1 suite has far fewer than 5000 cases: its wall-time target cannot be met
+    assert targets["standard suite wall time, build + run + compare"].met is False
+    for f in by_section["gpu"]:
+        if "on CPUExecutionProvider" in f.name:
+            assert "output checked bit for bit: equal" in f.detail
+        if "device-to-device copy" in f.name:
+            assert "copy equal" in f.detail
+    for f in by_section["oracle"]:
+        if f.unit == "GB/s":
+            assert f.value > 0 and "1 MiB output" in f.detail
+
+
+def test_figure_line_states_target_and_verdict() -> None:
+    met = Figure("oracle", "x / memory copy", 0.75, "x", ">= 0.5x", True)
+    missed = Figure("suite", "ratio", 3.0, "x", ">= 25x", False, "200 cases")
+    plain = Figure("gpu", "rate", 12.5, "GB/s")
+    assert met.line().endswith("0.750 x  target >= 0.5x  [met]")
+    assert missed.line().endswith("3.000 x  target >= 25x  [MISSED]  (200 cases)")
+    assert plain.line().endswith("12.500 GB/s")
+
+
+def test_main_writes_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "bench.json"
+    assert main(["--sections", "oracle", "--oracle-mb", "0.5", "--repeats", "1", "--json", str(path)]) == 0
+    data = json.loads(path.read_text())
+    assert {"date", "platform", "cpu", "cpu_count", "onnxruntime"} <= set(data["machine"])
+    names = [f["name"] for f in data["figures"]]
+    assert len(names) == 12 and all(f["section"] == "oracle" for f in data["figures"])
+    assert "transpose NCHW->NHWC: verify / memory copy" in names
+    assert "verify / memory copy" in capsys.readouterr().out
+
+
+def test_bad_section_is_a_usage_error() -> None:
+    with pytest.raises(SystemExit):
+        main(["--sections", "oracle,bogus"])
+    with pytest.raises(ValueError, match="valid: "):
+        run_benchmarks(("bogus",), out=io.StringIO())
+
+
+@pytest.mark.skipif(default_provider() != CPU, reason="a GPU EP is present")
+def test_gpu_section_without_a_gpu_is_skipped_with_the_reason() -> None:
+    with pytest.raises(ProviderError, match="needs a GPU execution provider"):
+        bench_gpu(provider="auto", size_in_bytes=1 << 16, iterations=1)
+    out = io.StringIO()
+    assert run_benchmarks(("gpu",), out=out) == []
+    assert "gpu    skipped: the gpu section needs a GPU execution provider" in out.getvalue()
+
+
+def test_workloads_have_the_asked_size_and_shapes() -> None:
+    names = []
+    for name, case, x in oracle_workloads(4 << 20):
+        names.append(name)
+        assert x.dtype == np.float32 and x.shape == case.shape
+    assert names == ["transpose NCHW->NHWC", "broadcast over C", "pad reflect H, W by 1"]
+    _, transpose, _ = oracle_workloads(4 << 20)[0]
+    assert transpose.shape == (1, 64, 128, 128)  # 64 * 128 * 128 * 4 bytes = 4 MiB
+
+
+def test_device_tensors_copy_and_bound_runs_on_the_cpu_device() -> None:
+    allocate, how = device_allocator(CPU)
+    assert how
+    src = allocate((2, 3), np.float32)
+    bits = np.array([[0x7FC00001, 0x80000000, 1], [2, 0xFFA00000, 3]], dtype=np.uint32)
+    src.update_inplace(bits.view(np.float32))
+    dst = allocate((2, 3), np.float32)
+    assert device_copy(src, dst)
+    assert np.array_equal(dst.numpy().view(np.uint32), bits)
+
+    case = Case("Transpose", "float32", (2, 3), perm=(1, 0))
+    session = make_session(build_model([case]), ProviderConfig(CPU))
+    y = allocate((3, 2), np.float32)
+    binding = session.io_binding()
+    binding.bind_ortvalue_input("x0", src)
+    binding.bind_ortvalue_output("y0", y)
+    times = device_loop(session, binding, 3)
+    assert len(times) == 3 and all(t > 0 for t in times)
+    assert np.array_equal(y.numpy().view(np.uint32), bits.T)
+
+
+def test_unknown_provider_has_no_allocator() -> None:
+    with pytest.raises(ProviderError, match="cannot allocate device tensors"):
+        device_allocator("NoSuchExecutionProvider")

@@ -1,0 +1,168 @@
+"""The pytest plugin: nothing without --ort-provider; suite cases as items with it, under xdist too."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import importlib.util
+import os
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+ROOT = Path(__file__).resolve().parents[1]
+SELECT = ["--ort-ops=Transpose", "--ort-dtypes=float32", "--ort-ranks=2,3"]
+
+
+def _installed() -> bool:
+    entry_points = importlib.metadata.entry_points(group="pytest11")
+    return any(ep.value == "_ort_layouts_pytestplugin" for ep in entry_points)
+
+
+# the entry point loads the plugin where the package is installed; else load it by name
+PLUGIN = [] if _installed() else ["-p", "_ort_layouts_pytestplugin"]
+
+needs_engine = pytest.mark.skipif(
+    any(importlib.util.find_spec(f"ort_layouts.{m}") is None for m in ("_providers", "_runner", "_suite")),
+    reason="the validation engine is not installed")
+
+
+def expected_ids() -> list[str]:
+    from ort_layouts._cli import select_cases
+
+    ns = argparse.Namespace(ops=("Transpose",), dtypes=("float32",), ranks=(2, 3), values=None, seed=0,
+                            shard=None, limit=None)
+    return [c.id for c in select_cases(ns)]
+
+
+@pytest.fixture
+def env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+
+def test_does_nothing_without_the_option(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_one="def test_one():\n    assert True\n")
+    result = pytester.runpytest_inprocess(*PLUGIN, "--collect-only", "-q")
+    result.assert_outcomes()
+    assert [line for line in result.outlines if "::" in line] == ["test_one.py::test_one"]
+    result = pytester.runpytest_inprocess(*PLUGIN)
+    result.assert_outcomes(passed=1)
+    # no report header line and no items of ours ("plugins: ..., ort_layouts-0.1.0" names the entry point)
+    assert not [line for line in result.outlines if line.startswith("ort_layouts")]
+
+
+def test_a_run_without_the_option_does_not_import_the_package(pytester: pytest.Pytester, env: None) -> None:
+    # the entry point imports only pytest: numpy, onnx and onnxruntime stay out of other test runs
+    pytester.makepyfile(test_one="import sys\n\n\ndef test_one():\n"
+                                 "    assert 'ort_layouts' not in sys.modules\n")
+    result = pytester.runpytest_subprocess(*PLUGIN)
+    result.assert_outcomes(passed=1)
+
+
+def test_options_are_listed_in_help(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_inprocess(*PLUGIN, "--help")
+    for option in ("--ort-provider", "--ort-ops", "--ort-dtypes", "--ort-ranks", "--ort-strict"):
+        assert option in result.stdout.str()
+
+
+@needs_engine
+def test_suite_cases_become_items_with_readable_ids(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_inprocess(*PLUGIN, "--ort-provider=cpu", *SELECT, "--collect-only", "-q")
+    ids = [line.split("::", 1)[1] for line in result.outlines if line.startswith("ort_layouts::")]
+    assert ids == expected_ids()
+    assert len(ids) > 2
+
+
+@needs_engine
+def test_cpu_cases_pass_and_junit_carries_figures(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_inprocess(*PLUGIN, "--ort-provider=cpu", *SELECT, "--junitxml=out.xml")
+    result.assert_outcomes(passed=len(expected_ids()))
+    root = ET.parse(pytester.path / "out.xml").getroot()
+    cases = list(root.iter("testcase"))
+    assert len(cases) == len(expected_ids())
+    props = {p.get("name"): p.get("value") for p in cases[0].iter("property")}
+    assert props["status"] == "pass"
+    assert props["mismatch_count"] == "0"
+    assert props["provider"] == "CPUExecutionProvider"
+    assert props["case_id"] == cases[0].get("name")
+
+
+@needs_engine
+def test_k_selects_items(pytester: pytest.Pytester) -> None:
+    first = expected_ids()[0]
+    result = pytester.runpytest_inprocess(*PLUGIN, "--ort-provider=cpu", *SELECT, "-k", first)
+    result.assert_outcomes(passed=1)
+
+
+BROKEN_CONFTEST = '''
+import dataclasses
+import ort_layouts._runner as runner
+from ort_layouts._result import Status
+
+real = runner.run_cases
+
+def broken(cases, **kwargs):
+    results = list(real(cases, **kwargs))
+    out = []
+    for r in results:
+        if r.case.id == BROKEN_ID:
+            r = dataclasses.replace(r, status=Status.MISMATCH, mismatch_count=5, first_mismatch_index=(0, 1),
+                                    input_offset=3, output_offset=1, expected_hex="0000803f",
+                                    actual_hex="00000040", diagnosis="output matches the input read packed")
+        out.append(r)
+    return out
+
+runner.run_cases = broken
+'''
+
+
+@needs_engine
+def test_a_mismatch_fails_its_item_with_the_figures(pytester: pytest.Pytester) -> None:
+    broken_id = next(i for i in expected_ids() if "-perm1.0-" in i)
+    pytester.makeconftest(f"BROKEN_ID = {broken_id!r}\n" + BROKEN_CONFTEST)
+    result = pytester.runpytest_inprocess(*PLUGIN, "--ort-provider=cpu", *SELECT, "--junitxml=out.xml")
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("failed") == 1
+    assert outcomes.get("passed") == len(expected_ids()) - 1
+    result.stdout.fnmatch_lines([
+        "*Transpose-float32-*-perm1.0-*: 5 of * elements differ; first at index [[]0, 1[]]*"
+        "expected bytes 0000803f, got 00000040 (little-endian); "
+        "diagnosis: output matches the input read packed*"])
+    failed = [c for c in ET.parse(pytester.path / "out.xml").getroot().iter("testcase")
+              if c.find("failure") is not None]
+    assert len(failed) == 1
+    props = {p.get("name"): p.get("value") for p in failed[0].iter("property")}
+    assert props["mismatch_count"] == "5" and props["first_mismatch_index"] == "0,1"
+    assert props["expected_hex"] == "0000803f" and props["actual_hex"] == "00000040"
+
+
+@needs_engine
+def test_missing_provider_skips_or_fails_with_strict(pytester: pytest.Pytester) -> None:
+    import onnxruntime
+
+    if "DmlExecutionProvider" in onnxruntime.get_available_providers():
+        pytest.skip("DirectML is available here")
+    n = len(expected_ids())
+    result = pytester.runpytest_inprocess(*PLUGIN, "--ort-provider=dml", *SELECT, "-rs")
+    result.assert_outcomes(skipped=n)
+    result.stdout.fnmatch_lines(["*provider 'DmlExecutionProvider' is not available*"])
+    result = pytester.runpytest_inprocess(*PLUGIN, "--ort-provider=dml", *SELECT, "--ort-strict")
+    result.assert_outcomes(failed=n)
+
+
+def test_bad_selection_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_inprocess(*PLUGIN, "--ort-provider=cpu", "--ort-dtypes=floaty")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*floaty*"])
+
+
+@needs_engine
+@pytest.mark.skipif(importlib.util.find_spec("xdist") is None, reason="pytest-xdist is not installed")
+@pytest.mark.parametrize("dist", ["load", "loadgroup"])
+def test_under_xdist(pytester: pytest.Pytester, env: None, dist: str) -> None:
+    result = pytester.runpytest_subprocess(*PLUGIN, "-p", "xdist", "-n", "2", f"--dist={dist}",
+                                           "--ort-provider=cpu", *SELECT)
+    result.assert_outcomes(passed=len(expected_ids()))
