@@ -354,6 +354,11 @@ def _add_validate(p: argparse.ArgumentParser) -> None:
                    help="an execution provider option, e.g. performance_preference=high_performance "
                         "(repeatable)")
     _add_selection(p)
+    p.add_argument("--model", metavar="MODEL.onnx",
+                   help="validate this model's Transpose/Expand/Pad nodes (real shapes and data types) "
+                        "instead of the standard suite")
+    p.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
+                   help="pin a dynamic dimension of --model, e.g. --dim batch=1 (repeatable)")
     p.add_argument("--report", metavar="DIR", help="write results.jsonl, report.json, junit.xml, report.html")
     p.add_argument("--resume", action="store_true", help="continue the report in --report DIR")
     p.add_argument("--optimize", action="store_true", help="run with ONNX Runtime graph optimizations on")
@@ -383,8 +388,17 @@ def select_cases(args: argparse.Namespace) -> list[Any]:
             raise UsageError(f"argument --values: unknown kind {unknown[0]!r}; valid: {list(VALUE_KINDS)}")
     from ._suite import standard_suite
 
-    cases = list(standard_suite(ops=ops, dtypes=dtypes, ranks=list(args.ranks) if args.ranks else None,
-                                seed=args.seed))
+    if getattr(args, "model", None):
+        from ._extract import model_cases, parse_dims
+
+        dims = parse_dims(getattr(args, "dim", None))
+        cases = [c for kind in (args.values or ["random"])
+                 for c in model_cases(args.model, dims=dims, values=kind, seed=args.seed)
+                 if (ops is None or c.op in ops) and (dtypes is None or c.data_type in dtypes)
+                 and (not args.ranks or c.rank in args.ranks)]
+    else:
+        cases = list(standard_suite(ops=ops, dtypes=dtypes, ranks=list(args.ranks) if args.ranks else None,
+                                    seed=args.seed))
     if args.values:
         cases = [c for c in cases if c.values in args.values]
     if args.shard:
@@ -392,6 +406,10 @@ def select_cases(args: argparse.Namespace) -> list[Any]:
         cases = cases[k - 1::n]
     if getattr(args, "limit", None):
         cases = cases[: args.limit]
+    if not cases and getattr(args, "model", None):
+        raise UsageError(f"the selection holds no cases: {args.model} has no Transpose/Expand/Pad with "
+                         "static shapes left (see ort-layouts extract MODEL; pin dynamic dimensions "
+                         "with --dim)")
     if not cases:
         raise UsageError("the selection holds no cases (check --ops, --dtypes, --ranks, --shard)")
     return cases
@@ -466,7 +484,8 @@ def _run_validate(args: argparse.Namespace) -> int:
     provider = _providers.resolve_provider(args.provider)
     device, driver = _device_of(_providers, provider, args.device_id)
     selection = {
-        "provider": provider, "device_id": args.device_id, "suite": "standard",
+        "provider": provider, "device_id": args.device_id,
+        "suite": f"model:{args.model}" if args.model else "standard",
         "ops": list(args.ops or []), "dtypes": list(args.dtypes or []), "ranks": list(args.ranks or []),
         "values": list(args.values or []), "seed": args.seed,
         "shard": f"{args.shard[0]}/{args.shard[1]}" if args.shard else "", "limit": args.limit or 0,
@@ -584,7 +603,23 @@ COMMANDS: list[Command] = [
     Command("merge", "merge reports into one compatibility matrix", _add_merge, _run_merge),
     Command("bench", "measure the engine, the oracle and the GPU path on this machine",
             _add_bench, _run_bench),
+    Command("extract", "list a model's layout ops with their DirectML descriptors and what DirectML "
+            "cannot take", lambda p: _models("_extract").add_extract_arguments(p),
+            lambda a: int(_models("_extract").run_extract(a))),
+    Command("convert", "change a model's image inputs and outputs between NCHW and NHWC",
+            lambda p: _models("_convert").add_convert_arguments(p),
+            lambda a: int(_models("_convert").run_convert(a))),
+    Command("export", "write cases, the suite or a model's layout ops as ONNX test directories "
+            "(onnx_test_runner -e dml DIR)", lambda p: _models("_testdata").add_export_arguments(p),
+            lambda a: int(_models("_testdata").run_export(a))),
 ]
+
+
+def _models(name: str) -> Any:
+    """The model-conversion modules, imported when their subcommand is used."""
+    import importlib
+
+    return importlib.import_module(f"ort_layouts.{name}")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -275,8 +275,17 @@ def add_extract_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the layout ops as JSON")
     parser.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
                         help="pin a dynamic dimension, e.g. --dim batch=1 (repeatable)")
-    parser.add_argument("--op", action="append", default=None, choices=LAYOUT_OPS,
-                        help="only these op types (repeatable)")
+    parser.add_argument("--ops", type=_op_list, default=None,
+                        help=f"only these op types, comma-separated (default all: {','.join(LAYOUT_OPS)})")
+
+
+def _op_list(text: str) -> list[str]:
+    by_lower = {op.lower(): op for op in LAYOUT_OPS}
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    unknown = [n for n in names if n.lower() not in by_lower]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"unknown op {(unknown or [text])[0]!r}; valid: {list(LAYOUT_OPS)}")
+    return [by_lower[n.lower()] for n in names]
 
 
 def _fmt_desc(d: BufferTensorDesc) -> str:
@@ -308,7 +317,7 @@ def format_layout_op(op: LayoutOp) -> str:
 def run_extract(args: argparse.Namespace) -> int:
     """Run ``ort-layouts extract``; returns the exit code (0, or 2 on a bad model or argument)."""
     try:
-        ops = extract(args.model, dims=parse_dims(args.dim), ops=args.op)
+        ops = extract(args.model, dims=parse_dims(args.dim), ops=args.ops)
     except (ModelError, ShapeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -250,6 +250,18 @@ def write_suite_models(
 
 
 # ---- command line --------------------------------------------------------------------------
+def _names(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def _ranks(text: str) -> list[int]:
+    try:
+        return [int(t) for t in _names(text)]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a comma-separated list of ranks (e.g. 1,2,4)") from None
+
+
 def add_export_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``ort-layouts export``."""
     parser.add_argument("--out", required=True, help="directory to write the test directories into")
@@ -257,10 +269,10 @@ def add_export_arguments(parser: argparse.ArgumentParser) -> None:
                                         "of the standard suite")
     parser.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
                         help="pin a dynamic dimension of --model (repeatable)")
-    parser.add_argument("--op", action="append", default=None, help="suite filter: op (repeatable)")
-    parser.add_argument("--dtype", action="append", default=None, help="suite filter: data type (repeatable)")
-    parser.add_argument("--rank", action="append", type=int, default=None,
-                        help="suite filter: rank (repeatable)")
+    parser.add_argument("--ops", type=_names, default=None, help="suite filter: ops, e.g. Transpose,Pad")
+    parser.add_argument("--dtypes", type=_names, default=None,
+                        help="suite filter: data types, e.g. float32,int64")
+    parser.add_argument("--ranks", type=_ranks, default=None, help="suite filter: ranks, e.g. 1,2,4")
     parser.add_argument("--seed", type=int, default=0, help="seed of the suite's input data")
     parser.add_argument("--batched", action="store_true", help="one directory holding every case")
 
@@ -271,7 +283,7 @@ def run_export(args: argparse.Namespace) -> int:
         if args.model:
             source: Any = args.model
         else:
-            source = standard_suite(ops=args.op, dtypes=args.dtype, ranks=args.rank, seed=args.seed)
+            source = standard_suite(ops=args.ops, dtypes=args.dtypes, ranks=args.ranks, seed=args.seed)
         dirs = export_test_dir(source, args.out, dims=parse_dims(args.dim), batched=args.batched)
     except OrtLayoutsError as e:
         print(f"error: {e}", file=sys.stderr)

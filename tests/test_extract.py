@@ -432,3 +432,29 @@ def test_model_cases_pass_on_cpu():
     assert [r.case.origin for r in results] == [c.origin for c in cases]
     assert [r.status for r in results] == [Status.PASS] * len(cases), [r.message for r in results if not r]
     assert all(r.element_count > 0 for r in results)
+
+
+# ---- through the ort-layouts command line ------------------------------------------------------
+def test_ort_layouts_extract_command(capsys):
+    from ort_layouts._cli import main
+
+    assert main(["extract", str(TRANSFORMER), "--dim", "batch=1", "--ops", "transpose,Expand", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [d["op_type"] for d in data].count("Transpose") == 4 and len(data) == 5
+    assert main(["extract", str(TRANSFORMER), "--ops", "Conv"]) == 2
+    assert "valid" in capsys.readouterr().err
+
+
+def test_ort_layouts_validate_model_writes_report(tmp_path, capsys):
+    from ort_layouts._cli import main
+
+    code = main(["validate", "--model", str(SHUFFLENET), "--provider", "cpu", "--report", str(tmp_path),
+                 "--progress", "none"])
+    assert code == 0
+    lines = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    results = [r for r in lines if "case" in r]
+    assert len(results) == 4 and all(r["status"] == "pass" for r in results)
+    assert all(r["case"]["origin"].startswith(f"model:{SHUFFLENET}#") for r in results)
+    assert "4 passed" in capsys.readouterr().out
+    assert main(["validate", "--model", str(TRANSFORMER), "--provider", "cpu", "--progress", "none"]) == 2
+    assert "--dim" in capsys.readouterr().err  # batch not pinned: nothing static to validate

@@ -157,3 +157,16 @@ def test_export_model_cases_and_cli(tmp_path, capsys):
     assert all(m["cases"][0]["origin"].startswith(f"model:{TRANSFORMER}#") for m in manifest)
     for m in manifest:
         _replay(tmp_path / m["directory"])
+
+
+def test_ort_layouts_export_command(tmp_path, capsys):
+    from ort_layouts._cli import main
+
+    assert main(["export", "--out", str(tmp_path), "--ops", "Pad", "--dtypes", "int8", "--ranks", "1"]) == 0
+    manifest = json.loads((tmp_path / "cases.json").read_text())
+    assert len(manifest) > 3
+    for m in manifest:
+        (case,) = m["cases"]
+        assert case["op"] == "Pad" and case["data_type"] == "INT8" and len(case["shape"]) == 1
+    for m in manifest[:5]:
+        _replay(tmp_path / m["directory"])
