@@ -200,3 +200,14 @@ def test_negative_pads_reference(mode: str, pads: tuple[int, int], want: list[in
     case = Case("Pad", "int32", (3,), pads=pads, mode=mode)
     assert reference_output(case, np.array([1, 2, 3], np.int32)).tolist() == want
     assert expected_output(case, np.array([1, 2, 3], np.int32)).tolist() == want
+
+
+@pytest.mark.parametrize("selection", [{"ops": ["Transpose"]}, {"ops": ["Pad"], "ranks": [2]},
+                                       {"ranks": [8]}, {"ranks": [7, 8]}],
+                         ids=["transpose", "pad-rank2", "rank8", "rank7-8"])
+def test_a_case_keeps_its_id_and_data_whatever_the_selection(selection: dict[str, list[object]]) -> None:
+    full = {c.id: c for c in standard_suite()}
+    subset = standard_suite(**selection)  # type: ignore[arg-type]
+    assert subset and all(c.id in full for c in subset)
+    for c in subset[:: max(1, len(subset) // 20)]:
+        assert make_input(c).tobytes() == make_input(full[c.id]).tobytes()
