@@ -291,7 +291,7 @@ def bench_gpu(*, provider: str = "auto", device_id: int = 0, size_in_bytes: int 
         ProviderError: no GPU EP (unless ``allow_cpu``).
     """
     from ._errors import ProviderError
-    from ._graphs import build_model, output_shape
+    from ._graphs import build_model, output_shape, provider_opset
     from ._oracle import operator_for, verify
     from ._providers import CPU, ProviderConfig, make_session, resolve_provider
 
@@ -303,7 +303,7 @@ def bench_gpu(*, provider: str = "auto", device_id: int = 0, size_in_bytes: int 
     allocate, how = device_allocator(name, device_id)
     figures = []
     for label, case, x in oracle_workloads(size_in_bytes, seed=1):
-        session = make_session(build_model([case]), config)
+        session = make_session(build_model([case], opset=provider_opset(config.name)), config)
         shape = output_shape(case)
         x_dev = allocate(x.shape, np.float32)
         x_dev.update_inplace(np.ascontiguousarray(x))

@@ -181,3 +181,31 @@ def test_unsupported_nodes_are_isolated_by_placement_not_bisection(monkeypatch: 
     assert "would run the node on OtherEP" in run.results[2].message
     # failed batch, one placement probe, then the other four in one batch: no bisection
     assert calls == [True, False, True]
+
+
+def test_a_kernel_missing_everywhere_fails_its_whole_signature_at_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """ONNX Runtime's "provider type ... is not set" (no EP, the CPU included, has the kernel)
+    names one node; every case of the batch with that op, type and opset is unsupported alike."""
+    from ort_layouts import _runner
+    from ort_layouts._providers import ProviderConfig, SessionCreationError
+
+    real_make_session = _runner.make_session
+    calls: list[int] = []
+
+    def make_session(model: onnx.ModelProto, config: ProviderConfig) -> object:
+        calls.append(len(model.graph.node))
+        int16 = [n.name for n, v in zip(model.graph.node, model.graph.input, strict=True)
+                 if v.type.tensor_type.elem_type == onnx.TensorProto.INT16]
+        if int16:
+            raise SessionCreationError(
+                "Exception during initialization: transformer_memcpy.cc:253 !node_provider_type.empty() "
+                f"was false. Provider type for Pad node with name '{int16[0]}' is not set.")
+        return real_make_session(model, config)
+
+    monkeypatch.setattr(_runner, "make_session", make_session)
+    cases = [Case("Pad", dt, (3, 4), pads=(k, 1, 1, k)) for k in range(3) for dt in ("int16", "float32")]
+    results = run_cases(cases, provider="cpu")
+    assert [r.status for r in results] == [Status.UNSUPPORTED, Status.PASS] * 3
+    assert all("is not set" in r.message for r in results if r.status is Status.UNSUPPORTED)
+    assert len(calls) == 2  # the int16 batch once, the float32 batch once: no bisection
