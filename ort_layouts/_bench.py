@@ -258,11 +258,27 @@ def device_copy(src: Any, dst: Any) -> str:
     return "numpy (host values)"
 
 
-def device_loop(session: Any, binding: Any, iterations: int) -> list[float]:
+def device_fence(allocate: Callable[[Sequence[int], Any], Any]) -> Callable[[], None]:
+    """A wait for everything queued on the device: read a one-element device tensor back to the
+    host. ``IOBinding.synchronize_outputs`` and ``copy_tensors`` return before a plugin EP's
+    queue (WebGPU) has run, so a timing that ends with them measures only the enqueueing; a
+    device-to-host read has to flush the queue and wait for it."""
+    probe = allocate((1,), np.float32)
+    probe.update_inplace(np.zeros(1, dtype=np.float32))
+
+    def fence() -> None:
+        probe.numpy()
+    return fence
+
+
+def device_loop(session: Any, binding: Any, iterations: int,
+                fence: Callable[[], None] | None = None) -> list[float]:
     """This package's device loop: run a bound session ``iterations`` times, then wait for the
-    device (``synchronize_outputs``); the seconds of each run (the last includes the wait)."""
+    device (``fence``, default ``binding.synchronize_outputs``); the seconds of each run (the
+    last includes the wait)."""
     times = [0.0] * iterations
     run = session.run_with_iobinding
+    wait = fence or binding.synchronize_outputs
     clock = time.perf_counter
     for i in range(iterations):
         t0 = clock()
@@ -270,13 +286,13 @@ def device_loop(session: Any, binding: Any, iterations: int) -> list[float]:
         times[i] = clock() - t0
     if iterations:
         t0 = clock()
-        binding.synchronize_outputs()
+        wait()
         times[-1] += clock() - t0
     return times
 
 
 def bench_gpu(*, provider: str = "auto", device_id: int = 0, size_in_bytes: int = 64 * _MiB,
-              iterations: int = 50, repeats: int = 3, allow_cpu: bool = False) -> list[Figure]:
+              iterations: int = 200, repeats: int = 3, allow_cpu: bool = False) -> list[Figure]:
     """Layout-op bandwidth on a GPU EP with I/O binding; every output checked once bit for bit.
 
     Args:
@@ -301,6 +317,7 @@ def bench_gpu(*, provider: str = "auto", device_id: int = 0, size_in_bytes: int 
                             f"{CPU} (ask for one with --gpu-provider webgpu|dml|cuda)")
     config = ProviderConfig(name, device_id=device_id)
     allocate, how = device_allocator(name, device_id)
+    fence = device_fence(allocate)
     figures = []
     for label, case, x in oracle_workloads(size_in_bytes, seed=1):
         session = make_session(build_model([case], opset=provider_opset(config.name)), config)
@@ -323,15 +340,15 @@ def bench_gpu(*, provider: str = "auto", device_id: int = 0, size_in_bytes: int 
         def bare(n: int = iterations, s: Any = session, b: Any = binding) -> None:
             for _ in range(n):
                 s.run_with_iobinding(b)
-            b.synchronize_outputs()
+            fence()
 
         def harness(n: int = iterations, s: Any = session, b: Any = binding) -> None:
-            device_loop(s, b, n)
+            device_loop(s, b, n, fence)
 
-        def d2d(n: int = iterations, src: Any = y_dev, dst: Any = y_copy, b: Any = binding) -> None:
+        def d2d(n: int = iterations, src: Any = y_dev, dst: Any = y_copy) -> None:
             for _ in range(n):
                 device_copy(src, dst)
-            b.synchronize_outputs()  # the device's queue: the copies' too (one default context)
+            fence()  # the device's one queue: the copies' too
 
         t_bare, t_harness, t_copy = _interleaved([bare, harness, d2d], repeats)
         op_rate = out_bytes * iterations / t_harness / 1e9
@@ -440,7 +457,7 @@ def run_benchmarks(
     suite_ranks: Sequence[int] | None = None,
     oracle_bytes: int = 256 * _MiB,
     gpu_bytes: int = 64 * _MiB,
-    gpu_iterations: int = 50,
+    gpu_iterations: int = 200,
     memory_bytes: int = 256 * _MiB,
     repeats: int = 3,
     allow_cpu_gpu_section: bool = False,
@@ -512,7 +529,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--oracle-mb", type=_mib, default=256 * _MiB,
                    help="oracle tensor size in MiB (default 256)")
     p.add_argument("--gpu-mb", type=_mib, default=64 * _MiB, help="gpu tensor size in MiB (default 64)")
-    p.add_argument("--gpu-iterations", type=int, default=50, help="runs per gpu timing loop (default 50)")
+    p.add_argument("--gpu-iterations", type=int, default=200, help="runs per gpu timing loop (default 200)")
     p.add_argument("--memory-mb", type=_mib, default=256 * _MiB,
                    help="size of the large memory-section case in MiB (default 256)")
     p.add_argument("--repeats", type=int, default=3, help="interleaved repeats, best kept (default 3)")
