@@ -28,6 +28,11 @@ MAX_ELEMENT_COUNT = 2**32 - 1  # a buffer tensor may not exceed (2^32 - 1) eleme
 MINIMUM_BUFFER_ALIGNMENT_IN_BYTES = 16  # DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT
 _UINT32_MAX = 2**32 - 1
 _EXACT_OVERLAP_LIMIT = 1 << 24  # elements enumerated when the stride-order test is inconclusive
+# bits per element of each data type that can describe a tensor, and the largest buffer of
+# 2^32 - 1 elements of that width (the fast validation path's tables)
+_FAST_BITWIDTH: dict[DataType, int] = {t: t.bitwidth for t in DataType if t is not DataType.UNKNOWN}
+_FAST_SIZE_LIMIT: dict[int, int] = {
+    bits: (-(-MAX_ELEMENT_COUNT * bits // 8) + 3) & ~3 for bits in set(_FAST_BITWIDTH.values())}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -56,6 +61,8 @@ class BufferTensorDesc:
     flags: TensorFlags = TensorFlags.NONE
 
     def __post_init__(self) -> None:
+        if self._fast_validate():
+            return
         dtype = DataType.coerce(self.data_type)
         sizes, strides = check_sizes_strides(self.sizes, self.strides)
         object.__setattr__(self, "data_type", dtype)
@@ -127,6 +134,48 @@ class BufferTensorDesc:
                 "flags", flags,
                 f"flags {flags!r} is not a DML_TENSOR_FLAGS value; valid: 0 (NONE), 1 (OWNED_BY_DML)")
         object.__setattr__(self, "flags", TensorFlags(int(flags)))
+
+    def _fast_validate(self) -> bool:
+        """Validate a descriptor whose fields are already canonical (a DataType, tuples of
+        Python ints, int size and alignment, a TensorFlags member) and valid, setting the default
+        size: the same checks as the full path, without normalising. False when any field is not
+        canonical or any check fails: the full path then normalises, or raises the precise error."""
+        dtype = self.data_type
+        bits = _FAST_BITWIDTH.get(dtype) if type(dtype) is DataType else None  # not a bare int
+        sizes, strides = self.sizes, self.strides
+        if bits is None or type(sizes) is not tuple or not 0 < len(sizes) <= MAX_DIMENSION_COUNT:
+            return False
+        elements = 1
+        if strides is None:
+            for n in sizes:
+                if type(n) is not int or n <= 0:
+                    return False
+                elements *= n
+            span = elements
+        else:
+            if type(strides) is not tuple or len(strides) != len(sizes):
+                return False
+            last = 0
+            for n, s in zip(sizes, strides, strict=True):
+                if type(n) is not int or type(s) is not int or n <= 0 or s < 0 or s > _UINT32_MAX:
+                    return False
+                elements *= n
+                last += (n - 1) * s
+            span = last + 1
+        if elements > MAX_ELEMENT_COUNT or span > MAX_ELEMENT_COUNT:  # also bounds every size
+            return False
+        minimum = (-(-span * bits // 8) + 3) & ~3
+        total = self.total_tensor_size_in_bytes
+        if total is None:
+            object.__setattr__(self, "total_tensor_size_in_bytes", minimum)
+        elif (type(total) is not int or total < minimum or total % 4
+              or total > _FAST_SIZE_LIMIT[bits]):
+            return False
+        align = self.guaranteed_base_offset_alignment
+        if type(align) is not int or align < 0 or (
+                align and (align & (align - 1) or align < max(1, bits // 8))):
+            return False
+        return self.flags is TensorFlags.NONE or self.flags is TensorFlags.OWNED_BY_DML
 
     # ---- construction ------------------------------------------------------------------
     @classmethod
@@ -362,12 +411,18 @@ class BufferTensorDesc:
         return order if calculate_strides(order, self.sizes) == self.effective_strides else None
 
     # ---- transformations (each matches what the DML EP builds) ---------------------------
+    def _replace_layout(self, sizes: tuple[int, ...], strides: tuple[int, ...]) -> BufferTensorDesc:
+        """``dataclasses.replace(self, sizes=sizes, strides=strides)``, validated as always, with
+        less overhead."""
+        return type(self)(self.data_type, sizes, strides, self.total_tensor_size_in_bytes,
+                          self.guaranteed_base_offset_alignment, self.flags)
+
     def with_strides(self, strides: Sequence[int] | None, *,
                      total_tensor_size_in_bytes: int | None = None) -> BufferTensorDesc:
         """The same descriptor with other strides (and by default the new minimum size)."""
-        return dataclasses.replace(
-            self, strides=None if strides is None else tuple(strides),
-            total_tensor_size_in_bytes=total_tensor_size_in_bytes)  # type: ignore[arg-type]
+        return type(self)(self.data_type, self.sizes, None if strides is None else tuple(strides),
+                          total_tensor_size_in_bytes,  # type: ignore[arg-type]
+                          self.guaranteed_base_offset_alignment, self.flags)
 
     def transpose(self, perm: Sequence[int] | None = None) -> BufferTensorDesc:
         """The EP's Transpose input: ``sizes[i] = sizes[perm[i]]``, ``strides[i] = strides[perm[i]]``.
@@ -381,8 +436,7 @@ class BufferTensorDesc:
         rank = self.dimension_count
         p = tuple(range(rank - 1, -1, -1)) if perm is None else normalize_perm(perm, rank)
         st = self.effective_strides
-        return dataclasses.replace(self, sizes=tuple(self.sizes[a] for a in p),
-                                   strides=tuple(st[a] for a in p))
+        return self._replace_layout(tuple([self.sizes[a] for a in p]), tuple([st[a] for a in p]))
 
     def broadcast_to(self, shape: Sequence[int]) -> BufferTensorDesc:
         """The EP's Expand input: ONNX multidirectional broadcasting, right-aligned, stride 0.
@@ -414,7 +468,7 @@ class BufferTensorDesc:
         if 0 in sizes:
             raise ShapeError(f"broadcast of {list(self.sizes)} to {target} has a 0-sized axis, "
                              "which no DirectML descriptor can hold")
-        return dataclasses.replace(self, sizes=tuple(sizes), strides=tuple(strides))
+        return self._replace_layout(tuple(sizes), tuple(strides))
 
     def coerce_rank(self, minimum: int = 4, maximum: int = MAX_DIMENSION_COUNT) -> BufferTensorDesc:
         """The EP's rank coercion: leading 1s (stride 0) up to ``minimum``, and adjacent
@@ -443,8 +497,7 @@ class BufferTensorDesc:
                     f"sizes {sizes} strides {strides} cannot fold to {maximum} dimensions: "
                     "no adjacent axes are collapsible")
         pad = max(0, minimum - len(sizes))
-        return dataclasses.replace(self, sizes=(1,) * pad + tuple(sizes),
-                                   strides=(0,) * pad + tuple(strides))
+        return self._replace_layout((1,) * pad + tuple(sizes), (0,) * pad + tuple(strides))
 
     def as_uint32_view(self) -> BufferTensorDesc:
         """The EP's legacy view of a 64-bit integer tensor on hardware without 64-bit support:

@@ -327,3 +327,68 @@ def test_doctests(module: str) -> None:
     result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0
     assert result.attempted > 0
+
+
+# ---- canonical fields take a shorter validation path; it must agree with the full one --------
+@SETTINGS
+@given(sizes=st.lists(st.integers(1, 5), min_size=1, max_size=8),
+       data=st.data(), dtype=st.sampled_from(["uint8", "float16", "float32", "int64"]))
+def test_canonical_and_numpy_fields_give_equal_descriptors(sizes: list[int], data: st.DataObject,
+                                                           dtype: str) -> None:
+    """Python-int tuples (the short path) and numpy integers (normalised by the full path) give
+    the same descriptor, or the same error."""
+    strides = data.draw(st.none() | st.lists(st.integers(0, 40), min_size=len(sizes), max_size=len(sizes)))
+    extra = data.draw(st.sampled_from([None, 0, 3, 4, 64]))
+    align = data.draw(st.sampled_from([0, 1, 3, 16]))
+    flags = data.draw(st.sampled_from([0, 1]))
+
+    def build(as_numpy: bool) -> BufferTensorDesc | str:
+        wrap = np.int64 if as_numpy else int
+        total = None
+        if extra is not None:
+            total = calc_min(dtype, sizes, strides) + extra
+            total = wrap(total)
+        try:
+            return BufferTensorDesc(
+                DataType.from_name(dtype), tuple(wrap(n) for n in sizes),
+                None if strides is None else tuple(wrap(s) for s in strides), total,
+                wrap(align), TensorFlags(flags) if not as_numpy else flags)
+        except DescriptorError as e:
+            return f"{e.rule}: {e}"
+
+    fast, full = build(False), build(True)
+    assert fast == full
+    if isinstance(fast, BufferTensorDesc):
+        assert type(fast.total_tensor_size_in_bytes) is int
+        assert all(type(n) is int for n in fast.sizes)
+
+
+def calc_min(dtype: str, sizes: list[int], strides: list[int] | None) -> int:
+    """DMLCalcBufferTensorSize worked by hand: (last index + 1) elements, rounded up to 4 bytes."""
+    item = np.dtype(dtype).itemsize
+    if strides is None:
+        span = int(np.prod(sizes))
+    else:
+        span = sum((n - 1) * s for n, s in zip(sizes, strides, strict=True)) + 1
+    return -(-span * item // 4) * 4
+
+
+@pytest.mark.parametrize(("kwargs", "rule"), [
+    ({"sizes": (1, 2**32)}, "sizes-uint32"),
+    ({"sizes": (2**16, 2**16)}, "element-count"),
+    ({"sizes": (1, 2), "strides": (2**32, 1)}, "strides-uint32"),
+    ({"sizes": (2, 2), "strides": (2**32 - 1, 1)}, "element-count"),
+    ({"sizes": (2, 3), "total_tensor_size_in_bytes": 26}, "total-size-multiple-of-4"),
+    ({"sizes": (2, 3), "total_tensor_size_in_bytes": 20}, "total-size"),
+    ({"sizes": (2, 3), "guaranteed_base_offset_alignment": 2}, "alignment"),
+    ({"sizes": (2, 3), "guaranteed_base_offset_alignment": 24}, "alignment"),
+    ({"sizes": (2, 3), "flags": 2}, "flags"),
+    ({"sizes": (1,) * 9}, "dimension-count"),
+], ids=["size-over-uint32", "elements-over-limit", "stride-over-uint32", "span-over-limit",
+        "total-not-multiple-of-4", "total-below-minimum", "alignment-below-element",
+        "alignment-not-power-of-two", "flags-unknown", "nine-dimensions"])
+def test_canonical_fields_are_still_validated(kwargs: dict, rule: str) -> None:
+    """Python ints take the short path: each late rule still rejects them."""
+    with pytest.raises(DescriptorError) as info:
+        BufferTensorDesc(DataType.FLOAT32, **kwargs)
+    assert info.value.rule == rule
