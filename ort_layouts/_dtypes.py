@@ -29,6 +29,8 @@ _NUMPY: dict[int, str] = {
     1: "float32", 2: "float16", 3: "uint32", 4: "uint16", 5: "uint8", 6: "int32", 7: "int16",
     8: "int8", 9: "float64", 10: "uint64", 11: "int64",
 }
+_NUMPY_DTYPES: dict[int, np.dtype[Any]] = {value: np.dtype(name) for value, name in _NUMPY.items()}
+_FROM_NUMPY_DTYPES: dict[np.dtype[Any], int] = {dt: value for value, dt in _NUMPY_DTYPES.items()}
 
 # ONNX TensorProto element type -> DML data type, as the DML EP maps them (BOOL is stored as UINT8).
 _FROM_ONNX: dict[int, int] = {
@@ -81,7 +83,7 @@ class DataType(enum.IntEnum):
     def bitwidth(self) -> int:
         """Bits per element (4 for UINT4/INT4)."""
         try:
-            return _BITWIDTH[self.value]
+            return _BITWIDTH[self]  # an IntEnum member hashes as its value
         except KeyError:
             raise DataTypeError(f"data type {self.name} has no element size") from None
 
@@ -109,7 +111,7 @@ class DataType(enum.IntEnum):
     def to_numpy(self) -> np.dtype[Any]:
         """The numpy dtype of one element. UINT4/INT4 have none and raise DataTypeError."""
         try:
-            return np.dtype(_NUMPY[self.value])
+            return _NUMPY_DTYPES[self]
         except KeyError:
             raise DataTypeError(
                 f"data type {self.name} has no numpy dtype; numpy-backed types: "
@@ -131,6 +133,9 @@ class DataType(enum.IntEnum):
         if dt == np.bool_:
             return cls.UINT8
         dt = dt.newbyteorder("=") if dt.byteorder not in "=|" else dt
+        known = _FROM_NUMPY_DTYPES.get(dt)
+        if known is not None:
+            return cls(known)
         for value, name in _NUMPY.items():
             if np.dtype(name) == dt:
                 return cls(value)

@@ -23,7 +23,6 @@ import dataclasses
 from typing import Any
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from ._case import Case
 from ._compare import Comparison, compare, views_equal
@@ -132,8 +131,13 @@ def _strided(elements: np.ndarray, desc: BufferTensorDesc, *, writeable: bool) -
     """``elements`` seen through ``desc``. The descriptor was validated against the buffer size,
     so the view stays inside it."""
     item = elements.itemsize
-    return as_strided(elements, desc.sizes, [s * item for s in desc.effective_strides],
-                      writeable=writeable)
+    # the ndarray constructor is ``as_strided`` without its per-call array-interface round trip
+    # (and it refuses a view that would reach past ``elements``)
+    view = np.ndarray(desc.sizes, elements.dtype, elements, 0,
+                      tuple([s * item for s in desc.effective_strides]))
+    if not writeable:
+        view.flags.writeable = False
+    return view
 
 
 def _numpy_dtype(dtype: DataType) -> np.dtype[Any]:

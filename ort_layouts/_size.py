@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -54,6 +56,15 @@ def check_sizes_strides(
 
 def packed_strides(sizes: Sequence[int]) -> tuple[int, ...]:
     """Packed strides in descending order (the strides DirectML assumes when none are given)."""
+    if type(sizes) is tuple:
+        try:
+            return _packed_strides_of_tuple(sizes)
+        except TypeError:  # an unhashable entry: let the plain path report it
+            pass
+    return _packed_strides(sizes)
+
+
+def _packed_strides(sizes: Sequence[int]) -> tuple[int, ...]:
     out = [0] * len(sizes)
     step = 1
     for axis in range(len(sizes) - 1, -1, -1):
@@ -62,10 +73,14 @@ def packed_strides(sizes: Sequence[int]) -> tuple[int, ...]:
     return tuple(out)
 
 
+# descriptors are built over and over with the same few shapes
+_packed_strides_of_tuple = functools.lru_cache(maxsize=4096)(_packed_strides)
+
+
 def last_element_index(sizes: Sequence[int], strides: Sequence[int] | None) -> int:
     """``dot(sizes - 1, strides)``: the buffer index (in elements) of the last element."""
-    if strides is None:
-        strides = packed_strides(sizes)
+    if strides is None:  # packed: the sum telescopes to prod(sizes) - 1
+        return math.prod(int(n) for n in sizes) - 1
     return sum((int(n) - 1) * int(s) for n, s in zip(sizes, strides, strict=True))
 
 
