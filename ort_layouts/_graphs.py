@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
 from ._case import Case
 from ._errors import ModelError
@@ -160,18 +161,37 @@ def _pad_value(case: Case) -> np.ndarray | None:
     return np.frombuffer(raw, dtype=dtype).astype(dtype.newbyteorder("="))[0:1].reshape(())
 
 
-def _add_case(i: int, case: Case, opset: int, nodes: list[onnx.NodeProto],
-              inits: list[onnx.TensorProto]) -> None:
+def _int64_initializer(graph: onnx.GraphProto, name: str, values: Sequence[int]) -> None:
+    """``numpy_helper.from_array(np.array(values, np.int64), name)``, written in place."""
+    tensor = graph.initializer.add()
+    tensor.dims.append(len(values))
+    tensor.name = name
+    tensor.raw_data = np.array(values, dtype="<i8").tobytes()
+    tensor.data_type = TensorProto.INT64
+
+
+def _add_case(i: int, case: Case, opset: int, graph: onnx.GraphProto) -> None:
+    """Append case ``i``'s node and initializers to ``graph``. The protos are written in place
+    field by field, exactly as ``helper.make_node`` / ``numpy_helper.from_array`` fill them
+    (copying each finished message into the graph would cost as much again)."""
     x, y, name = f"x{i}", f"y{i}", f"n{i}_{case.op}"
     if opset < MIN_OPSET[case.op]:
         raise ModelError(f"case {case.id}: {case.op} needs opset >= {MIN_OPSET[case.op]}, got {opset}")
     if case.op == "Transpose":
-        attrs = {} if case.perm is None else {"perm": list(case.perm)}
-        nodes.append(helper.make_node("Transpose", [x], [y], name=name, doc_string=case.id, **attrs))
+        if case.perm is not None and not case.perm:  # let make_node report the empty attribute
+            graph.node.append(helper.make_node("Transpose", [x], [y], name=name, doc_string=case.id,
+                                               perm=[]))
+            return
+        node = _node(graph, "Transpose", [x], y, name, case.id)
+        if case.perm is not None:
+            attr = node.attribute.add()
+            attr.name = "perm"
+            attr.ints.extend(case.perm)
+            attr.type = onnx.AttributeProto.INTS
         return
     if case.op == "Expand":
-        inits.append(numpy_helper.from_array(np.array(case.target_shape, dtype=np.int64), f"shape{i}"))
-        nodes.append(helper.make_node("Expand", [x, f"shape{i}"], [y], name=name, doc_string=case.id))
+        _int64_initializer(graph, f"shape{i}", case.target_shape or ())
+        _node(graph, "Expand", [x, f"shape{i}"], y, name, case.id)
         return
     # Pad
     if case.mode == "wrap" and opset < PAD_WRAP_OPSET:
@@ -184,19 +204,49 @@ def _add_case(i: int, case: Case, opset: int, nodes: list[onnx.NodeProto],
         attrs: dict[str, object] = {"mode": case.mode, "pads": pads}
         if value is not None:
             attrs["value"] = float(value)
-        nodes.append(helper.make_node("Pad", [x], [y], name=name, doc_string=case.id, **attrs))
+        graph.node.append(helper.make_node("Pad", [x], [y], name=name, doc_string=case.id, **attrs))
         return
     inputs = [x, f"pads{i}"]
-    inits.append(numpy_helper.from_array(np.array(pads, dtype=np.int64), f"pads{i}"))
+    _int64_initializer(graph, f"pads{i}", pads)
     if value is not None:
-        inits.append(numpy_helper.from_array(value, f"value{i}"))
+        tensor = graph.initializer.add()  # from_array of the 0-d constant: its little-endian bytes
+        tensor.name = f"value{i}"
+        tensor.raw_data = bytes.fromhex(case.pad_value_hex)
+        tensor.data_type = case.data_type.to_onnx()
         inputs.append(f"value{i}")
     if case.axes is not None:
         if value is None:
             inputs.append("")
-        inits.append(numpy_helper.from_array(np.array(case.axes, dtype=np.int64), f"axes{i}"))
+        _int64_initializer(graph, f"axes{i}", case.axes)
         inputs.append(f"axes{i}")
-    nodes.append(helper.make_node("Pad", inputs, [y], name=name, doc_string=case.id, mode=case.mode))
+    node = _node(graph, "Pad", inputs, y, name, case.id)
+    attr = node.attribute.add()
+    attr.name = "mode"
+    attr.s = case.mode.encode("utf-8")
+    attr.type = onnx.AttributeProto.STRING
+
+
+def _node(graph: onnx.GraphProto, op_type: str, inputs: list[str], output: str, name: str,
+          doc_string: str) -> onnx.NodeProto:
+    node = graph.node.add()
+    node.op_type = op_type
+    node.input.extend(inputs)
+    node.output.append(output)
+    node.name = name
+    node.doc_string = doc_string
+    return node
+
+
+def _value_info(values: Any, name: str, elem_type: int, shape: Sequence[int]) -> None:
+    """``helper.make_tensor_value_info(name, elem_type, shape)``, appended to ``values`` in place."""
+    info = values.add()
+    info.name = name
+    tensor_type = info.type.tensor_type
+    tensor_type.elem_type = elem_type
+    dims = tensor_type.shape.dim
+    dims.extend([])  # an empty shape is still a shape (a scalar), as make_tensor_type_proto writes it
+    for d in shape:
+        dims.add().dim_value = d
 
 
 def build_model(
@@ -222,16 +272,18 @@ def build_model(
         opset = asked[0] if asked else default_opset()
     elif asked and asked != [opset]:
         raise ModelError(f"cases ask for opsets {asked} but the model is built with opset {opset}")
-    nodes: list[onnx.NodeProto] = []
-    inits: list[onnx.TensorProto] = []
-    inputs, outputs = [], []
+    # the model is filled in place, field for field what helper.make_model(make_graph(...)) gives
+    model = onnx.ModelProto()
+    model.ir_version = default_ir_version() if ir_version is None else ir_version
+    graph = model.graph
     for i, case in enumerate(cases):
         elem = case.data_type.to_onnx()
-        _add_case(i, case, opset, nodes, inits)
-        inputs.append(helper.make_tensor_value_info(f"x{i}", elem, list(case.shape)))
-        outputs.append(helper.make_tensor_value_info(f"y{i}", elem, list(output_shape(case))))
-    graph = helper.make_graph(nodes, "ort_layouts", inputs, outputs, inits)
-    return helper.make_model(
-        graph, opset_imports=[helper.make_opsetid("", opset)],
-        ir_version=default_ir_version() if ir_version is None else ir_version,
-        producer_name="ort_layouts")
+        _add_case(i, case, opset, graph)
+        _value_info(graph.input, f"x{i}", elem, case.shape)
+        _value_info(graph.output, f"y{i}", elem, output_shape(case))
+    graph.name = "ort_layouts"
+    opset_id = model.opset_import.add()
+    opset_id.domain = ""
+    opset_id.version = opset
+    model.producer_name = "ort_layouts"
+    return model

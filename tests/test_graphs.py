@@ -128,3 +128,57 @@ def test_mixed_opsets_rejected() -> None:
 ], ids=["transpose", "expand-multidirectional", "pad-negative"])
 def test_output_shape(case: Case, shape: tuple[int, ...]) -> None:
     assert output_shape(case) == shape
+
+
+def _helper_model(cases: list[Case], opset: int) -> onnx.ModelProto:
+    """The same model made with onnx.helper and numpy_helper, as a reference for the bytes."""
+    from onnx import helper, numpy_helper
+
+    nodes, inits, inputs, outputs = [], [], [], []
+    for i, c in enumerate(cases):
+        x, y, name = f"x{i}", f"y{i}", f"n{i}_{c.op}"
+        if c.op == "Transpose":
+            attrs = {} if c.perm is None else {"perm": list(c.perm)}
+            nodes.append(helper.make_node("Transpose", [x], [y], name=name, doc_string=c.id, **attrs))
+            out_shape = np.transpose(np.zeros(c.shape), c.perm).shape
+        elif c.op == "Expand":
+            inits.append(numpy_helper.from_array(np.array(c.target_shape, np.int64), f"shape{i}"))
+            nodes.append(helper.make_node("Expand", [x, f"shape{i}"], [y], name=name, doc_string=c.id))
+            out_shape = (np.zeros(c.shape) * np.ones(c.target_shape)).shape
+        else:
+            names = [x, f"pads{i}"]
+            inits.append(numpy_helper.from_array(np.array(c.pads, np.int64), f"pads{i}"))
+            dtype = c.data_type.to_numpy()
+            if c.pad_value_hex:
+                value = np.frombuffer(bytes.fromhex(c.pad_value_hex), dtype.newbyteorder("<")).astype(dtype)
+                inits.append(numpy_helper.from_array(value.reshape(()), f"value{i}"))
+                names.append(f"value{i}")
+            if c.axes is not None:
+                names += [""] * (not c.pad_value_hex) + [f"axes{i}"]
+                inits.append(numpy_helper.from_array(np.array(c.axes, np.int64), f"axes{i}"))
+            nodes.append(helper.make_node("Pad", names, [y], name=name, doc_string=c.id, mode=c.mode))
+            axes = range(len(c.shape)) if c.axes is None else [a % len(c.shape) for a in c.axes]
+            width = [(0, 0)] * len(c.shape)
+            for k, a in enumerate(axes):
+                width[a] = (c.pads[k], c.pads[len(c.pads) // 2 + k])
+            out_shape = np.pad(np.zeros(c.shape), width).shape
+        elem = c.data_type.to_onnx()
+        inputs.append(helper.make_tensor_value_info(x, elem, list(c.shape)))
+        outputs.append(helper.make_tensor_value_info(y, elem, list(out_shape)))
+    graph = helper.make_graph(nodes, "ort_layouts", inputs, outputs, inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                             ir_version=default_ir_version(), producer_name="ort_layouts")
+
+
+def test_model_bytes_match_the_onnx_helpers() -> None:
+    """build_model writes its protos in place: byte for byte what onnx.helper would make."""
+    cases = [
+        Case("Transpose", "float32", (2, 3, 4), perm=(2, 0, 1)),
+        Case("Transpose", "uint8", (5,)),
+        Case("Expand", "int64", (3, 1), target_shape=(2, 3, 4)),
+        Case("Pad", "float16", (3, 4), pads=(1, 0, 2, 3), mode="constant", pad_value_hex="017e"),
+        Case("Pad", "int32", (3, 4), pads=(1, 2), mode="reflect", axes=(-1,)),
+        Case("Pad", "uint16", (3, 4), pads=(1, 2), mode="constant", pad_value_hex="0700", axes=(0,)),
+        Case("Pad", "float64", (2, 3), pads=(0, 1, 1, 0), mode="wrap"),
+    ]
+    assert build_model(cases, opset=19).SerializeToString() == _helper_model(cases, 19).SerializeToString()
