@@ -14,9 +14,11 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
+import math
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -113,6 +115,18 @@ def special_values(data_type: DataType) -> np.ndarray:
     return np.array(sorted(values), dtype=dtype)
 
 
+@functools.cache
+def _special_pool(data_type: DataType) -> np.ndarray:
+    pool = special_values(data_type)
+    pool.flags.writeable = False  # shared by every case of the type
+    return pool
+
+
+@functools.cache
+def _iinfo(dtype: np.dtype[Any]) -> np.iinfo[Any]:
+    return np.iinfo(dtype)
+
+
 def make_input(case: Case) -> np.ndarray:
     """The case's input data: deterministic from ``case.seed`` and ``case.values``.
 
@@ -120,7 +134,7 @@ def make_input(case: Case) -> np.ndarray:
     0, 1, 2, ... (wrapping in the type); "special" shuffles :func:`special_values`.
     """
     dtype = case.data_type.to_numpy()
-    count = int(np.prod(case.shape, dtype=np.int64))
+    count = math.prod(case.shape)
     rng = np.random.default_rng(case.seed)
     if case.values == "iota":
         if case.data_type.is_float:
@@ -128,12 +142,12 @@ def make_input(case: Case) -> np.ndarray:
         else:  # wraps in the type's bits
             flat = np.arange(count, dtype=np.uint64).astype(f"u{dtype.itemsize}").view(dtype)
     elif case.values == "special":
-        pool = special_values(case.data_type)
+        pool = _special_pool(case.data_type)
         flat = pool[rng.permutation(np.resize(np.arange(pool.size), count))] if count else pool[:0]
     elif case.data_type.is_float:
         flat = (rng.standard_normal(count) * 100).astype(dtype)
     else:
-        info = np.iinfo(dtype)
+        info = _iinfo(dtype)
         flat = rng.integers(info.min, info.max, size=count, dtype=dtype, endpoint=True)
     return np.ascontiguousarray(flat.reshape(case.shape))
 

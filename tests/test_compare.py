@@ -117,3 +117,17 @@ def test_mismatch_past_the_first_chunk_and_in_the_odd_tail_bytes() -> None:
     other = big.copy()
     other[350_000] += 1
     assert compare(big, other).first_mismatch_index == (350_000,)
+
+
+@pytest.mark.parametrize("expected,actual,passed", [
+    (np.array([1.0, -0.0], ">f4"), np.array([1.0, -0.0], "<f4"), True),
+    (np.array([1.0, 2.0], ">f4"), np.array([1.0, 2.0], ">f4"), True),
+    (np.zeros(3, np.complex64), np.zeros(3, np.complex64), False),
+    (np.arange(40000, dtype=np.uint16), np.arange(40000, dtype=np.uint16), True),
+    (np.uint32([1, 2, 3]), np.uint32([1, 2, 3]).reshape(3, 1), False),
+], ids=["big-vs-little-endian", "both-big-endian", "no-dml-type", "above-the-bytes-first-size",
+        "same-bytes-other-shape"])
+def test_equal_bytes_are_not_enough(expected: np.ndarray, actual: np.ndarray, passed: bool) -> None:
+    """Small same-typed tensors are compared as bytes first; byte order, a type DirectML does not
+    have and the shape still decide as before."""
+    assert bool(compare(expected, actual)) is passed
