@@ -32,7 +32,7 @@ from ._dtypes import DataType
 from ._errors import DataTypeError, DescriptorError, ShapeError
 from ._padding import PaddingMode, PaddingOp
 
-__all__ = ["IdentityOp", "execute", "operator_for", "pack", "unpack", "verify"]
+__all__ = ["IdentityOp", "execute", "operator_for", "output_values", "pack", "unpack", "verify"]
 
 _UINT: dict[int, type[np.unsignedinteger[Any]]] = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _MAX_PYTHON_RUNS = 64  # border runs copied one slice each; more than that use one gather
@@ -270,6 +270,31 @@ def execute(
     if _is_nibble(dtype):
         _store_nibbles(dst_elements, raw_out)
     return raw_out
+
+
+def output_values(op: IdentityOp | PaddingOp, input_buffer: Any) -> np.ndarray:
+    """``unpack(op.output, execute(op, input_buffer))``: the operator's logical output values.
+
+    When the output descriptor is packed (whole-byte types), its buffer less the rounding to 4
+    bytes is exactly the C-ordered values, so the operator writes straight into them: one
+    allocation and one pass instead of a buffer and a copy out of it.
+    """
+    if not isinstance(op, (IdentityOp, PaddingOp)):
+        raise TypeError(f"op must be an IdentityOp or a PaddingOp, got {type(op).__name__}")
+    dtype = op.input.data_type
+    if op.output.strides is not None or _is_nibble(dtype):
+        return unpack(op.output, execute(op, input_buffer))
+    raw_in = _raw(input_buffer)
+    _check_size(raw_in, op.input, "input", addressed=True)
+    values = np.zeros(op.output.sizes, dtype=dtype.to_numpy())
+    dst = values.view(_UINT[dtype.bitwidth // 8])  # the packed output's elements, as unsigned bits
+    src = _strided(_elements(raw_in[: op.input.total_tensor_size_in_bytes], dtype), op.input,
+                   writeable=False)
+    if isinstance(op, IdentityOp):
+        strided_copy(dst, src)
+    else:
+        _padding(op, dst, src, _padding_value(op, dst.dtype), None)
+    return values
 
 
 def _padding_value(op: PaddingOp, dtype: np.dtype[Any]) -> np.generic:

@@ -14,7 +14,7 @@ from ort_layouts._copy import strided_copy
 from ort_layouts._descriptor import BufferTensorDesc
 from ort_layouts._dtypes import DataType
 from ort_layouts._errors import DataTypeError, DescriptorError, ShapeError
-from ort_layouts._oracle import IdentityOp, execute, operator_for, pack, padding_for, unpack
+from ort_layouts._oracle import IdentityOp, execute, operator_for, output_values, pack, padding_for, unpack
 from ort_layouts._padding import PaddingMode, PaddingOp
 
 NUMPY_TYPES = [t for t in DataType.known() if t.bitwidth % 8 == 0]
@@ -285,3 +285,39 @@ def test_property_padding_equals_np_pad(data: st.DataObject) -> None:
     got = unpack(op.output, execute(op, x)).reshape([n + b + e for n, b, e in zip(shape, begins, ends,
                                                                                    strict=True)])
     assert np.array_equal(got, np_pad(x, begins, ends, mode))
+
+
+# ---- output_values: the logical output without the intermediate buffer ----------------------
+@pytest.mark.parametrize("dtype", NUMPY_TYPES, ids=lambda t: t.name.lower())
+def test_output_values_of_a_transpose_and_an_expand_equal_numpy(dtype: DataType) -> None:
+    x = random_values(dtype, (2, 3, 4), seed=3)
+    transpose = IdentityOp(BufferTensorDesc(dtype, (2, 3, 4)).transpose((2, 0, 1)),
+                           BufferTensorDesc(dtype, (4, 2, 3)))
+    assert np.array_equal(bits(output_values(transpose, x)), bits(np.transpose(x, (2, 0, 1))))
+    y = random_values(dtype, (3, 1), seed=4)
+    expand = IdentityOp(BufferTensorDesc(dtype, (3, 1)).broadcast_to((2, 3, 5)),
+                        BufferTensorDesc(dtype, (2, 3, 5)))
+    assert np.array_equal(bits(output_values(expand, y)), bits(np.broadcast_to(y, (2, 3, 5))))
+
+
+@pytest.mark.parametrize("mode", list(PaddingMode), ids=lambda m: m.name.lower())
+def test_output_values_of_a_padding_equal_np_pad(mode: PaddingMode) -> None:
+    x = random_values(DataType.FLOAT16, (3, 4), seed=5)
+    value = np.uint16(0x7E01).tobytes()
+    op = padding_for(BufferTensorDesc("float16", (3, 4)), (2, 5, 4, 1), mode=mode,
+                     value_hex=value.hex() if mode == PaddingMode.CONSTANT else "")
+    got = output_values(op, x).reshape(op.output.sizes[2:])
+    assert np.array_equal(bits(got), bits(np_pad(x, [2, 5], [4, 1], mode, value)))
+
+
+def test_output_values_with_a_strided_output_or_nibbles_is_unpack_of_execute() -> None:
+    x = np.arange(6, dtype=np.uint8).reshape(2, 3)
+    pitched = IdentityOp(BufferTensorDesc("uint8", (2, 3)), BufferTensorDesc("uint8", (2, 3), (4, 1)))
+    assert np.array_equal(output_values(pitched, x), x)
+    nibbles = IdentityOp(BufferTensorDesc("uint4", (2, 3)).transpose((1, 0)),
+                         BufferTensorDesc("uint4", (3, 2)))
+    packed = np.array([0x21, 0x43, 0x65], dtype=np.uint8)  # values 1..6, low nibble first
+    assert np.array_equal(output_values(nibbles, packed), np.array([[1, 4], [2, 5], [3, 6]], np.uint8))
+    with pytest.raises(DescriptorError):
+        output_values(IdentityOp(BufferTensorDesc("uint32", (2, 3)), BufferTensorDesc("uint32", (2, 3))),
+                      np.zeros(5, np.uint32))
