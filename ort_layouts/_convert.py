@@ -94,6 +94,15 @@ def _unique(base: str, taken: set[str]) -> str:
     return name
 
 
+def _renamed_info(value: onnx.ValueInfoProto, name: str) -> onnx.ValueInfoProto:
+    """A copy of ``value`` under another name, without its doc string (an internal value)."""
+    info = onnx.ValueInfoProto()
+    info.CopyFrom(value)
+    info.name = name
+    info.ClearField("doc_string")
+    return info
+
+
 def _permuted(value: onnx.ValueInfoProto, perm: Sequence[int]) -> onnx.ValueInfoProto:
     """A copy of ``value`` whose dims (values, dim_params and denotations) are permuted."""
     out = onnx.ValueInfoProto()
@@ -176,11 +185,7 @@ def convert_layout(
             "Transpose", [v.name], [inner], name=_unique(f"{_NODE_PREFIX}{v.name}", taken),
             perm=list(back), doc_string=f"input {v.name!r}: {target} at the boundary, back to the "
                                         "layout the graph was written for"))
-        info = onnx.ValueInfoProto()
-        info.CopyFrom(v)
-        info.name = inner
-        info.ClearField("doc_string")
-        internal_infos.append(info)
+        internal_infos.append(_renamed_info(v, inner))
         v.CopyFrom(_permuted(v, boundary))
     for v in chosen_out:
         rank = _rank(v) or 0
@@ -190,11 +195,7 @@ def convert_layout(
         tail.append(helper.make_node(
             "Transpose", [inner], [v.name], name=_unique(f"{_NODE_PREFIX}{v.name}", taken),
             perm=list(boundary), doc_string=f"output {v.name!r}: to {target} at the boundary"))
-        info = onnx.ValueInfoProto()
-        info.CopyFrom(v)
-        info.name = inner
-        info.ClearField("doc_string")
-        internal_infos.append(info)
+        internal_infos.append(_renamed_info(v, inner))
         v.CopyFrom(_permuted(v, boundary))
     present = {v.name for v in graph.value_info}
     internal_infos = [v for v in internal_infos if v.name not in present]

@@ -250,6 +250,11 @@ def _ep_devices(ep_name: str) -> list[Any]:
     return [d for d in get() if d.ep_name == ep_name]
 
 
+# PCI vendor ids, for devices that report an id but no vendor name
+_PCI_VENDORS = {0x10DE: "NVIDIA", 0x1002: "AMD", 0x1022: "AMD", 0x8086: "Intel", 0x1414: "Microsoft",
+                0x5143: "Qualcomm", 0x106B: "Apple", 0x13B5: "ARM"}
+
+
 def _device_info(ep_device: Any) -> DeviceInfo:
     hw = ep_device.device
     meta = dict(getattr(hw, "metadata", {}) or {})
@@ -257,7 +262,8 @@ def _device_info(ep_device: Any) -> DeviceInfo:
     name = meta.get("Description") or meta.get("description") or \
         f"{int(getattr(hw, 'vendor_id', 0)):04x}:{int(getattr(hw, 'device_id', 0)):04x}"
     driver = meta.get("DriverVersion") or meta.get("driver_version") or ""
-    return DeviceInfo(str(hw.vendor), str(name), str(driver), str(kind), str(ep_device.ep_name))
+    vendor = str(hw.vendor or "") or _PCI_VENDORS.get(int(getattr(hw, "vendor_id", 0) or 0), "")
+    return DeviceInfo(vendor, str(name), str(driver), str(kind), str(ep_device.ep_name))
 
 
 def list_providers() -> list[ProviderInfo]:

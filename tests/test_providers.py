@@ -168,3 +168,15 @@ def test_profile_placement_parser(tmp_path: Path) -> None:
     path = tmp_path / "profile.json"
     path.write_text(json.dumps(events))
     assert P.node_assignment_from_profile(path) == {"n0_Transpose": "DmlExecutionProvider"}
+
+
+def test_device_without_vendor_name_is_named_by_pci_vendor_id() -> None:
+    from types import SimpleNamespace
+
+    from ort_layouts._providers import _device_info
+
+    hw = SimpleNamespace(vendor="", vendor_id=0x10DE, device_id=0x2335, metadata={},
+                         type=SimpleNamespace(name="GPU"))
+    info = _device_info(SimpleNamespace(device=hw, ep_name="WebGpuExecutionProvider"))
+    assert (info.vendor, info.device, info.type) == ("NVIDIA", "10de:2335", "GPU")
+    assert str(info) == "GPU NVIDIA 10de:2335"
