@@ -137,7 +137,8 @@ def bench_suite(*, provider: str = "cpu", sample_size: int = 300, repeats: int =
 # ---- oracle --------------------------------------------------------------------------------
 def _side(size_in_bytes: int, itemsize: int = 4) -> int:
     """The side of a [1, 64, side, side] tensor of about ``size_in_bytes`` (at least 2)."""
-    return max(2, round((size_in_bytes // itemsize // _CHANNELS) ** 0.5))
+    root: float = (size_in_bytes // itemsize // _CHANNELS) ** 0.5
+    return max(2, round(root))
 
 
 def oracle_workloads(size_in_bytes: int, *, seed: int = 0) -> list[tuple[str, Any, Any]]:
@@ -145,6 +146,7 @@ def oracle_workloads(size_in_bytes: int, *, seed: int = 0) -> list[tuple[str, An
     channel broadcast and a reflect pad, each output ``[1, 64, side, side]`` float32 of about
     ``size_in_bytes``, inputs of random bits (NaN payloads included)."""
     from ._case import Case
+    from ._dtypes import DataType
 
     side = _side(size_in_bytes)
     rng = np.random.default_rng(seed)
@@ -155,11 +157,11 @@ def oracle_workloads(size_in_bytes: int, *, seed: int = 0) -> list[tuple[str, An
     full = (1, _CHANNELS, side, side)
     inner = (1, _CHANNELS, side - 2, side - 2)
     return [
-        ("transpose NCHW->NHWC", Case("Transpose", "float32", full, perm=(0, 2, 3, 1)), bits(full)),
-        ("broadcast over C", Case("Expand", "float32", (1, 1, side, side), target_shape=full),
+        ("transpose NCHW->NHWC", Case("Transpose", DataType.FLOAT32, full, perm=(0, 2, 3, 1)), bits(full)),
+        ("broadcast over C", Case("Expand", DataType.FLOAT32, (1, 1, side, side), target_shape=full),
          bits((1, 1, side, side))),
-        ("pad reflect H, W by 1", Case("Pad", "float32", inner, pads=(0, 0, 1, 1, 0, 0, 1, 1),
-                                       mode="reflect"), bits(inner)),
+        ("pad reflect H, W by 1", Case("Pad", DataType.FLOAT32, inner, pads=(0, 0, 1, 1, 0, 0, 1, 1),
+                                                mode="reflect"), bits(inner)),
     ]
 
 

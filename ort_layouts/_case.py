@@ -24,7 +24,9 @@ class Case:
 
     Attributes:
         op: "Transpose", "Expand" or "Pad".
-        data_type: the DirectML data type of the data tensor (BOOL data is UINT8).
+        data_type: the DirectML data type of the data tensor (BOOL data is UINT8). A name
+            ("float32") or a numpy dtype is accepted too and converted with
+            :meth:`DataType.coerce`; the attribute is always a :class:`DataType`.
         shape: the ONNX shape of the data input.
         perm: Transpose's perm; None means ONNX's default (reversed axes).
         target_shape: Expand's shape input.

@@ -165,19 +165,21 @@ class LayoutOp:
         if self.output_shape is None or len(self.input_shape) == 0:
             return None
         p = self.params
-        common = {"data_type": self.data_type, "shape": self.input_shape, "values": values,
-                  "seed": seed, "origin": self.origin}
+        dtype, shape, origin = self.data_type, self.input_shape, self.origin
         try:
             if self.op_type == "Transpose":
-                return Case("Transpose", perm=p.get("perm"), **common)
+                return Case("Transpose", dtype, shape, perm=p.get("perm"), values=values, seed=seed,
+                            origin=origin)
             if self.op_type == "Expand":
                 if p.get("target_shape") is None:
                     return None
-                return Case("Expand", target_shape=p["target_shape"], **common)
+                return Case("Expand", dtype, shape, target_shape=p["target_shape"], values=values,
+                            seed=seed, origin=origin)
             if p.get("pads") is None or p.get("value_hex") is None:
                 return None
-            return Case("Pad", pads=p["pads"], mode=p.get("mode", "constant"),
-                        pad_value_hex=p["value_hex"], axes=p.get("axes"), **common)
+            return Case("Pad", dtype, shape, pads=p["pads"], mode=p.get("mode", "constant"),
+                        pad_value_hex=p["value_hex"], axes=p.get("axes"), values=values, seed=seed,
+                        origin=origin)
         except (ShapeError, DataTypeError):
             return None
 

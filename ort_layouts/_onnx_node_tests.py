@@ -14,6 +14,7 @@ import os
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TypedDict
 
 import numpy as np
 import onnx
@@ -27,6 +28,17 @@ __all__ = ["NodeTest", "load_node_test", "materialize_node_tests", "onnx_node_te
 
 NODE_TEST_OPS: tuple[str, ...] = ("Transpose", "Expand", "Pad")
 _MODULES = {"Transpose": "transpose", "Expand": "expand", "Pad": "pad"}
+
+
+class _CaseParams(TypedDict, total=False):
+    """The op-specific keyword arguments of :class:`Case` read from a node test."""
+
+    perm: tuple[int, ...] | None
+    target_shape: tuple[int, ...]
+    mode: str
+    pads: tuple[int, ...]
+    pad_value_hex: str
+    axes: tuple[int, ...]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -111,7 +123,7 @@ def load_node_test(path: str | os.PathLike[str], *, seed: int = 0) -> NodeTest:
     def arg(i: int) -> np.ndarray | None:
         return values.get(node.input[i]) if len(node.input) > i and node.input[i] else None
 
-    fields: dict[str, object] = {}
+    fields: _CaseParams = {}
     if node.op_type == "Transpose":
         fields["perm"] = tuple(attrs["perm"]) if "perm" in attrs else None
     elif node.op_type == "Expand":
@@ -128,7 +140,7 @@ def load_node_test(path: str | os.PathLike[str], *, seed: int = 0) -> NodeTest:
         if axes is not None:
             fields["axes"] = tuple(int(v) for v in np.asarray(axes).reshape(-1))
     case = Case(node.op_type, data_type, tuple(x.shape), opset=opset, seed=seed,
-                origin=f"onnx-node-test:{root.name}", **fields)  # type: ignore[arg-type]
+                origin=f"onnx-node-test:{root.name}", **fields)
     return NodeTest(root.name, case, np.ascontiguousarray(x), expected)
 
 
