@@ -11,11 +11,13 @@ compared only on the elements they read inside it; the message says so.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from numpy.lib.stride_tricks import as_strided
 
 from ._case import Case
@@ -70,7 +72,7 @@ class _Context:
             return self.canonical(np.ascontiguousarray(view).reshape(-1))
         if desc.element_count > _MASKED_LIMIT:
             return None
-        offsets = np.zeros((), dtype=np.int64)
+        offsets: npt.NDArray[np.int64] = np.zeros((), dtype=np.int64)
         for n, s in zip(sizes, strides, strict=True):
             offsets = offsets[..., None] + np.arange(n, dtype=np.int64) * s
         offsets = offsets.reshape(-1)
@@ -132,7 +134,8 @@ def _nan_rewrite(dtype: DataType, expected: np.ndarray, actual: np.ndarray) -> s
     mantissa = exp.dtype.type(_MANTISSA[dtype])
 
     def is_nan(bits: np.ndarray) -> np.ndarray:
-        return ((bits & exponent) == exponent) & ((bits & mantissa) != 0)
+        nan: np.ndarray = ((bits & exponent) == exponent) & ((bits & mantissa) != 0)
+        return nan
 
     if not (is_nan(exp).all() and is_nan(act).all()):
         return ""
@@ -225,10 +228,10 @@ def _transpose_candidates(ctx: _Context) -> Iterator[_Candidate]:
             yield (f"perm {_fmt(swapped)}: entries {i} and {j} of perm {_fmt(perm)} swapped"
                    f"{strides_note(swapped)}", transposed(swapped))
     if rank <= _ALL_PERMS_MAX_RANK:
-        for q in itertools.permutations(range(rank)):
-            if q not in seen:
-                seen.add(q)
-                yield (f"perm {_fmt(q)} instead of {_fmt(perm)}{strides_note(q)}", transposed(q))
+        for other in itertools.permutations(range(rank)):
+            if other not in seen:
+                seen.add(other)
+                yield (f"perm {_fmt(other)} instead of {_fmt(perm)}{strides_note(other)}", transposed(other))
 
 
 def _expand_candidates(ctx: _Context) -> Iterator[_Candidate]:
@@ -248,7 +251,7 @@ def _expand_candidates(ctx: _Context) -> Iterator[_Candidate]:
         alt = BufferTensorDesc(ctx.dtype, sizes, tuple(strides))
         yield (f"broadcast axis {axis} not zeroed (stride {source_strides[axis]} instead of 0: "
                f"input strides {_fmt(strides)} instead of {_fmt(right.effective_strides)})",
-               lambda alt=alt: ctx.read(alt))
+               functools.partial(ctx.read, alt))
     if len(broadcast) > 1:
         strides = [source_strides[a] if a in broadcast else s for a, s in enumerate(right.effective_strides)]
         alt_all = BufferTensorDesc(ctx.dtype, sizes, tuple(strides))

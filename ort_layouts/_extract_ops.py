@@ -433,15 +433,17 @@ def _depth_space(node: onnx.NodeProto, graph: Graph, opset: int, dtype: DataType
 def _slice(node: onnx.NodeProto, graph: Graph, opset: int, dtype: DataType | None,
            shape: tuple[int, ...] | None, inferred: Any, params: dict[str, Any],
            flags: list[str]) -> _Described:
+    starts: tuple[int, ...] | None
+    ends: tuple[int, ...] | None
     if opset < 10:
-        a = _attrs(node)
-        starts = tuple(int(v) for v in a.get("starts", ()))
-        ends = tuple(int(v) for v in a.get("ends", ()))
-        axes = tuple(int(v) for v in a["axes"]) if "axes" in a else None
+        attrs = _attrs(node)
+        starts = tuple(int(v) for v in attrs.get("starts", ()))
+        ends = tuple(int(v) for v in attrs.get("ends", ()))
+        axes = tuple(int(v) for v in attrs["axes"]) if "axes" in attrs else None
         steps = None
     else:
-        starts = _const_ints(graph, node, 1, "starts", flags)  # type: ignore[assignment]
-        ends = _const_ints(graph, node, 2, "ends", flags)  # type: ignore[assignment]
+        starts = _const_ints(graph, node, 1, "starts", flags)
+        ends = _const_ints(graph, node, 2, "ends", flags)
         axes = _const_ints(graph, node, 3, "axes", flags)
         steps = _const_ints(graph, node, 4, "steps", flags)
         given = [i for i in (3, 4) if len(node.input) > i and node.input[i]]

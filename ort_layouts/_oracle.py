@@ -299,15 +299,18 @@ def output_values(op: IdentityOp | PaddingOp, input_buffer: Any) -> np.ndarray:
 
 def _padding_value(op: PaddingOp, dtype: np.dtype[Any]) -> np.generic:
     data = op.padding_value_bytes
+    value: np.generic  # numpy types a scalar of a run-time dtype as Any
     if not data:
-        return dtype.type(0)
-    if _is_nibble(op.input.data_type):
-        return dtype.type(data[0] & 0x0F)
-    if len(data) != dtype.itemsize:
+        value = dtype.type(0)
+    elif _is_nibble(op.input.data_type):
+        value = dtype.type(data[0] & 0x0F)
+    elif len(data) != dtype.itemsize:
         raise DataTypeError(
             f"padding_value_bytes {data.hex()} has {len(data)} bytes; {op.input.data_type.name} "
             f"needs {dtype.itemsize}")
-    return np.frombuffer(data, dtype=dtype.newbyteorder("<"))[0].astype(dtype)
+    else:
+        value = np.frombuffer(data, dtype=dtype.newbyteorder("<"))[0].astype(dtype)
+    return value
 
 
 def source_index(mode: PaddingMode, i: int, n: int) -> int:

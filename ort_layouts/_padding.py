@@ -195,9 +195,12 @@ class PaddingOp:
     def padding_value(self) -> np.generic:
         """The constant as a numpy scalar of the tensor's data type."""
         dtype = self.input.data_type.to_numpy()
+        value: np.generic  # numpy types a scalar of a run-time dtype as Any
         if not self.padding_value_bytes:
-            return dtype.type(0)
-        return np.frombuffer(self.padding_value_bytes, dtype=dtype.newbyteorder("<"))[0]
+            value = dtype.type(0)
+        else:
+            value = np.frombuffer(self.padding_value_bytes, dtype=dtype.newbyteorder("<"))[0]
+        return value
 
     @property
     def dimension_count(self) -> int:

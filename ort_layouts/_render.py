@@ -21,7 +21,7 @@ from __future__ import annotations
 import colorsys
 import dataclasses
 import math
-from typing import Any
+from typing import Any, Literal
 from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
@@ -173,8 +173,9 @@ def _desc_picture(desc: BufferTensorDesc, buffer: Any, max_elements: int) -> _Pi
                     _Strip(strip, buffer_elements - shown))
 
 
-_NUMPY_PAD_MODES = {PaddingMode.EDGE: "edge", PaddingMode.REFLECTION: "reflect",
-                    PaddingMode.SYMMETRIC: "symmetric", PaddingMode.WRAP: "wrap"}
+_NUMPY_PAD_MODES: dict[PaddingMode, Literal["edge", "reflect", "symmetric", "wrap"]] = {
+    PaddingMode.EDGE: "edge", PaddingMode.REFLECTION: "reflect", PaddingMode.SYMMETRIC: "symmetric",
+    PaddingMode.WRAP: "wrap"}
 
 
 def _padding_picture(op: PaddingOp, max_elements: int) -> _Picture:
@@ -185,7 +186,7 @@ def _padding_picture(op: PaddingOp, max_elements: int) -> _Picture:
     if op.mode is PaddingMode.CONSTANT:
         copied = np.pad(source, widths, mode="constant", constant_values=-1)
     else:
-        copied = np.pad(source, widths, mode=_NUMPY_PAD_MODES[op.mode])  # type: ignore[call-overload]
+        copied = np.pad(source, widths, mode=_NUMPY_PAD_MODES[op.mode])
     labels = element_labels(op.input.element_count)
     in_cells = np.empty(op.input.sizes, dtype=object)
     for index, i in np.ndenumerate(source):

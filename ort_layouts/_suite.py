@@ -18,7 +18,7 @@ import functools
 import itertools
 import math
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -152,6 +152,11 @@ def make_input(case: Case) -> np.ndarray:
     return np.ascontiguousarray(flat.reshape(case.shape))
 
 
+# ONNX Pad modes other than "constant" as numpy.pad names them
+_NUMPY_PAD_MODES: dict[str, Literal["edge", "reflect", "wrap"]] = {
+    "edge": "edge", "reflect": "reflect", "wrap": "wrap"}
+
+
 def reference_output(case: Case, input_array: np.ndarray) -> np.ndarray:
     """The ONNX result computed with numpy alone (np.transpose, np.broadcast_to, np.pad).
 
@@ -171,7 +176,7 @@ def reference_output(case: Case, input_array: np.ndarray) -> np.ndarray:
         value = np.frombuffer(_pad_value_bytes(case), dtype=uint.newbyteorder("<"))[0]
         padded = np.pad(x.view(uint), width, mode="constant", constant_values=value).view(x.dtype)
     else:
-        padded = np.pad(x, width, mode={"edge": "edge", "reflect": "reflect", "wrap": "wrap"}[case.mode])
+        padded = np.pad(x, width, mode=_NUMPY_PAD_MODES[case.mode])
     crop = tuple(slice(max(-b, 0), padded.shape[a] - max(-e, 0))
                  for a, (b, e) in enumerate(zip(begins, ends, strict=True)))
     return np.ascontiguousarray(padded[crop])
