@@ -173,8 +173,9 @@ def _provider_dict(info: Any) -> dict[str, Any]:
     else:  # pragma: no cover - the engine's ProviderInfo is a dataclass
         data = {k: getattr(info, k) for k in ("name", "short_name", "available", "is_gpu", "devices")
                 if hasattr(info, k)}
-        data["devices"] = [dataclasses.asdict(d) if dataclasses.is_dataclass(d) else vars(d)
-                           for d in data.get("devices", ())]
+        data["devices"] = [
+            dataclasses.asdict(d) if dataclasses.is_dataclass(d) and not isinstance(d, type) else vars(d)
+            for d in data.get("devices", ())]
     data["devices"] = [dict(d) for d in data.get("devices", ())]
     return data
 

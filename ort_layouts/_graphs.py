@@ -201,7 +201,7 @@ def _add_case(i: int, case: Case, opset: int, graph: onnx.GraphProto) -> None:
     value = _pad_value(case)
     pads = [int(p) for p in case.pads or ()]
     if opset < PAD_INPUTS_OPSET:
-        attrs: dict[str, object] = {"mode": case.mode, "pads": pads}
+        attrs: dict[str, Any] = {"mode": case.mode, "pads": pads}
         if value is not None:
             attrs["value"] = float(value)
         graph.node.append(helper.make_node("Pad", [x], [y], name=name, doc_string=case.id, **attrs))
@@ -228,7 +228,7 @@ def _add_case(i: int, case: Case, opset: int, graph: onnx.GraphProto) -> None:
 
 def _node(graph: onnx.GraphProto, op_type: str, inputs: list[str], output: str, name: str,
           doc_string: str) -> onnx.NodeProto:
-    node = graph.node.add()
+    node: onnx.NodeProto = graph.node.add()  # protobuf's containers are untyped here
     node.op_type = op_type
     node.input.extend(inputs)
     node.output.append(output)

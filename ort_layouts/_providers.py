@@ -134,7 +134,9 @@ class ProviderConfig:
     Attributes:
         name: the execution provider's full name (see :func:`resolve_provider`).
         device_id: the device index (DML/CUDA ``device_id``; WebGPU: index among its EP devices).
-        options: provider options (string values; validated for DML).
+        options: provider options as sorted (key, string value) pairs, validated for DML. A
+            mapping is accepted too; its values are converted to strings (booleans to
+            "true"/"false").
         optimize: run ONNX Runtime's graph optimizations (off: ORT_DISABLE_ALL).
         disable_cpu_fallback: fail session creation when a node would run on the CPU EP;
             None means on for every EP but the CPU EP.

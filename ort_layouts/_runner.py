@@ -209,12 +209,11 @@ class _Run:
 
         start = time.perf_counter()
         cmp = compare(prep.expected, actual)
-        common = {"case": prep.case, "provider": self.config.name, "device": self.device,
-                  "node_provider": node_provider, "element_count": cmp.element_count,
-                  "descriptors": prep.descriptors}
         if cmp.passed:
             total = seconds + prep.seconds + time.perf_counter() - start
-            return CaseResult(status=Status.PASS, seconds=total, **common)
+            return CaseResult(prep.case, Status.PASS, self.config.name, self.device,
+                              node_provider=node_provider, element_count=cmp.element_count,
+                              descriptors=prep.descriptors, seconds=total)
         index = cmp.first_mismatch_index
         input_offset = output_offset = None
         if index is not None:
@@ -225,11 +224,13 @@ class _Run:
             diagnosis = f"(diagnosis failed: {e})"
         message = getattr(cmp, "message", "") or ""
         result = CaseResult(
-            status=Status.MISMATCH, mismatch_count=cmp.mismatch_count,
+            prep.case, Status.MISMATCH, self.config.name, self.device, node_provider=node_provider,
+            element_count=cmp.element_count, mismatch_count=cmp.mismatch_count,
             first_mismatch_index=None if index is None else tuple(int(i) for i in index),
             input_offset=input_offset, output_offset=output_offset,
             expected_hex=cmp.expected_hex, actual_hex=cmp.actual_hex, diagnosis=diagnosis,
-            message=message, seconds=seconds + prep.seconds + time.perf_counter() - start, **common)
+            message=message, descriptors=prep.descriptors,
+            seconds=seconds + prep.seconds + time.perf_counter() - start)
         known = known_issue_for(result)
         return dataclasses.replace(result, known_issue=known) if known else result
 
@@ -290,8 +291,8 @@ def run_cases(
     if batch_size < 1:
         raise ValueError(f"batch_size {batch_size} must be >= 1")
     name = resolve_provider(provider)
-    config = ProviderConfig(name, device_id=device_id, options=dict(provider_options or {}),
-                            optimize=optimize)
+    options = tuple(sorted((provider_options or {}).items()))
+    config = ProviderConfig(name, device_id=device_id, options=options, optimize=optimize)
     run = _Run(config, device_description(config), on_result)
     case_list = list(cases)
     # one model per (opset, op, data type): a kernel missing for a type fails a whole group alike

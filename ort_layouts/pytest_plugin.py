@@ -162,7 +162,8 @@ def pytest_collection_modifyitems(
     suite = _Suite.from_parent(session, name="ort_layouts", nodeid="ort_layouts", cases=cases, state=state)
     state.items = list(suite.collect())
     # tell the terminal (and anyone else listening) what was collected, as a file's collector would
-    config.hook.pytest_collectreport(report=pytest.CollectReport(suite.nodeid, "passed", None, state.items))
+    report = pytest.CollectReport(suite.nodeid, "passed", None, [*state.items])  # a list of Item | Collector
+    config.hook.pytest_collectreport(report=report)
     if config.pluginmanager.hasplugin("xdist"):
         for item in state.items:
             item.add_marker(pytest.mark.xdist_group(name=item.group))
