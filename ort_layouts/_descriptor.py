@@ -421,7 +421,7 @@ class BufferTensorDesc:
                      total_tensor_size_in_bytes: int | None = None) -> BufferTensorDesc:
         """The same descriptor with other strides (and by default the new minimum size)."""
         return type(self)(self.data_type, self.sizes, None if strides is None else tuple(strides),
-                          total_tensor_size_in_bytes,  # type: ignore[arg-type]
+                          total_tensor_size_in_bytes,  # type: ignore[arg-type]  # None: the minimum
                           self.guaranteed_base_offset_alignment, self.flags)
 
     def transpose(self, perm: Sequence[int] | None = None) -> BufferTensorDesc:

@@ -126,9 +126,10 @@ def _static(shape: tuple[Dim, ...] | None, name: str, flags: list[str]) -> tuple
         flags.append(f"dynamic: the shape of {name!r} is unknown (shape inference could not compute "
                      "it); pin the model's input dimensions with --dim NAME=VALUE")
         return None
+    known = [d for d in shape if isinstance(d, int)]
+    if len(known) == len(shape):
+        return tuple(int(d) for d in known)
     missing = [d for d in shape if not isinstance(d, int)]
-    if not missing:
-        return tuple(int(d) for d in shape)  # type: ignore[arg-type]
     for d in dict.fromkeys(missing):
         if isinstance(d, str):
             flags.append(f"dynamic: dimension {d!r} of {name!r} is not pinned; suggest --dim {d}=VALUE "

@@ -508,9 +508,9 @@ def padding_for(
     4-bit ones included: their constant is the low nibble of the first byte)."""
     value = bytes.fromhex(value_hex) if value_hex else b""
     if not _is_nibble(input.data_type):
-        return PaddingOp.from_onnx(input, pads, mode=mode, value=value if value else 0, axes=axes)  # type: ignore[arg-type]
+        return PaddingOp.from_onnx(input, pads, mode=mode, value=value if value else 0, axes=axes)
     proxy = PaddingOp.from_onnx(BufferTensorDesc(DataType.UINT8, input.sizes, input.strides), pads,
-                                mode=mode, axes=axes)  # type: ignore[arg-type]
+                                mode=mode, axes=axes)
     coerced = BufferTensorDesc(input.data_type, proxy.input.sizes, proxy.input.strides)
     output = BufferTensorDesc(input.data_type, proxy.output.sizes)
     return PaddingOp(coerced, output, proxy.start_padding, proxy.end_padding, proxy.mode,

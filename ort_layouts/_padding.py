@@ -158,7 +158,7 @@ class PaddingOp:
         input: BufferTensorDesc,
         pads: Sequence[int],
         *,
-        mode: str = "constant",
+        mode: str | PaddingMode = "constant",
         value: Any = 0,
         axes: Sequence[int] | None = None,
         min_dimension_count: int = 4,
