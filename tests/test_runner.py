@@ -209,3 +209,47 @@ def test_a_kernel_missing_everywhere_fails_its_whole_signature_at_once(
     assert [r.status for r in results] == [Status.UNSUPPORTED, Status.PASS] * 3
     assert all("is not set" in r.message for r in results if r.status is Status.UNSUPPORTED)
     assert len(calls) == 2  # the int16 batch once, the float32 batch once: no bisection
+
+
+def test_a_gpu_run_holds_one_session_open_for_its_whole_length(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a non-CPU EP the runner keeps a one-node session alive from the first batch to the
+    last (a GPU EP may rebuild its device whenever its last session closes)."""
+    from ort_layouts import _runner
+    from ort_layouts._providers import ProviderConfig
+
+    real_make_session = _runner.make_session
+    alive: list[object] = []
+    events: list[str] = []
+
+    class Tracked:
+        def __init__(self, session: object, label: str) -> None:
+            self.session, self.label = session, label
+            events.append(f"open {label}")
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self.session, name)
+
+        def __del__(self) -> None:
+            events.append(f"close {self.label}")
+
+    def make_session(model: onnx.ModelProto, config: ProviderConfig) -> object:
+        label = "keep" if [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim] == [1] \
+            else f"batch{len(model.graph.node)}"
+        session = Tracked(real_make_session(model, dataclasses.replace(config, name="CPUExecutionProvider")),
+                          label)
+        alive.append(session) if label == "keep" else None
+        return session
+
+    monkeypatch.setattr(_runner, "make_session", make_session)
+    monkeypatch.setattr(_runner, "resolve_provider", lambda name: "FakeGpuExecutionProvider")
+    monkeypatch.setattr(_runner, "device_description", lambda config: "fake")
+    monkeypatch.setattr(_runner, "node_assignment", lambda session: {})
+    cases = [Case("Transpose", dt, (2, 3), perm=(1, 0)) for dt in ("float32", "int32", "uint8")]
+    alive.clear()
+    results = _runner.run_cases(cases, provider="fake")
+    assert [r.status for r in results] == [Status.PASS] * 3
+    alive.clear()  # the runner's own reference is gone once it returned
+    import gc
+    gc.collect()
+    assert events[0] == "open keep" and events[-1] == "close keep", events
+    assert events.count("open keep") == 1
