@@ -6,8 +6,9 @@ A report directory holds:
     where and how the run was made (machine, OS, versions, provider, device, command, the
     case selection and the planned case ids), written once when the run starts.
 ``results.jsonl``
-    one JSON line per case result (:meth:`CaseResult.to_dict`), appended and fsynced as each
-    result arrives, so a crash or a GPU reset loses nothing already run.
+    one JSON line per case result (:meth:`CaseResult.to_dict`), appended and flushed as each
+    result arrives, so a crash of the process or a GPU reset loses nothing already run; fsynced
+    at most every ``FSYNC_INTERVAL_S`` seconds and at the end.
 ``report.json``, ``junit.xml``, ``report.html``
     the summaries, rewritten atomically (temporary file, then ``os.replace``) periodically
     and when the run ends.
@@ -53,6 +54,7 @@ RESULTS_FILE = "results.jsonl"
 JSON_FILE = "report.json"
 JUNIT_FILE = "junit.xml"
 HTML_FILE = "report.html"
+FSYNC_INTERVAL_S = 0.2  # results.jsonl reaches the disk at least this often during a run
 
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)
@@ -327,6 +329,7 @@ class ReportWriter:
         self.interval_s = interval_s
         self._results: list[CaseResult] = []
         self._last_write = time.monotonic()
+        self._last_fsync = time.monotonic()
         if self.directory.exists() and not self.directory.is_dir():
             raise ReportError(f"report directory {str(self.directory)!r} is a file")
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -368,12 +371,15 @@ class ReportWriter:
         atomic_write_text(self.directory / META_FILE, json.dumps(self.meta, indent=1) + "\n")
 
     def add(self, result: CaseResult) -> None:
-        """Append one result to results.jsonl (flushed and fsynced); rewrite the summaries when
-        ``interval_s`` has passed since the last time."""
+        """Append one result to results.jsonl and flush it to the operating system at once (a
+        crash of the process or a GPU reset loses nothing already run); fsync it to the disk at
+        most every FSYNC_INTERVAL_S (an OS crash loses at most that much), and rewrite the
+        summaries when ``interval_s`` has passed since the last time."""
         line = json.dumps(result.to_dict(), separators=(",", ":")) + "\n"
         self._file.write(line.encode("utf-8"))
         self._file.flush()
-        os.fsync(self._file.fileno())
+        if time.monotonic() - self._last_fsync >= FSYNC_INTERVAL_S:
+            self._sync()
         self._results.append(result)
         if time.monotonic() - self._last_write >= self.interval_s:
             self.write_summaries()
@@ -391,8 +397,14 @@ class ReportWriter:
         self._last_write = time.monotonic()
         return report
 
+    def _sync(self) -> None:
+        os.fsync(self._file.fileno())
+        self._last_fsync = time.monotonic()
+
     def close(self) -> None:
         if not self._file.closed:
+            self._file.flush()
+            self._sync()
             self._file.close()
 
     def __enter__(self) -> ReportWriter:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html.parser
+import itertools
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -354,3 +355,30 @@ def test_summaries_are_rewritten_while_results_arrive(tmp_path: Path) -> None:
         w.add(results[1])
         assert len(json.loads((tmp_path / JSON_FILE).read_text())["results"]) == 2
         assert "Transpose-float32-2x3x4-perm1.0.2-random-s0" in (tmp_path / HTML_FILE).read_text()
+
+
+def test_each_result_is_flushed_at_once_and_fsynced_at_a_bounded_rate(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every line reaches the operating system as add() returns; the disk sync runs once per
+    FSYNC_INTERVAL_S while results stream in (a fake clock: 10 ms a result), and once more when
+    the writer closes."""
+    from ort_layouts import _report
+
+    now = [1000.0]
+    synced: list[float] = []
+    monkeypatch.setattr(_report.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(_report.os, "fsync", lambda fd: synced.append(now[0]))
+    results = make_results() * 50
+    planned = [f"{r.case.id}#{i}" for i, r in enumerate(results)]
+    with ReportWriter(tmp_path, meta=META, planned=planned, interval_s=3600) as w:
+        for i, r in enumerate(results):
+            now[0] += 0.01
+            w.add(r)
+            with open(tmp_path / RESULTS_FILE, "rb") as f:  # another reader sees it at once
+                assert f.read().count(b"\n") == i + 1
+        during = list(synced)
+    # 200 results over 2 s of fake time: a sync each time 0.2 s has passed since the last one
+    assert _report.FSYNC_INTERVAL_S == 0.2
+    assert 9 <= len(during) <= 10
+    assert all(b - a >= 0.2 - 1e-9 for a, b in itertools.pairwise(during))
+    assert len(synced) == len(during) + 1  # closing syncs what is left
