@@ -161,3 +161,18 @@ def test_cli(tmp_path, capsys):
     assert code == 0
     assert "bit-identical" in capsys.readouterr().out
     assert _dims(onnx.load(tmp_path / "out.onnx").graph.input[0]) == ["N", 6, 5, 3]
+
+
+def test_command_line_convert_through_main(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ort_layouts._cli import main
+
+    src = tmp_path / "in.onnx"
+    onnx.save(_conv_model(), src)
+    assert main(["convert", str(src), str(tmp_path / "out.onnx"), "--to", "NHWC", "--check"]) == 0
+    assert "conversion check: passed (bit-identical)" in capsys.readouterr().out
+    assert _dims(onnx.load(tmp_path / "out.onnx").graph.input[0])[1:] == [6, 5, 3]
+    # a model that does not exist: one line naming it, exit 2, no traceback
+    missing = tmp_path / "nope.onnx"
+    assert main(["convert", str(missing), str(tmp_path / "x.onnx")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "nope.onnx" in err[0] and "Traceback" not in err[0]
