@@ -479,7 +479,8 @@ def _padding_equal(op: PaddingOp, src: np.ndarray, got: np.ndarray, threads: int
 
 # ---- operators of a case ----------------------------------------------------------------
 def operator_for(case: Case) -> IdentityOp | PaddingOp:
-    """The DirectML operator the DML EP builds for a case (descriptors as the EP builds them).
+    """The DirectML operator the DML EP builds for a case (descriptors as the EP builds them);
+    the package exports it as ``dml_operator``.
 
     Transpose: identity over ``BufferTensorDesc(shape).transpose(perm)``, packed output.
     Expand: identity over ``BufferTensorDesc(shape).broadcast_to(target_shape)``, packed output.

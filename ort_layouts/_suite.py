@@ -18,19 +18,17 @@ import functools
 import itertools
 import math
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from ._case import Case
-from ._descriptor import BufferTensorDesc
 from ._dtypes import DataType
 from ._errors import ShapeError
 from ._graphs import output_shape
+from ._oracle import IdentityOp
+from ._oracle import operator_for as dml_operator
 from ._padding import PaddingOp, split_onnx_pads
-
-if TYPE_CHECKING:
-    from ._oracle import IdentityOp
 
 __all__ = [
     "SUITE_DTYPES",
@@ -60,28 +58,6 @@ def _pad_value_bytes(case: Case) -> bytes:
     if case.pad_value_hex:
         return bytes.fromhex(case.pad_value_hex)
     return bytes(case.data_type.to_numpy().itemsize)
-
-
-def dml_operator(case: Case) -> IdentityOp | PaddingOp:
-    """The DirectML operator (with its buffer tensor descriptors) the DML EP builds for a case.
-
-    Raises:
-        NotExpressibleError: a Pad with negative pads (DirectML's padding is unsigned).
-        ShapeError: a case whose parameters do not fit its shape.
-    """
-    from ._oracle import IdentityOp
-
-    if not case.shape:
-        raise ShapeError(f"case {case.id}: rank 0 tensors are not layout cases")
-    source = BufferTensorDesc(case.data_type, case.shape)
-    if case.op == "Transpose":
-        inp = source.transpose(case.perm)
-        return IdentityOp(inp, BufferTensorDesc(case.data_type, inp.sizes))
-    if case.op == "Expand":
-        inp = source.broadcast_to(case.target_shape or ())
-        return IdentityOp(inp, BufferTensorDesc(case.data_type, inp.sizes))
-    return PaddingOp.from_onnx(source, case.pads or (), mode=case.mode,
-                               value=_pad_value_bytes(case), axes=case.axes)
 
 
 def special_values(data_type: DataType) -> np.ndarray:

@@ -253,3 +253,12 @@ def test_a_gpu_run_holds_one_session_open_for_its_whole_length(monkeypatch: pyte
     gc.collect()
     assert events[0] == "open keep" and events[-1] == "close keep", events
     assert events.count("open keep") == 1
+
+
+def test_a_scalar_expand_runs_and_a_scalar_transpose_is_an_error() -> None:
+    """ONNX Expand takes a scalar (the DML EP sees it as sizes [1]); Transpose of rank 0 has no
+    DirectML descriptor."""
+    expand, transpose = run_cases([Case("Expand", "float32", (), target_shape=(2, 3)),
+                                   Case("Transpose", "float32", ())], provider="cpu")
+    assert expand.status is Status.PASS and expand.element_count == 6
+    assert transpose.status is Status.ERROR and "rank 0" in transpose.message
