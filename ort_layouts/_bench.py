@@ -226,10 +226,9 @@ def device_allocator(provider: str, device_id: int = 0) -> tuple[Callable[[Seque
     import onnxruntime as ort
 
     from ._errors import ProviderError
-    from ._providers import _ep_devices, _register_installed_plugins
+    from ._providers import ep_devices
 
-    _register_installed_plugins()
-    devices = _ep_devices(provider)
+    devices = ep_devices(provider)
     memory_type = getattr(getattr(ort, "OrtDeviceMemoryType", None), "DEFAULT", None)
     if device_id < len(devices) and memory_type is not None and hasattr(devices[device_id], "memory_info"):
         info = devices[device_id].memory_info(memory_type)

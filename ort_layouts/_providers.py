@@ -81,6 +81,7 @@ _CONFIG_RECORD_ASSIGNMENT = "session.record_ep_graph_assignment_info"
 _CONFIG_DML_NO_FUSION = "ep.dml.disable_graph_fusion"
 
 _registered: dict[str, str] = {}  # plugin registration name -> library path
+_plugin_errors: dict[str, str] = {}  # EP name -> why its installed plugin library did not register
 _lock = threading.Lock()
 
 
@@ -231,16 +232,27 @@ def _register_installed_plugins() -> None:
     """Register every known plugin EP whose package is installed; silently skip the rest."""
     import importlib
 
-    for registration_name, (module_name, _) in PLUGIN_EPS.items():
+    for registration_name, (module_name, ep_name) in PLUGIN_EPS.items():
         if registration_name in _registered:
             continue
         try:
             module = importlib.import_module(module_name)
-            path = module.get_library_path()
-            register_plugin_ep(registration_name, path)
-        except (ImportError, RuntimeError, OSError):
-            # not installed, no library for this platform, or an incompatible onnxruntime
+        except ImportError:  # not installed
             continue
+        try:
+            register_plugin_ep(registration_name, module.get_library_path())
+        except (RuntimeError, OSError, AttributeError) as e:
+            # installed, but no library for this platform or an incompatible onnxruntime: kept
+            # so that asking for this EP says why it is not available
+            _plugin_errors[ep_name] = str(e)
+        else:
+            _plugin_errors.pop(ep_name, None)
+
+
+def ep_devices(ep_name: str) -> list[Any]:
+    """The ``OrtEpDevice``s of an EP, after registering the installed plugin EPs."""
+    _register_installed_plugins()
+    return _ep_devices(ep_name)
 
 
 def _ep_devices(ep_name: str) -> list[Any]:
@@ -324,6 +336,8 @@ def resolve_provider(name: str) -> str:
         hint = ""
         if full == DML:
             hint = " (DirectML needs Windows and the onnxruntime-directml package)"
+        elif full in _plugin_errors:
+            hint = f" (its plugin library is installed but did not register: {_plugin_errors[full]})"
         elif full == WEBGPU:
             hint = (" (install onnxruntime-ep-webgpu; it needs onnxruntime >= 1.24.4 and a GPU "
                     "with Vulkan, D3D12 or Metal)")
@@ -363,8 +377,7 @@ def make_session(model: bytes | onnx.ModelProto, config: ProviderConfig) -> Any:
     so = _session_options(config)
     providers: list[Any] | None
     if config.name == WEBGPU:
-        _register_installed_plugins()
-        devices = _ep_devices(WEBGPU)
+        devices = ep_devices(WEBGPU)
         if config.device_id >= len(devices):
             raise ProviderError(
                 f"{WEBGPU} has {len(devices)} device(s); device_id {config.device_id} does not exist")

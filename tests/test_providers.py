@@ -180,3 +180,27 @@ def test_device_without_vendor_name_is_named_by_pci_vendor_id() -> None:
     info = _device_info(SimpleNamespace(device=hw, ep_name="WebGpuExecutionProvider"))
     assert (info.vendor, info.device, info.type) == ("NVIDIA", "10de:2335", "GPU")
     assert str(info) == "GPU NVIDIA 10de:2335"
+
+
+def test_a_plugin_that_fails_to_register_says_why_when_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An installed plugin EP whose library does not register (an incompatible onnxruntime, say)
+    is not available, and asking for it gives the registration's own error, not a bare 'no'."""
+    import sys
+    from types import SimpleNamespace
+
+    monkeypatch.setitem(sys.modules, "fake_webgpu_plugin",
+                        SimpleNamespace(get_library_path=lambda: "/opt/fake/libplugin.so"))
+    monkeypatch.setattr(P, "PLUGIN_EPS", {"fake": ("fake_webgpu_plugin", P.WEBGPU)})
+    monkeypatch.setattr(P, "_registered", {})
+    monkeypatch.setattr(P, "_plugin_errors", {})
+
+    def refuse(name: str, path: str) -> None:
+        raise P.ProviderError(f"registering plugin EP {name!r} from {path} failed: "
+                              "needs onnxruntime >= 1.24.4")
+
+    monkeypatch.setattr(P, "register_plugin_ep", refuse)
+    with pytest.raises(P.ProviderError) as caught:
+        P.resolve_provider("webgpu")
+    message = str(caught.value)
+    assert "did not register" in message and "/opt/fake/libplugin.so" in message
+    assert "needs onnxruntime >= 1.24.4" in message and "available:" in message
