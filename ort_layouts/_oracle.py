@@ -20,6 +20,7 @@ byte k).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -349,39 +350,59 @@ def _runs(positions: list[int], sources: list[int]) -> list[tuple[int, int, int,
     return runs
 
 
-def _padding(op: PaddingOp, dst: np.ndarray, src: np.ndarray, value: np.generic,
-             threads: int | None) -> None:
-    """PADDING1: the interior in one strided copy, then the borders axis by axis (each axis over
-    the already padded extent of the axes before it and the interior of the ones after it)."""
-    rank = src.ndim
-    start, end = op.start_padding, op.end_padding
-    interior = tuple(slice(s, s + n) for s, n in zip(start, src.shape, strict=True))
-    strided_copy(dst[interior], src, threads=threads)
+def _border_regions(op: PaddingOp, out: np.ndarray, interior: tuple[slice, ...]
+                    ) -> Iterator[tuple[np.ndarray, int, int, int]]:
+    """PADDING1's borders, axis by axis: for each padded axis, ``(region, s, n, e)`` where
+    ``region`` is the output over the already padded extent of the axes before it and the
+    interior of the ones after it, with that axis moved first; ``s``/``e`` its start/end padding
+    and ``n`` the input size."""
+    rank = out.ndim
     for axis in range(rank):
-        s, e, n = start[axis], end[axis], src.shape[axis]
+        s, e = op.start_padding[axis], op.end_padding[axis]
         if s == 0 and e == 0:
             continue
-        region = dst[tuple(slice(None) if i < axis else interior[i] if i > axis else slice(None)
-                           for i in range(rank))]
-        moved = np.moveaxis(region, axis, 0)
+        region = out[tuple(slice(None) if i <= axis else interior[i] for i in range(rank))]
+        n = interior[axis].stop - interior[axis].start
+        yield np.moveaxis(region, axis, 0), s, n, e
+
+
+def _border_runs(op: PaddingOp, moved: np.ndarray, s: int, n: int, e: int
+                 ) -> list[tuple[int, int, int, int]]:
+    """The copy runs ``(first, count, source, step)`` of one axis's borders (not CONSTANT)."""
+    positions = [*range(s), *range(s + n, s + n + e)]
+    sources = [s + source_index(op.mode, p - s, n) for p in positions]
+    return _runs(positions, sources)
+
+
+def _run_source(moved: np.ndarray, count: int, source: int, step: int) -> np.ndarray:
+    """The view a border run copies: one position repeated (step 0), or ``count`` positions
+    forwards (1) or backwards (-1) from ``source``."""
+    if step == 0:
+        return np.broadcast_to(moved[source:source + 1], (count, *moved.shape[1:]))
+    if step == 1:
+        return moved[source:source + count]
+    stop = source - count
+    return moved[source:stop if stop >= 0 else None:-1]
+
+
+def _padding(op: PaddingOp, dst: np.ndarray, src: np.ndarray, value: np.generic,
+             threads: int | None) -> None:
+    """PADDING1: the interior in one strided copy, then the borders axis by axis."""
+    interior = tuple(slice(s, s + n) for s, n in zip(op.start_padding, src.shape, strict=True))
+    strided_copy(dst[interior], src, threads=threads)
+    for moved, s, n, e in _border_regions(op, dst, interior):
         if op.mode == PaddingMode.CONSTANT:
             moved[:s] = value
             moved[s + n:] = value
             continue
-        positions = [*range(s), *range(s + n, s + n + e)]
-        sources = [s + source_index(op.mode, p - s, n) for p in positions]
-        runs = _runs(positions, sources)
+        runs = _border_runs(op, moved, s, n, e)
         if len(runs) > _MAX_PYTHON_RUNS:
+            positions = [p for first, count, _, _ in runs for p in range(first, first + count)]
+            sources = [source + k * step for _, count, source, step in runs for k in range(count)]
             moved[positions] = moved[sources]
             continue
         for first, count, source, step in runs:
-            if step == 0:
-                np.copyto(moved[first:first + count], moved[source:source + 1])
-            elif step == 1:
-                np.copyto(moved[first:first + count], moved[source:source + count])
-            else:
-                stop = source - count
-                np.copyto(moved[first:first + count], moved[source:stop if stop >= 0 else None:-1])
+            np.copyto(moved[first:first + count], _run_source(moved, count, source, step))
 
 
 # ---- fused verification -----------------------------------------------------------------
@@ -443,36 +464,20 @@ def _padding_equal(op: PaddingOp, src: np.ndarray, got: np.ndarray, threads: int
     """Whether ``got`` is PADDING1's output: the interior against the input, then the borders
     axis by axis against the positions of ``got`` they copy. Those positions were checked
     before (the interior, or an earlier axis's borders), so each holds the expected value."""
-    rank = src.ndim
-    start, end = op.start_padding, op.end_padding
-    interior = tuple(slice(s, s + n) for s, n in zip(start, src.shape, strict=True))
+    interior = tuple(slice(s, s + n) for s, n in zip(op.start_padding, src.shape, strict=True))
     if not views_equal(src, got[interior], threads=threads):
         return False
     value = _padding_value(op, got.dtype)
-    for axis in range(rank):
-        s, e, n = start[axis], end[axis], src.shape[axis]
-        if s == 0 and e == 0:
-            continue
-        region = got[tuple(slice(None) if i < axis else interior[i] if i > axis else slice(None)
-                           for i in range(rank))]
-        moved = np.moveaxis(region, axis, 0)
+    for moved, s, n, e in _border_regions(op, got, interior):
         if op.mode == PaddingMode.CONSTANT:
             for border in (moved[:s], moved[s + n:]):
                 if border.size and not views_equal(np.broadcast_to(value, border.shape), border,
                                                    threads=threads):
                     return False
             continue
-        positions = [*range(s), *range(s + n, s + n + e)]
-        sources = [s + source_index(op.mode, p - s, n) for p in positions]
-        for first, count, source, step in _runs(positions, sources):
-            if step == 0:
-                expected = np.broadcast_to(moved[source:source + 1], (count, *moved.shape[1:]))
-            elif step == 1:
-                expected = moved[source:source + count]
-            else:
-                stop = source - count
-                expected = moved[source:stop if stop >= 0 else None:-1]
-            if not views_equal(expected, moved[first:first + count], threads=threads):
+        for first, count, source, step in _border_runs(op, moved, s, n, e):
+            if not views_equal(_run_source(moved, count, source, step), moved[first:first + count],
+                               threads=threads):
                 return False
     return True
 

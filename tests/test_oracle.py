@@ -321,3 +321,19 @@ def test_output_values_with_a_strided_output_or_nibbles_is_unpack_of_execute() -
     with pytest.raises(DescriptorError):
         output_values(IdentityOp(BufferTensorDesc("uint32", (2, 3)), BufferTensorDesc("uint32", (2, 3))),
                       np.zeros(5, np.uint32))
+
+
+@pytest.mark.parametrize("limit", [0, 1_000_000], ids=["one-gather", "slice-per-run"])
+@pytest.mark.parametrize("mode", ["reflect", "edge", "wrap", "symmetric"])
+def test_both_border_paths_match_np_pad(monkeypatch: pytest.MonkeyPatch, mode: str, limit: int) -> None:
+    """Borders with many runs are copied with one gather, the others a slice per run: both equal
+    numpy.pad, pads wider than the tensor included."""
+    from ort_layouts import _oracle
+    from ort_layouts._padding import PaddingMode
+
+    monkeypatch.setattr(_oracle, "_MAX_PYTHON_RUNS", limit)
+    x = np.random.default_rng(5).integers(0, 255, size=(3, 5), dtype=np.uint8)
+    dml_mode = PaddingMode.SYMMETRIC if mode == "symmetric" else mode
+    op = PaddingOp.from_onnx(BufferTensorDesc("uint8", x.shape), [7, 9, 11, 13], mode=dml_mode)
+    got = unpack(op.output, execute(op, x)).reshape(3 + 7 + 11, 5 + 9 + 13)
+    assert np.array_equal(got, np.pad(x, ((7, 11), (9, 13)), mode=mode))
