@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ._report import Report, failure_text, group_status, is_failure, result_figures, results_by_group
@@ -123,6 +123,20 @@ def _flatten_descriptors(
     return found
 
 
+def _case_table(headers: Sequence[str], results: Sequence[CaseResult],
+                cells: Callable[[CaseResult], Sequence[str]],
+                detail: Callable[[CaseResult], str] | None = None) -> str:
+    """A table of cases, each row anchored by its case id: the id (and ``detail`` under it),
+    then ``cells``."""
+    head = "".join(f"<th>{_e(h)}</th>" for h in ("case", *headers))
+    rows = []
+    for r in results:
+        first = f"<code>{_e(r.case.id)}</code>" + (f"<br>{_e(detail(r))}" if detail else "")
+        rest = "".join(f"<td>{_e(c)}</td>" for c in cells(r))
+        rows.append(f'<tr id="{_e(case_anchor(r.case.id))}"><td>{first}</td>{rest}</tr>')
+    return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
+
+
 def _case_section(result: CaseResult, *, draw: bool) -> str:
     r = result
     figures = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in result_figures(r).items() if v != "")
@@ -230,15 +244,12 @@ def render_report_html(report: Report, *, strict: bool = False) -> str:
     body.append("</section>")
     body.append(f'<section id="known"><h2>Known issues ({len(known)})</h2>')
     if known:
-        body.append("<table><tr><th>case</th><th>diagnosis</th><th>known issue</th></tr>" + "".join(
-            f'<tr id="{_e(case_anchor(r.case.id))}"><td><code>{_e(r.case.id)}</code><br>{_e(failure_text(r))}'
-            f"</td><td>{_e(r.diagnosis)}</td><td>{_e(r.known_issue)}</td></tr>" for r in known) + "</table>")
+        body.append(_case_table(("diagnosis", "known issue"), known,
+                                lambda r: (r.diagnosis, r.known_issue), detail=failure_text))
     body.append("</section>")
     body.append(f'<section id="unsupported"><h2>Unsupported cases ({len(unsupported)})</h2>')
     if unsupported:
-        body.append("<table><tr><th>case</th><th>reason</th></tr>" + "".join(
-            f'<tr id="{_e(case_anchor(r.case.id))}"><td><code>{_e(r.case.id)}</code></td>'
-            f"<td>{_e(r.message)}</td></tr>" for r in unsupported) + "</table>")
+        body.append(_case_table(("reason",), unsupported, lambda r: (r.message,)))
     body.append("</section>")
     body.append(f'<section id="all"><h2>All cases</h2><details><summary>{len(report.results)} cases</summary>'
                 "<table><tr><th>case</th><th>status</th><th>node provider</th><th>seconds</th></tr>"

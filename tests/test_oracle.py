@@ -329,7 +329,6 @@ def test_both_border_paths_match_np_pad(monkeypatch: pytest.MonkeyPatch, mode: s
     """Borders with many runs are copied with one gather, the others a slice per run: both equal
     numpy.pad, pads wider than the tensor included."""
     from ort_layouts import _oracle
-    from ort_layouts._padding import PaddingMode
 
     monkeypatch.setattr(_oracle, "_MAX_PYTHON_RUNS", limit)
     x = np.random.default_rng(5).integers(0, 255, size=(3, 5), dtype=np.uint8)
