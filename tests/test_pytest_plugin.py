@@ -166,3 +166,16 @@ def test_under_xdist(pytester: pytest.Pytester, env: None, dist: str) -> None:
     result = pytester.runpytest_subprocess(*PLUGIN, "-p", "xdist", "-n", "2", f"--dist={dist}",
                                            "--ort-provider=cpu", *SELECT)
     result.assert_outcomes(passed=len(expected_ids()))
+
+
+@needs_engine
+def test_a_known_issue_is_an_expected_failure_unless_strict(pytester: pytest.Pytester) -> None:
+    """ONNX Runtime's CPU Pad changes float16 NaN payloads (the known-issue table): those items
+    are xfail, and fail with --ort-strict."""
+    known = [*PLUGIN, "--ort-provider=cpu", "--ort-ops=Pad", "--ort-dtypes=float16", "--ort-ranks=1",
+             "--ort-values=special"]
+    result = pytester.runpytest_inprocess(*known, "-rx")
+    result.assert_outcomes(xfailed=4)
+    result.stdout.fnmatch_lines(["*known issue: *"])
+    result = pytester.runpytest_inprocess(*known, "--ort-strict")
+    result.assert_outcomes(failed=4)
