@@ -2,7 +2,7 @@
 
 pytest loads this module in every run wherever ort_layouts is installed, so it lives outside the
 package (importing ``ort_layouts`` pulls in numpy, onnx and onnxruntime) and imports nothing
-but pytest: it adds the ``--ort-*`` options and registers :mod:`ort_layouts.pytest_plugin` only
+but pytest: it adds the ``--ort-*`` options and registers :mod:`ort_layouts.frontends.pytest_plugin` only
 when ``--ort-provider`` is given. Without it a pytest run is unchanged.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-PLUGIN = "ort_layouts.pytest_plugin"
+PLUGIN = "ort_layouts.frontends.pytest_plugin"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -34,6 +34,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("ort_provider") and not config.pluginmanager.has_plugin(PLUGIN):
-        from ort_layouts import pytest_plugin
+        from ort_layouts.frontends import pytest_plugin
 
         config.pluginmanager.register(pytest_plugin, PLUGIN)

@@ -17,18 +17,7 @@ Errors
     OrtLayoutsError and its leaves (each also a ValueError / LookupError / RuntimeError)
 """
 
-from ._case import Case
-from ._compare import Comparison, compare
-from ._convert import ConversionCheck, check_conversion, convert_layout
-from ._descriptor import (
-    MAX_DIMENSION_COUNT,
-    MAX_ELEMENT_COUNT,
-    MINIMUM_BUFFER_ALIGNMENT_IN_BYTES,
-    BufferTensorDesc,
-)
-from ._diagnose import diagnose
-from ._dtypes import DataType, TensorFlags
-from ._errors import (
+from ort_layouts._errors import (
     DataTypeError,
     DescriptorError,
     LayoutError,
@@ -39,14 +28,19 @@ from ._errors import (
     ReportError,
     ShapeError,
 )
-from ._extract import LayoutOp, extract, model_cases
-from ._graphs import build_model, default_ir_version, default_opset
-from ._layout import NAMED_LAYOUTS, calculate_strides
-from ._merge import Matrix, merge_reports, write_matrix
-from ._onnx_node_tests import NodeTest, onnx_node_tests
-from ._oracle import IdentityOp, execute, pack, unpack, verify
-from ._padding import PaddingMode, PaddingOp
-from ._providers import (
+from ort_layouts.descriptors.buffer_tensor import (
+    MAX_DIMENSION_COUNT,
+    MAX_ELEMENT_COUNT,
+    MINIMUM_BUFFER_ALIGNMENT_IN_BYTES,
+    BufferTensorDesc,
+)
+from ort_layouts.descriptors.dtypes import DataType, TensorFlags
+from ort_layouts.descriptors.layout import NAMED_LAYOUTS, calculate_strides
+from ort_layouts.descriptors.size import calc_buffer_tensor_size
+from ort_layouts.engine.diagnose import diagnose
+from ort_layouts.engine.graphs import build_model, default_ir_version, default_opset
+from ort_layouts.engine.onnx_node_tests import NodeTest, onnx_node_tests
+from ort_layouts.engine.providers import (
     DeviceInfo,
     ProviderConfig,
     ProviderInfo,
@@ -55,13 +49,25 @@ from ._providers import (
     make_session,
     resolve_provider,
 )
-from ._render import render_svg, render_text
-from ._report import Report, ReportWriter, load_report, write_report
-from ._result import CaseResult, Status
-from ._runner import run_cases
-from ._size import calc_buffer_tensor_size
-from ._suite import dml_operator, expected_output, make_input, reference_output, standard_suite
-from ._testdata import export_test_dir, read_test_dir, write_test_dir
+from ort_layouts.engine.result import CaseResult, Status
+from ort_layouts.engine.runner import run_cases
+from ort_layouts.engine.suite import (
+    dml_operator,
+    expected_output,
+    make_input,
+    reference_output,
+    standard_suite,
+)
+from ort_layouts.models.convert import ConversionCheck, check_conversion, convert_layout
+from ort_layouts.models.extract import LayoutOp, extract, model_cases
+from ort_layouts.models.testdata import export_test_dir, read_test_dir, write_test_dir
+from ort_layouts.operators.case import Case
+from ort_layouts.operators.pad import PaddingMode, PaddingOp
+from ort_layouts.reference.compare import Comparison, compare
+from ort_layouts.reference.execute import IdentityOp, execute, pack, unpack, verify
+from ort_layouts.reports.merge import Matrix, merge_reports, write_matrix
+from ort_layouts.reports.render import render_svg, render_text
+from ort_layouts.reports.report import Report, ReportWriter, load_report, write_report
 
 __version__ = "0.1.0"
 

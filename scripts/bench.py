@@ -6,7 +6,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from ort_layouts._bench import main
+from ort_layouts.frontends.bench import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ort_layouts._testdata import write_suite_models
+from ort_layouts.models.testdata import write_suite_models
 
 
 def main(out_dir: str = str(Path(__file__).resolve().parent.parent / "models")) -> None:

@@ -10,7 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ort_layouts._bench import (
+from ort_layouts._errors import ProviderError
+from ort_layouts.engine.graphs import build_model
+from ort_layouts.engine.providers import CPU, ProviderConfig, default_provider, make_session
+from ort_layouts.frontends.bench import (
     Figure,
     bench_gpu,
     device_allocator,
@@ -20,10 +23,7 @@ from ort_layouts._bench import (
     oracle_workloads,
     run_benchmarks,
 )
-from ort_layouts._case import Case
-from ort_layouts._errors import ProviderError
-from ort_layouts._graphs import build_model
-from ort_layouts._providers import CPU, ProviderConfig, default_provider, make_session
+from ort_layouts.operators.case import Case
 
 TINY = {"suite_ranks": (1,), "suite_sample": 10, "oracle_bytes": 1 << 20, "gpu_bytes": 1 << 18,
         "gpu_iterations": 2, "memory_bytes": 1 << 20, "repeats": 1}

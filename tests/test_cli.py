@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from ort_layouts._cli import main
-from ort_layouts._report import JSON_FILE, RESULTS_FILE, load_report
+from ort_layouts.frontends.cli import main
+from ort_layouts.reports.report import JSON_FILE, RESULTS_FILE, load_report
 
 Cap = pytest.CaptureFixture[str]
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,7 +28,7 @@ SMALL = ["--provider", "cpu", "--ops", "Transpose,Expand", "--dtypes", "float32,
 
 def _engine_available() -> bool:
     try:
-        for name in ("_providers", "_runner", "_suite"):
+        for name in ("engine.providers", "engine.runner", "engine.suite"):
             importlib.import_module(f"ort_layouts.{name}")
     except ImportError:
         return False
@@ -149,7 +149,7 @@ def test_help_and_version(capsys: Cap) -> None:
 
 
 def test_keyboard_interrupt_exits_130(monkeypatch: pytest.MonkeyPatch, capsys: Cap) -> None:
-    import ort_layouts._cli as cli
+    import ort_layouts.frontends.cli as cli
 
     def interrupted(args: object) -> int:
         raise KeyboardInterrupt
@@ -245,7 +245,7 @@ def test_describe_cpp(capsys: Cap) -> None:
 
 
 def test_describe_svg(tmp_path: Path, capsys: Cap) -> None:
-    pytest.importorskip("ort_layouts._render")
+    pytest.importorskip("ort_layouts.reports.render")
     target = tmp_path / "nhwc.svg"
     code, _, err = run(["describe", "--shape", "1,1,3,5", "--layout", "NHWC", "--svg", str(target)], capsys)
     assert code == 0, err
@@ -296,8 +296,8 @@ def test_validate_exit_1_on_mismatch_and_error(monkeypatch: pytest.MonkeyPatch, 
                                                capsys: Cap) -> None:
     import dataclasses
 
-    import ort_layouts._runner as runner
-    from ort_layouts._result import Status
+    import ort_layouts.engine.runner as runner
+    from ort_layouts.engine.result import Status
 
     real = runner.run_cases
 
@@ -325,8 +325,8 @@ def test_validate_unsupported_fails_only_with_strict(monkeypatch: pytest.MonkeyP
                                                      capsys: Cap) -> None:
     import dataclasses
 
-    import ort_layouts._runner as runner
-    from ort_layouts._result import Status
+    import ort_layouts.engine.runner as runner
+    from ort_layouts.engine.result import Status
 
     real = runner.run_cases
 
@@ -386,7 +386,7 @@ def test_validate_resume_refuses_another_selection(tmp_path: Path, capsys: Cap) 
 
 SLOW_CHILD = """
 import sys, time
-import ort_layouts._runner as runner
+import ort_layouts.engine.runner as runner
 real = runner.run_cases
 def slow(cases, **kwargs):
     callback = kwargs.pop("on_result")
@@ -395,7 +395,7 @@ def slow(cases, **kwargs):
         time.sleep(0.05)
     return real(cases, on_result=on_result, **kwargs)
 runner.run_cases = slow
-from ort_layouts._cli import main
+from ort_layouts.frontends.cli import main
 sys.exit(main(sys.argv[1:]))
 """
 
@@ -461,8 +461,8 @@ class _Tty(io.StringIO):
 
 
 def _result(status: str) -> object:
-    from ort_layouts._case import Case
-    from ort_layouts._result import CaseResult, Status
+    from ort_layouts.engine.result import CaseResult, Status
+    from ort_layouts.operators.case import Case
 
     case = Case("Transpose", "float32", (2, 3), perm=(1, 0))
     message = "boom" if status == "error" else ""
@@ -471,7 +471,7 @@ def _result(status: str) -> object:
 
 @pytest.mark.parametrize("ci, mode", [("", "bar"), ("true", "lines")], ids=["terminal", "ci"])
 def test_progress_bar_on_a_terminal_lines_in_ci(monkeypatch: pytest.MonkeyPatch, ci: str, mode: str) -> None:
-    from ort_layouts._cli import Progress
+    from ort_layouts.frontends.cli import Progress
 
     monkeypatch.setenv("CI", ci) if ci else monkeypatch.delenv("CI", raising=False)
     stream = _Tty()
@@ -487,7 +487,7 @@ def test_progress_bar_on_a_terminal_lines_in_ci(monkeypatch: pytest.MonkeyPatch,
 
 
 def test_progress_lines_when_not_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    from ort_layouts._cli import Progress
+    from ort_layouts.frontends.cli import Progress
 
     monkeypatch.delenv("CI", raising=False)
     stream = io.StringIO()
@@ -502,7 +502,7 @@ def test_progress_lines_when_not_a_terminal(monkeypatch: pytest.MonkeyPatch) -> 
 @needs_engine
 def test_interrupt_keeps_the_results_and_exits_130(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                                    capsys: Cap) -> None:
-    import ort_layouts._runner as runner
+    import ort_layouts.engine.runner as runner
 
     real = runner.run_cases
 

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ort_layouts._compare import Comparison, compare
-from ort_layouts._descriptor import BufferTensorDesc
-from ort_layouts._oracle import IdentityOp, execute, unpack
+from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
+from ort_layouts.reference.compare import Comparison, compare
+from ort_layouts.reference.execute import IdentityOp, execute, unpack
 
 
 def f32(*words: int) -> np.ndarray:

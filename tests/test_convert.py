@@ -12,7 +12,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from ort_layouts import ModelError, ShapeError
-from ort_layouts._convert import add_convert_arguments, check_conversion, convert_layout, run_convert
+from ort_layouts.models.convert import add_convert_arguments, check_conversion, convert_layout, run_convert
 
 ONNX_DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"
 PIXEL_SHUFFLE = ONNX_DATA / "pytorch-converted" / "test_PixelShuffle"
@@ -164,7 +164,7 @@ def test_cli(tmp_path, capsys):
 
 
 def test_command_line_convert_through_main(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from ort_layouts._cli import main
+    from ort_layouts.frontends.cli import main
 
     src = tmp_path / "in.onnx"
     onnx.save(_conv_model(), src)

@@ -7,10 +7,10 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from ort_layouts._case import Case
-from ort_layouts._compare import compare
-from ort_layouts._diagnose import diagnose
-from ort_layouts._oracle import execute, operator_for, unpack
+from ort_layouts.engine.diagnose import diagnose
+from ort_layouts.operators.case import Case
+from ort_layouts.reference.compare import compare
+from ort_layouts.reference.execute import execute, operator_for, unpack
 
 RNG = np.random.default_rng(1234)
 X234 = RNG.permutation(24).astype(np.float32).reshape(2, 3, 4) + 0.5  # distinct values

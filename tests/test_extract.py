@@ -17,7 +17,7 @@ from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 from ort_layouts import DataType, ModelError, ShapeError
-from ort_layouts._extract import (
+from ort_layouts.models.extract import (
     LayoutOp,
     add_extract_arguments,
     extract,
@@ -421,8 +421,8 @@ def test_cli_text_suggests_dim(capsys):
 
 # ---- validation on the CPU EP --------------------------------------------------------------
 def test_model_cases_pass_on_cpu():
-    from ort_layouts._result import Status
-    from ort_layouts._runner import run_cases
+    from ort_layouts.engine.result import Status
+    from ort_layouts.engine.runner import run_cases
 
     cases = (model_cases(SHUFFLENET) + model_cases(TRANSFORMER, dims={"batch": 2})
              + model_cases(ONNX_DATA / "pytorch-converted" / "test_ConstantPad2d" / "model.onnx")
@@ -436,7 +436,7 @@ def test_model_cases_pass_on_cpu():
 
 # ---- through the ort-layouts command line ------------------------------------------------------
 def test_ort_layouts_extract_command(capsys):
-    from ort_layouts._cli import main
+    from ort_layouts.frontends.cli import main
 
     assert main(["extract", str(TRANSFORMER), "--dim", "batch=1", "--ops", "transpose,Expand", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
@@ -446,7 +446,7 @@ def test_ort_layouts_extract_command(capsys):
 
 
 def test_ort_layouts_validate_model_writes_report(tmp_path, capsys):
-    from ort_layouts._cli import main
+    from ort_layouts.frontends.cli import main
 
     code = main(["validate", "--model", str(SHUFFLENET), "--provider", "cpu", "--report", str(tmp_path),
                  "--progress", "none"])

@@ -7,9 +7,9 @@ import onnx
 import onnxruntime as ort
 import pytest
 
-from ort_layouts._case import Case
 from ort_layouts._errors import ModelError
-from ort_layouts._graphs import build_model, default_ir_version, default_opset, output_shape
+from ort_layouts.engine.graphs import build_model, default_ir_version, default_opset, output_shape
+from ort_layouts.operators.case import Case
 
 
 def _run(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:

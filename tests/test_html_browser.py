@@ -21,10 +21,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ort_layouts._cli import main
+from ort_layouts.frontends.cli import main
 
 pytestmark = pytest.mark.skipif(
-    any(importlib.util.find_spec(f"ort_layouts.{m}") is None for m in ("_providers", "_runner", "_suite")),
+    any(importlib.util.find_spec(f"ort_layouts.{m}") is None for m in ("engine.providers", "engine.runner", "engine.suite")),
     reason="the validation engine is not installed")
 
 FAIL_BACKGROUND = "rgb(255, 205, 210)"  # .fail in the report's style sheet (#ffcdd2)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ort_layouts import Case, CaseResult, Status, diagnose
-from ort_layouts._known_issues import known_issue_for
+from ort_layouts.engine.known_issues import known_issue_for
 
 PAD16 = Case("Pad", "float16", (4,), pads=(1, 1), mode="edge", values="special")
 

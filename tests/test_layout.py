@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ort_layouts import NAMED_LAYOUTS, LayoutError, ShapeError, calculate_strides
-from ort_layouts._layout import axis_order, layouts_for_rank
+from ort_layouts.descriptors.layout import axis_order, layouts_for_rank
 
 N, C, H, W = range(4)
 

@@ -13,8 +13,8 @@ ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "models"
 
 try:
-    from ort_layouts._suite import standard_suite
-    from ort_layouts._testdata import write_suite_models
+    from ort_layouts.engine.suite import standard_suite
+    from ort_layouts.models.testdata import write_suite_models
 except ImportError:  # the validation engine is not there yet
     standard_suite = None
 

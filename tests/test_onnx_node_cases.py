@@ -8,10 +8,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ort_layouts._onnx_node_tests import NodeTest, load_node_test, materialize_node_tests, onnx_node_tests
-from ort_layouts._result import Status
-from ort_layouts._runner import run_cases
-from ort_layouts._suite import expected_output
+from ort_layouts.engine.onnx_node_tests import (
+    NodeTest,
+    load_node_test,
+    materialize_node_tests,
+    onnx_node_tests,
+)
+from ort_layouts.engine.result import Status
+from ort_layouts.engine.runner import run_cases
+from ort_layouts.engine.suite import expected_output
 
 TESTS = onnx_node_tests()
 IDS = [t.name for t in TESTS]

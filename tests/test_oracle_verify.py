@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ort_layouts._case import Case
-from ort_layouts._compare import compare, views_equal
-from ort_layouts._descriptor import BufferTensorDesc
-from ort_layouts._dtypes import DataType
-from ort_layouts._oracle import IdentityOp, operator_for, verify
+from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
+from ort_layouts.descriptors.dtypes import DataType
+from ort_layouts.operators.case import Case
+from ort_layouts.reference.compare import compare, views_equal
+from ort_layouts.reference.execute import IdentityOp, operator_for, verify
 
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 

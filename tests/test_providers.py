@@ -10,10 +10,10 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
-from ort_layouts import _providers as P
-from ort_layouts._case import Case
 from ort_layouts._errors import ProviderError
-from ort_layouts._graphs import build_model
+from ort_layouts.engine import providers as P
+from ort_layouts.engine.graphs import build_model
+from ort_layouts.operators.case import Case
 
 
 def test_cpu_is_listed_and_available() -> None:
@@ -173,7 +173,7 @@ def test_profile_placement_parser(tmp_path: Path) -> None:
 def test_device_without_vendor_name_is_named_by_pci_vendor_id() -> None:
     from types import SimpleNamespace
 
-    from ort_layouts._providers import _device_info
+    from ort_layouts.engine.providers import _device_info
 
     hw = SimpleNamespace(vendor="", vendor_id=0x10DE, device_id=0x2335, metadata={},
                          type=SimpleNamespace(name="GPU"))

@@ -26,12 +26,12 @@ def _installed() -> bool:
 PLUGIN = [] if _installed() else ["-p", "_ort_layouts_pytestplugin"]
 
 needs_engine = pytest.mark.skipif(
-    any(importlib.util.find_spec(f"ort_layouts.{m}") is None for m in ("_providers", "_runner", "_suite")),
+    any(importlib.util.find_spec(f"ort_layouts.{m}") is None for m in ("engine.providers", "engine.runner", "engine.suite")),
     reason="the validation engine is not installed")
 
 
 def expected_ids() -> list[str]:
-    from ort_layouts._cli import select_cases
+    from ort_layouts.frontends.cli import select_cases
 
     ns = argparse.Namespace(ops=("Transpose",), dtypes=("float32",), ranks=(2, 3), values=None, seed=0,
                             shard=None, limit=None)
@@ -99,8 +99,8 @@ def test_k_selects_items(pytester: pytest.Pytester) -> None:
 
 BROKEN_CONFTEST = '''
 import dataclasses
-import ort_layouts._runner as runner
-from ort_layouts._result import Status
+import ort_layouts.engine.runner as runner
+from ort_layouts.engine.result import Status
 
 real = runner.run_cases
 

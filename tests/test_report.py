@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from ort_layouts._case import Case
 from ort_layouts._errors import ReportError
-from ort_layouts._html import render_report_html
-from ort_layouts._junit import render_junit
-from ort_layouts._merge import merge_reports, write_matrix
-from ort_layouts._report import (
+from ort_layouts.engine.result import CaseResult, Status
+from ort_layouts.operators.case import Case
+from ort_layouts.reports.html import render_report_html
+from ort_layouts.reports.junit import render_junit
+from ort_layouts.reports.merge import merge_reports, write_matrix
+from ort_layouts.reports.report import (
     HTML_FILE,
     JSON_FILE,
     JUNIT_FILE,
@@ -27,7 +28,6 @@ from ort_layouts._report import (
     read_results,
     write_report,
 )
-from ort_layouts._result import CaseResult, Status
 
 PROVIDER = "CPUExecutionProvider"
 
@@ -321,7 +321,7 @@ def _with_known_issue() -> list[CaseResult]:
 
 
 def test_known_issue_is_not_a_failure_unless_strict() -> None:
-    from ort_layouts._report import summary_line
+    from ort_layouts.reports.report import summary_line
 
     report = Report(META, tuple(_with_known_issue()))
     assert report.failures() == ()
@@ -362,7 +362,7 @@ def test_each_result_is_flushed_at_once_and_fsynced_at_a_bounded_rate(
     """Every line reaches the operating system as add() returns; the disk sync runs once per
     FSYNC_INTERVAL_S while results stream in (a fake clock: 10 ms a result), and once more when
     the writer closes."""
-    from ort_layouts import _report
+    from ort_layouts.reports import report as _report
 
     now = [1000.0]
     synced: list[float] = []

@@ -11,12 +11,13 @@ import onnx
 import onnxruntime as ort
 import pytest
 
-from ort_layouts import _runner, _suite
-from ort_layouts._case import Case
 from ort_layouts._errors import ProviderError
-from ort_layouts._result import CaseResult, Status
-from ort_layouts._runner import run_cases
-from ort_layouts._suite import make_input, standard_suite
+from ort_layouts.engine import runner as _runner
+from ort_layouts.engine import suite as _suite
+from ort_layouts.engine.result import CaseResult, Status
+from ort_layouts.engine.runner import run_cases
+from ort_layouts.engine.suite import make_input, standard_suite
+from ort_layouts.operators.case import Case
 
 SMALL = [
     Case("Transpose", "float32", (2, 3, 4), perm=(2, 0, 1), seed=1),
@@ -146,8 +147,8 @@ def test_standard_suite_on_cpu() -> None:
 def test_unsupported_nodes_are_isolated_by_placement_not_bisection(monkeypatch: pytest.MonkeyPatch) -> None:
     """With CPU fallback off, a batch whose session fails is probed once with fallback allowed;
     the nodes ONNX Runtime would move off the EP are reported unsupported, the rest run."""
-    from ort_layouts import _runner
-    from ort_layouts._providers import ProviderConfig, SessionCreationError
+    from ort_layouts.engine import runner as _runner
+    from ort_layouts.engine.providers import ProviderConfig, SessionCreationError
 
     real_make_session = _runner.make_session
     calls: list[bool] = []
@@ -187,8 +188,8 @@ def test_a_kernel_missing_everywhere_fails_its_whole_signature_at_once(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """ONNX Runtime's "provider type ... is not set" (no EP, the CPU included, has the kernel)
     names one node; every case of the batch with that op, type and opset is unsupported alike."""
-    from ort_layouts import _runner
-    from ort_layouts._providers import ProviderConfig, SessionCreationError
+    from ort_layouts.engine import runner as _runner
+    from ort_layouts.engine.providers import ProviderConfig, SessionCreationError
 
     real_make_session = _runner.make_session
     calls: list[int] = []
@@ -214,8 +215,8 @@ def test_a_kernel_missing_everywhere_fails_its_whole_signature_at_once(
 def test_a_gpu_run_holds_one_session_open_for_its_whole_length(monkeypatch: pytest.MonkeyPatch) -> None:
     """On a non-CPU EP the runner keeps a one-node session alive from the first batch to the
     last (a GPU EP may rebuild its device whenever its last session closes)."""
-    from ort_layouts import _runner
-    from ort_layouts._providers import ProviderConfig
+    from ort_layouts.engine import runner as _runner
+    from ort_layouts.engine.providers import ProviderConfig
 
     real_make_session = _runner.make_session
     alive: list[object] = []

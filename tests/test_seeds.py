@@ -20,7 +20,7 @@ from ort_layouts import (
     calc_buffer_tensor_size,
     calculate_strides,
 )
-from ort_layouts._render import render_text
+from ort_layouts.reports.render import render_text
 
 LETTERS = np.frombuffer(b"ABCDEFGHIJKL", dtype=np.uint8)
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ort_layouts import DataType, DescriptorError, calc_buffer_tensor_size
-from ort_layouts._size import last_element_index, packed_strides
+from ort_layouts.descriptors.size import last_element_index, packed_strides
 
 DTYPES = [t for t in DataType.known()]
 

@@ -8,10 +8,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from ort_layouts._case import Case
-from ort_layouts._dtypes import DataType
 from ort_layouts._errors import NotExpressibleError, ShapeError
-from ort_layouts._suite import (
+from ort_layouts.descriptors.dtypes import DataType
+from ort_layouts.engine.suite import (
     SUITE_DTYPES,
     dml_operator,
     expected_output,
@@ -21,6 +20,7 @@ from ort_layouts._suite import (
     special_values,
     standard_suite,
 )
+from ort_layouts.operators.case import Case
 
 
 @pytest.fixture(scope="module")

@@ -13,8 +13,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from ort_layouts import DataType, ModelError
-from ort_layouts._case import Case
-from ort_layouts._testdata import (
+from ort_layouts.models.testdata import (
     add_export_arguments,
     export_test_dir,
     read_test_dir,
@@ -22,6 +21,7 @@ from ort_layouts._testdata import (
     sanitize,
     write_test_dir,
 )
+from ort_layouts.operators.case import Case
 
 TRANSFORMER = Path(__file__).parent / "data" / "transformer_block.onnx"
 
@@ -160,7 +160,7 @@ def test_export_model_cases_and_cli(tmp_path, capsys):
 
 
 def test_ort_layouts_export_command(tmp_path, capsys):
-    from ort_layouts._cli import main
+    from ort_layouts.frontends.cli import main
 
     assert main(["export", "--out", str(tmp_path), "--ops", "Pad", "--dtypes", "int8", "--ranks", "1"]) == 0
     manifest = json.loads((tmp_path / "cases.json").read_text())

@@ -1,0 +1,651 @@
+"""BufferTensorDesc: DML_BUFFER_TENSOR_DESC as a frozen, validated value."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+
+from ort_layouts._errors import DescriptorError, ShapeError
+from ort_layouts.descriptors.dtypes import DataType, TensorFlags
+from ort_layouts.descriptors.layout import LayoutSpec, calculate_strides, layouts_for_rank
+from ort_layouts.descriptors.size import (
+    calc_buffer_tensor_size,
+    check_sizes_strides,
+    last_element_index,
+    packed_strides,
+)
+
+__all__ = [
+    "MAX_DIMENSION_COUNT",
+    "MAX_ELEMENT_COUNT",
+    "MINIMUM_BUFFER_ALIGNMENT_IN_BYTES",
+    "BufferTensorDesc",
+]
+
+MAX_DIMENSION_COUNT = 8  # DML_TENSOR_DIMENSION_COUNT_MAX1
+MAX_ELEMENT_COUNT = 2**32 - 1  # a buffer tensor may not exceed (2^32 - 1) elements
+MINIMUM_BUFFER_ALIGNMENT_IN_BYTES = 16  # DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT
+_UINT32_MAX = 2**32 - 1
+_EXACT_OVERLAP_LIMIT = 1 << 24  # elements enumerated when the stride-order test is inconclusive
+# bits per element of each data type that can describe a tensor, and the largest buffer of
+# 2^32 - 1 elements of that width (the fast validation path's tables)
+_FAST_BITWIDTH: dict[DataType, int] = {t: t.bitwidth for t in DataType if t is not DataType.UNKNOWN}
+_FAST_SIZE_LIMIT: dict[int, int] = {
+    bits: (-(-MAX_ELEMENT_COUNT * bits // 8) + 3) & ~3 for bits in set(_FAST_BITWIDTH.values())}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class BufferTensorDesc:
+    """A DirectML buffer tensor descriptor (DML_BUFFER_TENSOR_DESC), validated at construction.
+
+    Attributes:
+        data_type: the element type.
+        sizes: logical sizes, in elements, one per dimension (1..8 dimensions, none zero).
+        strides: strides in elements (not bytes); 0 broadcasts; ``None`` means packed in
+            descending order.
+        total_tensor_size_in_bytes: the buffer size; defaults to the minimum implied size.
+        guaranteed_base_offset_alignment: 0, or a power of two at least the element size.
+        flags: DML_TENSOR_FLAGS.
+
+    >>> d = BufferTensorDesc.packed("float32", [1, 1, 3, 5], layout="NHWC")
+    >>> d.strides, d.total_tensor_size_in_bytes
+    ((15, 1, 5, 1), 60)
+    """
+
+    data_type: DataType
+    sizes: tuple[int, ...]
+    strides: tuple[int, ...] | None = None
+    total_tensor_size_in_bytes: int = None  # type: ignore[assignment]  # set in __post_init__
+    guaranteed_base_offset_alignment: int = 0
+    flags: TensorFlags = TensorFlags.NONE
+
+    def __post_init__(self) -> None:
+        if self._fast_validate():
+            return
+        dtype = DataType.coerce(self.data_type)
+        sizes, strides = check_sizes_strides(self.sizes, self.strides)
+        object.__setattr__(self, "data_type", dtype)
+        object.__setattr__(self, "sizes", sizes)
+        object.__setattr__(self, "strides", strides)
+        if len(sizes) > MAX_DIMENSION_COUNT:
+            raise DescriptorError(
+                "dimension-count", len(sizes),
+                f"DimensionCount {len(sizes)} (sizes {list(sizes)}) is over DirectML's maximum of "
+                f"{MAX_DIMENSION_COUNT}; valid: 1..{MAX_DIMENSION_COUNT}")
+        for what, values in (("sizes", sizes), ("strides", strides or ())):
+            for v in values:
+                if v > _UINT32_MAX:
+                    raise DescriptorError(
+                        f"{what}-uint32", v,
+                        f"{what} {list(values)} holds {v}, over the UINT field's 2^32 - 1")
+        elements = math.prod(sizes)
+        if elements > MAX_ELEMENT_COUNT:
+            raise DescriptorError(
+                "element-count", elements,
+                f"sizes {list(sizes)} hold {elements} elements, over DirectML's 2^32 - 1")
+        span = last_element_index(sizes, strides) + 1
+        if span > MAX_ELEMENT_COUNT:
+            raise DescriptorError(
+                "element-count", span,
+                f"sizes {list(sizes)} with strides {list(strides or packed_strides(sizes))} "
+                f"address {span} buffer elements, over DirectML's 2^32 - 1")
+        minimum = calc_buffer_tensor_size(dtype, sizes, strides)
+        total = self.total_tensor_size_in_bytes
+        if total is None:
+            total = minimum
+        if isinstance(total, bool) or not isinstance(total, (int, np.integer)):
+            raise DescriptorError(
+                "total-size", total, f"TotalTensorSizeInBytes {total!r} is not an integer")
+        total = int(total)
+        if total < minimum:
+            raise DescriptorError(
+                "total-size", total,
+                f"TotalTensorSizeInBytes {total} is below the minimum implied size {minimum} for "
+                f"{dtype.name} sizes {list(sizes)} strides {list(strides or packed_strides(sizes))}")
+        if total % 4:
+            raise DescriptorError(
+                "total-size-multiple-of-4", total,
+                f"TotalTensorSizeInBytes {total} is not a multiple of 4 "
+                f"(next valid: {total + 4 - total % 4})")
+        limit = (-(-MAX_ELEMENT_COUNT * dtype.bitwidth // 8) + 3) & ~3
+        if total > limit:
+            raise DescriptorError(
+                "total-size", total,
+                f"TotalTensorSizeInBytes {total} is over {limit}, the size of 2^32 - 1 "
+                f"{dtype.name} elements (DirectML's limit for one buffer tensor)")
+        object.__setattr__(self, "total_tensor_size_in_bytes", total)
+        align = self.guaranteed_base_offset_alignment
+        if isinstance(align, bool) or not isinstance(align, (int, np.integer)) or align < 0:
+            raise DescriptorError(
+                "alignment", align,
+                f"GuaranteedBaseOffsetAlignment {align!r} must be an integer >= 0")
+        align = int(align)
+        element_bytes = max(1, dtype.bitwidth // 8)
+        if align and (align & (align - 1) or align < element_bytes):
+            raise DescriptorError(
+                "alignment", align,
+                f"GuaranteedBaseOffsetAlignment {align} must be 0 or a power of two >= the element "
+                f"size ({element_bytes} bytes for {dtype.name}); e.g. 16, 32, 64")
+        object.__setattr__(self, "guaranteed_base_offset_alignment", align)
+        flags = self.flags
+        if isinstance(flags, bool) or not isinstance(flags, (int, np.integer)) or int(flags) not in (0, 1):
+            raise DescriptorError(
+                "flags", flags,
+                f"flags {flags!r} is not a DML_TENSOR_FLAGS value; valid: 0 (NONE), 1 (OWNED_BY_DML)")
+        object.__setattr__(self, "flags", TensorFlags(int(flags)))
+
+    def _fast_validate(self) -> bool:
+        """Validate a descriptor whose fields are already canonical (a DataType, tuples of
+        Python ints, int size and alignment, a TensorFlags member) and valid, setting the default
+        size: the same checks as the full path, without normalising. False when any field is not
+        canonical or any check fails: the full path then normalises, or raises the precise error."""
+        dtype = self.data_type
+        bits = _FAST_BITWIDTH.get(dtype) if type(dtype) is DataType else None  # not a bare int
+        sizes, strides = self.sizes, self.strides
+        if bits is None or type(sizes) is not tuple or not 0 < len(sizes) <= MAX_DIMENSION_COUNT:
+            return False
+        elements = 1
+        if strides is None:
+            for n in sizes:
+                if type(n) is not int or n <= 0:
+                    return False
+                elements *= n
+            span = elements
+        else:
+            if type(strides) is not tuple or len(strides) != len(sizes):
+                return False
+            last = 0
+            for n, s in zip(sizes, strides, strict=True):
+                if type(n) is not int or type(s) is not int or n <= 0 or s < 0 or s > _UINT32_MAX:
+                    return False
+                elements *= n
+                last += (n - 1) * s
+            span = last + 1
+        if elements > MAX_ELEMENT_COUNT or span > MAX_ELEMENT_COUNT:  # also bounds every size
+            return False
+        minimum = (-(-span * bits // 8) + 3) & ~3
+        total = self.total_tensor_size_in_bytes
+        if total is None:
+            object.__setattr__(self, "total_tensor_size_in_bytes", minimum)
+        elif (type(total) is not int or total < minimum or total % 4
+              or total > _FAST_SIZE_LIMIT[bits]):
+            return False
+        align = self.guaranteed_base_offset_alignment
+        if type(align) is not int or align < 0 or (
+                align and (align & (align - 1) or align < max(1, bits // 8))):
+            return False
+        return self.flags is TensorFlags.NONE or self.flags is TensorFlags.OWNED_BY_DML
+
+    # ---- construction ------------------------------------------------------------------
+    @classmethod
+    def packed(
+        cls,
+        data_type: DataType | str | Any,
+        sizes: Sequence[int],
+        layout: LayoutSpec = "NCHW",
+        *,
+        broadcast: Sequence[bool] | None = None,
+        guaranteed_base_offset_alignment: int = 0,
+    ) -> BufferTensorDesc:
+        """A packed tensor in ``layout`` (sizes in logical order), strides given explicitly.
+
+        For ranks that have no layout letters (6 to 8), ``layout`` is an axis order; the default
+        "NCHW" then means the descending (row-major) order.
+        """
+        rank = len(sizes)
+        if isinstance(layout, str) and layout.upper() == "NCHW" and rank != 4:
+            layout = tuple(range(rank))
+        strides = calculate_strides(layout, sizes, broadcast)
+        return cls(DataType.coerce(data_type), tuple(sizes), strides,
+                   guaranteed_base_offset_alignment=guaranteed_base_offset_alignment)
+
+    @classmethod
+    def from_onnx(
+        cls, value: onnx.ValueInfoProto | onnx.TypeProto | onnx.TensorProto,
+        *, dims: dict[str, int] | None = None,
+    ) -> BufferTensorDesc:
+        """The packed descriptor of an ONNX value info, tensor type or tensor.
+
+        Symbolic dimensions are looked up in ``dims``; a rank-0 tensor becomes sizes ``(1,)``.
+        """
+        if isinstance(value, onnx.TensorProto):
+            shape = tuple(int(d) for d in value.dims)
+            return cls(DataType.from_onnx(value.data_type), shape or (1,), None)
+        if isinstance(value, onnx.ValueInfoProto):
+            name, type_proto = value.name, value.type
+        elif isinstance(value, onnx.TypeProto):
+            name, type_proto = "<type>", value
+        elif isinstance(value, onnx.TypeProto.Tensor):
+            name, type_proto = "<type>", onnx.TypeProto(tensor_type=value)
+        else:
+            raise ShapeError(
+                f"from_onnx takes a ValueInfoProto, TypeProto or TensorProto, not {type(value).__name__}")
+        if type_proto.WhichOneof("value") != "tensor_type":
+            raise ShapeError(
+                f"value {name!r} is a {type_proto.WhichOneof('value') or 'typeless value'}, not a tensor")
+        ttype = type_proto.tensor_type
+        if not ttype.HasField("shape"):
+            raise ShapeError(f"value {name!r} has no shape; infer shapes or pin its dimensions")
+        shape_list = []
+        for axis, d in enumerate(ttype.shape.dim):
+            if d.HasField("dim_value"):
+                shape_list.append(int(d.dim_value))
+            elif d.dim_param and dims and d.dim_param in dims:
+                shape_list.append(int(dims[d.dim_param]))
+            else:
+                label = d.dim_param or "?"
+                raise ShapeError(
+                    f"value {name!r} has dynamic dimension {label!r} at axis {axis}; pin it "
+                    f"(e.g. dims={{{label!r}: 1}})")
+        return cls(DataType.from_onnx(ttype.elem_type), tuple(shape_list) or (1,), None)
+
+    def to_onnx(self, name: str) -> onnx.ValueInfoProto:
+        """A value info with this descriptor's data type and logical sizes."""
+        return onnx.helper.make_tensor_value_info(name, self.data_type.to_onnx(), list(self.sizes))
+
+    @classmethod
+    def from_numpy(cls, array: np.ndarray) -> BufferTensorDesc:
+        """The descriptor of a numpy array's own layout (non-negative strides only).
+
+        A C-contiguous array gives packed strides (``None``); otherwise size-1 axes get stride 0.
+
+        >>> BufferTensorDesc.from_numpy(np.zeros((2, 3), np.float32).T).strides
+        (1, 3)
+        """
+        dtype = DataType.from_numpy(array.dtype)
+        item = array.dtype.itemsize
+        sizes = tuple(array.shape) or (1,)
+        byte_strides = tuple(array.strides) or (item,)
+        if array.flags.c_contiguous:
+            return cls(dtype, sizes, None)
+        if any(s < 0 or s % item for s in byte_strides):
+            raise DescriptorError(
+                "strides", byte_strides,
+                f"numpy strides {byte_strides} (bytes) are not non-negative multiples of {item}")
+        strides = tuple(s // item if n > 1 else 0 for s, n in zip(byte_strides, sizes, strict=True))
+        if all(n == 1 for n in sizes):
+            strides = tuple(0 for _ in sizes)
+        return cls(dtype, sizes, strides)
+
+    # ---- queries -----------------------------------------------------------------------
+    @property
+    def dimension_count(self) -> int:
+        """DimensionCount: the number of sizes."""
+        return len(self.sizes)
+
+    @property
+    def element_count(self) -> int:
+        """Logical elements: the product of the sizes."""
+        return math.prod(self.sizes)
+
+    @property
+    def effective_strides(self) -> tuple[int, ...]:
+        """Strides in elements, with the packed ones filled in when ``strides`` is None."""
+        return self.strides if self.strides is not None else packed_strides(self.sizes)
+
+    @property
+    def byte_strides(self) -> tuple[int, ...]:
+        """Strides in bytes, as numpy counts them (not defined for 4-bit types)."""
+        if self.data_type.bitwidth % 8:
+            raise DescriptorError(
+                "byte-strides", self.data_type.name,
+                f"{self.data_type.name} elements are {self.data_type.bitwidth} bits: no byte strides")
+        item = self.data_type.bitwidth // 8
+        return tuple(s * item for s in self.effective_strides)
+
+    @property
+    def minimum_implied_size_in_bytes(self) -> int:
+        """DMLCalcBufferTensorSize of this descriptor (TotalTensorSizeInBytes may be larger)."""
+        return calc_buffer_tensor_size(self.data_type, self.sizes, self.strides)
+
+    @property
+    def last_element_index(self) -> int:
+        """Buffer index (elements) of the last addressed element."""
+        return last_element_index(self.sizes, self.effective_strides)
+
+    @property
+    def broadcast_axes(self) -> tuple[int, ...]:
+        """Axes of size > 1 whose stride is 0 (their elements repeat)."""
+        return tuple(a for a, (n, s) in enumerate(zip(self.sizes, self.effective_strides, strict=True))
+                     if s == 0 and n > 1)
+
+    def offset_of(self, index: Sequence[int]) -> int:
+        """Buffer offset, in elements, of a logical index: ``dot(index, strides)``.
+
+        >>> BufferTensorDesc("uint8", (2, 2, 3)).offset_of((1, 0, 1))  # 'H' in the DHW example
+        7
+        """
+        if isinstance(index, (str, bytes)) or not hasattr(index, "__len__") or any(
+                isinstance(i, bool) or not isinstance(i, (int, np.integer)) for i in index):
+            raise ShapeError(f"index {index!r} is not a sequence of integers")
+        idx = [int(i) for i in index]
+        if len(idx) != self.dimension_count:
+            raise ShapeError(f"index {idx} has {len(idx)} axes, descriptor has {self.dimension_count}")
+        for axis, (i, n) in enumerate(zip(idx, self.sizes, strict=True)):
+            if not 0 <= i < n:
+                raise ShapeError(f"index {idx} is out of range at axis {axis} (size {n})")
+        return sum(i * s for i, s in zip(idx, self.effective_strides, strict=True))
+
+    def overlaps(self) -> bool:
+        """Whether two distinct logical elements share a buffer offset, broadcast axes aside.
+
+        Exact: a stride-order test settles most descriptors; the rest (interleaved strides) are
+        enumerated when they hold at most 2^24 elements, and reported as overlapping beyond that.
+        """
+        axes = [(s, n) for n, s in zip(self.sizes, self.effective_strides, strict=True)
+                if n > 1 and s > 0]
+        axes.sort()
+        reach = 0
+        for stride, size in axes:
+            if stride <= reach:
+                break
+            reach += (size - 1) * stride
+        else:
+            return False
+        count = math.prod(n for _, n in axes)
+        if count > _EXACT_OVERLAP_LIMIT:
+            return True
+        offsets = np.zeros(1, dtype=np.int64)
+        for stride, size in axes:
+            offsets = (offsets[:, None] + np.arange(size, dtype=np.int64)[None, :] * stride).ravel()
+        return bool(np.unique(offsets).size != offsets.size)
+
+    @property
+    def addressed_element_count(self) -> int:
+        """Distinct buffer elements the descriptor reads or writes."""
+        axes = [(s, n) for n, s in zip(self.sizes, self.effective_strides, strict=True)
+                if n > 1 and s > 0]
+        if not self.overlaps():
+            return math.prod(n for _, n in axes)
+        if math.prod(n for _, n in axes) > _EXACT_OVERLAP_LIMIT:
+            raise DescriptorError(
+                "overlap-too-large", list(self.effective_strides),
+                f"strides {list(self.effective_strides)} overlap over more than 2^24 elements "
+                f"(sizes {list(self.sizes)}): the addressed element count is not enumerated")
+        offsets = np.zeros(1, dtype=np.int64)
+        for stride, size in axes:
+            offsets = (offsets[:, None] + np.arange(size, dtype=np.int64)[None, :] * stride).ravel()
+        return int(np.unique(offsets).size)
+
+    @property
+    def padding_bytes(self) -> int:
+        """Bytes of the buffer (TotalTensorSizeInBytes) that belong to no element."""
+        used = -(-self.addressed_element_count * self.data_type.bitwidth // 8)
+        return self.total_tensor_size_in_bytes - used
+
+    @property
+    def is_packed(self) -> bool:
+        """Packed as the seeds define it: every element its own offset and no gap between them
+        (in any axis order: a packed NHWC tensor is packed)."""
+        return (not self.broadcast_axes and not self.overlaps()
+                and self.last_element_index + 1 == self.element_count)
+
+    def matching_layouts(self) -> tuple[str, ...]:
+        """Every layout name (named ones first) whose packed strides these are.
+
+        >>> BufferTensorDesc("float32", (2, 3, 1), (1, 2, 6)).matching_layouts()
+        ('WHD', 'WCN')
+        """
+        strides = self.effective_strides
+        return tuple(name for name in layouts_for_rank(self.dimension_count)
+                     if calculate_strides(name, self.sizes) == strides)
+
+    def layout(self) -> str | None:
+        """The named layout whose packed strides these are (first match in NAMED_LAYOUTS order).
+
+        Strides must match exactly, size-1 axes included: the seeds' packed NCHW {15,15,5,1} and
+        packed NHWC {15,1,5,1} for sizes {1,1,3,5} are told apart. Where several names still
+        match, the first wins (:meth:`matching_layouts` lists them all).
+        """
+        strides = self.effective_strides
+        for name in layouts_for_rank(self.dimension_count):
+            if calculate_strides(name, self.sizes) == strides:
+                return name
+        return None
+
+    def memory_order(self) -> tuple[int, ...] | None:
+        """The axis order (outermost first) whose packed strides these are, if any."""
+        order = tuple(sorted(range(self.dimension_count),
+                             key=lambda a: (-self.effective_strides[a], a)))
+        return order if calculate_strides(order, self.sizes) == self.effective_strides else None
+
+    # ---- transformations (each matches what the DML EP builds) ---------------------------
+    def _replace_layout(self, sizes: tuple[int, ...], strides: tuple[int, ...]) -> BufferTensorDesc:
+        """``dataclasses.replace(self, sizes=sizes, strides=strides)``, validated as always, with
+        less overhead."""
+        return type(self)(self.data_type, sizes, strides, self.total_tensor_size_in_bytes,
+                          self.guaranteed_base_offset_alignment, self.flags)
+
+    def with_strides(self, strides: Sequence[int] | None, *,
+                     total_tensor_size_in_bytes: int | None = None) -> BufferTensorDesc:
+        """The same descriptor with other strides (and by default the new minimum size)."""
+        return type(self)(self.data_type, self.sizes, None if strides is None else tuple(strides),
+                          total_tensor_size_in_bytes,  # type: ignore[arg-type]  # None: the minimum
+                          self.guaranteed_base_offset_alignment, self.flags)
+
+    def transpose(self, perm: Sequence[int] | None = None) -> BufferTensorDesc:
+        """The EP's Transpose input: ``sizes[i] = sizes[perm[i]]``, ``strides[i] = strides[perm[i]]``.
+
+        Omitted ``perm`` reverses the axes (ONNX's default). The buffer size is unchanged.
+
+        >>> d = BufferTensorDesc("float32", (2, 3, 4)).transpose((2, 0, 1))
+        >>> d.sizes, d.strides, d.total_tensor_size_in_bytes
+        ((4, 2, 3), (1, 12, 4), 96)
+        """
+        rank = self.dimension_count
+        p = tuple(range(rank - 1, -1, -1)) if perm is None else normalize_perm(perm, rank)
+        st = self.effective_strides
+        return self._replace_layout(tuple([self.sizes[a] for a in p]), tuple([st[a] for a in p]))
+
+    def broadcast_to(self, shape: Sequence[int]) -> BufferTensorDesc:
+        """The EP's Expand input: ONNX multidirectional broadcasting, right-aligned, stride 0.
+
+        The result has the broadcast of ``sizes`` and ``shape``; a source axis of size 1 (or a
+        missing leading axis) that is stretched gets stride 0. The buffer size is unchanged.
+
+        >>> BufferTensorDesc("float32", (2, 1, 4)).broadcast_to((2, 3, 4)).strides
+        (4, 0, 1)
+        """
+        if isinstance(shape, (str, bytes)) or not hasattr(shape, "__len__") or any(
+                isinstance(s, bool) or not isinstance(s, (int, np.integer)) for s in shape):
+            raise ShapeError(f"broadcast shape {shape!r} is not a sequence of integers")
+        target = [int(s) for s in shape]
+        if any(s < 0 for s in target):
+            raise ShapeError(f"broadcast shape {target} has a negative dimension")
+        rank = max(len(target), self.dimension_count)
+        src = (1,) * (rank - self.dimension_count) + self.sizes
+        src_st = (0,) * (rank - self.dimension_count) + self.effective_strides
+        tgt = [1] * (rank - len(target)) + target
+        sizes, strides = [], []
+        for axis, (a, b, s) in enumerate(zip(src, tgt, src_st, strict=True)):
+            if a != b and a != 1 and b != 1:
+                raise ShapeError(
+                    f"cannot broadcast sizes {list(self.sizes)} to shape {target}: axis {axis} "
+                    f"(right-aligned) has {a} and {b}; each pair must be equal or contain a 1")
+            sizes.append(b if a == 1 else a)
+            strides.append(0 if a == 1 else s)
+        if 0 in sizes:
+            raise ShapeError(f"broadcast of {list(self.sizes)} to {target} has a 0-sized axis, "
+                             "which no DirectML descriptor can hold")
+        return self._replace_layout(tuple(sizes), tuple(strides))
+
+    def coerce_rank(self, minimum: int = 4, maximum: int = MAX_DIMENSION_COUNT) -> BufferTensorDesc:
+        """The EP's rank coercion: leading 1s (stride 0) up to ``minimum``, and adjacent
+        collapsible axes folded (leftmost first) down to ``maximum``.
+
+        >>> BufferTensorDesc("float32", (5,)).coerce_rank(4).sizes
+        (1, 1, 1, 5)
+        """
+        if not 1 <= minimum <= maximum <= MAX_DIMENSION_COUNT:
+            raise DescriptorError(
+                "dimension-count", (minimum, maximum),
+                f"rank range minimum {minimum}, maximum {maximum} is not valid; need "
+                f"1 <= minimum <= maximum <= {MAX_DIMENSION_COUNT}")
+        sizes = list(self.sizes)
+        strides = list(self.effective_strides)
+        while len(sizes) > maximum:
+            for i in range(len(sizes) - 1):
+                if sizes[i] == 1 or sizes[i + 1] == 1 or strides[i] == sizes[i + 1] * strides[i + 1]:
+                    keep = strides[i + 1] if sizes[i + 1] > 1 else strides[i]
+                    sizes[i:i + 2] = [sizes[i] * sizes[i + 1]]
+                    strides[i:i + 2] = [keep]
+                    break
+            else:
+                raise DescriptorError(
+                    "dimension-count", len(sizes),
+                    f"sizes {sizes} strides {strides} cannot fold to {maximum} dimensions: "
+                    "no adjacent axes are collapsible")
+        pad = max(0, minimum - len(sizes))
+        return self._replace_layout((1,) * pad + tuple(sizes), (0,) * pad + tuple(strides))
+
+    def as_uint32_view(self) -> BufferTensorDesc:
+        """The EP's legacy view of a 64-bit integer tensor on hardware without 64-bit support:
+        UINT32 with every stride doubled (the low word of each little-endian element), and the
+        64-bit tensor's own buffer size (4 bytes of end padding past the last low word)."""
+        if not self.data_type.is_64bit_integer:
+            raise DescriptorError(
+                "data-type", self.data_type.name,
+                f"the 32-bit view applies to INT64/UINT64, not {self.data_type.name}")
+        return dataclasses.replace(
+            self, data_type=DataType.UINT32,
+            strides=tuple(2 * s for s in self.effective_strides),
+            guaranteed_base_offset_alignment=self.guaranteed_base_offset_alignment)
+
+    def validate(
+        self, *, min_dimension_count: int = 1, max_dimension_count: int = MAX_DIMENSION_COUNT,
+        is_output: bool = False,
+    ) -> None:
+        """Check the rules that depend on the operator: its dimension-count range, and for an
+        output, that no two elements share an offset (broadcast included). Construction already
+        checked the rest. Raises DescriptorError naming the rule."""
+        n = self.dimension_count
+        if not min_dimension_count <= n <= max_dimension_count:
+            raise DescriptorError(
+                "dimension-count", n,
+                f"DimensionCount {n} (sizes {list(self.sizes)}) is outside the operator's range "
+                f"{min_dimension_count}..{max_dimension_count}")
+        # packed strides (None) give every element its own offset: nothing to check
+        if is_output and self.strides is not None and (self.broadcast_axes or self.overlaps()):
+            raise DescriptorError(
+                "output-overlap", list(self.effective_strides),
+                f"output strides {list(self.effective_strides)} for sizes {list(self.sizes)} make "
+                "distinct elements share a buffer offset; an output must not overlap")
+
+    # ---- numpy views -------------------------------------------------------------------
+    def view(self, buffer: np.ndarray | bytes | bytearray | memoryview) -> np.ndarray:
+        """A read-only numpy view of ``buffer`` through this descriptor.
+
+        Warning:
+            Like ``numpy.lib.stride_tricks.as_strided``, a wrong descriptor reads outside the
+            buffer. This checks the buffer holds ``total_tensor_size_in_bytes`` first.
+        """
+        raw = np.frombuffer(buffer, dtype=np.uint8) if not isinstance(buffer, np.ndarray) \
+            else buffer.reshape(-1).view(np.uint8)
+        if raw.nbytes < self.total_tensor_size_in_bytes:
+            raise DescriptorError(
+                "buffer-size", raw.nbytes,
+                f"buffer of {raw.nbytes} bytes is smaller than TotalTensorSizeInBytes "
+                f"{self.total_tensor_size_in_bytes}")
+        dtype = self.data_type.to_numpy().newbyteorder("<")  # DirectML buffers are little-endian
+        typed = raw[: raw.nbytes - raw.nbytes % dtype.itemsize].view(dtype)
+        return np.lib.stride_tricks.as_strided(
+            typed, shape=self.sizes, strides=self.byte_strides, writeable=False)
+
+    # ---- export ------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """A plain dict (JSON-ready) that :meth:`from_dict` turns back into this descriptor."""
+        return {
+            "data_type": self.data_type.name,
+            "sizes": list(self.sizes),
+            "strides": None if self.strides is None else list(self.strides),
+            "total_tensor_size_in_bytes": self.total_tensor_size_in_bytes,
+            "guaranteed_base_offset_alignment": self.guaranteed_base_offset_alignment,
+            "flags": int(self.flags),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> BufferTensorDesc:
+        """Inverse of :meth:`to_dict` (``data_type`` may be a name or a DirectML value)."""
+        if not isinstance(data, dict):
+            raise DescriptorError("dict-keys", data, f"a descriptor dict is needed, got {data!r}")
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise DescriptorError("dict-keys", unknown,
+                                  f"unknown descriptor keys {unknown}; valid: {sorted(known)}")
+        if "data_type" not in data or "sizes" not in data:
+            raise DescriptorError("dict-keys", sorted(data), "a descriptor needs data_type and sizes")
+        d = dict(data)
+        dt = d["data_type"]
+        d["data_type"] = DataType(dt) if isinstance(dt, int) else DataType.from_name(dt)
+        d["sizes"] = tuple(d["sizes"])
+        if d.get("strides") is not None:
+            d["strides"] = tuple(d["strides"])
+        return cls(**d)
+
+    def to_json(self) -> str:
+        """:meth:`to_dict` as JSON text."""
+        return json.dumps(self.to_dict())
+
+    @classmethod
+    def from_json(cls, text: str) -> BufferTensorDesc:
+        """Inverse of :meth:`to_json`."""
+        return cls.from_dict(json.loads(text))
+
+    def to_cpp(self, name: str = "tensorDesc") -> str:
+        """A C++ initializer a native DirectML developer can paste.
+
+        >>> print(BufferTensorDesc("float32", (2, 3), (0, 1)).to_cpp("x"))
+        UINT xSizes[2] = {2, 3};
+        UINT xStrides[2] = {0, 1};
+        DML_BUFFER_TENSOR_DESC x = {
+            DML_TENSOR_DATA_TYPE_FLOAT32,  // DataType
+            DML_TENSOR_FLAG_NONE,  // Flags
+            2,  // DimensionCount
+            xSizes,  // Sizes
+            xStrides,  // Strides
+            12,  // TotalTensorSizeInBytes
+            0,  // GuaranteedBaseOffsetAlignment
+        };
+        DML_TENSOR_DESC xTensor = {DML_TENSOR_TYPE_BUFFER, &x};
+        """
+        if not isinstance(name, str) or not name.isidentifier() or not name.isascii():
+            raise DescriptorError("cpp-name", name, f"{name!r} is not a C++ identifier")
+        n = self.dimension_count
+        lines = [f"UINT {name}Sizes[{n}] = {{{', '.join(map(str, self.sizes))}}};"]
+        strides_ref = "nullptr"
+        if self.strides is not None:
+            lines.append(f"UINT {name}Strides[{n}] = {{{', '.join(map(str, self.strides))}}};")
+            strides_ref = f"{name}Strides"
+        flags = "DML_TENSOR_FLAG_OWNED_BY_DML" if self.flags else "DML_TENSOR_FLAG_NONE"
+        fields = [
+            (self.data_type.dml_name, "DataType"),
+            (flags, "Flags"),
+            (str(n), "DimensionCount"),
+            (f"{name}Sizes", "Sizes"),
+            (strides_ref, "Strides"),
+            (str(self.total_tensor_size_in_bytes), "TotalTensorSizeInBytes"),
+            (str(self.guaranteed_base_offset_alignment), "GuaranteedBaseOffsetAlignment"),
+        ]
+        lines.append(f"DML_BUFFER_TENSOR_DESC {name} = {{")
+        lines += [f"    {value},  // {field}" for value, field in fields]
+        lines.append("};")
+        lines.append(f"DML_TENSOR_DESC {name}Tensor = {{DML_TENSOR_TYPE_BUFFER, &{name}}};")
+        return "\n".join(lines)
+
+
+def normalize_perm(perm: Sequence[int], rank: int) -> tuple[int, ...]:
+    """Check that ``perm`` is a permutation of ``0..rank-1`` (negative axes are not allowed)."""
+    if isinstance(perm, (str, bytes)) or not hasattr(perm, "__iter__") or any(
+            isinstance(a, bool) or not isinstance(a, (int, np.integer)) for a in perm):
+        raise ShapeError(f"perm {perm!r} is not a sequence of integers")
+    p = tuple(int(a) for a in perm)
+    if sorted(p) != list(range(rank)):
+        raise ShapeError(f"perm {list(p)} is not a permutation of 0..{rank - 1} (rank {rank})")
+    return p

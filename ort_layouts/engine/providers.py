@@ -1,0 +1,430 @@
+"""Execution providers: which exist here, how to ask for one, and how to build a session on it.
+
+One module knows them all:
+
+- DirectML (``DmlExecutionProvider``, Windows, package onnxruntime-directml): options
+  ``device_id``, ``performance_preference``, ``device_filter``, ``disable_metacommands``;
+  memory patterns off, sequential execution, and ``ep.dml.disable_graph_fusion`` so every node
+  runs as its own DirectML operator.
+- WebGPU (``WebGpuExecutionProvider``), a plugin EP from package onnxruntime-ep-webgpu: its
+  library is registered with ``onnxruntime.register_execution_provider_library`` and a device
+  from ``onnxruntime.get_ep_devices()`` is added with ``SessionOptions.add_provider_for_devices``.
+- CUDA (``CUDAExecutionProvider``) and the CPU EP.
+
+Every non-CPU session sets ``session.disable_cpu_ep_fallback`` so a node the EP cannot take
+fails session creation instead of running silently on the CPU, and records which EP got each
+node (``session.record_ep_graph_assignment_info``) where ONNX Runtime offers it. Graph
+optimizations are off unless asked for: they could remove the very node under test.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import onnx
+
+from ort_layouts._errors import ProviderError
+
+__all__ = [
+    "DML",
+    "WEBGPU",
+    "CUDA",
+    "CPU",
+    "DeviceInfo",
+    "ProviderConfig",
+    "ProviderInfo",
+    "ProviderOptionError",
+    "SessionCreationError",
+    "default_provider",
+    "device_description",
+    "list_providers",
+    "make_session",
+    "node_assignment",
+    "register_plugin_ep",
+    "resolve_provider",
+]
+
+DML = "DmlExecutionProvider"
+WEBGPU = "WebGpuExecutionProvider"
+CUDA = "CUDAExecutionProvider"
+CPU = "CPUExecutionProvider"
+
+# full name -> (short name, is_gpu); the order is default_provider's preference
+_KNOWN: dict[str, tuple[str, bool]] = {
+    DML: ("dml", True),
+    WEBGPU: ("webgpu", True),
+    CUDA: ("cuda", True),
+    CPU: ("cpu", False),
+}
+_ALIASES: dict[str, str] = {
+    "dml": DML, "directml": DML, "webgpu": WEBGPU, "cuda": CUDA, "cpu": CPU,
+}
+
+# DML EP provider options and their valid values (None: any non-negative integer).
+DML_OPTIONS: dict[str, tuple[str, ...] | None] = {
+    "device_id": None,
+    "performance_preference": ("default", "high_performance", "minimum_power"),
+    "device_filter": ("gpu", "npu", "any"),
+    "disable_metacommands": ("true", "false"),
+}
+
+# Plugin EPs: registration name -> (python module, EP name).
+PLUGIN_EPS: dict[str, tuple[str, str]] = {"webgpu": ("onnxruntime_ep_webgpu", WEBGPU)}
+
+_CONFIG_DISABLE_FALLBACK = "session.disable_cpu_ep_fallback"
+_CONFIG_RECORD_ASSIGNMENT = "session.record_ep_graph_assignment_info"
+_CONFIG_DML_NO_FUSION = "ep.dml.disable_graph_fusion"
+
+_registered: dict[str, str] = {}  # plugin registration name -> library path
+_plugin_errors: dict[str, str] = {}  # EP name -> why its installed plugin library did not register
+_lock = threading.Lock()
+
+
+class ProviderOptionError(ProviderError, ValueError):
+    """A provider option that does not exist or has a value outside its valid choices."""
+
+
+class SessionCreationError(ProviderError):
+    """ONNX Runtime refused to create the session (an unsupported node with CPU fallback off,
+    a kernel missing for a data type, a bad model)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DeviceInfo:
+    """One device an EP can run on.
+
+    Attributes:
+        vendor: e.g. "NVIDIA", "AMD".
+        device: the device, in words or as "vendor_id:device_id" in hex.
+        driver: driver version, "" when unknown.
+        type: "CPU", "GPU" or "NPU".
+        ep: the execution provider name.
+    """
+
+    vendor: str
+    device: str
+    driver: str = ""
+    type: str = ""
+    ep: str = ""
+
+    def __str__(self) -> str:
+        text = f"{self.type} {self.vendor} {self.device}".strip()
+        return f"{text} (driver {self.driver})" if self.driver else text
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ProviderInfo:
+    """An execution provider as this installation sees it."""
+
+    name: str
+    short_name: str
+    available: bool
+    devices: tuple[DeviceInfo, ...] = ()
+    is_gpu: bool = False
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ProviderConfig:
+    """How to build a session.
+
+    Attributes:
+        name: the execution provider's full name (see :func:`resolve_provider`).
+        device_id: the device index (DML/CUDA ``device_id``; WebGPU: index among its EP devices).
+        options: provider options as sorted (key, string value) pairs, validated for DML. A
+            mapping is accepted too; its values are converted to strings (booleans to
+            "true"/"false").
+        optimize: run ONNX Runtime's graph optimizations (off: ORT_DISABLE_ALL).
+        disable_cpu_fallback: fail session creation when a node would run on the CPU EP;
+            None means on for every EP but the CPU EP.
+        per_node: DML only: ``ep.dml.disable_graph_fusion`` so each node is its own operator.
+        record_assignment: record which EP got each node, where ONNX Runtime can.
+    """
+
+    name: str
+    device_id: int = 0
+    options: tuple[tuple[str, str], ...] = ()
+    optimize: bool = False
+    disable_cpu_fallback: bool | None = None
+    per_node: bool = True
+    record_assignment: bool = True
+
+    def __post_init__(self) -> None:
+        opts = self.options
+        pairs = tuple(sorted(opts.items())) if isinstance(opts, Mapping) else tuple(opts)
+        pairs = tuple((str(k), _option_text(v)) for k, v in pairs)
+        if isinstance(self.device_id, bool) or int(self.device_id) < 0:
+            raise ProviderOptionError(f"device_id {self.device_id!r} must be an integer >= 0")
+        object.__setattr__(self, "device_id", int(self.device_id))
+        if self.name == DML:
+            pairs = _validate_dml_options(dict(pairs), self.device_id)
+        object.__setattr__(self, "options", pairs)
+
+    @property
+    def fallback_disabled(self) -> bool:
+        return self.name != CPU if self.disable_cpu_fallback is None else self.disable_cpu_fallback
+
+    def provider_options(self) -> dict[str, Any]:
+        """The options dict passed to ONNX Runtime (``device_id`` as an int)."""
+        opts: dict[str, Any] = dict(self.options)
+        if self.name in (DML, CUDA):
+            opts["device_id"] = self.device_id
+        return opts
+
+
+def _option_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _validate_dml_options(options: dict[str, str], device_id: int) -> tuple[tuple[str, str], ...]:
+    for key, value in options.items():
+        if key not in DML_OPTIONS:
+            raise ProviderOptionError(
+                f"DML provider option {key!r} does not exist; valid: {sorted(DML_OPTIONS)}")
+        choices = DML_OPTIONS[key]
+        if choices is None:
+            if not value.isdigit():
+                raise ProviderOptionError(f"DML option {key}={value!r} must be an integer >= 0")
+            if key == "device_id" and int(value) != device_id:
+                raise ProviderOptionError(
+                    f"device_id is given twice: {device_id} and options device_id={value}")
+        elif value not in choices:
+            raise ProviderOptionError(
+                f"DML option {key}={value!r} is not valid; valid: {list(choices)}")
+    options.pop("device_id", None)
+    return tuple(sorted(options.items()))
+
+
+# ---- discovery ------------------------------------------------------------------------------
+def register_plugin_ep(registration_name: str, library_path: str) -> None:
+    """Register a plugin EP's shared library once (``ort.register_execution_provider_library``).
+
+    Raises:
+        ProviderError: this onnxruntime has no plugin EP API, or registration failed.
+    """
+    import onnxruntime as ort
+
+    with _lock:
+        if _registered.get(registration_name) == library_path:
+            return
+        register = getattr(ort, "register_execution_provider_library", None)
+        if register is None:
+            raise ProviderError(
+                f"onnxruntime {ort.__version__} cannot load plugin execution providers "
+                "(register_execution_provider_library needs onnxruntime >= 1.22)")
+        try:
+            register(registration_name, library_path)
+        except Exception as e:
+            if "already registered" not in str(e):
+                raise ProviderError(
+                    f"registering plugin EP {registration_name!r} from {library_path} failed: {e}"
+                ) from e
+        _registered[registration_name] = library_path
+
+
+def _register_installed_plugins() -> None:
+    """Register every known plugin EP whose package is installed; silently skip the rest."""
+    import importlib
+
+    for registration_name, (module_name, ep_name) in PLUGIN_EPS.items():
+        if registration_name in _registered:
+            continue
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:  # not installed
+            continue
+        try:
+            register_plugin_ep(registration_name, module.get_library_path())
+        except (RuntimeError, OSError, AttributeError) as e:
+            # installed, but no library for this platform or an incompatible onnxruntime: kept
+            # so that asking for this EP says why it is not available
+            _plugin_errors[ep_name] = str(e)
+        else:
+            _plugin_errors.pop(ep_name, None)
+
+
+def ep_devices(ep_name: str) -> list[Any]:
+    """The ``OrtEpDevice``s of an EP, after registering the installed plugin EPs."""
+    _register_installed_plugins()
+    return _ep_devices(ep_name)
+
+
+def _ep_devices(ep_name: str) -> list[Any]:
+    import onnxruntime as ort
+
+    get = getattr(ort, "get_ep_devices", None)
+    if get is None:
+        return []
+    return [d for d in get() if d.ep_name == ep_name]
+
+
+# PCI vendor ids, for devices that report an id but no vendor name
+_PCI_VENDORS = {0x10DE: "NVIDIA", 0x1002: "AMD", 0x1022: "AMD", 0x8086: "Intel", 0x1414: "Microsoft",
+                0x5143: "Qualcomm", 0x106B: "Apple", 0x13B5: "ARM"}
+
+
+def _device_info(ep_device: Any) -> DeviceInfo:
+    hw = ep_device.device
+    meta = dict(getattr(hw, "metadata", {}) or {})
+    kind = getattr(hw.type, "name", str(hw.type))
+    name = meta.get("Description") or meta.get("description") or \
+        f"{int(getattr(hw, 'vendor_id', 0)):04x}:{int(getattr(hw, 'device_id', 0)):04x}"
+    driver = meta.get("DriverVersion") or meta.get("driver_version") or ""
+    vendor = str(hw.vendor or "") or _PCI_VENDORS.get(int(getattr(hw, "vendor_id", 0) or 0), "")
+    return DeviceInfo(vendor, str(name), str(driver), str(kind), str(ep_device.ep_name))
+
+
+def list_providers() -> list[ProviderInfo]:
+    """Every EP this project knows, plus any other the runtime reports, with availability.
+
+    A plugin EP is available when its library registered and it enumerates at least one device.
+    """
+    import onnxruntime as ort
+
+    _register_installed_plugins()
+    built_in = list(ort.get_available_providers())
+    infos = []
+    for name, (short, is_gpu) in _KNOWN.items():
+        devices = tuple(_device_info(d) for d in _ep_devices(name))
+        available = bool(devices) if name == WEBGPU else name in built_in
+        infos.append(ProviderInfo(name, short, available, devices, is_gpu))
+    for name in built_in:
+        if name not in _KNOWN:
+            infos.append(ProviderInfo(name, name.removesuffix("ExecutionProvider").lower(), True,
+                                      tuple(_device_info(d) for d in _ep_devices(name)), False))
+    return infos
+
+
+def _available_names() -> list[str]:
+    return [p.name for p in list_providers() if p.available]
+
+
+def default_provider() -> str:
+    """DirectML if present, else another GPU EP (WebGPU with a device, CUDA), else the CPU EP."""
+    available = set(_available_names())
+    for name, (_, is_gpu) in _KNOWN.items():
+        if is_gpu and name in available:
+            return name
+    return CPU
+
+
+def resolve_provider(name: str) -> str:
+    """The full EP name for ``name`` ("dml", "webgpu", "cuda", "cpu", "auto" or a full name).
+
+    Raises:
+        ProviderError: an unknown name, or an EP that is not available here; the message lists
+            the available EPs.
+    """
+    key = str(name).strip()
+    if key.lower() == "auto":
+        return default_provider()
+    full = _ALIASES.get(key.lower(), key)
+    matches = [n for n in (*_KNOWN, *_available_names()) if n.lower() == full.lower()]
+    available = _available_names()
+    if not matches:
+        raise ProviderError(
+            f"execution provider {name!r} is unknown; valid: {['auto', *_ALIASES]} or a full name; "
+            f"available here: {available}")
+    full = matches[0]
+    if full not in available:
+        hint = ""
+        if full == DML:
+            hint = " (DirectML needs Windows and the onnxruntime-directml package)"
+        elif full in _plugin_errors:
+            hint = f" (its plugin library is installed but did not register: {_plugin_errors[full]})"
+        elif full == WEBGPU:
+            hint = (" (install onnxruntime-ep-webgpu; it needs onnxruntime >= 1.24.4 and a GPU "
+                    "with Vulkan, D3D12 or Metal)")
+        raise ProviderError(f"execution provider {full!r} is not available{hint}; available: {available}")
+    return full
+
+
+# ---- sessions -------------------------------------------------------------------------------
+def _session_options(config: ProviderConfig) -> Any:
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.log_severity_level = 4  # failures surface as exceptions with the same text
+    so.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_ENABLE_ALL if config.optimize
+                                   else ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    so.enable_mem_pattern = False  # the DML EP requires it; harmless elsewhere
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    if config.fallback_disabled:
+        so.add_session_config_entry(_CONFIG_DISABLE_FALLBACK, "1")
+    if config.record_assignment and hasattr(ort.InferenceSession, "get_provider_graph_assignment_info"):
+        so.add_session_config_entry(_CONFIG_RECORD_ASSIGNMENT, "1")
+    if config.name == DML and config.per_node:
+        so.add_session_config_entry(_CONFIG_DML_NO_FUSION, "1")
+    return so
+
+
+def make_session(model: bytes | onnx.ModelProto, config: ProviderConfig) -> Any:
+    """An ``onnxruntime.InferenceSession`` for ``model`` on ``config``'s EP.
+
+    Raises:
+        ProviderError: the EP is not available, or (WebGPU) has no device ``config.device_id``.
+        SessionCreationError: ONNX Runtime refused the model on this EP.
+    """
+    import onnxruntime as ort
+
+    data = model.SerializeToString() if isinstance(model, onnx.ModelProto) else bytes(model)
+    so = _session_options(config)
+    providers: list[Any] | None
+    if config.name == WEBGPU:
+        devices = ep_devices(WEBGPU)
+        if config.device_id >= len(devices):
+            raise ProviderError(
+                f"{WEBGPU} has {len(devices)} device(s); device_id {config.device_id} does not exist")
+        so.add_provider_for_devices([devices[config.device_id]], dict(config.options))
+        providers = None
+    elif config.name == CPU:
+        providers = [CPU]
+    else:
+        providers = [(config.name, config.provider_options())]
+    try:
+        if providers is None:
+            return ort.InferenceSession(data, sess_options=so)
+        return ort.InferenceSession(data, sess_options=so, providers=providers)
+    except Exception as e:
+        raise SessionCreationError(f"{config.name} could not create the session: {e}") from e
+
+
+def node_assignment(session: Any) -> dict[str, str]:
+    """{node name: EP name} as ONNX Runtime recorded it; {} when this runtime cannot say."""
+    get = getattr(session, "get_provider_graph_assignment_info", None)
+    if get is None:
+        return {}
+    try:
+        subgraphs = get()
+    except Exception:  # recording was not enabled for this session
+        return {}
+    return {node.name: sub.ep_name for sub in subgraphs for node in sub.get_nodes()}
+
+
+def node_assignment_from_profile(path: str | os.PathLike[str]) -> dict[str, str]:
+    """{node name: EP name} from an ONNX Runtime profile (its per-node ``provider`` field)."""
+    with open(path, encoding="utf-8") as f:
+        events = json.load(f)
+    out = {}
+    for event in events:
+        args = event.get("args") or {}
+        if event.get("cat") == "Node" and "provider" in args:
+            out[event["name"].removesuffix("_kernel_time").removesuffix("_fence_before")
+                .removesuffix("_fence_after")] = args["provider"]
+    return out
+
+
+def device_description(config: ProviderConfig) -> str:
+    """The device a config runs on, in words ("" when unknown)."""
+    devices = _ep_devices(config.name)
+    if config.name == CPU:
+        return str(_device_info(devices[0])) if devices else "CPU"
+    if config.device_id < len(devices):
+        return str(_device_info(devices[config.device_id]))
+    return f"{_KNOWN.get(config.name, (config.name,))[0]} device {config.device_id}"

@@ -1,0 +1,91 @@
+"""CaseResult: what one validation case gave, with the figures that point at a layout bug."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import Any
+
+from ort_layouts.operators.case import Case
+
+__all__ = ["CaseResult", "Status"]
+
+
+class Status(enum.StrEnum):
+    PASS = "pass"
+    MISMATCH = "mismatch"
+    UNSUPPORTED = "unsupported"  # the EP could not build or place the node (CPU fallback is off)
+    ERROR = "error"  # the EP failed while running, or the harness did
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CaseResult:
+    """The outcome of one case; truthy when it passed.
+
+    Attributes:
+        case: the case.
+        status: pass, mismatch, unsupported or error.
+        provider: the execution provider asked for (e.g. "CPUExecutionProvider").
+        device: the device it ran on, in words ("" when unknown).
+        node_provider: the EP that actually ran the node ("" when unknown).
+        element_count: logical elements compared.
+        mismatch_count: elements whose bits differ.
+        first_mismatch_index: logical index of the first mismatch (output coordinates).
+        input_offset: buffer offset (elements) of the input element that index reads, if any.
+        output_offset: buffer offset (elements) of that index in the output.
+        expected_hex / actual_hex: the raw bits of the first mismatching element.
+        diagnosis: what the EP did, in layout terms, when an alternative descriptor explains it.
+        known_issue: for a mismatch that a known EP deviation explains (its diagnosis proves the
+            signature), that deviation's description; "" otherwise.
+        message: the error or unsupported reason.
+        descriptors: {"operator": ..., "input": desc dict, "output": desc dict, ...}.
+        seconds: wall time attributed to the case.
+    """
+
+    case: Case
+    status: Status
+    provider: str
+    device: str = ""
+    node_provider: str = ""
+    element_count: int = 0
+    mismatch_count: int = 0
+    first_mismatch_index: tuple[int, ...] | None = None
+    input_offset: int | None = None
+    output_offset: int | None = None
+    expected_hex: str = ""
+    actual_hex: str = ""
+    diagnosis: str = ""
+    known_issue: str = ""
+    message: str = ""
+    descriptors: dict[str, Any] = dataclasses.field(default_factory=dict)
+    seconds: float = 0.0
+
+    def __bool__(self) -> bool:
+        return self.status is Status.PASS
+
+    @property
+    def passed(self) -> bool:
+        return self.status is Status.PASS
+
+    @property
+    def failed(self) -> bool:
+        """A mismatch or error that no known issue explains."""
+        return self.status is Status.ERROR or (self.status is Status.MISMATCH and not self.known_issue)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        d["case"] = self.case.to_dict()
+        d["id"] = self.case.id
+        d["status"] = self.status.value
+        if self.first_mismatch_index is not None:
+            d["first_mismatch_index"] = list(self.first_mismatch_index)
+        return d
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CaseResult:
+        d = {k: v for k, v in data.items() if k != "id"}
+        d["case"] = Case.from_dict(d["case"])
+        d["status"] = Status(d["status"])
+        if d.get("first_mismatch_index") is not None:
+            d["first_mismatch_index"] = tuple(d["first_mismatch_index"])
+        return cls(**d)

@@ -1,0 +1,336 @@
+"""The batched runner: many cases share one graph and one session.
+
+Cases are grouped by opset and cut into batches of ``batch_size``; each batch becomes one model
+(see :mod:`ort_layouts.engine.graphs`) and one session. A batch whose session cannot be created, or
+whose run fails, is split in two and each half retried, until the culprit cases stand alone:
+a lone case whose session fails is *unsupported* (with CPU fallback off, that is how an EP
+says it cannot take a node), one whose run fails is an *error*. The rest still run. Each result
+goes to ``on_result`` as soon as it is known.
+
+Note: the runner works in-process; a native crash of the EP ends the process.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ort_layouts._errors import NotExpressibleError, OrtLayoutsError
+from ort_layouts.descriptors.dtypes import DataType
+from ort_layouts.engine.graphs import build_model, provider_opset
+from ort_layouts.engine.known_issues import known_issue_for
+from ort_layouts.engine.providers import (
+    CPU,
+    DML,
+    ProviderConfig,
+    SessionCreationError,
+    device_description,
+    make_session,
+    node_assignment,
+    resolve_provider,
+)
+from ort_layouts.engine.result import CaseResult, Status
+from ort_layouts.operators.case import Case
+
+__all__ = ["run_cases"]
+
+OnResult = Callable[[CaseResult], None]
+
+# ONNX Runtime names the node in its errors: "... node with name 'n12_Pad'"
+_NAMED_NODE = re.compile(r"name '?n(\d+)_(?:Transpose|Expand|Pad)'?")
+
+
+class _Prepared:
+    """A case with its input, expected output and operator, ready to run."""
+
+    __slots__ = ("case", "descriptors", "expected", "input", "op", "seconds")
+
+    def __init__(self, case: Case, input_array: np.ndarray, expected: np.ndarray, op: Any,
+                 seconds: float) -> None:
+        self.case = case
+        self.input = input_array
+        self.expected = expected
+        self.op = op
+        self.descriptors: dict[str, Any] = op.to_dict() if op is not None else {}
+        self.seconds = seconds
+
+
+def _mismatch_offsets(op: Any, index: Sequence[int]) -> tuple[int | None, int | None]:
+    """(input buffer offset read for ``index``, output buffer offset), in elements."""
+    if op is None:
+        return None, None
+    try:
+        if hasattr(op, "start_padding"):  # PaddingOp: coerced to more axes than ONNX's
+            extra = op.output.dimension_count - len(index)
+            full = (0,) * extra + tuple(index)
+            src = [i - s for i, s in zip(full, op.start_padding, strict=True)]
+            inside = all(0 <= s < n for s, n in zip(src, op.input.sizes, strict=True))
+            return (op.input.offset_of(src) if inside else None), op.output.offset_of(full)
+        return op.input.offset_of(index), op.output.offset_of(index)
+    except (OrtLayoutsError, ValueError):
+        return None, None
+
+
+class _Run:
+    def __init__(self, config: ProviderConfig, device: str, on_result: OnResult | None) -> None:
+        self.config = config
+        self.device = device
+        self.on_result = on_result
+        self.results: dict[int, CaseResult] = {}
+
+    def emit(self, key: int, result: CaseResult) -> None:
+        self.results[key] = result
+        if self.on_result is not None:
+            self.on_result(result)
+
+    def fail(self, key: int, prep: _Prepared | Case, status: Status, message: str,
+             seconds: float = 0.0) -> None:
+        case = prep.case if isinstance(prep, _Prepared) else prep
+        descriptors = prep.descriptors if isinstance(prep, _Prepared) else {}
+        self.emit(key, CaseResult(case, status, self.config.name, self.device, message=message,
+                                  descriptors=descriptors, seconds=seconds))
+
+    def batch(self, items: list[tuple[int, _Prepared]]) -> None:
+        """Run one batch; on failure isolate the culprits (by the node the error names, else by
+        bisection) and run the rest."""
+        start = time.perf_counter()
+        cases = [p.case for _, p in items]
+        try:
+            model = build_model(cases, opset=cases[0].opset or provider_opset(self.config.name))
+            session = make_session(model, self.config)
+        except (SessionCreationError, OrtLayoutsError) as e:
+            if len(items) == 1:
+                key, prep = items[0]
+                if isinstance(e, SessionCreationError):
+                    self.fail(key, prep, Status.UNSUPPORTED, self._unsupported(prep.case, str(e)),
+                              time.perf_counter() - start)
+                else:
+                    self.fail(key, prep, Status.ERROR, str(e), time.perf_counter() - start)
+                return
+            if isinstance(e, SessionCreationError) and (
+                    self._drop_named(items, str(e), start) or self._drop_placed(items, model, start)):
+                return
+            self._split(items)
+            return
+        feeds = {f"x{i}": p.input for i, (_, p) in enumerate(items)}
+        try:
+            outputs = session.run([f"y{i}" for i in range(len(items))], feeds)
+        except Exception as e:  # the EP failed while running
+            if len(items) == 1:
+                key, prep = items[0]
+                self.fail(key, prep, Status.ERROR, f"run failed: {e}", time.perf_counter() - start)
+                return
+            self._split(items)
+            return
+        placed = node_assignment(session)
+        share = (time.perf_counter() - start) / len(items)
+        for i, ((key, prep), actual) in enumerate(zip(items, outputs, strict=True)):
+            node = f"n{i}_{prep.case.op}"
+            node_provider = placed.get(node, "")
+            if node_provider and node_provider != self.config.name:
+                self.fail(key, prep, Status.UNSUPPORTED,
+                          f"node {node} ran on {node_provider}, not {self.config.name}", share)
+                continue
+            self.emit(key, self._judge(prep, np.asarray(actual), node_provider or self.config.name, share))
+
+    def _drop_named(self, items: list[tuple[int, _Prepared]], message: str, start: float) -> bool:
+        """When session creation failed because no kernel exists for a named node, report that
+        case and every case of the batch with the same kernel signature (op, data type, opset:
+        what a kernel registry is keyed on) as unsupported, and run the rest. False when the
+        message names no node of this batch."""
+        match = _NAMED_NODE.search(message)
+        if match is None or int(match.group(1)) >= len(items):
+            return False
+        culprit = items[int(match.group(1))][1].case
+        lowered = message.lower()
+        if "could not find an implementation" in lowered or "provider type for" in lowered:
+            # no kernel for this signature anywhere (with fallback off, ONNX Runtime says the
+            # node's provider type "is not set"): every case of the batch that shares it fails alike
+            signature = (culprit.op, culprit.data_type, culprit.opset)
+            bad = [(k, p) for k, p in items if (p.case.op, p.case.data_type, p.case.opset) == signature]
+        else:
+            bad = [items[int(match.group(1))]]
+        seconds = (time.perf_counter() - start) / len(bad)
+        for key, prep in bad:
+            self.fail(key, prep, Status.UNSUPPORTED, self._unsupported(prep.case, message), seconds)
+        rest = [item for item in items if item not in bad]
+        if rest:
+            self.batch(rest)
+        return True
+
+    def _drop_placed(self, items: list[tuple[int, _Prepared]], model: Any, start: float) -> bool:
+        """When CPU fallback is off, ask ONNX Runtime where it would place each node (a session
+        with fallback allowed that records the assignment); report the nodes it would not give
+        to the EP as unsupported, and run the rest. One extra session instead of a bisection.
+        False when the placement cannot be recorded or puts every node on the EP."""
+        if not self.config.fallback_disabled:
+            return False
+        try:
+            probe = make_session(model, dataclasses.replace(self.config, disable_cpu_fallback=False))
+        except (SessionCreationError, OrtLayoutsError):
+            return False
+        placed = node_assignment(probe)
+        if not placed:
+            return False
+        bad = [(i, item) for i, item in enumerate(items)
+               if placed.get(f"n{i}_{item[1].case.op}", self.config.name) != self.config.name]
+        if not bad:
+            return False
+        seconds = (time.perf_counter() - start) / len(bad)
+        for i, (key, prep) in bad:
+            other = placed[f"n{i}_{prep.case.op}"]
+            self.fail(key, prep, Status.UNSUPPORTED, self._unsupported(
+                prep.case, f"ONNX Runtime would run the node on {other}, and CPU fallback is off"),
+                seconds)
+        rest = [item for i, item in enumerate(items) if i not in {j for j, _ in bad}]
+        if rest:
+            self.batch(rest)
+        return True
+
+    def _unsupported(self, case: Case, message: str) -> str:
+        """The reason a case is unsupported, without the batch's own node names."""
+        text = _NAMED_NODE.sub(f"name '{case.op}'", message)
+        text = text.removeprefix(f"{self.config.name} could not create the session: ")
+        opset = case.opset or provider_opset(self.config.name)
+        return (f"{self.config.name} could not create a session for {case.op} on "
+                f"{case.data_type.name.lower()} (opset {opset}): {text}")
+
+    def _split(self, items: list[tuple[int, _Prepared]]) -> None:
+        half = len(items) // 2
+        self.batch(items[:half])
+        self.batch(items[half:])
+
+    def _judge(self, prep: _Prepared, actual: np.ndarray, node_provider: str, seconds: float) -> CaseResult:
+        from ort_layouts.engine.diagnose import diagnose
+        from ort_layouts.reference.compare import compare
+
+        start = time.perf_counter()
+        cmp = compare(prep.expected, actual)
+        if cmp.passed:
+            total = seconds + prep.seconds + time.perf_counter() - start
+            return CaseResult(prep.case, Status.PASS, self.config.name, self.device,
+                              node_provider=node_provider, element_count=cmp.element_count,
+                              descriptors=prep.descriptors, seconds=total)
+        index = cmp.first_mismatch_index
+        input_offset = output_offset = None
+        if index is not None:
+            input_offset, output_offset = _mismatch_offsets(prep.op, index)
+        try:
+            diagnosis = diagnose(prep.case, prep.input, actual)
+        except Exception as e:  # a diagnosis must never hide the mismatch itself
+            diagnosis = f"(diagnosis failed: {e})"
+        message = getattr(cmp, "message", "") or ""
+        result = CaseResult(
+            prep.case, Status.MISMATCH, self.config.name, self.device, node_provider=node_provider,
+            element_count=cmp.element_count, mismatch_count=cmp.mismatch_count,
+            first_mismatch_index=None if index is None else tuple(int(i) for i in index),
+            input_offset=input_offset, output_offset=output_offset,
+            expected_hex=cmp.expected_hex, actual_hex=cmp.actual_hex, diagnosis=diagnosis,
+            message=message, descriptors=prep.descriptors,
+            seconds=seconds + prep.seconds + time.perf_counter() - start)
+        known = known_issue_for(result)
+        return dataclasses.replace(result, known_issue=known) if known else result
+
+
+def _prepare(case: Case, provider: str, inputs: Mapping[str, np.ndarray] | None) -> _Prepared | str:
+    """The prepared case, or the reason it is unsupported on ``provider`` (a str)."""
+    from ort_layouts.engine.suite import dml_operator, expected_output, has_negative_pads, make_input
+
+    start = time.perf_counter()
+    op = None
+    if has_negative_pads(case):
+        if provider == DML:
+            return ("negative pads (cropping) cannot be expressed as DML_OPERATOR_PADDING1 "
+                    "(unsigned start/end padding); the DML EP cannot run this Pad")
+    else:
+        try:
+            op = dml_operator(case)
+        except NotExpressibleError as e:
+            if provider == DML:
+                return str(e)
+    x = inputs[case.id] if inputs is not None and case.id in inputs else make_input(case)
+    x = np.ascontiguousarray(x, dtype=case.data_type.to_numpy())
+    expected = expected_output(case, x, op=op)
+    return _Prepared(case, x, expected, op, time.perf_counter() - start)
+
+
+def run_cases(
+    cases: Iterable[Case],
+    *,
+    provider: str = "auto",
+    device_id: int = 0,
+    provider_options: Mapping[str, Any] | None = None,
+    optimize: bool = False,
+    batch_size: int = 256,
+    on_result: OnResult | None = None,
+    inputs: Mapping[str, np.ndarray] | None = None,
+) -> list[CaseResult]:
+    """Run cases on an execution provider and compare each output bit for bit with the oracle.
+
+    Args:
+        cases: the cases.
+        provider: "auto", "dml", "webgpu", "cuda", "cpu" or a full EP name.
+        device_id: the device index.
+        provider_options: EP options (validated for DML).
+        optimize: turn ONNX Runtime's graph optimizations on (off by default: they may remove
+            the node under test).
+        batch_size: cases per model and session (1: one session per case).
+        on_result: called with each result as soon as it is known (batches finish out of order
+            when one is split).
+        inputs: explicit input data by case id (default: :func:`make_input`).
+
+    Returns:
+        One result per case, in the order of ``cases``.
+
+    Raises:
+        ProviderError: the provider is unknown or not available (lists the available ones).
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size {batch_size} must be >= 1")
+    name = resolve_provider(provider)
+    options = tuple(sorted((provider_options or {}).items()))
+    config = ProviderConfig(name, device_id=device_id, options=options, optimize=optimize)
+    run = _Run(config, device_description(config), on_result)
+    case_list = list(cases)
+    # one model per (opset, op, data type): a kernel missing for a type fails a whole group alike
+    groups: dict[tuple[int, str, int], list[tuple[int, _Prepared]]] = {}
+    for key, case in enumerate(case_list):
+        try:
+            prepared = _prepare(case, name, inputs)
+        except Exception as e:  # the case itself is bad, or the oracle rejected it
+            run.fail(key, case, Status.ERROR, f"preparing the case failed: {type(e).__name__}: {e}")
+            continue
+        if isinstance(prepared, str):
+            run.fail(key, case, Status.UNSUPPORTED, prepared)
+            continue
+        group = (case.opset or provider_opset(name), case.op, int(case.data_type))
+        groups.setdefault(group, []).append((key, prepared))
+    keep_alive = _keep_alive_session(config) if groups else None
+    try:
+        for group in sorted(groups):
+            items = groups[group]
+            for start in range(0, len(items), batch_size):
+                run.batch(items[start:start + batch_size])
+    finally:
+        del keep_alive
+    return [run.results[k] for k in range(len(case_list))]
+
+
+def _keep_alive_session(config: ProviderConfig) -> Any:
+    """A one-node session held open for the whole run on a non-CPU EP, or None.
+
+    A GPU EP may tear its device down when its last session closes and build it again for the
+    next one: with the WebGPU plugin EP on an NVIDIA H200 that is about 87 ms a session instead
+    of 1.8 ms. Holding one session keeps the device for every batch of the run."""
+    if config.name == CPU:
+        return None
+    probe = Case("Transpose", DataType.FLOAT32, (1,), perm=(0,))
+    try:
+        return make_session(build_model([probe], opset=provider_opset(config.name)), config)
+    except (SessionCreationError, OrtLayoutsError):
+        return None

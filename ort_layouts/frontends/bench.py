@@ -1,0 +1,561 @@
+"""Benchmarks: ``ort-layouts bench`` and ``scripts/bench.py``.
+
+Each figure with a target is a ratio of two rates measured side by side in one process, the two
+interleaved and the best of each kept, so that it holds on a noisy machine. Nothing here
+asserts a time: the figures are printed (each with its target and whether it was met) and
+returned.
+
+Sections:
+    suite   cases per second of the batched engine against one session per case (the same
+            cases), and the wall time of the whole standard suite.
+    oracle  the expected output from descriptors compared bit for bit with an output
+            (:func:`~ort_layouts.reference.execute.verify`), for tensors of 256 MiB (a 4D transpose, a
+            broadcast, a pad), against a plain memory copy of the same size.
+    gpu     Transpose, Expand and Pad on a GPU EP with inputs and outputs kept on the device
+            (I/O binding), against a device-to-device copy of the same size; and the overhead
+            of this package's device loop (:func:`device_loop`) against a bare
+            ``run_with_iobinding`` loop. Each output is checked once, bit for bit.
+    memory  peak resident memory of a validation run, against the tensors it holds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
+
+import numpy as np
+
+__all__ = ["SECTIONS", "Figure", "add_arguments", "device_loop", "machine", "main", "run", "run_benchmarks"]
+
+SECTIONS: tuple[str, ...] = ("suite", "oracle", "gpu", "memory")
+DEFAULT_SECTIONS: tuple[str, ...] = ("suite", "oracle", "gpu", "memory")
+_MiB = 1 << 20
+_CHANNELS = 64  # the 4D tensors are [1, 64, side, side]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Figure:
+    """One measured figure.
+
+    Attributes:
+        section: the section that measured it.
+        name: what it is.
+        value: the figure, in ``unit``.
+        unit: "GB/s", "x", "%", "s", "cases/s", "MiB".
+        target: the target in words ("" when none).
+        met: whether the target was met; None when there is none.
+        detail: sizes, counts, how it was measured.
+    """
+
+    section: str
+    name: str
+    value: float
+    unit: str
+    target: str = ""
+    met: bool | None = None
+    detail: str = ""
+
+    def line(self) -> str:
+        verdict = "" if self.met is None else ("  [met]" if self.met else "  [MISSED]")
+        target = f"  target {self.target}" if self.target else ""
+        detail = f"  ({self.detail})" if self.detail else ""
+        return f"{self.section:6s} {self.name:58s} {self.value:10.3f} {self.unit}{target}{verdict}{detail}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def machine() -> dict[str, Any]:
+    """The machine the figures were measured on."""
+    import onnxruntime as ort
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+        cpu = names[0] if names else cpu
+    except OSError:
+        pass
+    return {"date": time.strftime("%Y-%m-%d %H:%M %Z"), "platform": platform.platform(), "cpu": cpu,
+            "cpu_count": os.cpu_count(), "python": platform.python_version(), "numpy": np.__version__,
+            "onnxruntime": ort.__version__}
+
+
+def _interleaved(fns: Sequence[Callable[[], Any]], repeats: int) -> list[float]:
+    """Best wall time of each function, the functions taking turns ``repeats`` times so that
+    drift on a noisy machine hits them alike."""
+    best = [float("inf")] * len(fns)
+    for _ in range(max(1, repeats)):
+        for k, fn in enumerate(fns):
+            t0 = time.perf_counter()
+            fn()
+            best[k] = min(best[k], time.perf_counter() - t0)
+    return best
+
+
+# ---- suite ---------------------------------------------------------------------------------
+def bench_suite(*, provider: str = "cpu", sample_size: int = 300, repeats: int = 2,
+                ranks: Sequence[int] | None = None) -> list[Figure]:
+    """The standard suite's wall time, and batched against one-session-per-case rates on a sample
+    spread over it (the same cases, interleaved, best of ``repeats``)."""
+    from ort_layouts.engine.runner import run_cases
+    from ort_layouts.engine.suite import standard_suite
+
+    run_cases(standard_suite(ranks=[1], ops=["Transpose"])[:4], provider=provider)  # warm up imports
+    t0 = time.perf_counter()
+    cases = standard_suite(ranks=ranks)
+    results = run_cases(cases, provider=provider)
+    full = time.perf_counter() - t0
+    passed = sum(1 for r in results if r)
+    step = max(1, len(cases) // sample_size)
+    sample = cases[::step][:sample_size]
+    t_batched, t_single = _interleaved([lambda: run_cases(sample, provider=provider),
+                                        lambda: run_cases(sample, provider=provider, batch_size=1)],
+                                       repeats)
+    rate_batched, rate_single = len(sample) / t_batched, len(sample) / t_single
+    ratio = rate_batched / rate_single
+    return [
+        Figure("suite", "standard suite wall time, build + run + compare", full, "s",
+               "< 10 s, >= 5000 cases", full < 10 and len(cases) >= 5000,
+               f"{len(cases)} cases, {passed} passed, {len(cases) / full:.0f} cases/s"),
+        Figure("suite", "batched engine (batch_size=256)", rate_batched, "cases/s",
+               detail=f"{len(sample)} cases sampled over the suite"),
+        Figure("suite", "one session per case (batch_size=1)", rate_single, "cases/s",
+               detail="the same cases"),
+        Figure("suite", "batched / one session per case", ratio, "x", ">= 25x", ratio >= 25),
+    ]
+
+
+# ---- oracle --------------------------------------------------------------------------------
+def _side(size_in_bytes: int, itemsize: int = 4) -> int:
+    """The side of a [1, 64, side, side] tensor of about ``size_in_bytes`` (at least 2)."""
+    root: float = (size_in_bytes // itemsize // _CHANNELS) ** 0.5
+    return max(2, round(root))
+
+
+def oracle_workloads(size_in_bytes: int, *, seed: int = 0) -> list[tuple[str, Any, Any]]:
+    """(name, Case, input) for the oracle and gpu sections: a 4D NCHW->NHWC transpose, a
+    channel broadcast and a reflect pad, each output ``[1, 64, side, side]`` float32 of about
+    ``size_in_bytes``, inputs of random bits (NaN payloads included)."""
+    from ort_layouts.descriptors.dtypes import DataType
+    from ort_layouts.operators.case import Case
+
+    side = _side(size_in_bytes)
+    rng = np.random.default_rng(seed)
+
+    def bits(shape: tuple[int, ...]) -> np.ndarray:
+        return rng.integers(0, 2**32, size=shape, dtype=np.uint32).view(np.float32)
+
+    full = (1, _CHANNELS, side, side)
+    inner = (1, _CHANNELS, side - 2, side - 2)
+    return [
+        ("transpose NCHW->NHWC", Case("Transpose", DataType.FLOAT32, full, perm=(0, 2, 3, 1)), bits(full)),
+        ("broadcast over C", Case("Expand", DataType.FLOAT32, (1, 1, side, side), target_shape=full),
+         bits((1, 1, side, side))),
+        ("pad reflect H, W by 1", Case("Pad", DataType.FLOAT32, inner, pads=(0, 0, 1, 1, 0, 0, 1, 1),
+                                                mode="reflect"), bits(inner)),
+    ]
+
+
+def bench_oracle(*, size_in_bytes: int = 256 * _MiB, repeats: int = 3) -> list[Figure]:
+    """verify(op, input, actual) against np.copyto of the output's size; the unfused path
+    (execute, then compare) is measured alongside for reference."""
+    from ort_layouts.reference.compare import compare
+    from ort_layouts.reference.execute import execute, operator_for, unpack, verify
+
+    figures = []
+    for name, case, x in oracle_workloads(size_in_bytes):
+        op = operator_for(case)
+        actual = unpack(op.output, execute(op, x))  # the output under test: correct, so all is read
+        out_bytes = actual.nbytes
+        scratch = np.empty(op.output.total_tensor_size_in_bytes, dtype=np.uint8)
+        copy_src = np.ones(out_bytes, dtype=np.uint8)
+        copy_dst = np.empty_like(copy_src)
+        np.copyto(copy_dst, copy_src)  # touch every page before timing
+
+        def fused(op: Any = op, x: np.ndarray = x, actual: np.ndarray = actual, name: str = name) -> None:
+            if not verify(op, x, actual):
+                raise AssertionError(f"verify rejects the oracle's own output for {name}")
+
+        def unfused(op: Any = op, x: np.ndarray = x, actual: np.ndarray = actual,
+                    scratch: np.ndarray = scratch, name: str = name) -> None:
+            expected = unpack(op.output, execute(op, x, out=scratch))
+            if not compare(expected, actual):
+                raise AssertionError(f"execute + compare rejects the oracle's own output for {name}")
+
+        def memcpy(d: np.ndarray = copy_dst, s: np.ndarray = copy_src) -> None:
+            np.copyto(d, s)
+
+        t_copy, t_fused, t_unfused = _interleaved([memcpy, fused, unfused], repeats)
+        gbs = [out_bytes / t / 1e9 for t in (t_copy, t_fused, t_unfused)]
+        ratio = gbs[1] / gbs[0]
+        mib = f"{out_bytes / _MiB:.0f} MiB output"
+        figures += [
+            Figure("oracle", f"{name}: memory copy (np.copyto)", gbs[0], "GB/s", detail=mib),
+            Figure("oracle", f"{name}: verify (oracle + compare, fused)", gbs[1], "GB/s", detail=mib),
+            Figure("oracle", f"{name}: execute, then compare (unfused)", gbs[2], "GB/s", detail=mib),
+            Figure("oracle", f"{name}: verify / memory copy", ratio, "x", ">= 0.5x", ratio >= 0.5),
+        ]
+        del scratch, copy_src, copy_dst, actual
+    return figures
+
+
+# ---- gpu -----------------------------------------------------------------------------------
+_CLASSIC_DEVICE_TYPES = {"CUDAExecutionProvider": "cuda", "DmlExecutionProvider": "dml",
+                         "CPUExecutionProvider": "cpu"}
+
+
+def device_allocator(provider: str, device_id: int = 0) -> tuple[Callable[[Sequence[int], Any], Any], str]:
+    """A function ``(shape, numpy dtype) -> OrtValue`` that allocates on the EP's device, and how.
+
+    The EP's ``OrtEpDevice`` memory (``ep_device.memory_info(OrtDeviceMemoryType.DEFAULT)``)
+    where ONNX Runtime offers it (plugin EPs such as WebGPU); else the classic device name
+    ("cuda", "dml", "cpu").
+
+    Raises:
+        ProviderError: no way to allocate on this EP's device.
+    """
+    import onnxruntime as ort
+
+    from ort_layouts._errors import ProviderError
+    from ort_layouts.engine.providers import ep_devices
+
+    devices = ep_devices(provider)
+    memory_type = getattr(getattr(ort, "OrtDeviceMemoryType", None), "DEFAULT", None)
+    if device_id < len(devices) and memory_type is not None and hasattr(devices[device_id], "memory_info"):
+        info = devices[device_id].memory_info(memory_type)
+        if info is not None:
+            def allocate(shape: Sequence[int], dtype: Any) -> Any:
+                return ort.OrtValue.ortvalue_from_shape_and_type(list(shape), dtype, memory_info=info)
+            return allocate, "OrtEpDevice memory (DEFAULT)"
+    kind = _CLASSIC_DEVICE_TYPES.get(provider)
+    if kind is None:
+        raise ProviderError(f"cannot allocate device tensors for {provider}: it lists no OrtEpDevice "
+                            f"memory and has no device name; known: {sorted(_CLASSIC_DEVICE_TYPES)}")
+
+    def allocate_classic(shape: Sequence[int], dtype: Any) -> Any:
+        return ort.OrtValue.ortvalue_from_shape_and_type(list(shape), dtype, kind, device_id)
+    return allocate_classic, f"device_type {kind!r}"
+
+
+def device_copy(src: Any, dst: Any) -> str:
+    """Copy one OrtValue into another on their device (``onnxruntime.copy_tensors``); for CPU
+    values, which ONNX Runtime has no data transfer for, a numpy copy. Returns the method."""
+    import onnxruntime as ort
+
+    copy = getattr(ort, "copy_tensors", None)
+    if copy is not None and src.device_name().lower() != "cpu":
+        copy([src], [dst], None)
+        return "onnxruntime.copy_tensors"
+    dst.update_inplace(src.numpy())
+    return "numpy (host values)"
+
+
+def device_fence(allocate: Callable[[Sequence[int], Any], Any]) -> Callable[[], None]:
+    """A wait for everything queued on the device: read a one-element device tensor back to the
+    host. ``IOBinding.synchronize_outputs`` and ``copy_tensors`` return before a plugin EP's
+    queue (WebGPU) has run, so a timing that ends with them measures only the enqueueing; a
+    device-to-host read has to flush the queue and wait for it."""
+    probe = allocate((1,), np.float32)
+    probe.update_inplace(np.zeros(1, dtype=np.float32))
+
+    def fence() -> None:
+        probe.numpy()
+    return fence
+
+
+def device_loop(session: Any, binding: Any, iterations: int,
+                fence: Callable[[], None] | None = None) -> list[float]:
+    """This package's device loop: run a bound session ``iterations`` times, then wait for the
+    device (``fence``, default ``binding.synchronize_outputs``); the seconds of each run (the
+    last includes the wait)."""
+    times = [0.0] * iterations
+    run = session.run_with_iobinding
+    wait = fence or binding.synchronize_outputs
+    clock = time.perf_counter
+    for i in range(iterations):
+        t0 = clock()
+        run(binding)
+        times[i] = clock() - t0
+    if iterations:
+        t0 = clock()
+        wait()
+        times[-1] += clock() - t0
+    return times
+
+
+def bench_gpu(*, provider: str = "auto", device_id: int = 0, size_in_bytes: int = 64 * _MiB,
+              iterations: int = 200, repeats: int = 3, allow_cpu: bool = False) -> list[Figure]:
+    """Layout-op bandwidth on a GPU EP with I/O binding; every output checked once bit for bit.
+
+    Args:
+        provider: the EP ("auto" picks the default GPU EP).
+        device_id: its device.
+        size_in_bytes: size of each output.
+        iterations: runs per timed loop.
+        repeats: timed loops of each kind, interleaved (best kept).
+        allow_cpu: run on the CPU EP too (to exercise this code path without a GPU).
+
+    Raises:
+        ProviderError: no GPU EP (unless ``allow_cpu``).
+    """
+    from ort_layouts._errors import ProviderError
+    from ort_layouts.engine.graphs import build_model, output_shape, provider_opset
+    from ort_layouts.engine.providers import CPU, ProviderConfig, make_session, resolve_provider
+    from ort_layouts.reference.execute import operator_for, verify
+
+    name = resolve_provider(provider)
+    if name == CPU and not allow_cpu:
+        raise ProviderError(f"the gpu section needs a GPU execution provider; {provider!r} resolves to "
+                            f"{CPU} (ask for one with --gpu-provider webgpu|dml|cuda)")
+    config = ProviderConfig(name, device_id=device_id)
+    allocate, how = device_allocator(name, device_id)
+    fence = device_fence(allocate)
+    figures = []
+    for label, case, x in oracle_workloads(size_in_bytes, seed=1):
+        session = make_session(build_model([case], opset=provider_opset(config.name)), config)
+        shape = output_shape(case)
+        x_dev = allocate(x.shape, np.float32)
+        x_dev.update_inplace(np.ascontiguousarray(x))
+        y_dev = allocate(shape, np.float32)
+        y_copy = allocate(shape, np.float32)
+        binding = session.io_binding()
+        binding.bind_ortvalue_input("x0", x_dev)
+        binding.bind_ortvalue_output("y0", y_dev)
+        for _ in range(3):  # warm up: pipelines, allocations
+            session.run_with_iobinding(binding)
+        got = y_dev.numpy()
+        check = verify(operator_for(case), x, got)
+        copy_how = device_copy(y_dev, y_copy)
+        copied = verify(operator_for(case), x, y_copy.numpy())
+        out_bytes = int(np.prod(shape)) * 4
+
+        def bare(n: int = iterations, s: Any = session, b: Any = binding) -> None:
+            for _ in range(n):
+                s.run_with_iobinding(b)
+            fence()
+
+        def harness(n: int = iterations, s: Any = session, b: Any = binding) -> None:
+            device_loop(s, b, n, fence)
+
+        def d2d(n: int = iterations, src: Any = y_dev, dst: Any = y_copy) -> None:
+            for _ in range(n):
+                device_copy(src, dst)
+            fence()  # the device's one queue: the copies' too
+
+        t_bare, t_harness, t_copy = _interleaved([bare, harness, d2d], repeats)
+        op_rate = out_bytes * iterations / t_harness / 1e9
+        copy_rate = out_bytes * iterations / t_copy / 1e9
+        overhead = t_harness / t_bare - 1
+        ok = "output checked bit for bit: " + ("equal" if check else f"MISMATCH {check.message}")
+        figures += [
+            Figure("gpu", f"{label} on {name}", op_rate, "GB/s",
+                   detail=f"{out_bytes / _MiB:.0f} MiB written per run, {iterations} runs; {ok}"),
+            Figure("gpu", f"{label}: device-to-device copy", copy_rate, "GB/s",
+                   detail=f"{copy_how}; copy {'equal' if copied else 'DIFFERS'}; tensors: {how}"),
+            Figure("gpu", f"{label}: op / device copy", op_rate / copy_rate, "x"),
+            Figure("gpu", f"{label}: device_loop overhead vs bare run_with_iobinding", overhead * 100, "%",
+                   "<= 5%", overhead <= 0.05),
+        ]
+        del binding, session, x_dev, y_dev, y_copy
+    return figures
+
+
+# ---- memory --------------------------------------------------------------------------------
+_MEMORY_CHILD = r"""
+import json, resource, sys
+import numpy as np
+
+
+def peak_kib():
+    try:  # VmHWM: the peak since the last reset (Linux)
+        with open("/proc/self/status") as f:
+            return next(int(l.split()[1]) for l in f if l.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def reset_peak():
+    try:  # writing 5 to clear_refs resets VmHWM to the current RSS (Linux >= 4.0)
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+from ort_layouts.operators.case import Case
+from ort_layouts.engine.graphs import output_shape
+from ort_layouts.engine.runner import run_cases
+from ort_layouts.engine.suite import make_input, standard_suite
+provider, kind, size, ranks = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+if kind == "suite":
+    cases = standard_suite(ranks=None if ranks == "all" else [int(r) for r in ranks.split(",")])
+else:
+    side = max(2, round((size // 4 // 64) ** 0.5))
+    cases = [Case("Transpose", "float32", (1, 64, side, side), perm=(0, 2, 3, 1))]
+run_cases(standard_suite(ranks=[1], ops=["Transpose"])[:4], provider=provider)  # imports, arenas
+item = {c: np.dtype(c.data_type.to_numpy()).itemsize for c in cases}
+inputs = sum(int(np.prod(c.shape)) * item[c] for c in cases)
+outputs = sum(int(np.prod(output_shape(c))) * item[c] for c in cases)
+reset = reset_peak()
+base = peak_kib()
+results = run_cases(cases, provider=provider)
+peak = peak_kib()
+print(json.dumps({"base_kib": base, "peak_kib": peak, "reset": reset, "input_bytes": inputs,
+                  "output_bytes": outputs, "cases": len(cases), "passed": sum(1 for r in results if r)}))
+"""
+
+
+def _memory_child(provider: str, kind: str, size_in_bytes: int, ranks: Sequence[int] | None
+                  ) -> dict[str, Any]:
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
+    out = subprocess.run([sys.executable, "-c", _MEMORY_CHILD, provider, kind, str(size_in_bytes),
+                          "all" if ranks is None else ",".join(map(str, ranks))],
+                         capture_output=True, text=True, env=env, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(f"the memory benchmark's child process failed: {out.stderr.strip()[-2000:]}")
+    data: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return data
+
+
+def bench_memory(*, provider: str = "cpu", size_in_bytes: int = 256 * _MiB,
+                 ranks: Sequence[int] | None = None) -> list[Figure]:
+    """Peak resident memory (ru_maxrss) of a validation run in a fresh process: the standard
+    suite, and one large NCHW->NHWC transpose; growth over the process before the run, against
+    the input and output tensors the run holds."""
+    figures = []
+    for kind, label in (("suite", "standard suite"), ("large", "one large transpose")):
+        d = _memory_child(provider, kind, size_in_bytes, ranks)
+        growth = (d["peak_kib"] - d["base_kib"]) * 1024
+        tensors = d["input_bytes"] + d["output_bytes"]
+        figures += [
+            Figure("memory", f"{label}: peak RSS", d["peak_kib"] / 1024, "MiB",
+                   detail=f"{d['cases']} cases, {d['passed']} passed; {d['base_kib'] / 1024:.0f} MiB "
+                          f"before the run{'' if d['reset'] else ' (peak not resettable: since start)'}"),
+            Figure("memory", f"{label}: growth during the run", growth / _MiB, "MiB"),
+            Figure("memory", f"{label}: input + output tensors", tensors / _MiB, "MiB"),
+            Figure("memory", f"{label}: growth / tensors", growth / tensors, "x"),
+        ]
+    return figures
+
+
+# ---- driver --------------------------------------------------------------------------------
+def run_benchmarks(
+    sections: Sequence[str] = DEFAULT_SECTIONS,
+    *,
+    provider: str = "cpu",
+    gpu_provider: str = "auto",
+    device_id: int = 0,
+    suite_sample: int = 300,
+    suite_ranks: Sequence[int] | None = None,
+    oracle_bytes: int = 256 * _MiB,
+    gpu_bytes: int = 64 * _MiB,
+    gpu_iterations: int = 200,
+    memory_bytes: int = 256 * _MiB,
+    repeats: int = 3,
+    allow_cpu_gpu_section: bool = False,
+    out: TextIO | None = None,
+) -> list[Figure]:
+    """Run the named sections, print a header and each figure as it is measured, return them all.
+
+    A section that cannot run here (no GPU EP) prints why and is skipped.
+    """
+    from ort_layouts._errors import OrtLayoutsError
+
+    stream = sys.stdout if out is None else out
+    unknown = [s for s in sections if s not in SECTIONS]
+    if unknown:
+        raise ValueError(f"unknown bench sections {unknown}; valid: {list(SECTIONS)}")
+    m = machine()
+    print(f"# ort_layouts bench  {m['date']}  {m['platform']}  {m['cpu']}  cpus={m['cpu_count']}  "
+          f"python {m['python']}  numpy {m['numpy']}  onnxruntime {m['onnxruntime']}",
+          file=stream, flush=True)
+    runners: dict[str, Callable[[], list[Figure]]] = {
+        "suite": lambda: bench_suite(provider=provider, sample_size=suite_sample, ranks=suite_ranks,
+                                     repeats=max(1, repeats - 1)),
+        "oracle": lambda: bench_oracle(size_in_bytes=oracle_bytes, repeats=repeats),
+        "gpu": lambda: bench_gpu(provider=gpu_provider, device_id=device_id, size_in_bytes=gpu_bytes,
+                                 iterations=gpu_iterations, repeats=repeats, allow_cpu=allow_cpu_gpu_section),
+        "memory": lambda: bench_memory(provider=provider, size_in_bytes=memory_bytes, ranks=suite_ranks),
+    }
+    figures: list[Figure] = []
+    for section in sections:
+        try:
+            got = runners[section]()
+        except OrtLayoutsError as e:
+            print(f"{section:6s} skipped: {e}", file=stream, flush=True)
+            continue
+        for f in got:
+            print(f.line(), file=stream, flush=True)
+        figures += got
+    return figures
+
+
+def _mib(text: str) -> int:
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"size {text!r} must be > 0 (MiB)")
+    return max(1, int(value * _MiB))
+
+
+def _sections(text: str) -> tuple[str, ...]:
+    names = tuple(s.strip() for s in text.split(",") if s.strip())
+    bad = [s for s in names if s not in SECTIONS]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(
+            f"sections {bad or text!r} are not valid; valid: {','.join(SECTIONS)}")
+    return names
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The ``bench`` subcommand's arguments."""
+    p.add_argument("--sections", type=_sections, default=DEFAULT_SECTIONS,
+                   help=f"comma-separated sections to run (default: {','.join(DEFAULT_SECTIONS)})")
+    p.add_argument("--provider", default="cpu", help="EP of the suite and memory sections (default: cpu)")
+    p.add_argument("--gpu-provider", default="auto",
+                   help="EP of the gpu section: auto, webgpu, dml, cuda (default: auto)")
+    p.add_argument("--device-id", type=int, default=0, help="device of the gpu section (default: 0)")
+    p.add_argument("--suite-sample", type=int, default=300,
+                   help="cases timed batched and one session per case (default: 300)")
+    p.add_argument("--suite-ranks", default=None,
+                   help="comma-separated input ranks of the suite and memory sections' suite (default: all)")
+    p.add_argument("--oracle-mb", type=_mib, default=256 * _MiB,
+                   help="oracle tensor size in MiB (default 256)")
+    p.add_argument("--gpu-mb", type=_mib, default=64 * _MiB, help="gpu tensor size in MiB (default 64)")
+    p.add_argument("--gpu-iterations", type=int, default=200, help="runs per gpu timing loop (default 200)")
+    p.add_argument("--memory-mb", type=_mib, default=256 * _MiB,
+                   help="size of the large memory-section case in MiB (default 256)")
+    p.add_argument("--repeats", type=int, default=3, help="interleaved repeats, best kept (default 3)")
+    p.add_argument("--gpu-on-cpu", action="store_true",
+                   help="run the gpu section on the CPU EP when no GPU EP is there (tests the code path)")
+    p.add_argument("--json", metavar="FILE", default=None, help="also write the machine and figures as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``bench`` from parsed arguments; 0 when it ran (missed targets are figures, not errors)."""
+    ranks = None if not args.suite_ranks else tuple(int(r) for r in str(args.suite_ranks).split(","))
+    figures = run_benchmarks(
+        args.sections, provider=args.provider, gpu_provider=args.gpu_provider, device_id=args.device_id,
+        suite_sample=args.suite_sample, suite_ranks=ranks, oracle_bytes=args.oracle_mb,
+        gpu_bytes=args.gpu_mb, gpu_iterations=args.gpu_iterations, memory_bytes=args.memory_mb,
+        repeats=args.repeats, allow_cpu_gpu_section=args.gpu_on_cpu)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump({"machine": machine(), "figures": [x.to_dict() for x in figures]}, f, indent=2)
+            f.write("\n")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python scripts/bench.py``: the bench subcommand on its own."""
+    parser = argparse.ArgumentParser(prog="bench", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    return run(parser.parse_args(argv))

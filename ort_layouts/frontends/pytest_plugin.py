@@ -1,0 +1,179 @@
+"""pytest plugin: ``pytest --ort-provider=NAME`` runs the layout suite as test items.
+
+pytest loads the entry point ``_ort_layouts_pytestplugin`` in every run wherever ort_layouts
+is installed; it adds the ``--ort-*`` options and registers this module only when
+``--ort-provider`` is given, so other test runs neither import ort_layouts nor change.
+
+With ``--ort-provider``, one item per suite case is collected (node id
+``ort_layouts::<case id>``, in the suite's deterministic order, so pytest-xdist workers agree).
+An item passes when the provider's output matches the descriptors bit for bit; a mismatch or an
+error fails it; an unsupported case is skipped and a mismatch that a known provider deviation
+explains is an expected failure (xfail); with ``--ort-strict`` both fail. A provider that is
+not available here skips every item (fails them with ``--ort-strict``). Each item records its
+figures (mismatch count, first index, offsets, expected/actual bits, diagnosis) as
+``user_properties``, which ``--junitxml`` writes as the testcase's properties.
+
+Cases run in batches: the item's neighbours of the same op and data type run in one session
+and their results are cached for the process. Under pytest-xdist each item runs alone, unless
+``--dist loadgroup`` keeps each op and data type on one worker (the items carry
+``xdist_group`` marks), where a batch is again the group.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+__all__ = ["CaseItem"]
+
+_STATE = pytest.StashKey["_State"]()
+
+
+@dataclasses.dataclass
+class _State:
+    config: pytest.Config
+    provider: str = ""
+    unavailable: str = ""  # why the provider cannot run here, "" when it can
+    items: list[CaseItem] = dataclasses.field(default_factory=list)
+    results: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    @property
+    def strict(self) -> bool:
+        return bool(self.config.getoption("ort_strict"))
+
+    def batch_size(self) -> int:
+        size = max(1, int(self.config.getoption("ort_batch_size")))
+        dist = getattr(self.config.option, "dist", "no")
+        if dist not in (None, "no") and dist != "loadgroup":
+            return 1
+        return size
+
+    def result_for(self, item: CaseItem) -> Any:
+        if item.case.id not in self.results:
+            self._run_batch(item)
+        return self.results[item.case.id]
+
+    def _run_batch(self, item: CaseItem) -> None:
+        from ort_layouts.engine.runner import run_cases
+
+        group = [i for i in self.items if i.group == item.group]
+        size = self.batch_size()
+        start = group.index(item) // size * size
+        batch = [i.case for i in group[start:start + size] if i.case.id not in self.results]
+        if item.case not in batch:
+            batch = [item.case]
+        for result in run_cases(batch, provider=self.provider,
+                                device_id=int(self.config.getoption("ort_device_id")),
+                                optimize=bool(self.config.getoption("ort_optimize")),
+                                batch_size=max(1, len(batch))):
+            self.results[result.case.id] = result
+        if item.case.id not in self.results:
+            raise RuntimeError(f"the runner returned no result for {item.case.id}")
+
+
+class CaseFailed(Exception):
+    """A case that mismatched or errored (or was unsupported with --ort-strict)."""
+
+
+class CaseItem(pytest.Item):
+    """One suite case as a pytest item."""
+
+    def __init__(self, *, case: Any, state: _State, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+        self.state = state
+        self.group = f"{case.op}-{case.data_type.name.lower()}"
+
+    def runtest(self) -> None:
+        from ort_layouts.engine.result import Status
+        from ort_layouts.reports.report import failure_text, result_figures
+
+        state = self.state
+        if state.unavailable:
+            if state.strict:
+                raise CaseFailed(state.unavailable)
+            pytest.skip(state.unavailable)
+        result = state.result_for(self)
+        for name, value in result_figures(result).items():
+            self.user_properties.append((name, value))
+        if result.status is Status.PASS:
+            return
+        text = failure_text(result)
+        if result.status is Status.UNSUPPORTED and not state.strict:
+            pytest.skip(f"unsupported on {result.provider}: {result.message or 'no reason given'}")
+        if result.status is Status.MISMATCH and result.known_issue and not state.strict:
+            pytest.xfail(f"known issue: {text}")
+        raise CaseFailed(text)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, CaseFailed):
+            return f"{self.case.id}: {excinfo.value}"
+        return str(super().repr_failure(excinfo, style=style))
+
+    def reportinfo(self) -> tuple[str, int | None, str]:
+        return "ort_layouts", None, f"ort_layouts {self.case.id}"
+
+
+class _Suite(pytest.Collector):
+    def __init__(self, *, cases: list[Any], state: _State, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.cases = cases
+        self.state = state
+
+    def collect(self) -> Iterator[CaseItem]:
+        for case in self.cases:
+            yield CaseItem.from_parent(self, name=case.id, case=case, state=self.state)
+
+
+def _names(text: str | None) -> tuple[str, ...] | None:
+    return tuple(v.strip() for v in text.split(",") if v.strip()) if text else None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    if not config.getoption("ort_provider"):
+        return
+    from ort_layouts._errors import OrtLayoutsError, ProviderError
+    from ort_layouts.frontends.cli import UsageError, rank_list, select_cases
+
+    state = _State(config)
+    config.stash[_STATE] = state
+    try:
+        ranks = rank_list(config.getoption("ort_ranks")) if config.getoption("ort_ranks") else None
+        selection = argparse.Namespace(
+            ops=_names(config.getoption("ort_ops")), dtypes=_names(config.getoption("ort_dtypes")),
+            ranks=ranks, values=_names(config.getoption("ort_values")), seed=config.getoption("ort_seed"),
+            shard=None, limit=None)
+        cases = select_cases(selection)
+    except (UsageError, argparse.ArgumentTypeError, OrtLayoutsError) as e:
+        raise pytest.UsageError(f"ort_layouts: {e}") from e
+    try:
+        from ort_layouts.engine import providers as _providers
+        state.provider = _providers.resolve_provider(config.getoption("ort_provider"))
+    except ProviderError as e:
+        state.unavailable = str(e)
+    suite = _Suite.from_parent(session, name="ort_layouts", nodeid="ort_layouts", cases=cases, state=state)
+    state.items = list(suite.collect())
+    # tell the terminal (and anyone else listening) what was collected, as a file's collector would
+    report = pytest.CollectReport(suite.nodeid, "passed", None, [*state.items])  # a list of Item | Collector
+    config.hook.pytest_collectreport(report=report)
+    if config.pluginmanager.hasplugin("xdist"):
+        for item in state.items:
+            item.add_marker(pytest.mark.xdist_group(name=item.group))
+    items.extend(state.items)
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    if not config.getoption("ort_provider"):
+        return None
+    state = config.stash.get(_STATE, None)
+    if state is None:
+        return f"ort_layouts: provider {config.getoption('ort_provider')}"
+    return f"ort_layouts: provider {state.provider or config.getoption('ort_provider')}" + (
+        f" (unavailable: {state.unavailable})" if state.unavailable else "")

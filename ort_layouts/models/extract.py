@@ -1,0 +1,334 @@
+"""Find the layout operations of a real ONNX model and describe each one as DirectML sees it.
+
+:func:`extract` loads a model, infers its shapes (with dynamic dimensions pinned by the
+caller), and lists every layout operation with the DirectML buffer tensor descriptors the DML
+execution provider builds for it:
+
+- Transpose: ELEMENT_WISE_IDENTITY, input descriptor with permuted strides, packed output.
+- Expand: ELEMENT_WISE_IDENTITY, input broadcast with stride 0, packed output.
+- Pad: PADDING1 after the EP's coercion to 4 dimensions (:meth:`PaddingOp.from_onnx`).
+- Reshape, Flatten, Squeeze, Unsqueeze: the same buffer read with new sizes, packed.
+- DepthToSpace, SpaceToDepth: a reshape + transpose + reshape chain; the middle step is one
+  6-dimensional strided view of the input.
+- Slice with positive steps: a strided view that starts at a base offset (in elements).
+
+Each :class:`LayoutOp` carries flags for what DirectML cannot take as is. Transpose, Expand and
+Pad with static shapes and constant parameters turn into validation cases (:meth:`LayoutOp.to_case`,
+:func:`model_cases`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import shape_inference
+
+from ort_layouts._errors import DataTypeError, ModelError, ShapeError
+from ort_layouts.descriptors.buffer_tensor import (
+    BufferTensorDesc,
+)
+from ort_layouts.descriptors.dtypes import DataType
+from ort_layouts.models.extract_ops import Graph, describe_node
+from ort_layouts.operators.case import Case
+
+__all__ = [
+    "LAYOUT_OPS",
+    "LayoutOp",
+    "add_extract_arguments",
+    "extract",
+    "load_model",
+    "model_cases",
+    "parse_dims",
+    "run_extract",
+]
+
+LAYOUT_OPS: tuple[str, ...] = (
+    "Transpose", "Expand", "Pad", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
+    "DepthToSpace", "SpaceToDepth", "Slice",
+)
+_CASE_OPS = ("Transpose", "Expand", "Pad")
+_ModelLike = str | Path | onnx.ModelProto
+
+
+# ---- loading -------------------------------------------------------------------------------
+def load_model(model: _ModelLike, *, load_external_data: bool = False) -> tuple[onnx.ModelProto, str]:
+    """Load a model from a path (or take a ModelProto) and name its source for case origins.
+
+    Weights stored as external data are left unloaded unless asked: layouts only need shapes and
+    the small constant inputs (perm, shape, pads).
+
+    Returns:
+        (model, source): source is the path as given, or the graph name for a ModelProto.
+    """
+    if isinstance(model, onnx.ModelProto):
+        return model, model.graph.name or "<memory>"
+    path = Path(model)
+    if not path.is_file():
+        raise ModelError(f"model file {str(path)!r} does not exist")
+    try:
+        loaded = onnx.load(str(path), load_external_data=load_external_data)
+    except Exception as e:  # onnx raises DecodeError, OSError, ValueError...
+        raise ModelError(f"cannot load ONNX model {str(path)!r}: {e}") from e
+    return loaded, str(model)
+
+
+def parse_dims(items: Sequence[str] | None) -> dict[str, int]:
+    """Parse ``["batch=1", "seq=8"]`` into ``{"batch": 1, "seq": 8}``."""
+    dims: dict[str, int] = {}
+    for item in items or ():
+        name, sep, value = item.partition("=")
+        try:
+            number = int(value)
+        except ValueError:
+            number = -1
+        if not sep or not name.strip() or number < 1:
+            raise ShapeError(f"dimension {item!r} is not NAME=VALUE with VALUE >= 1 (e.g. batch=1)")
+        dims[name.strip()] = number
+    return dims
+
+
+def _pin_inputs(model: onnx.ModelProto, dims: dict[str, int]) -> onnx.ModelProto:
+    pinned = onnx.ModelProto()
+    pinned.CopyFrom(model)
+    for value in pinned.graph.input:
+        for d in value.type.tensor_type.shape.dim:
+            if d.HasField("dim_param") and d.dim_param in dims:
+                d.dim_value = dims[d.dim_param]
+    return pinned
+
+
+def _dim_params(model: onnx.ModelProto) -> set[str]:
+    g = model.graph
+    return {d.dim_param for v in (*g.input, *g.output, *g.value_info)
+            for d in v.type.tensor_type.shape.dim if d.HasField("dim_param")}
+
+
+def _infer(model: onnx.ModelProto) -> onnx.ModelProto:
+    try:
+        return shape_inference.infer_shapes(model, data_prop=True)
+    except Exception:  # data propagation is stricter on some old models: fall back to plain
+        try:
+            return shape_inference.infer_shapes(model)
+        except Exception as e:
+            raise ModelError(f"shape inference failed on model {model.graph.name!r}: {e}") from e
+
+
+# ---- the result ----------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True, slots=True)
+class LayoutOp:
+    """One layout operation of a model, with its DirectML description.
+
+    Attributes:
+        node_name: the node's name (``"<op_type>_<index>"`` when the node has none).
+        op_type: the ONNX operator ("Transpose", "Expand", "Pad", "Reshape", ...).
+        inputs, outputs: the node's input and output tensor names.
+        data_type: DirectML data type of the data tensor; None when it has none.
+        input_shape, output_shape: static shapes; None when a dimension is left dynamic.
+        params: the operator's parameters as read (perm, target_shape, pads, mode, axes, ...).
+        dml_operator: the DirectML operator description as a JSON-ready dict; None when the
+            op could not be described (see ``flags``).
+        descriptors: named buffer tensor descriptors ("input", "output", and for chains the
+            intermediate steps).
+        flags: what DirectML cannot take as is, each ``"tag: explanation"``.
+        stride_view: whether the op is one strided read of its input (every layout op but Pad
+            and Slice with a negative step).
+        origin: ``"model:PATH#NODE"``.
+    """
+
+    node_name: str
+    op_type: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    data_type: DataType | None
+    input_shape: tuple[int, ...] | None
+    output_shape: tuple[int, ...] | None
+    params: dict[str, Any] = dataclasses.field(default_factory=dict, hash=False)
+    dml_operator: dict[str, Any] | None = dataclasses.field(default=None, hash=False)
+    descriptors: dict[str, BufferTensorDesc] = dataclasses.field(default_factory=dict, hash=False)
+    flags: tuple[str, ...] = ()
+    stride_view: bool = True
+    origin: str = ""
+
+    def to_case(self, *, values: str = "random", seed: int = 0) -> Case | None:
+        """The validation case of a Transpose, Expand or Pad with static shapes and constant
+        parameters (real shape and data type); None for anything else."""
+        if self.op_type not in _CASE_OPS or self.data_type is None or self.input_shape is None:
+            return None
+        if self.output_shape is None or len(self.input_shape) == 0:
+            return None
+        p = self.params
+        dtype, shape, origin = self.data_type, self.input_shape, self.origin
+        try:
+            if self.op_type == "Transpose":
+                return Case("Transpose", dtype, shape, perm=p.get("perm"), values=values, seed=seed,
+                            origin=origin)
+            if self.op_type == "Expand":
+                if p.get("target_shape") is None:
+                    return None
+                return Case("Expand", dtype, shape, target_shape=p["target_shape"], values=values,
+                            seed=seed, origin=origin)
+            if p.get("pads") is None or p.get("value_hex") is None:
+                return None
+            return Case("Pad", dtype, shape, pads=p["pads"], mode=p.get("mode", "constant"),
+                        pad_value_hex=p["value_hex"], axes=p.get("axes"), values=values, seed=seed,
+                        origin=origin)
+        except (ShapeError, DataTypeError):
+            return None
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing was flagged."""
+        return not self.flags
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "node": self.node_name, "op_type": self.op_type,
+            "inputs": list(self.inputs), "outputs": list(self.outputs),
+            "data_type": None if self.data_type is None else self.data_type.name,
+            "input_shape": None if self.input_shape is None else list(self.input_shape),
+            "output_shape": None if self.output_shape is None else list(self.output_shape),
+            "params": _jsonable(self.params),
+            "dml_operator": self.dml_operator,
+            "descriptors": {k: d.to_dict() for k, d in self.descriptors.items()},
+            "flags": list(self.flags), "stride_view": self.stride_view, "origin": self.origin,
+        }
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+# ---- extraction ----------------------------------------------------------------------------
+def extract(model: _ModelLike, *, dims: dict[str, int] | None = None,
+            ops: Sequence[str] | None = None) -> list[LayoutOp]:
+    """List the layout operations of a model's main graph with their DirectML descriptors.
+
+    Args:
+        model: a path to an .onnx file or a ModelProto.
+        dims: values for dynamic dimensions (dim_params): set on the graph inputs before shape
+            inference and used for any dim_param that remains after it.
+        ops: restrict to these op types (default: all of :data:`LAYOUT_OPS`).
+
+    Returns:
+        One :class:`LayoutOp` per layout node, in graph order.
+    """
+    wanted = tuple(LAYOUT_OPS if ops is None else ops)
+    unknown = [o for o in wanted if o not in LAYOUT_OPS]
+    if unknown:
+        raise ModelError(f"op types {unknown} are not layout ops; valid: {list(LAYOUT_OPS)}")
+    proto, source = load_model(model)
+    pins = {str(k): int(v) for k, v in (dims or {}).items()}
+    inferred = _infer(_pin_inputs(proto, pins))
+    known = _dim_params(proto) | _dim_params(inferred)  # inference may name dimensions of its own
+    unknown_dims = sorted(set(pins) - known)
+    if unknown_dims:
+        raise ShapeError(f"dimensions {unknown_dims} are not dim_params of the model; its dim_params: "
+                         f"{sorted(known)}")
+    graph = Graph.read(inferred, pins)
+    opset = next((o.version for o in inferred.opset_import if o.domain in ("", "ai.onnx")), 0)
+    result = []
+    for index, node in enumerate(inferred.graph.node):
+        if node.op_type in wanted and node.domain in ("", "ai.onnx"):
+            fields = describe_node(node, index, graph, opset)
+            result.append(LayoutOp(**fields, origin=f"model:{source}#{fields['node_name']}"))
+    return result
+
+
+def model_cases(model: _ModelLike, *, dims: dict[str, int] | None = None, values: str = "random",
+                seed: int = 0, unique: bool = True) -> list[Case]:
+    """The validation cases of a model: one per Transpose, Expand and Pad with static shapes.
+
+    With ``unique``, nodes that make the same case share it; its origin then lists every node
+    (``model:PATH#n8+n21``).
+    """
+    cases = [c for op in extract(model, dims=dims, ops=_CASE_OPS)
+             if (c := op.to_case(values=values, seed=seed)) is not None]
+    if not unique:
+        return cases
+    merged: dict[str, Case] = {}
+    for c in cases:
+        key = c.id
+        if key in merged:
+            merged[key] = dataclasses.replace(
+                merged[key], origin=merged[key].origin + "+" + c.origin.rpartition("#")[2])
+        else:
+            merged[key] = c
+    return list(merged.values())
+
+
+# ---- command line --------------------------------------------------------------------------
+def add_extract_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``ort-layouts extract``."""
+    parser.add_argument("model", help="the .onnx model to read")
+    parser.add_argument("--json", action="store_true", help="print the layout ops as JSON")
+    parser.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
+                        help="pin a dynamic dimension, e.g. --dim batch=1 (repeatable)")
+    parser.add_argument("--ops", type=_op_list, default=None,
+                        help=f"only these op types, comma-separated (default all: {','.join(LAYOUT_OPS)})")
+
+
+def _op_list(text: str) -> list[str]:
+    by_lower = {op.lower(): op for op in LAYOUT_OPS}
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    unknown = [n for n in names if n.lower() not in by_lower]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"unknown op {(unknown or [text])[0]!r}; valid: {list(LAYOUT_OPS)}")
+    return [by_lower[n.lower()] for n in names]
+
+
+def _fmt_desc(d: BufferTensorDesc) -> str:
+    return (f"{d.data_type.name} sizes {list(d.sizes)} strides {list(d.effective_strides)} "
+            f"{d.total_tensor_size_in_bytes} bytes")
+
+
+def format_layout_op(op: LayoutOp) -> str:
+    """A few human-readable lines describing one layout op."""
+    shape_in = "?" if op.input_shape is None else list(op.input_shape)
+    shape_out = "?" if op.output_shape is None else list(op.output_shape)
+    dtype = "?" if op.data_type is None else op.data_type.name.lower()
+    params = ", ".join(f"{k}={list(v) if isinstance(v, tuple) else v}"
+                       for k, v in op.params.items() if v is not None and v != "")
+    head = f"{op.node_name}: {op.op_type} {dtype} {shape_in} -> {shape_out}"
+    lines = [head + (f" ({params})" if params else "")]
+    if op.dml_operator:
+        lines.append(f"  operator {op.dml_operator['operator']}")
+    for role, d in op.descriptors.items():
+        lines.append(f"  {role:<18} {_fmt_desc(d)}")
+    if op.dml_operator and "input_offset_in_elements" in op.dml_operator:
+        lines.append(f"  input offset       {op.dml_operator['input_offset_in_elements']} elements")
+    if op.dml_operator and "fits_in_8_dims" in op.dml_operator:
+        lines.append(f"  6-D view fits in 8 dimensions: {op.dml_operator['fits_in_8_dims']}")
+    lines.extend(f"  ! {f}" for f in op.flags)
+    return "\n".join(lines)
+
+
+def run_extract(args: argparse.Namespace) -> int:
+    """Run ``ort-layouts extract``; returns the exit code (0, or 2 on a bad model or argument)."""
+    try:
+        ops = extract(args.model, dims=parse_dims(args.dim), ops=args.ops)
+    except (ModelError, ShapeError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps([op.to_dict() for op in ops], indent=2))
+        return 0
+    for op in ops:
+        print(format_layout_op(op))
+    flagged = sum(1 for op in ops if op.flags)
+    cases = sum(1 for op in ops if op.to_case() is not None)
+    print(f"{len(ops)} layout ops, {flagged} flagged, {cases} validation cases")
+    return 0

@@ -1,0 +1,293 @@
+"""Replayable test data: ONNX test directories that ONNX Runtime's own test runner executes.
+
+Each case becomes a directory in the layout of the ONNX backend tests::
+
+    OUT/<case id>/model.onnx
+    OUT/<case id>/test_data_set_0/input_0.pb     TensorProto named after the graph input ("x0")
+    OUT/<case id>/test_data_set_0/output_0.pb    TensorProto named after the graph output ("y0")
+
+The expected outputs come from the descriptor oracle (what DirectML's descriptors say the
+operator must produce), never from ONNX Runtime. ``OUT/cases.json`` maps each directory to its
+case.
+
+Replay them where Python is not available, for example with the DirectML execution provider on
+Windows, with the ``onnx_test_runner`` program built with ONNX Runtime::
+
+    onnx_test_runner -e dml OUT          # every case directory under OUT
+    onnx_test_runner -e dml OUT/<case id>  # one case
+    onnx_test_runner -e cpu OUT          # the CPU execution provider, as a baseline
+
+``onnx_test_runner`` compares with a small tolerance; layout operations must match exactly, so a
+case it passes may still differ in its last bits: ``ort-layouts validate`` compares bit for bit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import re
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from ort_layouts._errors import ModelError, OrtLayoutsError
+from ort_layouts.engine.graphs import build_model, provider_opset
+from ort_layouts.engine.suite import expected_output, make_input, standard_suite
+from ort_layouts.models.extract import load_model, model_cases, parse_dims
+from ort_layouts.operators.case import Case
+
+__all__ = [
+    "TestData",
+    "add_export_arguments",
+    "export_test_dir",
+    "read_test_dir",
+    "run_export",
+    "sanitize",
+    "write_suite_models",
+    "write_test_dir",
+]
+
+# Pinned, so the files do not depend on the installed ONNX Runtime. Opset 19 is the newest at
+# which the DML EP's kernels serve Transpose, Expand and Pad (see _graphs.provider_opset): at a
+# newer opset those nodes would find no DirectML kernel and fall back to the CPU.
+SUITE_MODELS_OPSET = 19
+EXPORT_IR_VERSION = 9  # the IR version of opset 19; ONNX Runtime >= 1.15 loads it
+SUITE_MODELS_IR_VERSION = EXPORT_IR_VERSION
+_PRODUCER = ("ort_layouts.generate_models", "1")
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def sanitize(name: str, *, max_length: int = 150) -> str:
+    """A directory name from a case id: only letters, digits, ``._-`` (others become ``_``)."""
+    cleaned = _UNSAFE.sub("_", name).strip("._") or "case"
+    return cleaned[:max_length]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TestData:
+    """One test directory read back: the model and its first data set, keyed by tensor name."""
+
+    __test__ = False  # not a pytest test class
+
+    model: onnx.ModelProto
+    inputs: dict[str, np.ndarray]
+    outputs: dict[str, np.ndarray]
+
+
+def _named(arrays: Sequence[np.ndarray] | Mapping[str, np.ndarray],
+           names: Sequence[str], what: str) -> list[tuple[str, np.ndarray]]:
+    if isinstance(arrays, Mapping):
+        missing = [n for n in names if n not in arrays]
+        extra = sorted(set(arrays) - set(names))
+        if missing or extra:
+            raise ModelError(f"{what} arrays {sorted(arrays)} do not match the graph's {what}s "
+                             f"{list(names)} (missing {missing}, unknown {extra})")
+        return [(n, np.asarray(arrays[n])) for n in names]
+    if len(arrays) != len(names):
+        raise ModelError(f"{len(arrays)} {what} arrays given; the graph has {len(names)}: {list(names)}")
+    return [(n, np.asarray(a)) for n, a in zip(names, arrays, strict=True)]
+
+
+def write_test_dir(
+    model: onnx.ModelProto,
+    inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray],
+    outputs: Sequence[np.ndarray] | Mapping[str, np.ndarray],
+    directory: str | Path,
+    *,
+    data_set: int = 0,
+) -> Path:
+    """Write ``model.onnx`` and ``test_data_set_<data_set>/{input,output}_<i>.pb``.
+
+    Arrays are matched to the graph's inputs (initializers excluded) and outputs by position, or
+    by name when given as a mapping; each TensorProto is named after its graph tensor.
+    """
+    path = Path(directory)
+    initializers = {t.name for t in model.graph.initializer}
+    in_names = [v.name for v in model.graph.input if v.name not in initializers]
+    out_names = [v.name for v in model.graph.output]
+    named_in = _named(inputs, in_names, "input")
+    named_out = _named(outputs, out_names, "output")
+    data = path / f"test_data_set_{data_set}"
+    data.mkdir(parents=True, exist_ok=True)
+    onnx.save(model, str(path / "model.onnx"))
+    for prefix, named in (("input", named_in), ("output", named_out)):
+        for i, (name, array) in enumerate(named):
+            tensor = numpy_helper.from_array(np.ascontiguousarray(array), name)
+            (data / f"{prefix}_{i}.pb").write_bytes(tensor.SerializeToString())
+    return path
+
+
+def read_test_dir(directory: str | Path, *, data_set: int = 0) -> TestData:
+    """Read a test directory back with onnx's own loaders (``onnx.load_tensor``)."""
+    path = Path(directory)
+    data = path / f"test_data_set_{data_set}"
+    if not (path / "model.onnx").is_file() or not data.is_dir():
+        raise ModelError(f"{str(path)!r} is not an ONNX test directory (model.onnx and {data.name}/)")
+    model = onnx.load(str(path / "model.onnx"))
+
+    def load(prefix: str) -> dict[str, np.ndarray]:
+        found = {}
+        files = sorted(data.glob(f"{prefix}_*.pb"), key=lambda p: int(p.stem.rsplit("_", 1)[1]))
+        for f in files:
+            tensor = onnx.load_tensor(str(f))
+            found[tensor.name] = numpy_helper.to_array(tensor)
+        return found
+
+    return TestData(model, load("input"), load("output"))
+
+
+def _as_cases(cases_or_model: Any, dims: dict[str, int] | None) -> list[Case]:
+    if isinstance(cases_or_model, Case):
+        return [cases_or_model]
+    if isinstance(cases_or_model, (str, Path, onnx.ModelProto)):
+        load_model(cases_or_model)  # a clear error for a missing file
+        return model_cases(cases_or_model, dims=dims)
+    cases = list(cases_or_model)
+    bad = [c for c in cases if not isinstance(c, Case)]
+    if bad:
+        raise ModelError(f"export_test_dir takes Cases or a model; got {type(bad[0]).__name__}")
+    return cases
+
+
+def export_test_dir(
+    cases_or_model: Case | Sequence[Case] | str | Path | onnx.ModelProto,
+    out_dir: str | Path,
+    *,
+    dims: dict[str, int] | None = None,
+    batched: bool = False,
+    opset: int | None = None,
+    ir_version: int = EXPORT_IR_VERSION,
+) -> list[Path]:
+    """Write one ONNX test directory per case (or one for all of them with ``batched``).
+
+    Args:
+        cases_or_model: a Case, a sequence of Cases (e.g. ``standard_suite()``), or a model whose
+            Transpose/Expand/Pad nodes become cases (:func:`model_cases`).
+        out_dir: the directory to fill (created); ``cases.json`` there lists what was written.
+        dims: dynamic dimensions of a model, as for :func:`extract`.
+        batched: one directory ``batched`` whose graph holds every case (inputs ``x0``, ``x1``...).
+        opset: the ai.onnx opset of cases that do not ask for their own; default: the newest the
+            DML EP serves Transpose, Expand and Pad at (19), so a replay runs them on DirectML.
+        ir_version: the models' IR version (default 9, which older runtimes load too).
+
+    Returns:
+        The directories written.
+    """
+    cases = _as_cases(cases_or_model, dims)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    if opset is None:
+        opset = provider_opset("DmlExecutionProvider")
+    if batched:  # one model has one opset: a directory per opset the cases ask for
+        by_opset: dict[int | None, list[Case]] = {}
+        for c in cases:
+            by_opset.setdefault(c.opset, []).append(c)
+        groups = [("batched" if k is None else f"batched_opset{k}", v)
+                  for k, v in sorted(by_opset.items(), key=lambda kv: kv[0] or 0)]
+    else:
+        groups = [(sanitize(c.id), [c]) for c in cases]
+    seen: dict[str, int] = {}
+    written, manifest = [], []
+    for base, group in groups:
+        name = base if base not in seen else f"{base}_{seen[base] + 1}"
+        seen[base] = seen.get(base, 0) + 1
+        model = build_model(group, opset=group[0].opset or opset, ir_version=ir_version)
+        inputs, outputs = {}, {}
+        for i, case in enumerate(group):
+            x = make_input(case)
+            inputs[f"x{i}"] = x
+            outputs[f"y{i}"] = expected_output(case, x)
+        written.append(write_test_dir(model, inputs, outputs, out / name))
+        manifest.append({"directory": name, "cases": [c.to_dict() | {"id": c.id} for c in group]})
+    (out / "cases.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    return written
+
+
+def write_suite_models(
+    out_dir: str | Path,
+    cases: Sequence[Case] | None = None,
+    *,
+    opset: int = SUITE_MODELS_OPSET,
+    ir_version: int = SUITE_MODELS_IR_VERSION,
+) -> dict[str, list[str]]:
+    """Write the standard suite as ONNX models, one per op x data type (x opset where a case asks
+    for its own), plus ``MANIFEST.json`` listing the case ids of each file.
+
+    The output is reproducible byte for byte: fixed opset, IR version and producer, no
+    timestamps, files and ids in a fixed order.
+
+    Returns:
+        The manifest: file name -> case ids (graph input ``x{i}`` is the i-th id).
+    """
+    if cases is None:
+        cases = standard_suite()
+    groups: dict[str, list[Case]] = {}
+    for c in cases:
+        name = f"{c.op.lower()}_{c.data_type.name.lower()}"
+        if c.opset is not None:
+            name += f"_opset{c.opset}"
+        groups.setdefault(name + ".onnx", []).append(c)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    manifest: dict[str, list[str]] = {}
+    for name in sorted(groups):
+        group = groups[name]
+        model = build_model(group, opset=group[0].opset or opset, ir_version=ir_version)
+        model.producer_name, model.producer_version = _PRODUCER
+        (out / name).write_bytes(model.SerializeToString())
+        manifest[name] = [c.id for c in group]
+    document = {"generator": "scripts/generate_models.py", "opset": opset, "ir_version": ir_version,
+                "case_count": sum(len(v) for v in manifest.values()), "files": manifest}
+    (out / "MANIFEST.json").write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
+    return manifest
+
+
+# ---- command line --------------------------------------------------------------------------
+def _names(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def _ranks(text: str) -> list[int]:
+    try:
+        return [int(t) for t in _names(text)]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a comma-separated list of ranks (e.g. 1,2,4)") from None
+
+
+def add_export_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``ort-layouts export``."""
+    parser.add_argument("--out", required=True, help="directory to write the test directories into")
+    parser.add_argument("--model", help="export the Transpose/Expand/Pad cases of this model instead "
+                                        "of the standard suite")
+    parser.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
+                        help="pin a dynamic dimension of --model (repeatable)")
+    parser.add_argument("--ops", type=_names, default=None, help="suite filter: ops, e.g. Transpose,Pad")
+    parser.add_argument("--dtypes", type=_names, default=None,
+                        help="suite filter: data types, e.g. float32,int64")
+    parser.add_argument("--ranks", type=_ranks, default=None, help="suite filter: ranks, e.g. 1,2,4")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the suite's input data")
+    parser.add_argument("--batched", action="store_true", help="one directory holding every case")
+
+
+def run_export(args: argparse.Namespace) -> int:
+    """Run ``ort-layouts export``; 0 on success, 2 on errors."""
+    try:
+        if args.model:
+            source: Any = args.model
+        else:
+            source = standard_suite(ops=args.ops, dtypes=args.dtypes, ranks=args.ranks, seed=args.seed)
+        dirs = export_test_dir(source, args.out, dims=parse_dims(args.dim), batched=args.batched)
+    except OrtLayoutsError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"wrote {len(dirs)} test directories under {args.out}; replay with: "
+          f"onnx_test_runner -e dml {args.out}")
+    return 0

@@ -1,0 +1,238 @@
+"""Bit-exact comparison of two tensors: raw bits of every element, never a tolerance."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from typing import Any
+
+import numpy as np
+
+from ort_layouts._errors import DataTypeError
+from ort_layouts.descriptors.dtypes import DataType
+from ort_layouts.reference.copy import default_threads, parallel_map, tile_plan, transposing_axes
+
+__all__ = ["Comparison", "compare", "views_equal"]
+
+_UINT: dict[int, type[np.unsignedinteger[Any]]] = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_CHUNK_BYTES = 1 << 20  # equality is tested chunk by chunk so the temporary stays in cache
+_SLAB_BYTES = 1 << 20  # views_equal: bytes compared per step (their flags stay in L2)
+_VIEWS_SMALL_BYTES = 1 << 20  # below this, views_equal is one np.array_equal
+_VIEWS_PARALLEL_BYTES = 8 << 20  # below this, views_equal uses one thread
+# views_equal's transposed tiles: long runs along the source's fastest axis (few, long streams)
+_TILE_DST_RUN_BYTES = 256
+_TILE_SRC_RUN_BYTES = 8192
+_TILE_BYTES = 512 << 10
+# small tensors of one native-order DirectML type are compared as bytes first
+_BYTES_FIRST_LIMIT = 64 << 10
+_NATIVE_DTYPES: frozenset[np.dtype[Any]] = frozenset(
+    np.dtype(t) for t in (np.float16, np.float32, np.float64, np.int8, np.int16, np.int32, np.int64,
+                          np.uint8, np.uint16, np.uint32, np.uint64, np.bool_))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Comparison:
+    """The outcome of :func:`compare`; truthy when every element's bits are equal.
+
+    Attributes:
+        passed: shapes, element types and every element's bits agree.
+        element_count: elements compared (the expected tensor's, when shapes differ).
+        mismatch_count: elements whose bits differ (all of them when shapes or types differ).
+        first_mismatch_index: logical index (C order) of the first differing element, or None.
+        expected_hex: raw bits of that element in ``expected``, little-endian bytes in hex.
+        actual_hex: raw bits of that element in ``actual``.
+        expected_value: ``repr`` of that element's value in ``expected``.
+        actual_value: ``repr`` of that element's value in ``actual``.
+        message: "" when passed, else a one-line explanation.
+    """
+
+    passed: bool
+    element_count: int
+    mismatch_count: int = 0
+    first_mismatch_index: tuple[int, ...] | None = None
+    expected_hex: str = ""
+    actual_hex: str = ""
+    expected_value: str = ""
+    actual_value: str = ""
+    message: str = ""
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        if self.first_mismatch_index is not None:
+            d["first_mismatch_index"] = list(self.first_mismatch_index)
+        return d
+
+
+def _element_type(dtype: np.dtype[Any]) -> DataType | None:
+    try:
+        return DataType.from_numpy(dtype)
+    except DataTypeError:
+        return None
+
+
+def _bits(array: np.ndarray) -> np.ndarray:
+    """C-contiguous flat view of the elements as unsigned integers of their width, little-endian."""
+    arr = np.ascontiguousarray(array)
+    if arr.dtype.byteorder == ">":
+        arr = arr.astype(arr.dtype.newbyteorder("<"))
+    return arr.reshape(-1).view(_UINT[arr.dtype.itemsize])
+
+
+def bits_equal(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two flat unsigned arrays of the same size hold the same bits (chunked, so no
+    full-size temporary is made)."""
+    if a.size != b.size:
+        return False
+    raw_a = a.view(np.uint8)
+    raw_b = b.view(np.uint8)
+    words = raw_a.size // 8
+    if words:
+        wa = raw_a[: words * 8].view(np.uint64)
+        wb = raw_b[: words * 8].view(np.uint64)
+        chunk = _CHUNK_BYTES // 8
+        scratch = np.empty(min(chunk, words), dtype=np.bool_)
+        for start in range(0, words, chunk):
+            stop = min(start + chunk, words)
+            flags = scratch[: stop - start]
+            np.not_equal(wa[start:stop], wb[start:stop], out=flags)
+            if flags.any():
+                return False
+    return bool(np.array_equal(raw_a[words * 8:], raw_b[words * 8:]))
+
+
+def views_equal(x: np.ndarray, y: np.ndarray, *, threads: int | None = None) -> bool:
+    """Whether two views of the same shape and dtype hold the same elements, any strides (0
+    included), without a full-size temporary: ``np.array_equal(x, y)`` for integer views, only
+    faster on large ones.
+
+    When reading ``x`` in ``y``'s order jumps in memory (a transposed view), each L2-sized
+    tile of ``x`` is first copied into a scratch tile in its own order, then compared with
+    ``y``'s tile; otherwise ``y`` is walked in slabs of its outer axes. Large views are spread
+    over threads (numpy releases the GIL).
+
+    Args:
+        x: one view (compare integer views: floats would make NaN differ from itself).
+        y: the other, ideally C-contiguous.
+        threads: threads for large views; None means one per CPU (at most 8).
+    """
+    if x.shape != y.shape or x.dtype != y.dtype:
+        return False
+    nbytes = y.size * y.itemsize
+    if nbytes < _VIEWS_SMALL_BYTES:
+        return bool(np.array_equal(x, y))
+    nthreads = max(1, default_threads() if threads is None else int(threads))
+    if nbytes < _VIEWS_PARALLEL_BYTES:
+        nthreads = 1
+    differ: list[bool] = []  # set by the first worker that finds a difference; the others stop
+    axes = transposing_axes(y, x)
+    if axes is not None:
+        plan = tile_plan(y.shape, y.strides, y.itemsize, *axes, dst_run_bytes=_TILE_DST_RUN_BYTES,
+                         src_run_bytes=_TILE_SRC_RUN_BYTES, tile_bytes=_TILE_BYTES)
+
+        def tiles(part: Any) -> None:
+            tile = plan.scratch(y.dtype)
+            flags = np.empty(plan.extents, dtype=np.bool_)
+            for starts in part:
+                if differ:
+                    return
+                sl = plan.slices(starts)
+                b = y[sl]
+                if b.shape == plan.extents:
+                    t, f = tile, flags
+                else:
+                    part_of = tuple(slice(0, n) for n in b.shape)
+                    t, f = tile[part_of], flags[part_of]
+                np.copyto(t, x[sl])
+                np.not_equal(t, b, out=f)
+                if f.any():
+                    differ.append(True)
+                    return
+
+        parallel_map(tiles, plan.starts, nthreads)
+        return not differ
+    slabs = _slabs(y.shape, max(1, _SLAB_BYTES // y.itemsize))
+    flags_size = max(1, _SLAB_BYTES // y.itemsize)
+
+    def compare_slabs(part: Any) -> None:
+        scratch = np.empty(flags_size, dtype=np.bool_)
+        for sl in part:
+            if differ:
+                return
+            a, b = x[sl], y[sl]
+            f = scratch[: b.size].reshape(b.shape)
+            np.not_equal(a, b, out=f)
+            if f.any():
+                differ.append(True)
+                return
+
+    parallel_map(compare_slabs, slabs, nthreads)
+    return not differ
+
+
+def _slabs(shape: tuple[int, ...], elements: int) -> list[tuple[slice | int, ...]]:
+    """Index tuples cutting a C-ordered shape into pieces of at most ``elements`` elements (or
+    one innermost row, if that is longer)."""
+    inner = 1
+    k = len(shape)
+    while k > 0 and inner * shape[k - 1] <= elements:
+        k -= 1
+        inner *= shape[k]
+    if k == 0:
+        return [()]
+    axis = k - 1
+    step = max(1, elements // inner)
+    out: list[tuple[slice | int, ...]] = []
+    for outer in itertools.product(*(range(n) for n in shape[:axis])):
+        for start in range(0, shape[axis], step):
+            out.append((*outer, slice(start, start + step)))
+    return out
+
+
+def _value_repr(array: np.ndarray, flat_index: int) -> str:
+    return repr(array.reshape(-1)[flat_index].item())
+
+
+def compare(expected: np.ndarray, actual: np.ndarray) -> Comparison:
+    """Compare two tensors bit for bit (NaN payloads and the sign of zero included).
+
+    Shapes must be equal and the element types must be the same DirectML data type (bool and
+    uint8 are both UINT8); otherwise the result is a mismatch with a message, not an exception.
+    Mismatch details are computed only when the bits differ.
+
+    >>> bool(compare(np.float32([0.0]), np.float32([-0.0])))
+    False
+    """
+    exp = np.asarray(expected)
+    act = np.asarray(actual)
+    count = int(exp.size)
+    if (exp.dtype == act.dtype and exp.dtype in _NATIVE_DTYPES and exp.shape == act.shape
+            and exp.nbytes <= _BYTES_FIRST_LIMIT and exp.tobytes() == act.tobytes()):
+        return Comparison(True, count)  # one data type, native order: equal bytes are equal bits
+    if exp.shape != act.shape:
+        return Comparison(False, count, max(count, int(act.size)), message=(
+            f"shape {list(act.shape)} differs from the expected {list(exp.shape)}"))
+    exp_type, act_type = _element_type(exp.dtype), _element_type(act.dtype)
+    if exp.dtype.itemsize != act.dtype.itemsize or exp_type is None or exp_type != act_type:
+        return Comparison(False, count, count, message=(
+            f"element type {act.dtype.name} differs from the expected {exp.dtype.name}"))
+    a = _bits(exp)
+    b = _bits(act)
+    if bits_equal(a, b):
+        return Comparison(True, count)
+    differ = a != b
+    mismatches = int(np.count_nonzero(differ))
+    first = int(np.argmax(differ))
+    index = tuple(int(i) for i in np.unravel_index(first, exp.shape)) if exp.ndim else ()
+    exp_le = exp.astype(exp.dtype.newbyteorder("<"), copy=False)
+    act_le = act.astype(act.dtype.newbyteorder("<"), copy=False)
+    exp_hex = np.ascontiguousarray(exp_le).reshape(-1)[first:first + 1].tobytes().hex()
+    act_hex = np.ascontiguousarray(act_le).reshape(-1)[first:first + 1].tobytes().hex()
+    exp_value = _value_repr(exp, first)
+    act_value = _value_repr(act, first)
+    return Comparison(
+        False, count, mismatches, index, exp_hex, act_hex, exp_value, act_value,
+        f"{mismatches} of {count} elements differ; first at {list(index)}: expected "
+        f"{exp_value} (0x{exp_hex}) got {act_value} (0x{act_hex})")

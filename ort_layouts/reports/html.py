@@ -1,0 +1,269 @@
+"""Self-contained HTML pages (no external assets, no script) for a report and a merged matrix."""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ort_layouts.engine.result import CaseResult, Status
+from ort_layouts.reports.report import (
+    Report,
+    failure_text,
+    group_status,
+    is_failure,
+    result_figures,
+    results_by_group,
+)
+
+__all__ = ["picture", "render_report_html"]
+
+MAX_PICTURES = 100  # failing cases drawn in full; the rest are listed
+
+_CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:1.5em auto;max-width:80em;
+ color:#1b1b1b;padding:0 1em;line-height:1.4}
+h1{font-size:1.6em;margin-bottom:.2em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
+table{border-collapse:collapse;margin:.5em 0}th,td{border:1px solid #bbb;padding:.2em .5em;text-align:left;
+ vertical-align:top}th{background:#f2f2f2}
+.verdict{font-size:1.3em;font-weight:bold;padding:.3em .6em;display:inline-block;border-radius:.3em}
+.verdict.pass{background:#c8e6c9}.verdict.fail{background:#ffcdd2}
+td.cell{text-align:center;min-width:4.5em}td.cell a{color:inherit}
+.pass{background:#c8e6c9}.fail,.mismatch{background:#ffcdd2}.error{background:#ffab91}
+.unsupported{background:#e0e0e0}.known{background:#ffe0b2}.partial{background:#e6f2c2}.none{background:#fff;color:#999}
+.legend span{padding:.1em .5em;margin-right:.5em;border:1px solid #bbb}
+section.case{border:1px solid #bbb;border-left:.4em solid #c62828;padding:.2em 1em 1em;margin:1em 0}
+section.case{background:#fff}section.case.error{border-left-color:#e65100}section.case.unsupported{border-left-color:#757575}
+.diagnosis{font-weight:bold;background:#fff8e1;padding:.3em .5em;border:1px solid #ffe082}
+code,pre{font-family:ui-monospace,Consolas,monospace;font-size:.9em}pre{background:#f7f7f7;padding:.5em;
+ overflow-x:auto}.picture svg{max-width:100%;height:auto}dl.figures{display:grid;grid-template-columns:
+ max-content auto;gap:.1em 1em}dl.figures dt{font-weight:bold}dl.figures dd{margin:0;font-family:monospace}
+"""
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def page(title: str, body: str) -> str:
+    """A complete HTML document with the shared style sheet inline."""
+    return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            f"<title>{_e(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n")
+
+
+def case_anchor(case_id: str) -> str:
+    return "case-" + case_id
+
+
+def _input_descriptor(result: CaseResult) -> dict[str, Any] | None:
+    d = result.descriptors or {}
+    for candidate in (d.get("input"), (d.get("operator") or {}).get("input")
+                      if isinstance(d.get("operator"), Mapping) else None):
+        if isinstance(candidate, Mapping) and "sizes" in candidate:
+            return dict(candidate)
+    return None
+
+
+def picture(result: CaseResult) -> str:
+    """The layout picture of a case's input descriptor: inline SVG when the renderer draws it,
+    else preformatted text; "" when the result carries no input descriptor."""
+    from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
+    from ort_layouts.operators.pad import PaddingOp
+
+    operator = (result.descriptors or {}).get("operator")
+    desc: BufferTensorDesc | PaddingOp
+    try:
+        if isinstance(operator, Mapping) and "start_padding" in operator:
+            desc = PaddingOp.from_dict(dict(operator))
+        else:
+            data = _input_descriptor(result)
+            if data is None:
+                return ""
+            desc = BufferTensorDesc.from_dict(data)
+    except (ValueError, KeyError) as e:
+        return f"<p>(the descriptors cannot be drawn: {_e(e)})</p>"
+    caption = ("the operator's input and output" if isinstance(desc, PaddingOp)
+               else "the input, as the EP reads it")
+    try:
+        from ort_layouts.reports.render import render_svg
+
+        svg = str(render_svg(desc))
+        if svg.lstrip().startswith("<?xml"):
+            svg = svg.split("?>", 1)[1]
+        return f'<figure class="picture">{svg}<figcaption>{caption}</figcaption></figure>'
+    except Exception:
+        pass
+    try:
+        from ort_layouts.reports.render import render_text
+
+        text = str(render_text(desc))
+    except Exception as e:
+        text = f"(no picture: {e})"
+    return f'<figure class="picture"><pre>{_e(text)}</pre><figcaption>{caption}</figcaption></figure>'
+
+
+def _descriptor_table(descriptors: Mapping[str, Any]) -> str:
+    rows = []
+    for role, d in _flatten_descriptors(descriptors):
+        rows.append(
+            f"<tr><th>{_e(role)}</th><td>{_e(d.get('data_type', ''))}</td><td>{_e(d.get('sizes'))}</td>"
+            f"<td>{_e(d.get('strides') if d.get('strides') is not None else 'packed')}</td>"
+            f"<td>{_e(d.get('total_tensor_size_in_bytes', ''))}</td></tr>")
+    if not rows:
+        return ""
+    return ("<table class=\"descriptors\"><tr><th>tensor</th><th>data type</th><th>sizes</th>"
+            "<th>strides (elements)</th><th>total bytes</th></tr>" + "".join(rows) + "</table>")
+
+
+def _flatten_descriptors(
+    descriptors: Mapping[str, Any], prefix: str = ""
+) -> list[tuple[str, Mapping[str, Any]]]:
+    found: list[tuple[str, Mapping[str, Any]]] = []
+    for key, value in descriptors.items():
+        if isinstance(value, Mapping):
+            if "sizes" in value and "data_type" in value:
+                found.append((prefix + str(key), value))
+            else:
+                found.extend(_flatten_descriptors(value, prefix + str(key) + "."))
+    return found
+
+
+def _case_table(headers: Sequence[str], results: Sequence[CaseResult],
+                cells: Callable[[CaseResult], Sequence[str]],
+                detail: Callable[[CaseResult], str] | None = None) -> str:
+    """A table of cases, each row anchored by its case id: the id (and ``detail`` under it),
+    then ``cells``."""
+    head = "".join(f"<th>{_e(h)}</th>" for h in ("case", *headers))
+    rows = []
+    for r in results:
+        first = f"<code>{_e(r.case.id)}</code>" + (f"<br>{_e(detail(r))}" if detail else "")
+        rest = "".join(f"<td>{_e(c)}</td>" for c in cells(r))
+        rows.append(f'<tr id="{_e(case_anchor(r.case.id))}"><td>{first}</td>{rest}</tr>')
+    return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
+
+
+def _case_section(result: CaseResult, *, draw: bool) -> str:
+    r = result
+    figures = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in result_figures(r).items() if v != "")
+    parts = [
+        f'<section class="case {r.status.value}" id="{_e(case_anchor(r.case.id))}">',
+        f"<h3><code>{_e(r.case.id)}</code> <span class=\"{r.status.value}\">{_e(r.status.value)}</span></h3>",
+        f'<p class="what">{_e(failure_text(r))}</p>',
+    ]
+    if r.diagnosis:
+        parts.append(f'<p class="diagnosis">Diagnosis: {_e(r.diagnosis)}</p>')
+    parts.append(_descriptor_table(r.descriptors))
+    if draw:
+        parts.append(picture(r))
+    parts.append(f'<details><summary>figures and descriptors</summary><dl class="figures">{figures}</dl>'
+                 f"<pre>{_e(json.dumps(r.descriptors, indent=1, sort_keys=True))}</pre>"
+                 f"<pre>{_e(json.dumps(r.case.to_dict(), sort_keys=True))}</pre></details>")
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def _matrix(report: Report) -> str:
+    groups = results_by_group(report.results)
+    ops = list(dict.fromkeys(op for op, _, _ in groups))
+    out = ['<p class="legend"><span class="pass">all pass</span><span class="fail">mismatch or error</span>'
+           '<span class="known">known issue</span>'
+           '<span class="partial">pass and unsupported</span><span class="unsupported">unsupported</span>'
+           "cells: passed / cases</p>"]
+    for op in ops:
+        dtypes = list(dict.fromkeys(dt for o, dt, _ in groups if o == op))
+        ranks = sorted({rank for o, _, rank in groups if o == op})
+        out.append(f'<h3>{_e(op)}</h3>\n<table class="matrix" data-op="{_e(op)}">'
+                   "<tr><th>data type \\ rank</th>" + "".join(f"<th>{rank}</th>" for rank in ranks) + "</tr>")
+        for dt in dtypes:
+            cells = []
+            for rank in ranks:
+                rs = groups.get((op, dt, rank))
+                if not rs:
+                    cells.append('<td class="cell none">&mdash;</td>')
+                    continue
+                cls = group_status(rs)
+                passed = sum(r.passed for r in rs)
+                breakdown = ", ".join(f"{n} {s}" for s, n in _count(rs).items() if n)
+                label = f"{passed}/{len(rs)}"
+                bad = next((r for r in rs if is_failure(r)), None) or next(
+                    (r for r in rs if r.status is Status.MISMATCH), None)
+                if bad is not None:
+                    label = f'<a href="#{_e(case_anchor(bad.case.id))}">{label}</a>'
+                cells.append(f'<td class="cell {cls}" data-op="{_e(op)}" data-dtype="{_e(dt)}" '
+                             f'data-rank="{rank}" title="{_e(breakdown)}">{label}</td>')
+            out.append(f"<tr><th>{_e(dt)}</th>{''.join(cells)}</tr>")
+        out.append("</table>")
+    return "\n".join(out)
+
+
+def _count(results: Sequence[CaseResult]) -> dict[str, int]:
+    counts = {s.value: 0 for s in Status}
+    for r in results:
+        counts[r.status.value] += 1
+    return counts
+
+
+def _environment_rows(meta: Mapping[str, Any]) -> str:
+    env = meta.get("environment", {}) or {}
+    rows: list[tuple[str, Any]] = [
+        ("provider", meta.get("provider", "")), ("device", meta.get("device", "")),
+        ("driver", meta.get("driver", "")), ("host", env.get("hostname", "")),
+        ("machine", env.get("machine", "")), ("OS", env.get("os", "")), ("Python", env.get("python", "")),
+    ]
+    rows += [(k, v) for k, v in (env.get("versions") or {}).items()]
+    rows += [("command", meta.get("command", "")), ("started", meta.get("started", "")),
+             ("finished", meta.get("finished", "")), ("resumed", ", ".join(meta.get("resumed", []) or [])),
+             ("selection", json.dumps(meta.get("selection", {}), sort_keys=True))]
+    return "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in rows if v not in ("", None))
+
+
+def render_report_html(report: Report, *, strict: bool = False) -> str:
+    """One self-contained page: a summary, the op x data type x rank matrix, and each failing
+    case with its descriptors, layout picture and diagnosis."""
+    counts = report.counts()
+    failures = report.failures(strict=False)
+    known = report.known_issues()
+    unsupported = [r for r in report.results if r.status is Status.UNSUPPORTED]
+    failed = bool(report.failures(strict=strict))
+    verdict = "FAIL" if failed else "PASS"
+    if not report.complete:
+        verdict += f" (incomplete: {len(report.results)} of {report.planned_count} cases run)"
+    count_cells = "".join(f'<td class="{s}">{counts[s]}</td>' for s in counts)
+    body = [
+        "<h1>ort_layouts validation report</h1>",
+        '<section id="summary"><h2>Summary</h2>',
+        f'<p class="verdict {"fail" if failed else "pass"}">{_e(verdict)}</p>',
+        "<table class=\"counts\"><tr>" + "".join(f"<th>{s}</th>" for s in counts) + "<th>total</th></tr>"
+        f"<tr>{count_cells}<td>{len(report.results)}</td></tr></table>",
+        "<p>Unsupported cases (the provider could not build or place the node) and mismatches that a "
+        "known provider deviation explains "
+        + ("fail this run (--strict)." if strict else "do not fail this run.") + "</p>",
+        f'<table class="environment">{_environment_rows(report.meta)}</table></section>',
+        f'<section id="matrix"><h2>Matrix: op &times; data type &times; rank</h2>{_matrix(report)}</section>',
+        f'<section id="failures"><h2>Failing cases ({len(failures)})</h2>',
+    ]
+    if not failures:
+        body.append("<p>None.</p>")
+    for i, r in enumerate(failures):
+        body.append(_case_section(r, draw=i < MAX_PICTURES))
+    body.append("</section>")
+    body.append(f'<section id="known"><h2>Known issues ({len(known)})</h2>')
+    if known:
+        body.append(_case_table(("diagnosis", "known issue"), known,
+                                lambda r: (r.diagnosis, r.known_issue), detail=failure_text))
+    body.append("</section>")
+    body.append(f'<section id="unsupported"><h2>Unsupported cases ({len(unsupported)})</h2>')
+    if unsupported:
+        body.append(_case_table(("reason",), unsupported, lambda r: (r.message,)))
+    body.append("</section>")
+    body.append(f'<section id="all"><h2>All cases</h2><details><summary>{len(report.results)} cases</summary>'
+                "<table><tr><th>case</th><th>status</th><th>node provider</th><th>seconds</th></tr>"
+                + "".join(f'<tr><td><code>{_e(r.case.id)}</code></td><td class="{r.status.value}">'
+                          f"{_e(r.status.value)}</td><td>{_e(r.node_provider)}</td><td>{r.seconds:.4f}</td></tr>"
+                          for r in report.results)
+                + "</table></details></section>")
+    where = f"{report.meta.get('provider', '')} {report.meta.get('device', '')}".strip()
+    title = f"ort_layouts {verdict}: {where}"
+    return page(title, "\n".join(body))

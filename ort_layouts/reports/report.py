@@ -1,0 +1,526 @@
+"""Validation reports: results kept as they arrive, and the JSON, JUnit XML and HTML summaries.
+
+A report directory holds:
+
+``meta.json``
+    where and how the run was made (machine, OS, versions, provider, device, command, the
+    case selection and the planned case ids), written once when the run starts.
+``results.jsonl``
+    one JSON line per case result (:meth:`CaseResult.to_dict`), appended and flushed as each
+    result arrives, so a crash of the process or a GPU reset loses nothing already run; fsynced
+    at most every ``FSYNC_INTERVAL_S`` seconds and at the end.
+``report.json``, ``junit.xml``, ``report.html``
+    the summaries, rewritten atomically (temporary file, then ``os.replace``) periodically
+    and when the run ends.
+
+:class:`ReportWriter` writes a directory (and resumes one); :func:`load_report` reads a
+directory or a ``report.json`` back into a :class:`Report`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import importlib.metadata
+import json
+import os
+import platform
+import tempfile
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ort_layouts._errors import ReportError
+from ort_layouts.engine.result import CaseResult, Status
+
+__all__ = [
+    "HTML_FILE",
+    "JSON_FILE",
+    "JUNIT_FILE",
+    "META_FILE",
+    "RESULTS_FILE",
+    "Report",
+    "ReportWriter",
+    "atomic_write_text",
+    "environment",
+    "load_report",
+    "write_report",
+]
+
+SCHEMA = "ort_layouts.report/1"
+META_FILE = "meta.json"
+RESULTS_FILE = "results.jsonl"
+JSON_FILE = "report.json"
+JUNIT_FILE = "junit.xml"
+HTML_FILE = "report.html"
+FSYNC_INTERVAL_S = 0.2  # results.jsonl reaches the disk at least this often during a run
+
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
+_RUNTIME_DISTRIBUTIONS = (
+    "onnxruntime", "onnxruntime-directml", "onnxruntime-gpu", "onnxruntime-ep-webgpu",
+    "onnx", "numpy", "ort_layouts",
+)
+
+
+def now_iso() -> str:
+    """The current UTC time, ISO 8601 to the second."""
+    return datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
+
+
+def environment() -> dict[str, Any]:
+    """The machine, OS, Python and package versions, as a JSON-ready dict."""
+    versions: dict[str, str] = {}
+    for dist in _RUNTIME_DISTRIBUTIONS:
+        try:
+            versions[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    if not any(d.startswith("onnxruntime") and d != "onnxruntime-ep-webgpu" for d in versions):
+        try:  # a build without package metadata
+            import onnxruntime
+
+            versions["onnxruntime"] = str(onnxruntime.__version__)
+        except ImportError:  # pragma: no cover - onnxruntime is a dependency
+            pass
+    return {
+        "hostname": platform.node(),
+        "machine": platform.machine(),
+        "processor": platform.processor(),
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "python_implementation": platform.python_implementation(),
+        "versions": versions,
+    }
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and ``os.replace``: readers see the
+    old file or the new one, never half of one."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600 files; give what open() would
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Report:
+    """A validation report: where and how it ran (``meta``) and the results, in planned order.
+
+    Attributes:
+        meta: JSON-ready dict with ``environment``, ``provider``, ``device``, ``command``,
+            ``selection``, ``started``, ``finished``, ``planned`` (case ids) and more.
+        results: one result per case id.
+    """
+
+    meta: Mapping[str, Any]
+    results: tuple[CaseResult, ...]
+
+    def counts(self) -> dict[str, int]:
+        """Results per status, every status present (``{"pass": 10, "mismatch": 0, ...}``)."""
+        counts = {s.value: 0 for s in Status}
+        for r in self.results:
+            counts[r.status.value] += 1
+        return counts
+
+    @property
+    def planned_count(self) -> int:
+        planned = self.meta.get("planned")
+        return len(planned) if isinstance(planned, list) else len(self.results)
+
+    @property
+    def complete(self) -> bool:
+        """Whether every planned case has a result."""
+        planned = self.meta.get("planned")
+        if not isinstance(planned, list):
+            return True
+        done = {r.case.id for r in self.results}
+        return all(cid in done for cid in planned)
+
+    def failures(self, *, strict: bool = False) -> tuple[CaseResult, ...]:
+        """Errors and the mismatches no known issue explains; with ``strict`` also the known
+        issues and the unsupported cases."""
+        return tuple(r for r in self.results if is_failure(r, strict=strict))
+
+    def known_issues(self) -> tuple[CaseResult, ...]:
+        """Mismatches that a known execution-provider deviation explains."""
+        return tuple(r for r in self.results if r.status is Status.MISMATCH and r.known_issue)
+
+    def to_dict(self) -> dict[str, Any]:
+        meta = {k: v for k, v in self.meta.items() if k != "planned"}
+        return {
+            "schema": SCHEMA,
+            **meta,
+            "planned_count": self.planned_count,
+            "complete": self.complete,
+            "summary": self.counts(),
+            "results": [r.to_dict() for r in self.results],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, source: str = "<dict>") -> Report:
+        if not isinstance(data, Mapping) or "results" not in data:
+            raise ReportError(f"{source} is not an ort_layouts report: it has no 'results'")
+        meta = {k: v for k, v in data.items() if k not in ("results", "summary", "schema", "complete")}
+        try:
+            results = tuple(CaseResult.from_dict(r) for r in data["results"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise ReportError(f"{source} holds a result that cannot be read: {e}") from e
+        return cls(meta, results)
+
+
+def is_failure(result: CaseResult, *, strict: bool = False) -> bool:
+    """Whether a result fails a run: an error or an unexplained mismatch; with ``strict`` also
+    a known-issue mismatch or an unsupported case."""
+    if strict:
+        return result.status is not Status.PASS
+    return result.status is Status.ERROR or (result.status is Status.MISMATCH and not result.known_issue)
+
+
+def _ordered(results: Iterable[CaseResult], planned: Sequence[str] | None) -> tuple[CaseResult, ...]:
+    """One result per case id (the last one wins), in planned order, unplanned ones after."""
+    by_id: dict[str, CaseResult] = {}
+    for r in results:
+        by_id.pop(r.case.id, None)
+        by_id[r.case.id] = r
+    order = {cid: i for i, cid in enumerate(planned or ())}
+    arrival = {cid: i for i, cid in enumerate(by_id)}
+    return tuple(sorted(by_id.values(),
+                        key=lambda r: (order.get(r.case.id, len(order)), arrival[r.case.id])))
+
+
+def read_results(path: str | os.PathLike[str], *, repair: bool = False) -> list[CaseResult]:
+    """The results of a ``results.jsonl``.
+
+    A last line cut short (a crash while writing it) is ignored, and with ``repair`` cut off
+    the file so later appends start on a clean line; a bad line before the last raises
+    ReportError.
+    """
+    p = Path(path)
+    data = p.read_bytes()
+    results: list[CaseResult] = []
+    good_end = 0
+    position = 0
+    number = 0
+    while position < len(data):
+        number += 1
+        newline = data.find(b"\n", position)
+        if newline == -1:  # the last line, cut short before its end
+            break
+        raw = data[position:newline]
+        if raw.strip():
+            try:
+                results.append(CaseResult.from_dict(json.loads(raw)))
+            except (ValueError, KeyError, TypeError) as e:
+                if data[newline + 1:].strip():
+                    raise ReportError(
+                        f"{p}: line {number} cannot be read ({e}); the file is damaged") from e
+                break
+        position = good_end = newline + 1
+    if repair and good_end < len(data):
+        with open(p, "r+b") as f:
+            f.truncate(good_end)
+    return results
+
+
+def load_report(path: str | os.PathLike[str]) -> Report:
+    """A report from a report directory, a ``report.json`` or a ``results.jsonl``.
+
+    A directory is read from ``meta.json`` and ``results.jsonl`` when it has them (they are
+    never staler than ``report.json``), else from its ``report.json``.
+    """
+    p = Path(path)
+    if p.is_dir():
+        results_path = p / RESULTS_FILE
+        if results_path.is_file():
+            meta: dict[str, Any] = {}
+            if (p / META_FILE).is_file():
+                meta = _read_json(p / META_FILE)
+            return Report(meta, _ordered(read_results(results_path), meta.get("planned")))
+        if (p / JSON_FILE).is_file():
+            return Report.from_dict(_read_json(p / JSON_FILE), source=str(p / JSON_FILE))
+        raise ReportError(f"{p} holds no report: neither {RESULTS_FILE} nor {JSON_FILE}")
+    if p.is_file():
+        if p.suffix == ".jsonl":
+            meta = _read_json(p.with_name(META_FILE)) if p.with_name(META_FILE).is_file() else {}
+            return Report(meta, _ordered(read_results(p), meta.get("planned")))
+        return Report.from_dict(_read_json(p), source=str(p))
+    raise ReportError(f"report {str(p)!r} does not exist")
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise ReportError(f"{path} is not valid JSON: {e}") from e
+    if not isinstance(data, dict):
+        raise ReportError(f"{path} does not hold a JSON object")
+    return data
+
+
+def write_report(
+    report: Report, directory: str | os.PathLike[str], *, strict: bool = False
+) -> dict[str, Path]:
+    """Write ``report.json``, ``junit.xml`` and ``report.html`` into ``directory``, atomically.
+
+    Returns:
+        The paths written, keyed "json", "junit", "html".
+    """
+    from ort_layouts.reports.html import render_report_html
+    from ort_layouts.reports.junit import render_junit
+
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"json": out / JSON_FILE, "junit": out / JUNIT_FILE, "html": out / HTML_FILE}
+    atomic_write_text(paths["json"], json.dumps(report.to_dict(), indent=1) + "\n")
+    atomic_write_text(paths["junit"], render_junit(report, strict=strict))
+    atomic_write_text(paths["html"], render_report_html(report, strict=strict))
+    return paths
+
+
+# the keys of meta["selection"] that must match for a report to be resumed
+_SELECTION_LABELS = {
+    "provider": "provider", "device_id": "device id", "suite": "suite", "ops": "ops",
+    "dtypes": "dtypes", "ranks": "ranks", "shard": "shard", "seed": "seed", "values": "values",
+    "optimize": "optimize",
+}
+
+
+class ReportWriter:
+    """Writes a report directory as results arrive; resumes one a run left unfinished.
+
+    Args:
+        directory: the report directory (created if missing).
+        meta: ``environment``, ``provider``, ``command``... and ``selection``: the settings
+            that decide which cases run and how (provider, ops, dtypes, ranks, shard, ...);
+            a report is resumed only with an equal selection.
+        planned: the ids of the cases this run will run, in order.
+        resume: continue the report already in ``directory``; without it an existing report
+            there is replaced.
+        strict: unsupported cases count as failures in JUnit and HTML.
+        interval_s: the summaries are rewritten at most this often while results arrive.
+
+    Raises:
+        ReportError: resuming a report made with another selection, or a damaged one.
+    """
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        meta: Mapping[str, Any],
+        planned: Sequence[str],
+        resume: bool = False,
+        strict: bool = False,
+        interval_s: float = 30.0,
+    ) -> None:
+        self.directory = Path(directory)
+        self.strict = strict
+        self.interval_s = interval_s
+        self._results: list[CaseResult] = []
+        self._last_write = time.monotonic()
+        self._last_fsync = time.monotonic()
+        if self.directory.exists() and not self.directory.is_dir():
+            raise ReportError(f"report directory {str(self.directory)!r} is a file")
+        self.directory.mkdir(parents=True, exist_ok=True)
+        meta_path = self.directory / META_FILE
+        results_path = self.directory / RESULTS_FILE
+        new_meta = dict(meta)
+        new_meta["planned"] = list(planned)
+        new_meta.setdefault("started", now_iso())
+        self.resumed = False
+        if resume and results_path.is_file():
+            if not meta_path.is_file():
+                raise ReportError(f"cannot resume {self.directory}: it has {RESULTS_FILE} but no {META_FILE}")
+            old = _read_json(meta_path)
+            _check_same_selection(self.directory, old.get("selection", {}), new_meta.get("selection", {}))
+            self._results = read_results(results_path, repair=True)
+            new_meta["started"] = old.get("started", new_meta["started"])
+            new_meta["resumed"] = [*old.get("resumed", []), now_iso()]
+            self.resumed = True
+        else:
+            results_path.write_bytes(b"")
+            for name in (JSON_FILE, JUNIT_FILE, HTML_FILE):
+                (self.directory / name).unlink(missing_ok=True)
+        self.meta = new_meta
+        atomic_write_text(meta_path, json.dumps(self.meta, indent=1) + "\n")
+        self._file = open(results_path, "ab")  # noqa: SIM115 - closed in close()
+
+    @property
+    def done_ids(self) -> frozenset[str]:
+        """Ids of the cases that already have a result (from the resumed report or this run)."""
+        return frozenset(r.case.id for r in self._results)
+
+    @property
+    def results(self) -> tuple[CaseResult, ...]:
+        return tuple(self._results)
+
+    def update_meta(self, **values: Any) -> None:
+        """Change meta fields (e.g. the device once the first result names it)."""
+        self.meta.update(values)
+        atomic_write_text(self.directory / META_FILE, json.dumps(self.meta, indent=1) + "\n")
+
+    def add(self, result: CaseResult) -> None:
+        """Append one result to results.jsonl and flush it to the operating system at once (a
+        crash of the process or a GPU reset loses nothing already run); fsync it to the disk at
+        most every FSYNC_INTERVAL_S (an OS crash loses at most that much), and rewrite the
+        summaries when ``interval_s`` has passed since the last time."""
+        line = json.dumps(result.to_dict(), separators=(",", ":")) + "\n"
+        self._file.write(line.encode("utf-8"))
+        self._file.flush()
+        if time.monotonic() - self._last_fsync >= FSYNC_INTERVAL_S:
+            self._sync()
+        self._results.append(result)
+        if time.monotonic() - self._last_write >= self.interval_s:
+            self.write_summaries()
+
+    def report(self) -> Report:
+        return Report(dict(self.meta), _ordered(self._results, self.meta.get("planned")))
+
+    def write_summaries(self, *, finished: bool = False) -> Report:
+        """Rewrite report.json, junit.xml and report.html from what has arrived so far."""
+        if finished:
+            self.meta["finished"] = now_iso()
+            atomic_write_text(self.directory / META_FILE, json.dumps(self.meta, indent=1) + "\n")
+        report = self.report()
+        write_report(report, self.directory, strict=self.strict)
+        self._last_write = time.monotonic()
+        return report
+
+    def _sync(self) -> None:
+        os.fsync(self._file.fileno())
+        self._last_fsync = time.monotonic()
+
+    def close(self) -> None:
+        if not self._file.closed:
+            self._file.flush()
+            self._sync()
+            self._file.close()
+
+    def __enter__(self) -> ReportWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _check_same_selection(directory: Path, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+    differences = []
+    for key in sorted(set(old) | set(new)):
+        if old.get(key) != new.get(key):
+            label = _SELECTION_LABELS.get(key, key)
+            differences.append(f"{label} {old.get(key)!r} (this run: {new.get(key)!r})")
+    if differences:
+        raise ReportError(
+            f"cannot resume {directory}: it was made with " + ", ".join(differences)
+            + "; run with the same selection, or drop --resume to start a new report")
+
+
+def summary_line(report: Report, *, strict: bool = False, seconds: float | None = None) -> str:
+    """One line: how many cases ran where, and how many passed, failed, were unsupported."""
+    counts = report.counts()
+    device = report.meta.get("device") or ""
+    where = str(report.meta.get("provider", "?")) + (f" ({device})" if device else "")
+    known = len(report.known_issues())
+    mismatched = f"{counts['mismatch']} mismatched"
+    if known:
+        mismatched += f" ({known} explained by known issues" + (", failing: --strict)" if strict else ")")
+    parts = [f"{counts['pass']} passed", mismatched, f"{counts['error']} errors"]
+    unsupported = counts["unsupported"]
+    if unsupported:
+        parts.append(f"{unsupported} unsupported" + (" (failing: --strict)" if strict else " (not failures)"))
+    total = len(report.results)
+    text = f"{total} cases on {where}: " + ", ".join(parts)
+    if not report.complete:
+        text += f"; {report.planned_count - total} of {report.planned_count} not run"
+    if seconds is not None:
+        text += f" in {seconds:.1f} s"
+    return text
+
+
+def results_by_group(results: Iterable[CaseResult]) -> dict[tuple[str, str, int], list[CaseResult]]:
+    """Results grouped by (op, data type name, rank), in first-seen order."""
+    groups: dict[tuple[str, str, int], list[CaseResult]] = {}
+    for r in results:
+        groups.setdefault((r.case.op, r.case.data_type.name.lower(), r.case.rank), []).append(r)
+    return groups
+
+
+def group_status(results: Sequence[CaseResult]) -> str:
+    """The colour class of a group: "fail" (any error or unexplained mismatch), "known" (known
+    issues), "pass" (all pass), "unsupported" (none passed), "partial" (passes and unsupported)."""
+    statuses = {r.status for r in results}
+    if any(is_failure(r) for r in results):
+        return "fail"
+    if Status.MISMATCH in statuses:
+        return "known"
+    if statuses == {Status.PASS}:
+        return "pass"
+    if Status.PASS not in statuses:
+        return "unsupported"
+    return "partial"
+
+
+def failure_text(result: CaseResult) -> str:
+    """One line that says what went wrong in a case, with its first mismatch and diagnosis."""
+    if result.status is Status.PASS:
+        return "passed"
+    if result.status is not Status.MISMATCH:
+        return f"{result.status.value}: {result.message or 'no message'}"
+    text = f"{result.mismatch_count} of {result.element_count} elements differ"
+    if result.first_mismatch_index is not None:
+        text += f"; first at index {list(result.first_mismatch_index)}"
+        offsets = []
+        if result.input_offset is not None:
+            offsets.append(f"input offset {result.input_offset}")
+        if result.output_offset is not None:
+            offsets.append(f"output offset {result.output_offset}")
+        if offsets:
+            text += " (" + ", ".join(offsets) + ")"
+    if result.expected_hex or result.actual_hex:
+        expected, actual = result.expected_hex or "?", result.actual_hex or "?"
+        text += f": expected bytes {expected}, got {actual} (little-endian)"
+    if result.diagnosis:
+        text += f"; diagnosis: {result.diagnosis}"
+    if result.known_issue:
+        text += f"; known issue: {result.known_issue}"
+    if result.message and result.first_mismatch_index is None:
+        text += f" ({result.message})"
+    return text
+
+
+def result_figures(result: CaseResult) -> dict[str, str]:
+    """A case's figures as strings, for JUnit properties and pytest's user_properties."""
+    r = result
+    figures = {
+        "case_id": r.case.id,
+        "status": r.status.value,
+        "op": r.case.op,
+        "data_type": r.case.data_type.name.lower(),
+        "shape": "x".join(map(str, r.case.shape)),
+        "provider": r.provider,
+        "device": r.device,
+        "node_provider": r.node_provider,
+        "element_count": str(r.element_count),
+        "mismatch_count": str(r.mismatch_count),
+        "first_mismatch_index": "" if r.first_mismatch_index is None else
+        ",".join(map(str, r.first_mismatch_index)),
+        "input_offset": "" if r.input_offset is None else str(r.input_offset),
+        "output_offset": "" if r.output_offset is None else str(r.output_offset),
+        "expected_hex": r.expected_hex,
+        "actual_hex": r.actual_hex,
+        "diagnosis": r.diagnosis,
+        "known_issue": r.known_issue,
+        "message": r.message,
+    }
+    return figures
