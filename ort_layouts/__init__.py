@@ -51,20 +51,18 @@ from ort_layouts.engine.providers import (
 )
 from ort_layouts.engine.result import CaseResult, Status
 from ort_layouts.engine.runner import run_cases
-from ort_layouts.engine.suite import (
-    dml_operator,
-    expected_output,
-    make_input,
-    reference_output,
-    standard_suite,
-)
+from ort_layouts.engine.suite import standard_suite
 from ort_layouts.models.convert import ConversionCheck, check_conversion, convert_layout
 from ort_layouts.models.extract import LayoutOp, extract, model_cases
 from ort_layouts.models.testdata import export_test_dir, read_test_dir, write_test_dir
 from ort_layouts.operators.case import Case
-from ort_layouts.operators.pad import PaddingMode, PaddingOp
+from ort_layouts.operators.expected import dml_operator, expected_output, reference_output
+from ort_layouts.operators.identity import IdentityOp
+from ort_layouts.operators.padding import PaddingMode, PaddingOp
+from ort_layouts.operators.values import make_input
+from ort_layouts.reference.buffers import pack, unpack
 from ort_layouts.reference.compare import Comparison, compare
-from ort_layouts.reference.execute import IdentityOp, execute, pack, unpack, verify
+from ort_layouts.reference.execute import execute, verify
 from ort_layouts.reports.merge import Matrix, merge_reports, write_matrix
 from ort_layouts.reports.render import render_svg, render_text
 from ort_layouts.reports.report import Report, ReportWriter, load_report, write_report

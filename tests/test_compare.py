@@ -8,8 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
+from ort_layouts.operators.identity import IdentityOp
+from ort_layouts.reference.buffers import unpack
 from ort_layouts.reference.compare import Comparison, compare
-from ort_layouts.reference.execute import IdentityOp, execute, unpack
+from ort_layouts.reference.execute import execute
 
 
 def f32(*words: int) -> np.ndarray:

@@ -9,8 +9,10 @@ import pytest
 
 from ort_layouts.engine.diagnose import diagnose
 from ort_layouts.operators.case import Case
+from ort_layouts.operators.expected import dml_operator as operator_for
+from ort_layouts.reference.buffers import unpack
 from ort_layouts.reference.compare import compare
-from ort_layouts.reference.execute import execute, operator_for, unpack
+from ort_layouts.reference.execute import execute
 
 RNG = np.random.default_rng(1234)
 X234 = RNG.permutation(24).astype(np.float32).reshape(2, 3, 4) + 0.5  # distinct values

@@ -8,8 +8,9 @@ import onnxruntime as ort
 import pytest
 
 from ort_layouts._errors import ModelError
-from ort_layouts.engine.graphs import build_model, default_ir_version, default_opset, output_shape
+from ort_layouts.engine.graphs import build_model, default_ir_version, default_opset
 from ort_layouts.operators.case import Case
+from ort_layouts.operators.expected import output_shape
 
 
 def _run(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:

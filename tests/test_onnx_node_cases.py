@@ -16,7 +16,7 @@ from ort_layouts.engine.onnx_node_tests import (
 )
 from ort_layouts.engine.result import Status
 from ort_layouts.engine.runner import run_cases
-from ort_layouts.engine.suite import expected_output
+from ort_layouts.operators.expected import expected_output
 
 TESTS = onnx_node_tests()
 IDS = [t.name for t in TESTS]

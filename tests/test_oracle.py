@@ -13,17 +13,12 @@ from ort_layouts._errors import DataTypeError, DescriptorError, ShapeError
 from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.operators.case import Case
-from ort_layouts.operators.pad import PaddingMode, PaddingOp
+from ort_layouts.operators.expected import dml_operator as operator_for
+from ort_layouts.operators.identity import IdentityOp
+from ort_layouts.operators.padding import PaddingMode, PaddingOp, padding_for
+from ort_layouts.reference.buffers import pack, unpack
 from ort_layouts.reference.copy import strided_copy
-from ort_layouts.reference.execute import (
-    IdentityOp,
-    execute,
-    operator_for,
-    output_values,
-    pack,
-    padding_for,
-    unpack,
-)
+from ort_layouts.reference.execute import execute, output_values
 
 NUMPY_TYPES = [t for t in DataType.known() if t.bitwidth % 8 == 0]
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -336,7 +331,7 @@ def test_output_values_with_a_strided_output_or_nibbles_is_unpack_of_execute() -
 def test_both_border_paths_match_np_pad(monkeypatch: pytest.MonkeyPatch, mode: str, limit: int) -> None:
     """Borders with many runs are copied with one gather, the others a slice per run: both equal
     numpy.pad, pads wider than the tensor included."""
-    from ort_layouts.reference import execute as _oracle
+    from ort_layouts.operators import padding as _oracle
 
     monkeypatch.setattr(_oracle, "_MAX_PYTHON_RUNS", limit)
     x = np.random.default_rng(5).integers(0, 255, size=(3, 5), dtype=np.uint8)

@@ -10,8 +10,10 @@ import pytest
 from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.operators.case import Case
+from ort_layouts.operators.expected import dml_operator as operator_for
+from ort_layouts.operators.identity import IdentityOp
 from ort_layouts.reference.compare import compare, views_equal
-from ort_layouts.reference.execute import IdentityOp, operator_for, verify
+from ort_layouts.reference.execute import verify
 
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ort_layouts import BufferTensorDesc, NotExpressibleError, PaddingMode, PaddingOp, ShapeError
-from ort_layouts.operators.pad import split_onnx_pads
+from ort_layouts.operators.padding import split_onnx_pads
 
 NUMPY_MODE = {"constant": "constant", "edge": "edge", "reflect": "reflect", "wrap": "wrap"}
 

@@ -13,11 +13,12 @@ import pytest
 
 from ort_layouts._errors import ProviderError
 from ort_layouts.engine import runner as _runner
-from ort_layouts.engine import suite as _suite
 from ort_layouts.engine.result import CaseResult, Status
 from ort_layouts.engine.runner import run_cases
-from ort_layouts.engine.suite import make_input, standard_suite
+from ort_layouts.engine.suite import standard_suite
 from ort_layouts.operators.case import Case
+from ort_layouts.operators.expected import dml_operator
+from ort_layouts.operators.values import make_input
 
 SMALL = [
     Case("Transpose", "float32", (2, 3, 4), perm=(2, 0, 1), seed=1),
@@ -75,14 +76,14 @@ def test_mismatch_figures(monkeypatch: pytest.MonkeyPatch) -> None:
     output buffer offsets of that element."""
     case = Case("Transpose", "float32", (2, 3, 4), perm=(2, 0, 1), seed=9)
     index = (3, 1, 2)
-    real = _suite.expected_output
+    real = _runner.expected_output
 
     def flipped(c: Case, x: np.ndarray, *, op=None) -> np.ndarray:  # type: ignore[no-untyped-def]
         out = real(c, x, op=op).copy()
         out.view(np.uint32)[index] ^= 1
         return out
 
-    monkeypatch.setattr(_suite, "expected_output", flipped)
+    monkeypatch.setattr(_runner, "expected_output", flipped)
     (r,) = run_cases([case], provider="cpu")
     assert r.status is Status.MISMATCH and r.mismatch_count == 1
     assert r.first_mismatch_index == index
@@ -94,7 +95,7 @@ def test_mismatch_figures(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_mismatch_offsets_pad() -> None:
-    op = _suite.dml_operator(Case("Pad", "float32", (3, 4), pads=(1, 2, 0, 1)))
+    op = dml_operator(Case("Pad", "float32", (3, 4), pads=(1, 2, 0, 1)))
     assert _runner._mismatch_offsets(op, (0, 0)) == (None, 0)  # padding: no input element
     # output (2, 3) reads input (1, 1) = packed offset 5; output is [1, 1, 4, 7] packed
     assert _runner._mismatch_offsets(op, (2, 3)) == (5, 2 * 7 + 3)

@@ -10,17 +10,11 @@ import pytest
 
 from ort_layouts._errors import NotExpressibleError, ShapeError
 from ort_layouts.descriptors.dtypes import DataType
-from ort_layouts.engine.suite import (
-    SUITE_DTYPES,
-    dml_operator,
-    expected_output,
-    has_negative_pads,
-    make_input,
-    reference_output,
-    special_values,
-    standard_suite,
-)
+from ort_layouts.engine.suite import SUITE_DTYPES, standard_suite
 from ort_layouts.operators.case import Case
+from ort_layouts.operators.expected import dml_operator, expected_output, reference_output
+from ort_layouts.operators.pad import has_negative_pads
+from ort_layouts.operators.values import make_input, special_values
 
 
 @pytest.fixture(scope="module")

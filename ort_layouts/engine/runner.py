@@ -36,6 +36,9 @@ from ort_layouts.engine.providers import (
 )
 from ort_layouts.engine.result import CaseResult, Status
 from ort_layouts.operators.case import Case
+from ort_layouts.operators.expected import expected_output
+from ort_layouts.operators.registry import operator_for_type
+from ort_layouts.operators.values import make_input
 
 __all__ = ["run_cases"]
 
@@ -65,13 +68,8 @@ def _mismatch_offsets(op: Any, index: Sequence[int]) -> tuple[int | None, int | 
     if op is None:
         return None, None
     try:
-        if hasattr(op, "start_padding"):  # PaddingOp: coerced to more axes than ONNX's
-            extra = op.output.dimension_count - len(index)
-            full = (0,) * extra + tuple(index)
-            src = [i - s for i, s in zip(full, op.start_padding, strict=True)]
-            inside = all(0 <= s < n for s, n in zip(src, op.input.sizes, strict=True))
-            return (op.input.offset_of(src) if inside else None), op.output.offset_of(full)
-        return op.input.offset_of(index), op.output.offset_of(index)
+        in_offset, out_offset = op.buffer_offsets_in_elements(index)
+        return in_offset, out_offset
     except (OrtLayoutsError, ValueError):
         return None, None
 
@@ -239,17 +237,16 @@ class _Run:
 
 def _prepare(case: Case, provider: str, inputs: Mapping[str, np.ndarray] | None) -> _Prepared | str:
     """The prepared case, or the reason it is unsupported on ``provider`` (a str)."""
-    from ort_layouts.engine.suite import dml_operator, expected_output, has_negative_pads, make_input
-
     start = time.perf_counter()
+    operator = operator_for_type(case.op)
     op = None
-    if has_negative_pads(case):
+    reason = operator.inexpressible_reason(case)
+    if reason:
         if provider == DML:
-            return ("negative pads (cropping) cannot be expressed as DML_OPERATOR_PADDING1 "
-                    "(unsigned start/end padding); the DML EP cannot run this Pad")
+            return reason
     else:
         try:
-            op = dml_operator(case)
+            op = operator.dml_operator(case)
         except NotExpressibleError as e:
             if provider == DML:
                 return str(e)

@@ -168,12 +168,14 @@ def oracle_workloads(size_in_bytes: int, *, seed: int = 0) -> list[tuple[str, An
 def bench_oracle(*, size_in_bytes: int = 256 * _MiB, repeats: int = 3) -> list[Figure]:
     """verify(op, input, actual) against np.copyto of the output's size; the unfused path
     (execute, then compare) is measured alongside for reference."""
+    from ort_layouts.operators.expected import dml_operator
+    from ort_layouts.reference.buffers import unpack
     from ort_layouts.reference.compare import compare
-    from ort_layouts.reference.execute import execute, operator_for, unpack, verify
+    from ort_layouts.reference.execute import execute, verify
 
     figures = []
     for name, case, x in oracle_workloads(size_in_bytes):
-        op = operator_for(case)
+        op = dml_operator(case)
         actual = unpack(op.output, execute(op, x))  # the output under test: correct, so all is read
         out_bytes = actual.nbytes
         scratch = np.empty(op.output.total_tensor_size_in_bytes, dtype=np.uint8)
@@ -308,9 +310,10 @@ def bench_gpu(*, provider: str = "auto", device_id: int = 0, size_in_bytes: int 
         ProviderError: no GPU EP (unless ``allow_cpu``).
     """
     from ort_layouts._errors import ProviderError
-    from ort_layouts.engine.graphs import build_model, output_shape, provider_opset
+    from ort_layouts.engine.graphs import build_model, provider_opset
     from ort_layouts.engine.providers import CPU, ProviderConfig, make_session, resolve_provider
-    from ort_layouts.reference.execute import operator_for, verify
+    from ort_layouts.operators.expected import dml_operator, output_shape
+    from ort_layouts.reference.execute import verify
 
     name = resolve_provider(provider)
     if name == CPU and not allow_cpu:
@@ -333,9 +336,9 @@ def bench_gpu(*, provider: str = "auto", device_id: int = 0, size_in_bytes: int 
         for _ in range(3):  # warm up: pipelines, allocations
             session.run_with_iobinding(binding)
         got = y_dev.numpy()
-        check = verify(operator_for(case), x, got)
+        check = verify(dml_operator(case), x, got)
         copy_how = device_copy(y_dev, y_copy)
-        copied = verify(operator_for(case), x, y_copy.numpy())
+        copied = verify(dml_operator(case), x, y_copy.numpy())
         out_bytes = int(np.prod(shape)) * 4
 
         def bare(n: int = iterations, s: Any = session, b: Any = binding) -> None:
@@ -391,9 +394,10 @@ def reset_peak():
     except OSError:
         return False
 from ort_layouts.operators.case import Case
-from ort_layouts.engine.graphs import output_shape
+from ort_layouts.operators.expected import output_shape
 from ort_layouts.engine.runner import run_cases
-from ort_layouts.engine.suite import make_input, standard_suite
+from ort_layouts.engine.suite import standard_suite
+from ort_layouts.operators.values import make_input
 provider, kind, size, ranks = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 if kind == "suite":
     cases = standard_suite(ranks=None if ranks == "all" else [int(r) for r in ranks.split(",")])

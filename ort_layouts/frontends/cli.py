@@ -271,7 +271,7 @@ def _describe_descriptors(args: argparse.Namespace) -> dict[str, Any]:
         desc = source.broadcast_to(args.broadcast_to)
         out.update(operation="broadcast", descriptor=desc, output=BufferTensorDesc(dtype, desc.sizes))
     elif args.pad is not None:
-        from ort_layouts.operators.pad import PaddingOp
+        from ort_layouts.operators.padding import PaddingOp
 
         op = PaddingOp.from_onnx(source, args.pad, mode=args.mode, value=args.value, axes=args.axes)
         out.update(operation="pad", descriptor=op.input, output=op.output, operator=op)
@@ -372,7 +372,8 @@ def _add_validate(p: argparse.ArgumentParser) -> None:
 def select_cases(args: argparse.Namespace) -> list[Any]:
     """The cases a validate (or pytest) selection names: suite, filters, values, shard, limit."""
     from ort_layouts.descriptors.dtypes import DataType
-    from ort_layouts.operators.case import OPS, VALUE_KINDS
+    from ort_layouts.operators.case import VALUE_KINDS
+    from ort_layouts.operators.registry import CASE_OPS as OPS
 
     ops = None
     if args.ops:

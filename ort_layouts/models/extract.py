@@ -31,13 +31,14 @@ import numpy as np
 import onnx
 from onnx import shape_inference
 
-from ort_layouts._errors import DataTypeError, ModelError, ShapeError
+from ort_layouts._errors import DataTypeError, DescriptorError, ModelError, NotExpressibleError, ShapeError
 from ort_layouts.descriptors.buffer_tensor import (
     BufferTensorDesc,
 )
 from ort_layouts.descriptors.dtypes import DataType
-from ort_layouts.models.extract_ops import Graph, describe_node
 from ort_layouts.operators.case import Case
+from ort_layouts.operators.onnx_nodes import Flagged, Graph, static
+from ort_layouts.operators.registry import CASE_OPS, LAYOUT_OPS, operator_for_type
 
 __all__ = [
     "LAYOUT_OPS",
@@ -50,11 +51,6 @@ __all__ = [
     "run_extract",
 ]
 
-LAYOUT_OPS: tuple[str, ...] = (
-    "Transpose", "Expand", "Pad", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
-    "DepthToSpace", "SpaceToDepth", "Slice",
-)
-_CASE_OPS = ("Transpose", "Expand", "Pad")
 _ModelLike = str | Path | onnx.ModelProto
 
 
@@ -160,26 +156,13 @@ class LayoutOp:
     def to_case(self, *, values: str = "random", seed: int = 0) -> Case | None:
         """The validation case of a Transpose, Expand or Pad with static shapes and constant
         parameters (real shape and data type); None for anything else."""
-        if self.op_type not in _CASE_OPS or self.data_type is None or self.input_shape is None:
+        if self.op_type not in CASE_OPS or self.data_type is None or self.input_shape is None:
             return None
         if self.output_shape is None or len(self.input_shape) == 0:
             return None
-        p = self.params
-        dtype, shape, origin = self.data_type, self.input_shape, self.origin
         try:
-            if self.op_type == "Transpose":
-                return Case("Transpose", dtype, shape, perm=p.get("perm"), values=values, seed=seed,
-                            origin=origin)
-            if self.op_type == "Expand":
-                if p.get("target_shape") is None:
-                    return None
-                return Case("Expand", dtype, shape, target_shape=p["target_shape"], values=values,
-                            seed=seed, origin=origin)
-            if p.get("pads") is None or p.get("value_hex") is None:
-                return None
-            return Case("Pad", dtype, shape, pads=p["pads"], mode=p.get("mode", "constant"),
-                        pad_value_hex=p["value_hex"], axes=p.get("axes"), values=values, seed=seed,
-                        origin=origin)
+            return operator_for_type(self.op_type).case_from_node(
+                self.data_type, self.input_shape, self.params, values=values, seed=seed, origin=self.origin)
         except (ShapeError, DataTypeError):
             return None
 
@@ -210,6 +193,60 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, np.generic):
         return value.item()
     return value
+
+
+# ---- one node ------------------------------------------------------------------------------
+def _describe_node(node: onnx.NodeProto, index: int, graph: Graph, opset: int) -> dict[str, Any]:
+    """The LayoutOp fields of one node (all but ``origin``)."""
+    name = node.name or f"{node.op_type}_{index}"
+    flags: list[str] = []
+    data = node.input[0] if node.input else ""
+    out = node.output[0] if node.output else ""
+    data_type: DataType | None = None
+    elem = graph.elem_types.get(data) or graph.elem_types.get(out)
+    if elem is None:
+        flags.append(f"data-type: the element type of {data!r} is unknown")
+    else:
+        try:
+            data_type = DataType.from_onnx(elem)
+        except DataTypeError as e:
+            flags.append(f"data-type: {e}")
+    if data_type is not None and data_type.is_64bit_integer:
+        low = "int32" if data_type is DataType.INT64 else "uint32"
+        flags.append(f"{data_type.name.lower()}: needs DirectML 64-bit support or the 32-bit emulation "
+                     f"(values outside {low} not preserved)")
+    in_shape = static(graph.shape(data), data, flags)
+    inferred_out = graph.shape(out)
+    params: dict[str, Any] = {}
+    operator = operator_for_type(node.op_type)
+    try:
+        out_shape, dml, descs, stride_view = operator.describe_node(
+            node, graph, opset, data_type, in_shape, inferred_out, params, flags)
+    except Flagged as e:
+        flags.append(str(e))
+        out_shape, dml, descs, stride_view = None, None, {}, operator.stride_view
+    except DescriptorError as e:
+        flags.append(f"{_rule_tag(e.rule)}: {e}")
+        out_shape, dml, descs, stride_view = static(inferred_out, out, []), None, {}, True
+    except (ShapeError, NotExpressibleError) as e:
+        flags.append(f"shape: {e}")
+        out_shape, dml, descs, stride_view = None, None, {}, True
+    if out_shape is None and not any(f.startswith("dynamic") for f in flags) and in_shape is not None:
+        out_shape = static(inferred_out, out, flags)
+    if data_type is not None and data_type.is_64bit_integer and "input" in descs:
+        descs = {**descs, "input_uint32_view": descs["input"].as_uint32_view()}
+    return {"node_name": name, "op_type": node.op_type, "inputs": tuple(node.input),
+            "outputs": tuple(node.output), "data_type": data_type, "input_shape": in_shape,
+            "output_shape": out_shape, "params": params, "dml_operator": dml, "descriptors": descs,
+            "flags": tuple(dict.fromkeys(flags)), "stride_view": stride_view}
+
+
+def _rule_tag(rule: str) -> str:
+    return {"dimension-count": "dimensions", "element-count": "elements"}.get(rule, rule)
+
+
+def _rule_tag(rule: str) -> str:
+    return {"dimension-count": "dimensions", "element-count": "elements"}.get(rule, rule)
 
 
 # ---- extraction ----------------------------------------------------------------------------
@@ -243,7 +280,7 @@ def extract(model: _ModelLike, *, dims: dict[str, int] | None = None,
     result = []
     for index, node in enumerate(inferred.graph.node):
         if node.op_type in wanted and node.domain in ("", "ai.onnx"):
-            fields = describe_node(node, index, graph, opset)
+            fields = _describe_node(node, index, graph, opset)
             result.append(LayoutOp(**fields, origin=f"model:{source}#{fields['node_name']}"))
     return result
 
@@ -255,7 +292,7 @@ def model_cases(model: _ModelLike, *, dims: dict[str, int] | None = None, values
     With ``unique``, nodes that make the same case share it; its origin then lists every node
     (``model:PATH#n8+n21``).
     """
-    cases = [c for op in extract(model, dims=dims, ops=_CASE_OPS)
+    cases = [c for op in extract(model, dims=dims, ops=CASE_OPS)
              if (c := op.to_case(values=values, seed=seed)) is not None]
     if not unique:
         return cases

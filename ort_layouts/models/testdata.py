@@ -38,9 +38,11 @@ from onnx import numpy_helper
 
 from ort_layouts._errors import ModelError, OrtLayoutsError
 from ort_layouts.engine.graphs import build_model, provider_opset
-from ort_layouts.engine.suite import expected_output, make_input, standard_suite
+from ort_layouts.engine.suite import standard_suite
 from ort_layouts.models.extract import load_model, model_cases, parse_dims
 from ort_layouts.operators.case import Case
+from ort_layouts.operators.expected import expected_output
+from ort_layouts.operators.values import make_input
 
 __all__ = [
     "TestData",

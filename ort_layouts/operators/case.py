@@ -8,9 +8,8 @@ from typing import Any
 from ort_layouts._errors import ShapeError
 from ort_layouts.descriptors.dtypes import DataType
 
-__all__ = ["OPS", "VALUE_KINDS", "Case"]
+__all__ = ["VALUE_KINDS", "Case"]
 
-OPS: tuple[str, ...] = ("Transpose", "Expand", "Pad")
 VALUE_KINDS: tuple[str, ...] = ("random", "special", "iota")
 
 
@@ -23,7 +22,7 @@ class Case:
     """One validation case: an ONNX layout node with its input's type, shape and parameters.
 
     Attributes:
-        op: "Transpose", "Expand" or "Pad".
+        op: the ONNX op type (one of ``registry.CASE_OPS``).
         data_type: the DirectML data type of the data tensor (BOOL data is UINT8). A name
             ("float32") or a numpy dtype is accepted too and converted with
             :meth:`DataType.coerce`; the attribute is always a :class:`DataType`.
@@ -56,18 +55,17 @@ class Case:
     origin: str = "suite"
 
     def __post_init__(self) -> None:
-        if self.op not in OPS:
-            raise ShapeError(f"op {self.op!r} is not supported; valid: {list(OPS)}")
+        from ort_layouts.operators.registry import CASE_OPS, operator_for_type
+
+        if self.op not in CASE_OPS:
+            raise ShapeError(f"op {self.op!r} is not supported; valid: {list(CASE_OPS)}")
         if self.values not in VALUE_KINDS:
             raise ShapeError(f"values {self.values!r} is not valid; valid: {list(VALUE_KINDS)}")
         object.__setattr__(self, "data_type", DataType.coerce(self.data_type))
         object.__setattr__(self, "shape", _dims(self.shape))
         for name in ("perm", "target_shape", "pads", "axes"):
             object.__setattr__(self, name, _dims(getattr(self, name)))
-        if self.op == "Expand" and self.target_shape is None:
-            raise ShapeError("an Expand case needs target_shape")
-        if self.op == "Pad" and self.pads is None:
-            raise ShapeError("a Pad case needs pads")
+        operator_for_type(self.op).check_case(self)
 
     @property
     def rank(self) -> int:
@@ -76,18 +74,10 @@ class Case:
     @property
     def id(self) -> str:
         """A readable, unique id, e.g. ``Transpose-float32-2x3x4-perm2.0.1-random-s0``."""
-        parts = [self.op, self.data_type.name.lower(), "x".join(map(str, self.shape)) or "scalar"]
-        if self.op == "Transpose":
-            parts.append("perm" + (".".join(map(str, self.perm)) if self.perm is not None else "default"))
-        if self.op == "Expand":
-            parts.append("to" + ("x".join(map(str, self.target_shape or ())) or "scalar"))
-        if self.op == "Pad":
-            parts.append(self.mode)
-            parts.append("pads" + ".".join(map(str, self.pads or ())).replace("-", "m"))
-            if self.axes is not None:
-                parts.append("axes" + ".".join(map(str, self.axes)).replace("-", "m"))
-            if self.pad_value_hex:
-                parts.append("v" + self.pad_value_hex)
+        from ort_layouts.operators.registry import operator_for_type
+
+        parts = [self.op, self.data_type.name.lower(), "x".join(map(str, self.shape)) or "scalar",
+                 *operator_for_type(self.op).id_parts(self)]
         if self.opset is not None:
             parts.append(f"op{self.opset}")
         parts.append(self.values)

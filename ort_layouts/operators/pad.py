@@ -1,227 +1,356 @@
-"""The DirectML description of an ONNX Pad: DML_OPERATOR_PADDING1 after the EP's rank coercion."""
+"""ONNX Pad: DML_OPERATOR_PADDING1 after the EP's coercion to 4 dimensions.
+
+As ONNX Runtime's DML EP builds it (``DmlOperatorPadding`` in
+``onnxruntime/core/providers/dml/DmlExecutionProvider/src/Operators/DmlOperatorPadding.cpp``):
+the input is right-aligned to 4 dimensions, ONNX pads [x1_begin, ..., x1_end, ...] (over the
+axes input from opset 18) become unsigned start/end padding with leading zeros, constant ->
+CONSTANT, edge -> EDGE, reflect -> REFLECTION, wrap -> WRAP (opset 19, feature level 6.4), and
+the constant is in the tensor's own data type (PADDING1). Negative pads (cropping) cannot be
+expressed: the DML EP cannot run such a Pad, and other EPs are compared with numpy.
+"""
 
 from __future__ import annotations
 
-import dataclasses
-import enum
-from collections.abc import Sequence
-from typing import Any
+import itertools
+import math
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Literal
 
 import numpy as np
+import onnx
+from onnx import helper
 
-from ort_layouts._errors import NotExpressibleError, ShapeError
+from ort_layouts._errors import ModelError, NotExpressibleError, ShapeError
 from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
+from ort_layouts.descriptors.dtypes import DataType
+from ort_layouts.operators.base import Candidate, CandidateResult, Described, DiagnosisContext, Operator
+from ort_layouts.operators.case import Case
+from ort_layouts.operators.onnx_nodes import (
+    Graph,
+    add_node,
+    attrs,
+    check_size,
+    const_ints,
+    int64_initializer,
+    value_hex,
+)
+from ort_layouts.operators.padding import PaddingMode, PaddingOp, padding_for, split_onnx_pads
+from ort_layouts.operators.shapes import rotating
+from ort_layouts.operators.values import special_values
 
-__all__ = ["PaddingMode", "PaddingOp", "split_onnx_pads"]
+__all__ = ["Pad", "has_negative_pads"]
 
+PAD_INPUTS_OPSET = 11  # pads and constant_value become inputs
+PAD_AXES_OPSET = 18  # the axes input
+PAD_WRAP_OPSET = 19  # mode "wrap"
 
-class PaddingMode(enum.IntEnum):
-    """DML_PADDING_MODE, with DirectML's values."""
+# ONNX Pad modes other than "constant" as numpy.pad names them
+_NUMPY_PAD_MODES: dict[str, Literal["edge", "reflect", "wrap"]] = {
+    "edge": "edge", "reflect": "reflect", "wrap": "wrap"}
 
-    CONSTANT = 0
-    EDGE = 1
-    REFLECTION = 2
-    SYMMETRIC = 3  # DirectML only: no ONNX mode maps to it
-    WRAP = 4  # DML_FEATURE_LEVEL_6_4
-
-    @classmethod
-    def _missing_(cls, value: object) -> PaddingMode:
-        raise ShapeError(
-            f"{value!r} is not a DML_PADDING_MODE value; valid: { {m.name: m.value for m in cls} }")
-
-    @property
-    def dml_name(self) -> str:
-        """The C++ enumerator, e.g. ``DML_PADDING_MODE_REFLECTION``."""
-        return f"DML_PADDING_MODE_{self.name}"
-
-    @property
-    def onnx_name(self) -> str | None:
-        """The ONNX Pad mode that maps to this one (None for SYMMETRIC)."""
-        return _TO_ONNX.get(self)
-
-    @classmethod
-    def from_onnx(cls, mode: str | bytes) -> PaddingMode:
-        """The DirectML mode for an ONNX Pad ``mode`` attribute.
-
-        >>> PaddingMode.from_onnx("reflect")
-        <PaddingMode.REFLECTION: 2>
-        """
-        key = mode.decode() if isinstance(mode, bytes) else mode
-        try:
-            return _FROM_ONNX[key]
-        except (KeyError, TypeError):
-            raise ShapeError(
-                f"Pad mode {mode!r} is not an ONNX mode; valid: {sorted(_FROM_ONNX)}") from None
+_PAD_SHAPES: dict[int, tuple[int, ...]] = {
+    1: (5,), 2: (3, 4), 3: (2, 3, 4), 4: (2, 3, 2, 3), 5: (2, 1, 3, 2, 2),
+}
 
 
-_FROM_ONNX = {"constant": PaddingMode.CONSTANT, "edge": PaddingMode.EDGE,
-              "reflect": PaddingMode.REFLECTION, "wrap": PaddingMode.WRAP}
-_TO_ONNX = {v: k for k, v in _FROM_ONNX.items()}
+def _fmt(values: Any) -> str:
+    return str([int(v) for v in values])
 
 
-def _ints(values: Any, what: str) -> list[int]:
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__") or any(
-            isinstance(v, bool) or not isinstance(v, (int, np.integer)) for v in values):
-        raise ShapeError(f"{what} {values!r} is not a sequence of integers")
-    return [int(v) for v in values]
+def has_negative_pads(case: Case) -> bool:
+    """Whether a Pad case crops (a negative pad): DirectML cannot express it."""
+    return case.op == "Pad" and any(p < 0 for p in case.pads or ())
 
 
-def _value_bytes(value: Any, dtype: np.dtype[Any]) -> bytes:
-    """The Pad constant as little-endian bytes of ``dtype`` (exact for same-typed values)."""
-    little = dtype.newbyteorder("<")
-    if isinstance(value, (bytes, bytearray)):
-        if len(value) != dtype.itemsize:
-            raise ShapeError(
-                f"Pad value {bytes(value).hex()} has {len(value)} bytes; {dtype.name} needs {dtype.itemsize}")
-        return bytes(value)
-    arr = np.asarray(value)
-    if arr.size != 1:
-        raise ShapeError(f"Pad value {value!r} is not a scalar")
-    if arr.dtype == dtype:
-        return arr.reshape(()).astype(little).tobytes()
-    if arr.dtype.kind not in "biuf":
-        raise ShapeError(f"Pad value {value!r} is not a number")
-    if dtype.kind in "iu":
-        number = arr.reshape(()).item()
-        info = np.iinfo(dtype)
-        if not (np.isfinite(number) and info.min <= number <= info.max):
-            raise ShapeError(
-                f"Pad value {value!r} does not fit {dtype.name} ({info.min}..{info.max})")
-    with np.errstate(over="ignore"):
-        return arr.reshape(()).astype(little).tobytes()
+def _pad_value_bytes(case: Case) -> bytes:
+    if case.pad_value_hex:
+        return bytes.fromhex(case.pad_value_hex)
+    return bytes(case.data_type.to_numpy().itemsize)
 
 
-def split_onnx_pads(
-    pads: Sequence[int], rank: int, axes: Sequence[int] | None = None
-) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """ONNX ``pads`` ([x1_begin, x2_begin, ..., x1_end, x2_end, ...], over ``axes`` when given,
-    negative axes allowed) as full-rank (begins, ends).
-
-    >>> split_onnx_pads([1, 2, 3, 4], 3, axes=[-1, 0])
-    ((2, 0, 1), (4, 0, 3))
-    """
-    values = _ints(pads, "pads")
-    axis_list = list(range(rank)) if axes is None else _ints(axes, "Pad axes")
-    for a in axis_list:
-        if not -rank <= a < rank:
-            raise ShapeError(f"Pad axis {a} is out of range for rank {rank} (valid: {-rank}..{rank - 1})")
-    norm = [a % rank for a in axis_list]
-    if len(set(norm)) != len(norm):
-        raise ShapeError(f"Pad axes {axis_list} repeat an axis")
-    if len(values) != 2 * len(norm):
-        raise ShapeError(
-            f"pads {values} has {len(values)} entries; {2 * len(norm)} expected "
-            f"(a begin and an end for each of {len(norm)} axes)")
-    begins, ends = [0] * rank, [0] * rank
-    for i, a in enumerate(norm):
-        begins[a] = values[i]
-        ends[a] = values[len(norm) + i]
-    return tuple(begins), tuple(ends)
+def _pad_value(case: Case) -> np.ndarray | None:
+    if not case.pad_value_hex:
+        return None
+    dtype = case.data_type.to_numpy().newbyteorder("<")
+    raw = bytes.fromhex(case.pad_value_hex)
+    if len(raw) != dtype.itemsize:
+        raise ModelError(f"case {case.id}: pad value {case.pad_value_hex!r} is {len(raw)} bytes; "
+                         f"{case.data_type.name} needs {dtype.itemsize}")
+    return np.frombuffer(raw, dtype=dtype).astype(dtype.newbyteorder("="))[0:1].reshape(())
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class PaddingOp:
-    """DML_PADDING1_OPERATOR_DESC: input and output descriptors, per-axis padding, mode, value.
+def _value_hex(dt: DataType, value: float | int) -> str:
+    return np.array(value).astype(dt.to_numpy()).astype(dt.to_numpy().newbyteorder("<")).tobytes().hex()
 
-    ``padding_value_bytes`` holds the constant in the tensor's own data type (little-endian),
-    so NaN payloads and -0.0 survive exactly.
-    """
 
-    input: BufferTensorDesc
-    output: BufferTensorDesc
-    start_padding: tuple[int, ...]
-    end_padding: tuple[int, ...]
-    mode: PaddingMode = PaddingMode.CONSTANT
-    padding_value_bytes: bytes = b""
+def _pad_vectors(shape: tuple[int, ...], mode: str) -> list[tuple[int, ...]]:
+    """pads over all axes: one axis at a time (begin, end, both; 1, dim-1, dim, beyond), all axes."""
+    rank = len(shape)
+    vecs: list[tuple[int, ...]] = [(0,) * (2 * rank)]
+    if mode != "reflect" or min(shape) > 1:
+        vecs.append((1,) * (2 * rank))
+    for axis, n in enumerate(shape):
+        amounts = {1, max(n - 1, 1)}
+        if mode != "reflect":
+            amounts |= {n, 2 * n + 1}  # up to and beyond the dimension
+        elif n - 1 < 1:
+            continue  # reflect needs pads < dim (ONNX Runtime's rule)
+        for amount in sorted(amounts):
+            for begin, end in ((amount, 0), (0, amount), (amount, max(amount - 1, 0))):
+                v = [0] * (2 * rank)
+                v[axis], v[rank + axis] = begin, end
+                vecs.append(tuple(v))
+    begins = [min(1, n - 1) if mode == "reflect" else 2 for n in shape]
+    ends = [min(a % 2, n - 1) if mode == "reflect" else 1 + a % 3 for a, n in enumerate(shape)]
+    vecs.append(tuple(begins) + tuple(ends))
+    return list(dict.fromkeys(vecs))
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "mode", PaddingMode(self.mode))
-        object.__setattr__(self, "start_padding", tuple(_ints(self.start_padding, "start_padding")))
-        object.__setattr__(self, "end_padding", tuple(_ints(self.end_padding, "end_padding")))
-        n = self.input.dimension_count
-        if not (len(self.start_padding) == len(self.end_padding) == n == self.output.dimension_count):
-            raise ShapeError(
-                f"padding has {len(self.start_padding)}/{len(self.end_padding)} axes, input {n}, "
-                f"output {self.output.dimension_count}: all must match")
-        for i, (a, s, e, o) in enumerate(zip(self.input.sizes, self.start_padding, self.end_padding,
-                                             self.output.sizes, strict=True)):
-            if s < 0 or e < 0:
-                raise NotExpressibleError(f"padding {s}/{e} at axis {i} is negative")
-            if a + s + e != o:
-                raise ShapeError(f"output size {o} at axis {i} is not {a} + {s} + {e}")
-        if self.input.data_type != self.output.data_type:
-            raise ShapeError("input and output data types differ")
 
-    @classmethod
-    def from_onnx(
-        cls,
-        input: BufferTensorDesc,
-        pads: Sequence[int],
-        *,
-        mode: str | PaddingMode = "constant",
-        value: Any = 0,
-        axes: Sequence[int] | None = None,
-        min_dimension_count: int = 4,
-    ) -> PaddingOp:
-        """What the DML EP builds for ONNX ``Pad(input, pads, value, axes, mode=mode)``.
+class Pad(Operator):
+    op_types = ("Pad",)
+    min_opset = 2
+    stride_view = False
 
-        The input is coerced to ``min_dimension_count`` dimensions (leading 1s, stride 0) and the
-        padding gets leading zeros. Negative pads (cropping) raise NotExpressibleError: DirectML's
-        start/end padding is unsigned.
+    def check_case(self, case: Case) -> None:
+        if case.pads is None:
+            raise ShapeError("a Pad case needs pads")
 
-        >>> from ort_layouts import BufferTensorDesc
-        >>> op = PaddingOp.from_onnx(BufferTensorDesc("float32", (3, 4)), [1, 2, 3, 4])
-        >>> op.input.sizes, op.start_padding, op.end_padding, op.output.sizes
-        ((1, 1, 3, 4), (0, 0, 1, 2), (0, 0, 3, 4), (1, 1, 7, 10))
-        """
-        pad_mode = PaddingMode.from_onnx(mode) if isinstance(mode, str) else PaddingMode(mode)
-        begins, ends = split_onnx_pads(pads, input.dimension_count, axes)
-        negative = [f"{side} of axis {i} is {v}" for side, values in (("begin", begins), ("end", ends))
-                    for i, v in enumerate(values) if v < 0]
-        if negative:
-            raise NotExpressibleError(
-                f"pads {list(pads)} crop ({', '.join(negative)}); DirectML's PADDING1 takes unsigned "
-                "start/end padding, so the DML EP cannot run this Pad")
-        coerced = input.coerce_rank(min(max(min_dimension_count, input.dimension_count), 8))
-        extra = coerced.dimension_count - input.dimension_count
-        start = (0,) * extra + begins
-        end = (0,) * extra + ends
-        out_sizes = tuple(n + b + e for n, b, e in zip(coerced.sizes, start, end, strict=True))
-        output = BufferTensorDesc(input.data_type, out_sizes)
-        value_bytes = _value_bytes(value, input.data_type.to_numpy())
-        return cls(coerced, output, start, end, pad_mode, value_bytes)
+    def id_parts(self, case: Case) -> list[str]:
+        parts = [case.mode, "pads" + ".".join(map(str, case.pads or ())).replace("-", "m")]
+        if case.axes is not None:
+            parts.append("axes" + ".".join(map(str, case.axes)).replace("-", "m"))
+        if case.pad_value_hex:
+            parts.append("v" + case.pad_value_hex)
+        return parts
 
-    @property
-    def padding_value(self) -> np.generic:
-        """The constant as a numpy scalar of the tensor's data type."""
-        dtype = self.input.data_type.to_numpy()
-        value: np.generic  # numpy types a scalar of a run-time dtype as Any
-        if not self.padding_value_bytes:
-            value = dtype.type(0)
+    def output_shape(self, case: Case) -> tuple[int, ...]:
+        begins, ends = split_onnx_pads(case.pads or (), case.rank, case.axes)
+        return tuple(n + b + e for n, b, e in zip(case.shape, begins, ends, strict=True))
+
+    def inexpressible_reason(self, case: Case) -> str:
+        if has_negative_pads(case):
+            return ("negative pads (cropping) cannot be expressed as DML_OPERATOR_PADDING1 "
+                    "(unsigned start/end padding); the DML EP cannot run this Pad")
+        return ""
+
+    def dml_operator(self, case: Case) -> PaddingOp:
+        return padding_for(BufferTensorDesc(case.data_type, case.shape or (1,)), case.pads or (),
+                           mode=case.mode, value_hex=case.pad_value_hex, axes=case.axes)
+
+    def reference_output(self, case: Case, input_array: np.ndarray) -> np.ndarray:
+        """np.pad; negative pads crop after padding with the non-negative parts (the reading of
+        ONNX's own reference implementation, extended to negative pads). The constant is written
+        bit for bit (NaN payloads kept)."""
+        x = np.asarray(input_array)
+        begins, ends = split_onnx_pads(case.pads or (), case.rank, case.axes)
+        width = [(max(b, 0), max(e, 0)) for b, e in zip(begins, ends, strict=True)]
+        if case.mode == "constant":
+            uint = np.dtype(f"u{x.dtype.itemsize}")
+            value = np.frombuffer(_pad_value_bytes(case), dtype=uint.newbyteorder("<"))[0]
+            padded = np.pad(x.view(uint), width, mode="constant", constant_values=value).view(x.dtype)
         else:
-            value = np.frombuffer(self.padding_value_bytes, dtype=dtype.newbyteorder("<"))[0]
-        return value
+            padded = np.pad(x, width, mode=_NUMPY_PAD_MODES[case.mode])
+        crop = tuple(slice(max(-b, 0), padded.shape[a] - max(-e, 0))
+                     for a, (b, e) in enumerate(zip(begins, ends, strict=True)))
+        return np.ascontiguousarray(padded[crop])
 
-    @property
-    def dimension_count(self) -> int:
-        """DimensionCount of the input and output."""
-        return self.input.dimension_count
+    def add_node(self, graph: onnx.GraphProto, index: int, case: Case, opset: int) -> None:
+        """Attributes before opset 11, inputs from 11, the axes input from 18, wrap from 19."""
+        x, y, name = f"x{index}", f"y{index}", f"n{index}_{case.op}"
+        if case.mode == "wrap" and opset < PAD_WRAP_OPSET:
+            raise ModelError(f"case {case.id}: Pad mode 'wrap' needs opset >= {PAD_WRAP_OPSET}, got {opset}")
+        if case.axes is not None and opset < PAD_AXES_OPSET:
+            raise ModelError(f"case {case.id}: the Pad axes input needs opset >= {PAD_AXES_OPSET}, got {opset}")
+        value = _pad_value(case)
+        pads = [int(p) for p in case.pads or ()]
+        if opset < PAD_INPUTS_OPSET:
+            node_attrs: dict[str, Any] = {"mode": case.mode, "pads": pads}
+            if value is not None:
+                node_attrs["value"] = float(value)
+            graph.node.append(helper.make_node("Pad", [x], [y], name=name, doc_string=case.id, **node_attrs))
+            return
+        inputs = [x, f"pads{index}"]
+        int64_initializer(graph, f"pads{index}", pads)
+        if value is not None:
+            tensor = graph.initializer.add()  # from_array of the 0-d constant: its little-endian bytes
+            tensor.name = f"value{index}"
+            tensor.raw_data = bytes.fromhex(case.pad_value_hex)
+            tensor.data_type = case.data_type.to_onnx()
+            inputs.append(f"value{index}")
+        if case.axes is not None:
+            if value is None:
+                inputs.append("")
+            int64_initializer(graph, f"axes{index}", case.axes)
+            inputs.append(f"axes{index}")
+        node = add_node(graph, "Pad", inputs, y, name, case.id)
+        attr = node.attribute.add()
+        attr.name = "mode"
+        attr.s = case.mode.encode("utf-8")
+        attr.type = onnx.AttributeProto.STRING
 
-    def to_dict(self) -> dict[str, Any]:
-        """A plain dict (JSON-ready) that :meth:`from_dict` turns back into this operator."""
-        return {
-            "operator": "DML_OPERATOR_PADDING1",
-            "input": self.input.to_dict(),
-            "output": self.output.to_dict(),
-            "start_padding": list(self.start_padding),
-            "end_padding": list(self.end_padding),
-            "mode": self.mode.name,
-            "padding_value_hex": self.padding_value_bytes.hex(),
-        }
+    def suite_cases(self, dtypes: Sequence[DataType], ranks: set[int], seed: int) -> list[Case]:
+        """constant (with and without a value), edge, reflect and wrap; pads up to and beyond the
+        dimension where ONNX Runtime allows it (reflect: below it); the axes input; opsets
+        10/11/13/18/19; negative pads; special inputs and constants."""
+        out: list[Case] = []
+        modes = ("constant", "edge", "reflect", "wrap")
+        for rank in sorted(r for r in ranks if r <= 5):
+            shape = _PAD_SHAPES[rank]
+            for mode in modes:
+                for k, pads in enumerate(_pad_vectors(shape, mode)):
+                    chosen = list(dtypes) if rank <= 2 else [rotating(dtypes, k)]
+                    for dt in chosen:
+                        value = _value_hex(dt, 7) if mode == "constant" and k % 2 else ""
+                        out.append(Case("Pad", dt, shape, pads=pads, mode=mode, pad_value_hex=value))
+                for dt in dtypes:  # special inputs; a special constant (NaN payload, -0.0, extreme)
+                    specials = special_values(dt)
+                    value = "" if mode != "constant" else \
+                        specials[1:2].astype(specials.dtype.newbyteorder("<")).tobytes().hex()
+                    pads = tuple(min(1, n - 1) for n in shape) * 2 if mode == "reflect" else (1,) * (2 * rank)
+                    out.append(Case("Pad", dt, shape, pads=pads, mode=mode, pad_value_hex=value,
+                                    values="special"))
+            if rank >= 2:  # the axes input (opset 18+), negative axes included
+                for k, axes in enumerate([(0,), (-1,), (rank - 1, 0), (-2, -1)]):
+                    for mode in modes:
+                        pads = tuple(1 for _ in axes) + tuple(min(2, shape[a] - 1) if mode == "reflect" else 2
+                                                              for a in axes)
+                        for dt in (dtypes[0], rotating(dtypes, k + 1)):
+                            out.append(Case("Pad", dt, shape, pads=pads, mode=mode, axes=axes))
+        if not ranks & {2, 3}:
+            return out
+        # opsets that change Pad: 2-10 attributes (float types only), 11-17 inputs, 18 axes, 19 wrap
+        shape = (3, 4)
+        floats = [dt for dt in dtypes if dt.is_float]
+        for opset, mode in ((10, "constant"), (10, "edge"), (10, "reflect"), (11, "constant"), (11, "edge"),
+                            (11, "reflect"), (13, "constant"), (18, "edge"), (19, "wrap")):
+            chosen = floats if opset < 11 else list(dtypes)
+            for dt in chosen:
+                value = _value_hex(dt, -3) if mode == "constant" else ""
+                out.append(Case("Pad", dt, shape, pads=(1, 2, 2, 1), mode=mode, pad_value_hex=value, opset=opset))
+        # negative pads (cropping): DirectML cannot express them; other EPs compare with numpy.
+        # Not with wrap: ONNX does not say whether wrap reads the cropped or the whole tensor.
+        for mode in ("constant", "edge", "reflect"):
+            crops = [(-1, 0, 0, 0), (0, 0, 0, -2), (-1, 1, 1, -1), (0, -1, 0, 2), (1, 0, -2, 0)]
+            for k, pads in enumerate(crops):
+                if mode == "reflect" and pads in ((0, -1, 0, 2), (1, 0, -2, 0)):
+                    continue  # ONNX Runtime crops first, and then a reflect pad must stay below the dim
+                for dt in (dtypes[0], rotating(dtypes, k + 1)):
+                    out.append(Case("Pad", dt, shape, pads=pads, mode=mode))
+        return out
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> PaddingOp:
-        """Inverse of :meth:`to_dict`."""
-        return cls(BufferTensorDesc.from_dict(data["input"]), BufferTensorDesc.from_dict(data["output"]),
-                   tuple(data["start_padding"]), tuple(data["end_padding"]),
-                   PaddingMode[data["mode"]], bytes.fromhex(data.get("padding_value_hex", "")))
+    def diagnosis_candidates(self, ctx: DiagnosisContext) -> Iterator[Candidate]:
+        """The constant lost; start and end swapped; another mode; pads read interleaved,
+        aligned left, or on the wrong axes."""
+        op = ctx.op
+        assert isinstance(op, PaddingOp)
+        case = ctx.case
+        value_hex = op.padding_value_bytes.hex()
+        zero_value = not any(op.padding_value_bytes)
+
+        def variant(start: tuple[int, ...], end: tuple[int, ...], mode: PaddingMode,
+                    value: bytes) -> Callable[[], CandidateResult]:
+            def run() -> CandidateResult:
+                sizes = tuple(n + s + e for n, s, e in zip(op.input.sizes, start, end, strict=True))
+                alt = PaddingOp(op.input, BufferTensorDesc(ctx.dtype, sizes), start, end, mode, value)
+                return ctx.run(alt)
+            return run
+
+        start, end, mode = op.start_padding, op.end_padding, op.mode
+        if mode == PaddingMode.CONSTANT and not zero_value:
+            yield (f"the constant value lost (padding with 0 instead of 0x{value_hex})",
+                   variant(start, end, mode, b""))
+        if start != end:
+            yield (f"start and end padding swapped (start {_fmt(end)} end {_fmt(start)} instead of start "
+                   f"{_fmt(start)} end {_fmt(end)})", variant(end, start, mode, op.padding_value_bytes))
+        for other in PaddingMode:
+            if other != mode:
+                label = f"mode {other.name}" + (f" ({other.onnx_name})" if other.onnx_name else "")
+                value = op.padding_value_bytes if other == PaddingMode.CONSTANT else b""
+                current = mode.name + (f" ({mode.onnx_name})" if mode.onnx_name else "")
+                yield (f"{label} instead of {current}", variant(start, end, other, value))
+                if other == PaddingMode.CONSTANT and not zero_value:
+                    yield (f"mode CONSTANT with value 0 instead of {mode.name}", variant(start, end, other, b""))
+        pads = list(case.pads or ())
+        half = len(pads) // 2
+        interleaved = [*pads[0::2], *pads[1::2]]
+        if interleaved != pads:
+            yield (f"pads {_fmt(pads)} read interleaved as [x1_begin, x1_end, x2_begin, x2_end, ...]",
+                   lambda: ctx.run(padding_for(ctx.source, interleaved, mode=mode, value_hex=value_hex,
+                                               axes=case.axes)))
+        rank = ctx.source.dimension_count
+        extra = op.dimension_count - rank
+        begins, ends = split_onnx_pads(pads, rank, case.axes) if half else ((0,) * rank, (0,) * rank)
+        if extra:
+            left_start = tuple(begins) + (0,) * extra
+            left_end = tuple(ends) + (0,) * extra
+            yield (f"the pads applied left-aligned (start {_fmt(left_start)} end {_fmt(left_end)} instead of "
+                   f"start {_fmt(start)} end {_fmt(end)}: rank coercion on the wrong side)",
+                   variant(left_start, left_end, mode, op.padding_value_bytes))
+        if rank <= 5:
+            for sigma in itertools.permutations(range(rank)):
+                if sigma == tuple(range(rank)):
+                    continue
+                moved_b, moved_e = [0] * rank, [0] * rank
+                for i, target in enumerate(sigma):
+                    moved_b[target], moved_e[target] = begins[i], ends[i]
+                if (moved_b, moved_e) == (list(begins), list(ends)):
+                    continue
+                alt_start = (0,) * extra + tuple(moved_b)
+                alt_end = (0,) * extra + tuple(moved_e)
+                moves = ", ".join(f"{i}->{t}" for i, t in enumerate(sigma) if i != t)
+                yield (f"the pads applied to the wrong axes (ONNX axis {moves}: start {_fmt(alt_start)} end "
+                       f"{_fmt(alt_end)} instead of start {_fmt(start)} end {_fmt(end)})",
+                       variant(alt_start, alt_end, mode, op.padding_value_bytes))
+
+    def describe_node(self, node: onnx.NodeProto, graph: Graph, opset: int, dtype: DataType | None,
+                      shape: tuple[int, ...] | None, inferred: Any, params: dict[str, Any],
+                      flags: list[str]) -> Described:
+        node_attrs = attrs(node)
+        mode = str(node_attrs.get("mode", "constant"))
+        params["mode"] = mode
+        value: Any = 0
+        value_text: str | None = ""
+        if opset < 11:
+            pads: tuple[int, ...] | None = tuple(
+                int(v) for v in node_attrs.get("paddings", node_attrs.get("pads", ())))
+            axes = None
+            value = float(node_attrs.get("value", 0.0))
+            if value != 0.0 or math.copysign(1.0, value) < 0:
+                value_text = value_hex(value, dtype)
+        else:
+            pads = const_ints(graph, node, 1, "pads", flags)
+            axes = const_ints(graph, node, 3, "axes", flags)
+            if len(node.input) > 3 and node.input[3] and axes is None:
+                pads = None
+            if len(node.input) > 2 and node.input[2]:
+                constant = graph.constant(node, 2)
+                if constant is None:
+                    const_ints(graph, node, 2, "constant_value", flags)
+                    value_text = None
+                else:
+                    value = constant.reshape(-1)[0] if constant.size else 0
+                    value_text = value_hex(value, dtype)
+        params.update(pads=pads, axes=axes, value_hex=value_text)
+        if shape is None or dtype is None or pads is None:
+            return None, None, {}, False
+        check_size(shape or (1,), "input")
+        try:
+            op = PaddingOp.from_onnx(BufferTensorDesc(dtype, shape or (1,)), pads, mode=mode, value=value,
+                                     axes=axes)
+        except NotExpressibleError as e:
+            flags.append(f"negative-pads: {e}")
+            begins, ends = split_onnx_pads(pads, len(shape), axes)
+            out_shape = tuple(n + b + e for n, b, e in zip(shape, begins, ends, strict=True))
+            return out_shape, None, {}, False
+        begins = op.start_padding[op.dimension_count - len(shape):]
+        ends = op.end_padding[op.dimension_count - len(shape):]
+        out_shape = tuple(n + b + e for n, b, e in zip(shape, begins, ends, strict=True))
+        return out_shape, op.to_dict(), {"input": op.input, "output": op.output}, False
+
+    def case_from_node(self, dtype: DataType, shape: tuple[int, ...], params: dict[str, Any], *,
+                       values: str, seed: int, origin: str) -> Case | None:
+        if params.get("pads") is None or params.get("value_hex") is None:
+            return None
+        return Case("Pad", dtype, shape, pads=params["pads"], mode=params.get("mode", "constant"),
+                    pad_value_hex=params["value_hex"], axes=params.get("axes"), values=values, seed=seed,
+                    origin=origin)

@@ -12,7 +12,7 @@ from ort_layouts._errors import DataTypeError
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.reference.copy import default_threads, parallel_map, tile_plan, transposing_axes
 
-__all__ = ["Comparison", "compare", "views_equal"]
+__all__ = ["Comparison", "bits_equal", "bits_of", "compare", "views_equal"]
 
 _UINT: dict[int, type[np.unsignedinteger[Any]]] = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _CHUNK_BYTES = 1 << 20  # equality is tested chunk by chunk so the temporary stays in cache
@@ -73,7 +73,7 @@ def _element_type(dtype: np.dtype[Any]) -> DataType | None:
         return None
 
 
-def _bits(array: np.ndarray) -> np.ndarray:
+def bits_of(array: np.ndarray) -> np.ndarray:
     """C-contiguous flat view of the elements as unsigned integers of their width, little-endian."""
     arr = np.ascontiguousarray(array)
     if arr.dtype.byteorder == ">":
@@ -218,8 +218,8 @@ def compare(expected: np.ndarray, actual: np.ndarray) -> Comparison:
     if exp.dtype.itemsize != act.dtype.itemsize or exp_type is None or exp_type != act_type:
         return Comparison(False, count, count, message=(
             f"element type {act.dtype.name} differs from the expected {exp.dtype.name}"))
-    a = _bits(exp)
-    b = _bits(act)
+    a = bits_of(exp)
+    b = bits_of(act)
     if bits_equal(a, b):
         return Comparison(True, count)
     differ = a != b

@@ -70,7 +70,7 @@ def picture(result: CaseResult) -> str:
     """The layout picture of a case's input descriptor: inline SVG when the renderer draws it,
     else preformatted text; "" when the result carries no input descriptor."""
     from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
-    from ort_layouts.operators.pad import PaddingOp
+    from ort_layouts.operators.padding import PaddingOp
 
     operator = (result.descriptors or {}).get("operator")
     desc: BufferTensorDesc | PaddingOp

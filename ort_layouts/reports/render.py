@@ -28,7 +28,7 @@ import numpy as np
 
 from ort_layouts._errors import DataTypeError, ShapeError
 from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
-from ort_layouts.operators.pad import PaddingMode, PaddingOp
+from ort_layouts.operators.padding import PaddingMode, PaddingOp
 
 __all__ = ["DEFAULT_MAX_ELEMENTS", "element_labels", "render_svg", "render_text"]
 

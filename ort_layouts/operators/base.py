@@ -1,0 +1,160 @@
+"""The contract of an operator module: everything ort_layouts knows about one ONNX operator.
+
+Each module under :mod:`ort_layouts.operators` (``transpose``, ``expand``, ``pad``, ...) defines
+one :class:`Operator` subclass and :mod:`~ort_layouts.operators.registry` maps its ONNX op types
+to an instance. The engine, the reports and the model tools ask the registry, never test an op
+type themselves.
+
+An operator module answers, for a :class:`~ort_layouts.operators.case.Case` of its op:
+
+- what DirectML operator the DML EP builds (``dml_operator``: descriptors and operator desc),
+  and why it cannot build one at all (``inexpressible_reason``);
+- the ONNX output shape and the ONNX result by numpy alone (``output_shape``,
+  ``reference_output``), the cross-check of the reference executor;
+- how its node is written into a test graph at an opset (``add_node``);
+- its standard-suite cases (``suite_cases``) and the readable parts of a case id (``id_parts``);
+- the alternatives a diagnosis tries when an EP's output mismatches (``diagnosis_candidates``);
+- how a node of a real model reads (``describe_node``) and becomes a case (``case_from_node``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+from numpy.lib.stride_tricks import as_strided
+
+from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
+from ort_layouts.descriptors.dtypes import DataType
+from ort_layouts.reference.buffers import buffer_elements, is_nibble, pack, unpack
+from ort_layouts.reference.compare import bits_of
+from ort_layouts.reference.execute import DmlOperator, execute
+
+if TYPE_CHECKING:
+    import onnx
+
+    from ort_layouts.operators.case import Case
+    from ort_layouts.operators.onnx_nodes import Graph
+
+__all__ = ["Candidate", "CandidateResult", "Described", "DiagnosisContext", "Operator"]
+
+# a candidate yields either the flat output bits, or (bits, mask of the elements read inside
+# the input buffer), or None when it does not apply
+CandidateResult = np.ndarray | tuple[np.ndarray, np.ndarray] | None
+Candidate = tuple[str, Callable[[], CandidateResult]]
+
+# what describe_node gives: (output shape, operator dict, named descriptors, stride_view)
+Described = tuple[tuple[int, ...] | None, dict[str, Any] | None, dict[str, BufferTensorDesc], bool]
+
+_MASKED_LIMIT = 1 << 22  # elements: reads past the buffer are simulated only below this
+
+
+class DiagnosisContext:
+    """What every diagnosis candidate needs: the case, its operator, the input buffer and
+    elements, and ways to run an alternative operator or descriptor on them."""
+
+    def __init__(self, case: Case, input_array: np.ndarray, op: DmlOperator) -> None:
+        self.case = case
+        self.dtype: DataType = case.data_type
+        self.op = op
+        self.source = BufferTensorDesc(self.dtype, case.shape or (1,))
+        self.buffer = pack(self.source, np.asarray(input_array))
+        # only the tensor's own elements are real data; anything past them is unknown
+        self.elements = buffer_elements(self.buffer, self.dtype)[: self.source.element_count]
+
+    def canonical(self, bits: np.ndarray) -> np.ndarray:
+        return bits & np.uint8(0x0F) if is_nibble(self.dtype) else bits
+
+    def run(self, op: DmlOperator) -> np.ndarray:
+        """The output bits of another operator on the case's input."""
+        return self.canonical(bits_of(unpack(op.output, execute(op, self.buffer))))
+
+    def read(self, desc: BufferTensorDesc) -> CandidateResult:
+        """The values an identity with input ``desc`` writes (packed, logical order)."""
+        sizes = desc.sizes
+        strides = desc.effective_strides
+        if desc.last_element_index < self.elements.size:
+            item = self.elements.itemsize
+            view = as_strided(self.elements, sizes, [s * item for s in strides], writeable=False)
+            return self.canonical(np.ascontiguousarray(view).reshape(-1))
+        if desc.element_count > _MASKED_LIMIT:
+            return None
+        offsets: npt.NDArray[np.int64] = np.zeros((), dtype=np.int64)
+        for n, s in zip(sizes, strides, strict=True):
+            offsets = offsets[..., None] + np.arange(n, dtype=np.int64) * s
+        offsets = offsets.reshape(-1)
+        inside = offsets < self.elements.size
+        values = np.zeros(offsets.size, dtype=self.elements.dtype)
+        values[inside] = self.elements[offsets[inside]]
+        return self.canonical(values), inside
+
+
+class Operator:
+    """One ONNX operator family. Subclasses set ``op_types`` and override what applies."""
+
+    #: the ONNX op types this module handles (first: the one its cases carry)
+    op_types: ClassVar[tuple[str, ...]] = ()
+    #: the lowest opset at which the operator exists
+    min_opset: ClassVar[int] = 1
+    #: whether the engine can build, run and check cases of this operator
+    validates: ClassVar[bool] = True
+    #: whether the DirectML operator is one strided read of the input (an identity)
+    stride_view: ClassVar[bool] = True
+
+    @property
+    def op_type(self) -> str:
+        return self.op_types[0]
+
+    # ---- cases ----------------------------------------------------------------------------
+    def check_case(self, case: Case) -> None:
+        """Raise ShapeError when the case lacks what the operator needs."""
+
+    def id_parts(self, case: Case) -> list[str]:
+        """The operator's parts of a case id, after op, data type and shape."""
+        return []
+
+    def output_shape(self, case: Case) -> tuple[int, ...]:
+        """The ONNX output shape of a case."""
+        raise NotImplementedError(f"{self.op_type} cases cannot be run yet")
+
+    def inexpressible_reason(self, case: Case) -> str:
+        """Why DirectML cannot express the case at all ("" when it can): the DML EP cannot run
+        it, and other EPs are compared with :meth:`reference_output`."""
+        return ""
+
+    def dml_operator(self, case: Case) -> DmlOperator:
+        """The DirectML operator the DML EP builds for the case."""
+        raise NotImplementedError(f"{self.op_type} has no DirectML operator here")
+
+    def reference_output(self, case: Case, input_array: np.ndarray) -> np.ndarray:
+        """The ONNX result computed with numpy alone."""
+        raise NotImplementedError(f"{self.op_type} has no numpy reference here")
+
+    def add_node(self, graph: onnx.GraphProto, index: int, case: Case, opset: int) -> None:
+        """Append the case's node ``n{index}_{op}`` (input ``x{index}``, output ``y{index}``) and
+        its initializers to ``graph``."""
+        raise NotImplementedError(f"{self.op_type} nodes cannot be built yet")
+
+    def suite_cases(self, dtypes: Sequence[DataType], ranks: set[int], seed: int) -> list[Case]:
+        """The operator's standard-suite cases (before their seeds are derived)."""
+        return []
+
+    # ---- diagnosis ------------------------------------------------------------------------
+    def diagnosis_candidates(self, ctx: DiagnosisContext) -> Iterator[Candidate]:
+        """Alternatives that reproduce typical bugs of this operator, most telling first."""
+        return iter(())
+
+    # ---- real models ----------------------------------------------------------------------
+    def describe_node(self, node: onnx.NodeProto, graph: Graph, opset: int, dtype: DataType | None,
+                      shape: tuple[int, ...] | None, inferred: Any, params: dict[str, Any],
+                      flags: list[str]) -> Described:
+        """The DirectML description of one node of a real model; fills ``params`` with what it
+        read and ``flags`` with what DirectML cannot take."""
+        raise NotImplementedError(f"{self.op_type} nodes cannot be described yet")
+
+    def case_from_node(self, dtype: DataType, shape: tuple[int, ...], params: dict[str, Any], *,
+                       values: str, seed: int, origin: str) -> Case | None:
+        """The validation case of a described node, or None when it makes none."""
+        return None

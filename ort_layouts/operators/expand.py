@@ -1,0 +1,185 @@
+"""ONNX Expand: DML_OPERATOR_ELEMENT_WISE_IDENTITY over the input broadcast with stride 0.
+
+As ONNX Runtime's DML EP builds it (``DmlOperatorExpand`` in
+``onnxruntime/core/providers/dml/DmlExecutionProvider/src/Operators/DmlOperatorExpand.cpp``):
+the input shape is right-aligned to the output rank and every size-1 or missing source
+dimension gets stride 0 (physical [2,1,4] desired [2,3,4] -> strides [4,0,1]); the output is
+packed. The shape input must be a constant: the EP reads it on the CPU when it builds the graph.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+
+from ort_layouts._errors import OrtLayoutsError, ShapeError
+from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
+from ort_layouts.descriptors.dtypes import DataType
+from ort_layouts.descriptors.size import packed_strides
+from ort_layouts.operators.base import Candidate, Described, DiagnosisContext, Operator
+from ort_layouts.operators.case import Case
+from ort_layouts.operators.identity import IdentityOp
+from ort_layouts.operators.onnx_nodes import (
+    Graph,
+    add_node,
+    check_size,
+    const_ints,
+    int64_initializer,
+    static,
+)
+from ort_layouts.operators.shapes import SUITE_SHAPES, rotating
+
+__all__ = ["Expand"]
+
+
+def _fmt(values: Any) -> str:
+    return str([int(v) for v in values])
+
+
+def _expand_full(rank: int) -> tuple[int, ...]:
+    """Expand's target shapes have no 1s, so every subset of axes is a distinct broadcast."""
+    shape = SUITE_SHAPES[rank]
+    return shape if 1 not in shape else tuple(n if n > 1 else 2 for n in shape)
+
+
+def _expand_patterns(rank: int) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """(source shape, target shape): each subset of axes broadcast, rank increase 0 to 2."""
+    full = _expand_full(rank)
+    pats = []
+    for mask in itertools.product((False, True), repeat=rank):
+        src = tuple(1 if m else n for m, n in zip(mask, full, strict=True))
+        for extra in ((), (2,), (3, 2)):
+            if rank + len(extra) > 8:
+                continue
+            pats.append((src, extra + full))
+    return pats
+
+
+def _multidirectional(rank: int) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """Target shapes with 1s where the source is larger, or fewer axes than the source."""
+    full = _expand_full(rank)
+    pats = []
+    for mask in itertools.product((False, True), repeat=rank):
+        if not any(mask):
+            continue
+        src = tuple(1 if m else n for m, n in zip(mask, full, strict=True))
+        tgt = tuple(n if m else 1 for m, n in zip(mask, full, strict=True))
+        pats.append((src, tgt))
+        if rank >= 2:
+            pats.append((src, tgt[1:]))
+    return pats
+
+
+class Expand(Operator):
+    op_types = ("Expand",)
+    min_opset = 8
+
+    def check_case(self, case: Case) -> None:
+        if case.target_shape is None:
+            raise ShapeError("an Expand case needs target_shape")
+
+    def id_parts(self, case: Case) -> list[str]:
+        return ["to" + ("x".join(map(str, case.target_shape or ())) or "scalar")]
+
+    def output_shape(self, case: Case) -> tuple[int, ...]:
+        target = case.target_shape or ()
+        rank = max(len(target), case.rank)
+        src = (1,) * (rank - case.rank) + case.shape
+        tgt = (1,) * (rank - len(target)) + target
+        return tuple(b if a == 1 else a for a, b in zip(src, tgt, strict=True))
+
+    def dml_operator(self, case: Case) -> IdentityOp:
+        source = BufferTensorDesc(case.data_type, case.shape or (1,)).broadcast_to(case.target_shape or ())
+        return IdentityOp(source, BufferTensorDesc(case.data_type, source.sizes))
+
+    def reference_output(self, case: Case, input_array: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(np.broadcast_to(np.asarray(input_array), self.output_shape(case)))
+
+    def add_node(self, graph: onnx.GraphProto, index: int, case: Case, opset: int) -> None:
+        int64_initializer(graph, f"shape{index}", case.target_shape or ())
+        add_node(graph, "Expand", [f"x{index}", f"shape{index}"], f"y{index}", f"n{index}_{case.op}", case.id)
+
+    def suite_cases(self, dtypes: Sequence[DataType], ranks: set[int], seed: int) -> list[Case]:
+        """Each subset of axes broadcast, rank increases by 1 and 2, multidirectional targets;
+        special values up to rank 3."""
+        out: list[Case] = []
+        for rank in sorted(r for r in ranks if r <= 6):
+            for k, (src, tgt) in enumerate(_expand_patterns(rank)):
+                chosen = list(dtypes) if rank <= 3 else [rotating(dtypes, k)]
+                out += [Case("Expand", dt, src, target_shape=tgt) for dt in chosen]
+            for k, (src, tgt) in enumerate(_multidirectional(rank)):
+                chosen = list(dtypes) if rank <= 2 else [rotating(dtypes, k)]
+                out += [Case("Expand", dt, src, target_shape=tgt) for dt in chosen]
+            if rank <= 3:
+                src = tuple(1 if a % 2 == 0 else n for a, n in enumerate(_expand_full(rank)))
+                for dt in dtypes:
+                    out.append(Case("Expand", dt, src, target_shape=(2, *_expand_full(rank)), values="special"))
+        return out
+
+    def diagnosis_candidates(self, ctx: DiagnosisContext) -> Iterator[Candidate]:
+        """Broadcast strides not zeroed (all, or one axis); the input aligned left."""
+        right = ctx.op.input
+        sizes = right.sizes
+        rank = len(sizes)
+        shape = ctx.case.shape or (1,)
+        aligned = (1,) * (rank - len(shape)) + tuple(shape)
+        source_strides = packed_strides(aligned)
+        broadcast = right.broadcast_axes
+        yield (f"the input read with the packed strides {_fmt(packed_strides(sizes))} of the output shape "
+               f"{_fmt(sizes)} (broadcast strides not zeroed)",
+               lambda: ctx.read(BufferTensorDesc(ctx.dtype, sizes)))
+        for axis in broadcast:
+            strides = list(right.effective_strides)
+            strides[axis] = source_strides[axis]
+            alt = BufferTensorDesc(ctx.dtype, sizes, tuple(strides))
+            yield (f"broadcast axis {axis} not zeroed (stride {source_strides[axis]} instead of 0: "
+                   f"input strides {_fmt(strides)} instead of {_fmt(right.effective_strides)})",
+                   functools.partial(ctx.read, alt))
+        if len(broadcast) > 1:
+            strides = [source_strides[a] if a in broadcast else s for a, s in enumerate(right.effective_strides)]
+            alt_all = BufferTensorDesc(ctx.dtype, sizes, tuple(strides))
+            yield (f"no broadcast stride zeroed (input strides {_fmt(strides)} instead of "
+                   f"{_fmt(right.effective_strides)})", lambda: ctx.read(alt_all))
+        if len(shape) < rank:
+            left = tuple(shape) + (1,) * (rank - len(shape))
+            try:
+                alt_left = BufferTensorDesc(ctx.dtype, left).broadcast_to(sizes)
+            except OrtLayoutsError:
+                return
+            if alt_left.sizes == sizes:
+                yield (f"the input shape aligned left {_fmt(left)} instead of right {_fmt(aligned)} before "
+                       f"broadcasting (input strides {_fmt(alt_left.effective_strides)} instead of "
+                       f"{_fmt(right.effective_strides)})", lambda: ctx.read(alt_left))
+
+    def describe_node(self, node: onnx.NodeProto, graph: Graph, opset: int, dtype: DataType | None,
+                      shape: tuple[int, ...] | None, inferred: Any, params: dict[str, Any],
+                      flags: list[str]) -> Described:
+        target = const_ints(graph, node, 1, "shape", flags)
+        params["target_shape"] = target
+        if target is None and shape is not None:
+            out_static = static(inferred, node.output[0], [])
+            if out_static is not None:  # the broadcast result is a valid target shape
+                target = out_static
+                params["target_shape"] = target
+        if shape is None or dtype is None or target is None:
+            return None, None, {}, True
+        check_size(shape or (1,), "input")
+        base = BufferTensorDesc(dtype, shape or (1,))
+        if not shape:  # a scalar: broadcast from a single element
+            base = BufferTensorDesc(dtype, (1,), (0,))
+        inp = base.broadcast_to(target)
+        check_size(inp.sizes, "output")
+        op = IdentityOp(inp, BufferTensorDesc(dtype, inp.sizes))
+        return inp.sizes, op.to_dict(), {"input": op.input, "output": op.output}, True
+
+    def case_from_node(self, dtype: DataType, shape: tuple[int, ...], params: dict[str, Any], *,
+                       values: str, seed: int, origin: str) -> Case | None:
+        if params.get("target_shape") is None:
+            return None
+        return Case("Expand", dtype, shape, target_shape=params["target_shape"], values=values,
+                    seed=seed, origin=origin)

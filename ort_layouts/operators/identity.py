@@ -1,0 +1,75 @@
+"""DML_OPERATOR_ELEMENT_WISE_IDENTITY: the DirectML operator behind every pure data movement.
+
+The DML EP runs Transpose as an identity whose input descriptor has permuted strides, Expand as
+one whose input has stride-0 broadcast axes (and Reshape, Squeeze, Unsqueeze, Flatten and
+Identity as a copy between two packed descriptors of the same buffer size). The reference reads
+every element of the input buffer through the input descriptor and writes it through the
+output descriptor.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ort_layouts._errors import ShapeError
+from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
+from ort_layouts.reference.compare import views_equal
+from ort_layouts.reference.copy import strided_copy
+
+__all__ = ["IDENTITY", "IdentityOp"]
+
+IDENTITY = "DML_OPERATOR_ELEMENT_WISE_IDENTITY"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class IdentityOp:
+    """DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC (no scale/bias): copy input to output.
+
+    Attributes:
+        input: the descriptor the input buffer is read through.
+        output: the descriptor the output buffer is written through (same data type and sizes).
+    """
+
+    input: BufferTensorDesc
+    output: BufferTensorDesc
+
+    def __post_init__(self) -> None:
+        if self.input.data_type != self.output.data_type:
+            raise ShapeError(
+                f"identity input data type {self.input.data_type.name} differs from output "
+                f"{self.output.data_type.name}; ELEMENT_WISE_IDENTITY needs the same type")
+        if self.input.sizes != self.output.sizes:
+            raise ShapeError(
+                f"identity input sizes {list(self.input.sizes)} differ from output sizes "
+                f"{list(self.output.sizes)}; ELEMENT_WISE_IDENTITY needs the same sizes")
+
+    @property
+    def dimension_count(self) -> int:
+        return self.input.dimension_count
+
+    def run(self, dst: np.ndarray, src: np.ndarray, *, threads: int | None = None) -> None:
+        """Copy every element of the input view ``src`` into the output view ``dst``."""
+        strided_copy(dst, src, threads=threads)
+
+    def matches(self, src: np.ndarray, got: np.ndarray, *, threads: int | None = None) -> bool:
+        """Whether ``got`` equals the input view ``src`` bit for bit."""
+        return views_equal(src, got, threads=threads)
+
+    def buffer_offsets_in_elements(self, index: Sequence[int]) -> tuple[int | None, int]:
+        """(input buffer offset read for output ``index``, output buffer offset), in elements."""
+        return self.input.offset_of(index), self.output.offset_of(index)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "operator": IDENTITY,
+            "input": self.input.to_dict(),
+            "output": self.output.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> IdentityOp:
+        return cls(BufferTensorDesc.from_dict(data["input"]), BufferTensorDesc.from_dict(data["output"]))

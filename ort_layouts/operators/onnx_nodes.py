@@ -1,0 +1,225 @@
+"""ONNX node protos, written and read: the helpers every operator module builds its test node
+with, and the view of a real model's graph it reads a node from.
+
+Writing: protos are filled in place, field by field, exactly as ``helper.make_node`` /
+``numpy_helper.from_array`` fill them (copying each finished message into the graph would cost
+as much again).
+
+Reading (:class:`Graph`): a shape-inferred model's tensor shapes, element types and constant
+values; ``static``, ``const_ints`` and ``attrs`` read what an operator needs, and record a
+``flags`` line ("tag: explanation") for what keeps it from being described.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import TensorProto, numpy_helper
+
+from ort_layouts.descriptors.buffer_tensor import MAX_DIMENSION_COUNT, MAX_ELEMENT_COUNT
+from ort_layouts.descriptors.dtypes import DataType
+
+__all__ = [
+    "Dim",
+    "Flagged",
+    "Graph",
+    "add_node",
+    "attrs",
+    "check_size",
+    "const_ints",
+    "int64_initializer",
+    "name_of",
+    "static",
+    "value_hex",
+    "value_info",
+]
+
+
+# ---- writing -------------------------------------------------------------------------------
+def add_node(graph: onnx.GraphProto, op_type: str, inputs: list[str], output: str, name: str,
+             doc_string: str) -> onnx.NodeProto:
+    """Append a node with one output to ``graph``."""
+    node: onnx.NodeProto = graph.node.add()  # protobuf's containers are untyped here
+    node.op_type = op_type
+    node.input.extend(inputs)
+    node.output.append(output)
+    node.name = name
+    node.doc_string = doc_string
+    return node
+
+
+def int64_initializer(graph: onnx.GraphProto, name: str, values: Sequence[int]) -> None:
+    """``numpy_helper.from_array(np.array(values, np.int64), name)``, written in place."""
+    tensor = graph.initializer.add()
+    tensor.dims.append(len(values))
+    tensor.name = name
+    tensor.raw_data = np.array(values, dtype="<i8").tobytes()
+    tensor.data_type = TensorProto.INT64
+
+
+def value_info(values: Any, name: str, elem_type: int, shape: Sequence[int]) -> None:
+    """``helper.make_tensor_value_info(name, elem_type, shape)``, appended to ``values`` in place."""
+    info = values.add()
+    info.name = name
+    tensor_type = info.type.tensor_type
+    tensor_type.elem_type = elem_type
+    dims = tensor_type.shape.dim
+    dims.extend([])  # an empty shape is still a shape (a scalar), as make_tensor_type_proto writes it
+    for d in shape:
+        dims.add().dim_value = d
+
+
+# ---- reading -------------------------------------------------------------------------------
+Dim = int | str | None  # a value, a dim_param, or unknown
+
+
+class Flagged(Exception):
+    """A node that cannot be described; the message is its flag ("tag: explanation")."""
+
+
+@dataclasses.dataclass
+class Graph:
+    """A shape-inferred model's graph as an operator sees it."""
+
+    shapes: dict[str, tuple[Dim, ...] | None]
+    elem_types: dict[str, int]
+    constants: dict[str, np.ndarray | onnx.TensorProto]  # TensorProtos are converted on first use
+    external: set[str]
+    dims: dict[str, int]
+
+    @classmethod
+    def read(cls, model: onnx.ModelProto, dims: dict[str, int]) -> Graph:
+        g = model.graph
+        shapes: dict[str, tuple[Dim, ...] | None] = {}
+        types: dict[str, int] = {}
+        for v in (*g.input, *g.value_info, *g.output):
+            tt = v.type.tensor_type
+            if not v.type.HasField("tensor_type"):
+                continue
+            types[v.name] = tt.elem_type
+            if tt.HasField("shape"):
+                shapes[v.name] = tuple(
+                    int(d.dim_value) if d.HasField("dim_value") else (d.dim_param or None)
+                    for d in tt.shape.dim)
+            else:
+                shapes.setdefault(v.name, None)
+        constants: dict[str, np.ndarray | onnx.TensorProto] = {}
+        external: set[str] = set()
+        for t in g.initializer:
+            shapes[t.name] = tuple(int(d) for d in t.dims)
+            types[t.name] = t.data_type
+            if t.data_location == onnx.TensorProto.EXTERNAL and not t.raw_data:
+                external.add(t.name)
+            else:
+                constants[t.name] = t
+        for node in g.node:
+            if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
+                value = _constant_value(node)
+                if value is not None:
+                    constants[node.output[0]] = value
+        return cls(shapes, types, constants, external, dims)
+
+    def shape(self, name: str) -> tuple[Dim, ...] | None:
+        raw = self.shapes.get(name)
+        if raw is None:
+            return None
+        return tuple(self.dims.get(d, d) if isinstance(d, str) else d for d in raw)
+
+    def constant(self, node: onnx.NodeProto, index: int) -> np.ndarray | None:
+        if index >= len(node.input) or not node.input[index]:
+            return None
+        return self.value(node.input[index])
+
+    def value(self, name: str) -> np.ndarray | None:
+        """The value of a constant tensor (initializer or Constant node), or None."""
+        found = self.constants.get(name)
+        if isinstance(found, onnx.TensorProto):
+            found = self.constants[name] = numpy_helper.to_array(found)
+        return found
+
+
+def _constant_value(node: onnx.NodeProto) -> np.ndarray | None:
+    for a in node.attribute:
+        if a.name == "value":
+            return numpy_helper.to_array(a.t)
+        if a.name == "value_int":
+            return np.array(a.i, dtype=np.int64)
+        if a.name == "value_ints":
+            return np.array(list(a.ints), dtype=np.int64)
+        if a.name == "value_float":
+            return np.array(a.f, dtype=np.float32)
+        if a.name == "value_floats":
+            return np.array(list(a.floats), dtype=np.float32)
+    return None
+
+
+def attrs(node: onnx.NodeProto) -> dict[str, Any]:
+    out = {}
+    for a in node.attribute:
+        v = onnx.helper.get_attribute_value(a)
+        out[a.name] = v.decode() if isinstance(v, bytes) else v
+    return out
+
+
+def static(shape: tuple[Dim, ...] | None, name: str, flags: list[str]) -> tuple[int, ...] | None:
+    if shape is None:
+        flags.append(f"dynamic: the shape of {name!r} is unknown (shape inference could not compute "
+                     "it); pin the model's input dimensions with --dim NAME=VALUE")
+        return None
+    known = [d for d in shape if isinstance(d, int)]
+    if len(known) == len(shape):
+        return tuple(int(d) for d in known)
+    missing = [d for d in shape if not isinstance(d, int)]
+    for d in dict.fromkeys(missing):
+        if isinstance(d, str):
+            flags.append(f"dynamic: dimension {d!r} of {name!r} is not pinned; suggest --dim {d}=VALUE "
+                         f"(API: dims={{{d!r}: VALUE}})")
+        else:
+            flags.append(f"dynamic: {name!r} has an unnamed unknown dimension {list(shape)}; pin the "
+                         "model's input dimensions with --dim NAME=VALUE")
+    return None
+
+
+def const_ints(graph: Graph, node: onnx.NodeProto, index: int, what: str,
+                flags: list[str]) -> tuple[int, ...] | None:
+    if index >= len(node.input) or not node.input[index]:
+        return None
+    name = node.input[index]
+    value = graph.value(name)
+    if value is None:
+        why = "stored as external data that was not loaded" if name in graph.external else \
+            "computed at runtime, not a constant initializer"
+        flags.append(f"runtime-input: {what} input {name!r} is {why}; the DML EP reads {what} on the "
+                     "CPU when the graph is built")
+        return None
+    return tuple(int(v) for v in np.asarray(value).reshape(-1))
+
+
+def check_size(shape: tuple[int, ...], what: str) -> None:
+    if len(shape) > MAX_DIMENSION_COUNT:
+        raise Flagged(f"dimensions: {what} has {len(shape)} dimensions {list(shape)}, over DirectML's "
+                       f"maximum of {MAX_DIMENSION_COUNT}")
+    count = math.prod(shape)
+    if count > MAX_ELEMENT_COUNT:
+        raise Flagged(f"elements: {what} {list(shape)} holds {count} elements, over DirectML's "
+                       "2^32 - 1")
+    if count == 0:
+        raise Flagged(f"empty: {what} {list(shape)} has a 0-sized dimension, which no DirectML "
+                       "descriptor can hold (the EP skips empty tensors)")
+
+
+def value_hex(value: Any, dtype: DataType | None) -> str | None:
+    """The little-endian bytes of ``value`` in ``dtype``, as hex (Case.pad_value_hex)."""
+    if dtype is None:
+        return None
+    scalar = np.array(value).astype(dtype.to_numpy())
+    return scalar.astype(scalar.dtype.newbyteorder("<")).tobytes().hex()
+
+
+def name_of(node: onnx.NodeProto) -> str:
+    return repr(node.name) if node.name else f"({node.op_type})"

@@ -1,0 +1,393 @@
+"""DML_OPERATOR_PADDING1: the DirectML operator behind ONNX Pad, and its reference execution.
+
+The interior is the input; the borders follow the mode. CONSTANT writes ``padding_value_bytes``
+(the tensor's own type, so NaN payloads survive), EDGE repeats the edge, WRAP repeats the
+tensor, REFLECTION mirrors without repeating the edge, SYMMETRIC mirrors with it; padding wider
+than the tensor folds periodically, exactly as ``numpy.pad``'s "edge", "wrap", "reflect" and
+"symmetric".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from ort_layouts._errors import DataTypeError, NotExpressibleError, ShapeError
+from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
+from ort_layouts.descriptors.dtypes import DataType
+from ort_layouts.reference.buffers import is_nibble
+from ort_layouts.reference.compare import views_equal
+from ort_layouts.reference.copy import strided_copy
+
+__all__ = ["PADDING1", "PaddingMode", "PaddingOp", "padding_for", "source_index", "split_onnx_pads"]
+
+PADDING1 = "DML_OPERATOR_PADDING1"
+_MAX_PYTHON_RUNS = 64  # border runs copied one slice each; more than that use one gather
+
+
+class PaddingMode(enum.IntEnum):
+    """DML_PADDING_MODE, with DirectML's values."""
+
+    CONSTANT = 0
+    EDGE = 1
+    REFLECTION = 2
+    SYMMETRIC = 3  # DirectML only: no ONNX mode maps to it
+    WRAP = 4  # DML_FEATURE_LEVEL_6_4
+
+    @classmethod
+    def _missing_(cls, value: object) -> PaddingMode:
+        raise ShapeError(
+            f"{value!r} is not a DML_PADDING_MODE value; valid: { {m.name: m.value for m in cls} }")
+
+    @property
+    def dml_name(self) -> str:
+        """The C++ enumerator, e.g. ``DML_PADDING_MODE_REFLECTION``."""
+        return f"DML_PADDING_MODE_{self.name}"
+
+    @property
+    def onnx_name(self) -> str | None:
+        """The ONNX Pad mode that maps to this one (None for SYMMETRIC)."""
+        return _TO_ONNX.get(self)
+
+    @classmethod
+    def from_onnx(cls, mode: str | bytes) -> PaddingMode:
+        """The DirectML mode for an ONNX Pad ``mode`` attribute.
+
+        >>> PaddingMode.from_onnx("reflect")
+        <PaddingMode.REFLECTION: 2>
+        """
+        key = mode.decode() if isinstance(mode, bytes) else mode
+        try:
+            return _FROM_ONNX[key]
+        except (KeyError, TypeError):
+            raise ShapeError(
+                f"Pad mode {mode!r} is not an ONNX mode; valid: {sorted(_FROM_ONNX)}") from None
+
+
+_FROM_ONNX = {"constant": PaddingMode.CONSTANT, "edge": PaddingMode.EDGE,
+              "reflect": PaddingMode.REFLECTION, "wrap": PaddingMode.WRAP}
+_TO_ONNX = {v: k for k, v in _FROM_ONNX.items()}
+
+
+def _ints(values: Any, what: str) -> list[int]:
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__") or any(
+            isinstance(v, bool) or not isinstance(v, (int, np.integer)) for v in values):
+        raise ShapeError(f"{what} {values!r} is not a sequence of integers")
+    return [int(v) for v in values]
+
+
+def _value_bytes(value: Any, dtype: np.dtype[Any]) -> bytes:
+    """The Pad constant as little-endian bytes of ``dtype`` (exact for same-typed values)."""
+    little = dtype.newbyteorder("<")
+    if isinstance(value, (bytes, bytearray)):
+        if len(value) != dtype.itemsize:
+            raise ShapeError(
+                f"Pad value {bytes(value).hex()} has {len(value)} bytes; {dtype.name} needs {dtype.itemsize}")
+        return bytes(value)
+    arr = np.asarray(value)
+    if arr.size != 1:
+        raise ShapeError(f"Pad value {value!r} is not a scalar")
+    if arr.dtype == dtype:
+        return arr.reshape(()).astype(little).tobytes()
+    if arr.dtype.kind not in "biuf":
+        raise ShapeError(f"Pad value {value!r} is not a number")
+    if dtype.kind in "iu":
+        number = arr.reshape(()).item()
+        info = np.iinfo(dtype)
+        if not (np.isfinite(number) and info.min <= number <= info.max):
+            raise ShapeError(
+                f"Pad value {value!r} does not fit {dtype.name} ({info.min}..{info.max})")
+    with np.errstate(over="ignore"):
+        return arr.reshape(()).astype(little).tobytes()
+
+
+def split_onnx_pads(
+    pads: Sequence[int], rank: int, axes: Sequence[int] | None = None
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """ONNX ``pads`` ([x1_begin, x2_begin, ..., x1_end, x2_end, ...], over ``axes`` when given,
+    negative axes allowed) as full-rank (begins, ends).
+
+    >>> split_onnx_pads([1, 2, 3, 4], 3, axes=[-1, 0])
+    ((2, 0, 1), (4, 0, 3))
+    """
+    values = _ints(pads, "pads")
+    axis_list = list(range(rank)) if axes is None else _ints(axes, "Pad axes")
+    for a in axis_list:
+        if not -rank <= a < rank:
+            raise ShapeError(f"Pad axis {a} is out of range for rank {rank} (valid: {-rank}..{rank - 1})")
+    norm = [a % rank for a in axis_list]
+    if len(set(norm)) != len(norm):
+        raise ShapeError(f"Pad axes {axis_list} repeat an axis")
+    if len(values) != 2 * len(norm):
+        raise ShapeError(
+            f"pads {values} has {len(values)} entries; {2 * len(norm)} expected "
+            f"(a begin and an end for each of {len(norm)} axes)")
+    begins, ends = [0] * rank, [0] * rank
+    for i, a in enumerate(norm):
+        begins[a] = values[i]
+        ends[a] = values[len(norm) + i]
+    return tuple(begins), tuple(ends)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PaddingOp:
+    """DML_PADDING1_OPERATOR_DESC: input and output descriptors, per-axis padding, mode, value.
+
+    ``padding_value_bytes`` holds the constant in the tensor's own data type (little-endian),
+    so NaN payloads and -0.0 survive exactly.
+    """
+
+    input: BufferTensorDesc
+    output: BufferTensorDesc
+    start_padding: tuple[int, ...]
+    end_padding: tuple[int, ...]
+    mode: PaddingMode = PaddingMode.CONSTANT
+    padding_value_bytes: bytes = b""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mode", PaddingMode(self.mode))
+        object.__setattr__(self, "start_padding", tuple(_ints(self.start_padding, "start_padding")))
+        object.__setattr__(self, "end_padding", tuple(_ints(self.end_padding, "end_padding")))
+        n = self.input.dimension_count
+        if not (len(self.start_padding) == len(self.end_padding) == n == self.output.dimension_count):
+            raise ShapeError(
+                f"padding has {len(self.start_padding)}/{len(self.end_padding)} axes, input {n}, "
+                f"output {self.output.dimension_count}: all must match")
+        for i, (a, s, e, o) in enumerate(zip(self.input.sizes, self.start_padding, self.end_padding,
+                                             self.output.sizes, strict=True)):
+            if s < 0 or e < 0:
+                raise NotExpressibleError(f"padding {s}/{e} at axis {i} is negative")
+            if a + s + e != o:
+                raise ShapeError(f"output size {o} at axis {i} is not {a} + {s} + {e}")
+        if self.input.data_type != self.output.data_type:
+            raise ShapeError("input and output data types differ")
+
+    @classmethod
+    def from_onnx(
+        cls,
+        input: BufferTensorDesc,
+        pads: Sequence[int],
+        *,
+        mode: str | PaddingMode = "constant",
+        value: Any = 0,
+        axes: Sequence[int] | None = None,
+        min_dimension_count: int = 4,
+    ) -> PaddingOp:
+        """What the DML EP builds for ONNX ``Pad(input, pads, value, axes, mode=mode)``.
+
+        The input is coerced to ``min_dimension_count`` dimensions (leading 1s, stride 0) and the
+        padding gets leading zeros. Negative pads (cropping) raise NotExpressibleError: DirectML's
+        start/end padding is unsigned.
+
+        >>> from ort_layouts import BufferTensorDesc
+        >>> op = PaddingOp.from_onnx(BufferTensorDesc("float32", (3, 4)), [1, 2, 3, 4])
+        >>> op.input.sizes, op.start_padding, op.end_padding, op.output.sizes
+        ((1, 1, 3, 4), (0, 0, 1, 2), (0, 0, 3, 4), (1, 1, 7, 10))
+        """
+        pad_mode = PaddingMode.from_onnx(mode) if isinstance(mode, str) else PaddingMode(mode)
+        begins, ends = split_onnx_pads(pads, input.dimension_count, axes)
+        negative = [f"{side} of axis {i} is {v}" for side, values in (("begin", begins), ("end", ends))
+                    for i, v in enumerate(values) if v < 0]
+        if negative:
+            raise NotExpressibleError(
+                f"pads {list(pads)} crop ({', '.join(negative)}); DirectML's PADDING1 takes unsigned "
+                "start/end padding, so the DML EP cannot run this Pad")
+        coerced = input.coerce_rank(min(max(min_dimension_count, input.dimension_count), 8))
+        extra = coerced.dimension_count - input.dimension_count
+        start = (0,) * extra + begins
+        end = (0,) * extra + ends
+        out_sizes = tuple(n + b + e for n, b, e in zip(coerced.sizes, start, end, strict=True))
+        output = BufferTensorDesc(input.data_type, out_sizes)
+        value_bytes = _value_bytes(value, input.data_type.to_numpy())
+        return cls(coerced, output, start, end, pad_mode, value_bytes)
+
+    @property
+    def padding_value(self) -> np.generic:
+        """The constant as a numpy scalar of the tensor's data type."""
+        dtype = self.input.data_type.to_numpy()
+        value: np.generic  # numpy types a scalar of a run-time dtype as Any
+        if not self.padding_value_bytes:
+            value = dtype.type(0)
+        else:
+            value = np.frombuffer(self.padding_value_bytes, dtype=dtype.newbyteorder("<"))[0]
+        return value
+
+    @property
+    def dimension_count(self) -> int:
+        """DimensionCount of the input and output."""
+        return self.input.dimension_count
+
+    def run(self, dst: np.ndarray, src: np.ndarray, *, threads: int | None = None) -> None:
+        """PADDING1: the interior in one strided copy, then the borders axis by axis."""
+        value = _padding_value(self, dst.dtype)
+        interior = tuple(slice(s, s + n) for s, n in zip(self.start_padding, src.shape, strict=True))
+        strided_copy(dst[interior], src, threads=threads)
+        for moved, s, n, e in _border_regions(self, dst, interior):
+            if self.mode == PaddingMode.CONSTANT:
+                moved[:s] = value
+                moved[s + n:] = value
+                continue
+            runs = _border_runs(self, s, n, e)
+            if len(runs) > _MAX_PYTHON_RUNS:
+                positions = [p for first, count, _, _ in runs for p in range(first, first + count)]
+                sources = [source + k * step for _, count, source, step in runs for k in range(count)]
+                moved[positions] = moved[sources]
+                continue
+            for first, count, source, step in runs:
+                np.copyto(moved[first:first + count], _run_source(moved, count, source, step))
+
+    def matches(self, src: np.ndarray, got: np.ndarray, *, threads: int | None = None) -> bool:
+        """Whether ``got`` is PADDING1's output: the interior against the input, then the borders
+        axis by axis against the positions of ``got`` they copy. Those positions were checked
+        before (the interior, or an earlier axis's borders), so each holds the expected value."""
+        interior = tuple(slice(s, s + n) for s, n in zip(self.start_padding, src.shape, strict=True))
+        if not views_equal(src, got[interior], threads=threads):
+            return False
+        value = _padding_value(self, got.dtype)
+        for moved, s, n, e in _border_regions(self, got, interior):
+            if self.mode == PaddingMode.CONSTANT:
+                for border in (moved[:s], moved[s + n:]):
+                    if border.size and not views_equal(np.broadcast_to(value, border.shape), border,
+                                                       threads=threads):
+                        return False
+                continue
+            for first, count, source, step in _border_runs(self, s, n, e):
+                if not views_equal(_run_source(moved, count, source, step), moved[first:first + count],
+                                   threads=threads):
+                    return False
+        return True
+
+    def buffer_offsets_in_elements(self, index: Sequence[int]) -> tuple[int | None, int]:
+        """(input buffer offset read for the output ``index`` of the ONNX rank, or None in the
+        padding; output buffer offset), in elements. The index gets the coerced leading axes."""
+        full = (0,) * (self.output.dimension_count - len(index)) + tuple(index)
+        src = [i - s for i, s in zip(full, self.start_padding, strict=True)]
+        inside = all(0 <= s < n for s, n in zip(src, self.input.sizes, strict=True))
+        return (self.input.offset_of(src) if inside else None), self.output.offset_of(full)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain dict (JSON-ready) that :meth:`from_dict` turns back into this operator."""
+        return {
+            "operator": PADDING1,
+            "input": self.input.to_dict(),
+            "output": self.output.to_dict(),
+            "start_padding": list(self.start_padding),
+            "end_padding": list(self.end_padding),
+            "mode": self.mode.name,
+            "padding_value_hex": self.padding_value_bytes.hex(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PaddingOp:
+        """Inverse of :meth:`to_dict`."""
+        return cls(BufferTensorDesc.from_dict(data["input"]), BufferTensorDesc.from_dict(data["output"]),
+                   tuple(data["start_padding"]), tuple(data["end_padding"]),
+                   PaddingMode[data["mode"]], bytes.fromhex(data.get("padding_value_hex", "")))
+
+
+# ---- PADDING1 on buffers -------------------------------------------------------------------
+def _padding_value(op: PaddingOp, dtype: np.dtype[Any]) -> np.generic:
+    data = op.padding_value_bytes
+    value: np.generic  # numpy types a scalar of a run-time dtype as Any
+    if not data:
+        value = dtype.type(0)
+    elif is_nibble(op.input.data_type):
+        value = dtype.type(data[0] & 0x0F)
+    elif len(data) != dtype.itemsize:
+        raise DataTypeError(
+            f"padding_value_bytes {data.hex()} has {len(data)} bytes; {op.input.data_type.name} "
+            f"needs {dtype.itemsize}")
+    else:
+        value = np.frombuffer(data, dtype=dtype.newbyteorder("<"))[0].astype(dtype)
+    return value
+
+
+def source_index(mode: PaddingMode, i: int, n: int) -> int:
+    """The input index an output position reads along one axis, ``i`` counted from the first
+    input element (negative in the start padding, ``>= n`` in the end padding)."""
+    if mode == PaddingMode.EDGE:
+        return min(max(i, 0), n - 1)
+    if mode == PaddingMode.WRAP:
+        return i % n
+    if mode == PaddingMode.REFLECTION:
+        if n == 1:
+            return 0
+        m = i % (2 * (n - 1))
+        return m if m < n else 2 * (n - 1) - m
+    if mode == PaddingMode.SYMMETRIC:
+        m = i % (2 * n)
+        return m if m < n else 2 * n - 1 - m
+    raise ShapeError(f"padding mode {mode!r} has no source index (CONSTANT writes the value)")
+
+
+def _runs(positions: list[int], sources: list[int]) -> list[tuple[int, int, int, int]]:
+    """Split a position -> source map into runs (first position, count, first source, step)
+    with step -1, 0 or +1."""
+    runs: list[tuple[int, int, int, int]] = []
+    k = 0
+    while k < len(positions):
+        j = k + 1
+        step = 0
+        if j < len(positions) and positions[j] == positions[k] + 1 and abs(sources[j] - sources[k]) <= 1:
+            step = sources[j] - sources[k]
+            while (j < len(positions) and positions[j] == positions[j - 1] + 1
+                   and sources[j] - sources[j - 1] == step):
+                j += 1
+        runs.append((positions[k], j - k, sources[k], step))
+        k = j
+    return runs
+
+
+def _border_regions(op: PaddingOp, out: np.ndarray, interior: tuple[slice, ...]
+                    ) -> Iterator[tuple[np.ndarray, int, int, int]]:
+    """PADDING1's borders, axis by axis: for each padded axis, ``(region, s, n, e)`` where
+    ``region`` is the output over the already padded extent of the axes before it and the
+    interior of the ones after it, with that axis moved first; ``s``/``e`` its start/end padding
+    and ``n`` the input size."""
+    rank = out.ndim
+    for axis in range(rank):
+        s, e = op.start_padding[axis], op.end_padding[axis]
+        if s == 0 and e == 0:
+            continue
+        region = out[tuple(slice(None) if i <= axis else interior[i] for i in range(rank))]
+        n = interior[axis].stop - interior[axis].start
+        yield np.moveaxis(region, axis, 0), s, n, e
+
+
+def _border_runs(op: PaddingOp, s: int, n: int, e: int) -> list[tuple[int, int, int, int]]:
+    """The copy runs ``(first, count, source, step)`` of one axis's borders (not CONSTANT)."""
+    positions = [*range(s), *range(s + n, s + n + e)]
+    sources = [s + source_index(op.mode, p - s, n) for p in positions]
+    return _runs(positions, sources)
+
+
+def _run_source(moved: np.ndarray, count: int, source: int, step: int) -> np.ndarray:
+    """The view a border run copies: one position repeated (step 0), or ``count`` positions
+    forwards (1) or backwards (-1) from ``source``."""
+    if step == 0:
+        return np.broadcast_to(moved[source:source + 1], (count, *moved.shape[1:]))
+    if step == 1:
+        return moved[source:source + count]
+    stop = source - count
+    return moved[source:stop if stop >= 0 else None:-1]
+
+
+def padding_for(
+    input: BufferTensorDesc, pads: Any, *, mode: str | PaddingMode = "constant", value_hex: str = "",
+    axes: Any = None,
+) -> PaddingOp:
+    """``PaddingOp.from_onnx`` with the constant given as little-endian hex (any data type,
+    4-bit ones included: their constant is the low nibble of the first byte)."""
+    value = bytes.fromhex(value_hex) if value_hex else b""
+    if not is_nibble(input.data_type):
+        return PaddingOp.from_onnx(input, pads, mode=mode, value=value if value else 0, axes=axes)
+    proxy = PaddingOp.from_onnx(BufferTensorDesc(DataType.UINT8, input.sizes, input.strides), pads,
+                                mode=mode, axes=axes)
+    coerced = BufferTensorDesc(input.data_type, proxy.input.sizes, proxy.input.strides)
+    output = BufferTensorDesc(input.data_type, proxy.output.sizes)
+    return PaddingOp(coerced, output, proxy.start_padding, proxy.end_padding, proxy.mode,
+                     bytes([value[0] & 0x0F]) if value else b"")

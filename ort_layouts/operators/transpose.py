@@ -1,0 +1,172 @@
+"""ONNX Transpose: DML_OPERATOR_ELEMENT_WISE_IDENTITY over the input read with permuted strides.
+
+As ONNX Runtime's DML EP builds it (``DmlOperatorTranspose`` in
+``onnxruntime/core/providers/dml/DmlExecutionProvider/src/Operators/DmlOperatorTranspose.cpp``):
+the input descriptor has the packed strides of the ONNX input shape, permuted, so
+``sizes[i] = shape[perm[i]]`` and ``strides[i] = packed[perm[i]]``; the output is packed; the
+operator is an identity. The original rank is kept (no coercion to 4D); a missing perm means
+reversed axes; rank 0 has no descriptor.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import helper
+
+from ort_layouts._errors import ShapeError
+from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc, normalize_perm
+from ort_layouts.descriptors.dtypes import DataType
+from ort_layouts.operators.base import Candidate, CandidateResult, Described, DiagnosisContext, Operator
+from ort_layouts.operators.case import Case
+from ort_layouts.operators.identity import IdentityOp
+from ort_layouts.operators.onnx_nodes import Flagged, Graph, add_node, attrs, check_size
+from ort_layouts.operators.shapes import SUITE_SHAPES, rotating
+
+__all__ = ["Transpose"]
+
+_EXTRA_SHAPES: dict[int, tuple[tuple[int, ...], ...]] = {
+    1: ((1,), (17,)), 2: ((1, 7), (6, 1), (16, 16)), 3: ((1, 5, 1), (4, 1, 3)),
+    4: ((1, 1, 3, 5), (3, 1, 1, 2), (1, 4, 1, 6)),
+}
+_ALL_PERMS_MAX_RANK = 6  # every permutation is tried up to this rank, transpositions beyond
+
+
+def _fmt(values: Any) -> str:
+    return str([int(v) for v in values])
+
+
+def _perm(case: Case) -> tuple[int, ...]:
+    return case.perm if case.perm is not None else tuple(range(case.rank - 1, -1, -1))
+
+
+class Transpose(Operator):
+    op_types = ("Transpose",)
+    min_opset = 1
+
+    def id_parts(self, case: Case) -> list[str]:
+        return ["perm" + (".".join(map(str, case.perm)) if case.perm is not None else "default")]
+
+    def output_shape(self, case: Case) -> tuple[int, ...]:
+        return tuple(case.shape[a] for a in _perm(case))
+
+    def dml_operator(self, case: Case) -> IdentityOp:
+        if not case.shape:
+            raise ShapeError("a rank-0 Transpose has no DirectML descriptor (rank 0 is rejected)")
+        source = BufferTensorDesc(case.data_type, case.shape).transpose(case.perm)
+        return IdentityOp(source, BufferTensorDesc(case.data_type, source.sizes))
+
+    def reference_output(self, case: Case, input_array: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(np.transpose(np.asarray(input_array), case.perm))
+
+    def add_node(self, graph: onnx.GraphProto, index: int, case: Case, opset: int) -> None:
+        x, y, name = f"x{index}", f"y{index}", f"n{index}_{case.op}"
+        if case.perm is not None and not case.perm:  # let make_node report the empty attribute
+            graph.node.append(helper.make_node("Transpose", [x], [y], name=name, doc_string=case.id,
+                                               perm=[]))
+            return
+        node = add_node(graph, "Transpose", [x], y, name, case.id)
+        if case.perm is not None:
+            attr = node.attribute.add()
+            attr.name = "perm"
+            attr.ints.extend(case.perm)
+            attr.type = onnx.AttributeProto.INTS
+
+    def suite_cases(self, dtypes: Sequence[DataType], ranks: set[int], seed: int) -> list[Case]:
+        """Every permutation of ranks 1 to 6 (and the default perm), a seeded sample for ranks 7
+        and 8; odd shapes with size-1 axes; special values and iota for ranks 2 to 4."""
+        out: list[Case] = []
+        for rank in sorted(ranks & set(range(1, 9))):
+            shape = SUITE_SHAPES[rank]
+            perms: list[tuple[int, ...] | None]
+            if rank <= 6:
+                perms = list(itertools.permutations(range(rank)))
+            else:  # the same sample whatever the ranks asked
+                rank_rng = np.random.default_rng([seed, 0x7A7, rank])
+                perms = [tuple(int(a) for a in rank_rng.permutation(rank)) for _ in range(40)]
+            perms.append(None)
+            for k, perm in enumerate(perms):
+                if rank <= 4 or perm is None:
+                    chosen = list(dtypes)
+                else:  # every permutation in float32 and one more type, rotating
+                    chosen = list(dict.fromkeys([dtypes[0], rotating(dtypes, k + 1)]))
+                out += [Case("Transpose", dt, shape, perm=perm) for dt in chosen]
+            for shape2 in _EXTRA_SHAPES.get(rank, ()):
+                for k, perm in enumerate(itertools.permutations(range(rank))):
+                    out.append(Case("Transpose", rotating(dtypes, k), shape2, perm=perm))
+            if 2 <= rank <= 4:
+                for dt in dtypes:
+                    for perm in (tuple(range(rank - 1, -1, -1)), (1, 0, *range(2, rank))):
+                        out.append(Case("Transpose", dt, shape, perm=perm, values="special"))
+                        out.append(Case("Transpose", dt, shape, perm=perm, values="iota"))
+        return out
+
+    def diagnosis_candidates(self, ctx: DiagnosisContext) -> Iterator[Candidate]:
+        """The input read packed; the inverse perm, the perm applied twice, two entries swapped;
+        every other permutation up to rank 6."""
+        rank = ctx.source.dimension_count
+        perm = tuple(range(rank - 1, -1, -1)) if ctx.case.perm is None else normalize_perm(ctx.case.perm, rank)
+        right = ctx.source.transpose(perm)
+        seen = {perm}
+
+        def transposed(q: tuple[int, ...]) -> Callable[[], CandidateResult]:
+            return lambda: ctx.read(ctx.source.transpose(q))
+
+        def strides_note(q: tuple[int, ...]) -> str:
+            return (f" (input sizes {_fmt(ctx.source.transpose(q).sizes)} strides "
+                    f"{_fmt(ctx.source.transpose(q).effective_strides)} instead of sizes {_fmt(right.sizes)} "
+                    f"strides {_fmt(right.effective_strides)})")
+
+        identity = tuple(range(rank))
+        seen.add(identity)
+        yield ("the input read packed (strides ignored: a plain copy of the input buffer)",
+               lambda: ctx.read(BufferTensorDesc(ctx.dtype, right.sizes)))
+        inverse = tuple(int(i) for i in np.argsort(perm))
+        twice = tuple(perm[perm[i]] for i in range(rank))
+        if inverse not in seen:
+            seen.add(inverse)
+            also = f", also perm {_fmt(perm)} applied twice" if twice == inverse else ""
+            yield (f"perm {_fmt(inverse)}, the inverse of perm {_fmt(perm)}{also}{strides_note(inverse)}",
+                   transposed(inverse))
+        if twice not in seen:
+            seen.add(twice)
+            yield (f"perm {_fmt(perm)} applied twice (perm {_fmt(twice)}){strides_note(twice)}",
+                   transposed(twice))
+        for i, j in itertools.combinations(range(rank), 2):
+            q = list(perm)
+            q[i], q[j] = q[j], q[i]
+            swapped = tuple(q)
+            if swapped not in seen:
+                seen.add(swapped)
+                yield (f"perm {_fmt(swapped)}: entries {i} and {j} of perm {_fmt(perm)} swapped"
+                       f"{strides_note(swapped)}", transposed(swapped))
+        if rank <= _ALL_PERMS_MAX_RANK:
+            for other in itertools.permutations(range(rank)):
+                if other not in seen:
+                    seen.add(other)
+                    yield (f"perm {_fmt(other)} instead of {_fmt(perm)}{strides_note(other)}", transposed(other))
+
+    def describe_node(self, node: onnx.NodeProto, graph: Graph, opset: int, dtype: DataType | None,
+                      shape: tuple[int, ...] | None, inferred: Any, params: dict[str, Any],
+                      flags: list[str]) -> Described:
+        perm = attrs(node).get("perm")
+        params["perm"] = None if perm is None else tuple(int(a) for a in perm)
+        if shape is None or dtype is None:
+            return None, None, {}, True
+        if not shape:
+            raise Flagged("rank-0: a rank-0 Transpose has no DirectML descriptor (DimensionCount >= 1)")
+        p = tuple(range(len(shape) - 1, -1, -1)) if perm is None else normalize_perm(perm, len(shape))
+        out_shape = tuple(shape[a] for a in p)
+        check_size(shape, "input")
+        op = IdentityOp(BufferTensorDesc(dtype, shape).transpose(p), BufferTensorDesc(dtype, out_shape))
+        return out_shape, op.to_dict(), {"input": op.input, "output": op.output}, True
+
+    def case_from_node(self, dtype: DataType, shape: tuple[int, ...], params: dict[str, Any], *,
+                       values: str, seed: int, origin: str) -> Case | None:
+        return Case("Transpose", dtype, shape, perm=params.get("perm"), values=values, seed=seed,
+                    origin=origin)
+

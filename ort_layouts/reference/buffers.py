@@ -1,0 +1,166 @@
+"""Raw buffers: a buffer's bytes, its elements as unsigned integers of their width, and the
+strided view a DirectML buffer tensor descriptor gives of them.
+
+Elements are moved as unsigned integers of their width, so every bit pattern is kept (NaN
+payloads, -0.0). UINT4/INT4 are packed nibbles, the low nibble first (element 2k in bits 0-3 of
+byte k).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ort_layouts._errors import DataTypeError, DescriptorError, ShapeError
+from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
+from ort_layouts.descriptors.dtypes import DataType
+from ort_layouts.reference.copy import strided_copy
+
+__all__ = [
+    "UINT_OF_SIZE",
+    "buffer_elements",
+    "check_buffer_size",
+    "is_nibble",
+    "pack",
+    "raw_bytes",
+    "store_nibbles",
+    "strided_view",
+    "unpack",
+]
+
+# the unsigned integer type of each element size in bytes
+UINT_OF_SIZE: dict[int, type[np.unsignedinteger[Any]]] = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def raw_bytes(buffer: Any) -> np.ndarray:
+    """The bytes of ``buffer`` as a flat uint8 array (an array's bytes in C order)."""
+    if isinstance(buffer, np.ndarray):
+        arr = buffer if buffer.flags.c_contiguous else np.ascontiguousarray(buffer)
+        return arr.reshape(-1).view(np.uint8)
+    try:
+        return np.frombuffer(buffer, dtype=np.uint8)
+    except TypeError as e:
+        raise DescriptorError(
+            "buffer", type(buffer).__name__,
+            f"buffer of type {type(buffer).__name__} is not bytes-like; pass bytes, bytearray, "
+            "memoryview or a numpy array") from e
+
+
+def check_buffer_size(raw: np.ndarray, desc: BufferTensorDesc, what: str, *, addressed: bool = False) -> None:
+    """Check the buffer holds TotalTensorSizeInBytes, or with ``addressed`` only the bytes up to
+    the last element (an input array need not carry the rounding to 4 bytes)."""
+    if addressed:
+        needed = -(-(desc.last_element_index + 1) * desc.data_type.bitwidth // 8)
+        label = f"the {needed} bytes its descriptor addresses"
+    else:
+        needed = desc.total_tensor_size_in_bytes
+        label = f"its descriptor's TotalTensorSizeInBytes {needed}"
+    if raw.nbytes < needed:
+        raise DescriptorError(
+            "buffer-size", raw.nbytes, f"{what} buffer of {raw.nbytes} bytes is smaller than {label}")
+
+
+def is_nibble(dtype: DataType) -> bool:
+    """Whether elements of ``dtype`` are 4-bit nibbles."""
+    return dtype.bitwidth == 4
+
+
+def buffer_elements(raw: np.ndarray, dtype: DataType) -> np.ndarray:
+    """The buffer as a flat array of buffer elements, each an unsigned integer of its width
+    (a view for whole-byte types; for 4-bit types a new uint8 array, one nibble each)."""
+    if is_nibble(dtype):
+        nibbles = np.empty(raw.size * 2, dtype=np.uint8)
+        np.bitwise_and(raw, 0x0F, out=nibbles[0::2])
+        np.right_shift(raw, 4, out=nibbles[1::2])
+        return nibbles
+    item = dtype.bitwidth // 8
+    usable = raw.size - raw.size % item
+    return raw[:usable].view(UINT_OF_SIZE[item])
+
+
+def store_nibbles(nibbles: np.ndarray, raw: np.ndarray) -> None:
+    """Write one-nibble-per-byte ``nibbles`` back into the packed bytes ``raw``."""
+    np.left_shift(nibbles[1::2], 4, out=raw)
+    np.bitwise_or(raw, nibbles[0::2] & 0x0F, out=raw)
+
+
+def strided_view(elements: np.ndarray, desc: BufferTensorDesc, *, writeable: bool) -> np.ndarray:
+    """``elements`` seen through ``desc``.
+
+    Warning:
+        Like ``numpy.lib.stride_tricks.as_strided`` this trusts the descriptor; the caller has
+        checked the buffer holds every element it addresses (the ndarray constructor still
+        refuses a view that would reach past ``elements``).
+    """
+    item = elements.itemsize
+    # the ndarray constructor is ``as_strided`` without its per-call array-interface round trip
+    view = np.ndarray(desc.sizes, elements.dtype, elements, 0,
+                      tuple([s * item for s in desc.effective_strides]))
+    if not writeable:
+        view.flags.writeable = False
+    return view
+
+
+def _check_shape(desc: BufferTensorDesc, shape: tuple[int, ...]) -> None:
+    if tuple(n for n in shape if n != 1) != tuple(n for n in desc.sizes if n != 1):
+        raise ShapeError(
+            f"array shape {list(shape)} does not fit descriptor sizes {list(desc.sizes)} "
+            "(they must agree up to size-1 axes)")
+
+
+def pack(desc: BufferTensorDesc, array: np.ndarray) -> np.ndarray:
+    """The buffer (uint8, ``desc.total_tensor_size_in_bytes``) that holds ``array`` laid out by
+    ``desc``: the inverse of ``desc.view`` for a descriptor without overlapping elements.
+
+    Bytes that belong to no element are 0. ``array`` has the descriptor's sizes, up to size-1
+    axes (a [3, 4] array fills a [1, 1, 3, 4] descriptor). For UINT4/INT4 the low 4 bits of each
+    value are stored, low nibble first.
+
+    Raises:
+        ShapeError: the shapes do not fit.
+        DataTypeError: the array's dtype is not the descriptor's data type.
+    """
+    arr = np.asarray(array)
+    _check_shape(desc, arr.shape)
+    raw = np.zeros(desc.total_tensor_size_in_bytes, dtype=np.uint8)
+    if is_nibble(desc.data_type):
+        if arr.dtype.kind not in "iub":
+            raise DataTypeError(
+                f"{desc.data_type.name} values must be integers, got dtype {arr.dtype.name}")
+        nibbles = np.zeros(raw.size * 2, dtype=np.uint8)
+        view = strided_view(nibbles, desc, writeable=True)
+        np.copyto(view, (arr.astype(np.int64) & 0x0F).astype(np.uint8).reshape(desc.sizes))
+        store_nibbles(nibbles, raw)
+        return raw
+    try:
+        source_type = DataType.from_numpy(arr.dtype)
+    except DataTypeError as e:
+        raise DataTypeError(f"cannot pack dtype {arr.dtype} as {desc.data_type.name}: {e}") from e
+    if source_type != desc.data_type:
+        raise DataTypeError(
+            f"array dtype {arr.dtype.name} is {source_type.name}, descriptor is "
+            f"{desc.data_type.name}; cast the array first")
+    item = desc.data_type.bitwidth // 8
+    view = strided_view(buffer_elements(raw, desc.data_type), desc, writeable=True)
+    strided_copy(view, arr.view(UINT_OF_SIZE[item]).reshape(desc.sizes))
+    return raw
+
+
+def unpack(desc: BufferTensorDesc, buffer: Any) -> np.ndarray:
+    """The logical values of ``buffer`` read through ``desc`` (a C-ordered copy of ``desc.view``).
+
+    UINT4 gives uint8 values 0..15, INT4 sign-extended int8 values -8..7.
+    """
+    raw = raw_bytes(buffer)
+    check_buffer_size(raw, desc, "the", addressed=True)
+    dtype = desc.data_type
+    if is_nibble(dtype):
+        values = np.ascontiguousarray(strided_view(buffer_elements(raw, dtype), desc, writeable=False))
+        if dtype is DataType.INT4:
+            return ((values.astype(np.int8) << 4) >> 4).astype(np.int8)
+        return values
+    out = np.empty(desc.sizes, dtype=dtype.to_numpy())
+    strided_copy(out.view(UINT_OF_SIZE[dtype.bitwidth // 8]),
+                 strided_view(buffer_elements(raw, dtype), desc, writeable=False))
+    return out
