@@ -302,7 +302,7 @@ def test_from_onnx_value_info_and_types() -> None:
         BufferTensorDesc.from_onnx(seq)
     with pytest.raises(Exception, match="STRING"):
         BufferTensorDesc.from_onnx(helper.make_tensor_value_info("s", TensorProto.STRING, [2]))
-    assert desc.to_onnx("y").type.tensor_type.elem_type == TensorProto.UINT8
+    assert desc.data_type.to_onnx() == TensorProto.UINT8  # BOOL data is UINT8, never BOOL again
 
 
 def test_from_numpy() -> None:

@@ -9,9 +9,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import onnx
 
-from ort_layouts._errors import DescriptorError, ShapeError
+from ort_layouts._errors import DataTypeError, DescriptorError, ShapeError
 from ort_layouts.descriptors.dtypes import DataType, TensorFlags
 from ort_layouts.descriptors.layout import LayoutSpec, calculate_strides, layouts_for_rank
 from ort_layouts.descriptors.size import (
@@ -35,9 +34,65 @@ _UINT32_MAX = 2**32 - 1
 _EXACT_OVERLAP_LIMIT = 1 << 24  # elements enumerated when the stride-order test is inconclusive
 # bits per element of each data type that can describe a tensor, and the largest buffer of
 # 2^32 - 1 elements of that width (the fast validation path's tables)
-_FAST_BITWIDTH: dict[DataType, int] = {t: t.bitwidth for t in DataType if t is not DataType.UNKNOWN}
-_FAST_SIZE_LIMIT: dict[int, int] = {
-    bits: (-(-MAX_ELEMENT_COUNT * bits // 8) + 3) & ~3 for bits in set(_FAST_BITWIDTH.values())}
+_BITWIDTH_OF: dict[DataType, int] = {t: t.bitwidth for t in DataType if t is not DataType.UNKNOWN}
+# the largest TotalTensorSizeInBytes of each bit width: 2^32 - 1 elements, rounded up to 4 bytes
+_SIZE_LIMIT: dict[int, int] = {
+    bits: (-(-MAX_ELEMENT_COUNT * bits // 8) + 3) & ~3 for bits in set(_BITWIDTH_OF.values())}
+
+
+def _canonical_dims(sizes: Any, strides: Any) -> bool:
+    """Whether sizes and strides are already tuples of Python ints, sizes >= 1, strides >= 0 and
+    within a UINT field, of one length (then they need no normalising)."""
+    if type(sizes) is not tuple or not sizes:
+        return False
+    for n in sizes:
+        if type(n) is not int or n <= 0 or n > _UINT32_MAX:
+            return False
+    if strides is None:
+        return True
+    if type(strides) is not tuple or len(strides) != len(sizes):
+        return False
+    return all(type(s) is int and 0 <= s <= _UINT32_MAX for s in strides)
+
+
+def _check_uint32(sizes: tuple[int, ...], strides: tuple[int, ...] | None) -> None:
+    """Every size and stride must fit DirectML's UINT fields."""
+    for what, values in (("sizes", sizes), ("strides", strides or ())):
+        for v in values:
+            if v > _UINT32_MAX:
+                raise DescriptorError(
+                    f"{what}-uint32", v, f"{what} {list(values)} holds {v}, over the UINT field's 2^32 - 1")
+
+
+def _raise_range_error(sizes: tuple[int, ...], strides: tuple[int, ...] | None,
+                       elements: int, span: int) -> None:
+    """The precise error for sizes or strides out of DirectML's ranges."""
+    if elements > MAX_ELEMENT_COUNT:
+        raise DescriptorError(
+            "element-count", elements,
+            f"sizes {list(sizes)} hold {elements} elements, over DirectML's 2^32 - 1")
+    raise DescriptorError(
+        "element-count", span,
+        f"sizes {list(sizes)} with strides {list(strides or packed_strides(sizes))} "
+        f"address {span} buffer elements, over DirectML's 2^32 - 1")
+
+
+def _raise_total_error(dtype: DataType, sizes: tuple[int, ...], strides: tuple[int, ...] | None,
+                       total: int, minimum: int, limit: int) -> None:
+    """The precise error for a TotalTensorSizeInBytes DirectML would reject."""
+    if total < minimum:
+        raise DescriptorError(
+            "total-size", total,
+            f"TotalTensorSizeInBytes {total} is below the minimum implied size {minimum} for "
+            f"{dtype.name} sizes {list(sizes)} strides {list(strides or packed_strides(sizes))}")
+    if total % 4:
+        raise DescriptorError(
+            "total-size-multiple-of-4", total,
+            f"TotalTensorSizeInBytes {total} is not a multiple of 4 (next valid: {total + 4 - total % 4})")
+    raise DescriptorError(
+        "total-size", total,
+        f"TotalTensorSizeInBytes {total} is over {limit}, the size of 2^32 - 1 "
+        f"{dtype.name} elements (DirectML's limit for one buffer tensor)")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -66,121 +121,68 @@ class BufferTensorDesc:
     flags: TensorFlags = TensorFlags.NONE
 
     def __post_init__(self) -> None:
-        if self._fast_validate():
-            return
-        dtype = DataType.coerce(self.data_type)
-        sizes, strides = check_sizes_strides(self.sizes, self.strides)
-        object.__setattr__(self, "data_type", dtype)
-        object.__setattr__(self, "sizes", sizes)
-        object.__setattr__(self, "strides", strides)
+        """Validate once, as DirectML's validation would, normalising fields on the way (a name
+        or numpy dtype becomes a DataType, sequences tuples of Python ints). Fields that are
+        already canonical are taken as they are, so descriptors built by the library cost one
+        pass over their sizes."""
+        dtype = self.data_type
+        if type(dtype) is not DataType:
+            dtype = DataType.coerce(dtype)
+            object.__setattr__(self, "data_type", dtype)
+        bits = _BITWIDTH_OF.get(dtype)
+        if bits is None:
+            raise DataTypeError(f"DataType {dtype.name} has no element size; valid: "
+                                f"{[t.name for t in _BITWIDTH_OF]}")
+        sizes, strides = self.sizes, self.strides
+        if not _canonical_dims(sizes, strides):
+            sizes, strides = check_sizes_strides(sizes, strides)
+            _check_uint32(sizes, strides)
+            object.__setattr__(self, "sizes", sizes)
+            object.__setattr__(self, "strides", strides)
         if len(sizes) > MAX_DIMENSION_COUNT:
             raise DescriptorError(
                 "dimension-count", len(sizes),
                 f"DimensionCount {len(sizes)} (sizes {list(sizes)}) is over DirectML's maximum of "
                 f"{MAX_DIMENSION_COUNT}; valid: 1..{MAX_DIMENSION_COUNT}")
-        for what, values in (("sizes", sizes), ("strides", strides or ())):
-            for v in values:
-                if v > _UINT32_MAX:
-                    raise DescriptorError(
-                        f"{what}-uint32", v,
-                        f"{what} {list(values)} holds {v}, over the UINT field's 2^32 - 1")
-        elements = math.prod(sizes)
-        if elements > MAX_ELEMENT_COUNT:
-            raise DescriptorError(
-                "element-count", elements,
-                f"sizes {list(sizes)} hold {elements} elements, over DirectML's 2^32 - 1")
-        span = last_element_index(sizes, strides) + 1
-        if span > MAX_ELEMENT_COUNT:
-            raise DescriptorError(
-                "element-count", span,
-                f"sizes {list(sizes)} with strides {list(strides or packed_strides(sizes))} "
-                f"address {span} buffer elements, over DirectML's 2^32 - 1")
-        minimum = calc_buffer_tensor_size(dtype, sizes, strides)
+        elements, last = 1, 0
+        for n, s in zip(sizes, strides or packed_strides(sizes), strict=True):
+            elements *= n
+            last += (n - 1) * s
+        if elements > MAX_ELEMENT_COUNT or last >= MAX_ELEMENT_COUNT:
+            _raise_range_error(sizes, strides, elements, last + 1)
+        minimum = (-(-(last + 1) * bits // 8) + 3) & ~3
         total = self.total_tensor_size_in_bytes
         if total is None:
             total = minimum
-        if isinstance(total, bool) or not isinstance(total, (int, np.integer)):
-            raise DescriptorError(
-                "total-size", total, f"TotalTensorSizeInBytes {total!r} is not an integer")
-        total = int(total)
-        if total < minimum:
-            raise DescriptorError(
-                "total-size", total,
-                f"TotalTensorSizeInBytes {total} is below the minimum implied size {minimum} for "
-                f"{dtype.name} sizes {list(sizes)} strides {list(strides or packed_strides(sizes))}")
-        if total % 4:
-            raise DescriptorError(
-                "total-size-multiple-of-4", total,
-                f"TotalTensorSizeInBytes {total} is not a multiple of 4 "
-                f"(next valid: {total + 4 - total % 4})")
-        limit = (-(-MAX_ELEMENT_COUNT * dtype.bitwidth // 8) + 3) & ~3
-        if total > limit:
-            raise DescriptorError(
-                "total-size", total,
-                f"TotalTensorSizeInBytes {total} is over {limit}, the size of 2^32 - 1 "
-                f"{dtype.name} elements (DirectML's limit for one buffer tensor)")
+        elif type(total) is not int:
+            if isinstance(total, bool) or not isinstance(total, (int, np.integer)):
+                raise DescriptorError(
+                    "total-size", total, f"TotalTensorSizeInBytes {total!r} is not an integer")
+            total = int(total)
+        if total < minimum or total % 4 or total > _SIZE_LIMIT[bits]:
+            _raise_total_error(dtype, sizes, strides, total, minimum, _SIZE_LIMIT[bits])
         object.__setattr__(self, "total_tensor_size_in_bytes", total)
         align = self.guaranteed_base_offset_alignment
-        if isinstance(align, bool) or not isinstance(align, (int, np.integer)) or align < 0:
-            raise DescriptorError(
-                "alignment", align,
-                f"GuaranteedBaseOffsetAlignment {align!r} must be an integer >= 0")
-        align = int(align)
-        element_bytes = max(1, dtype.bitwidth // 8)
-        if align and (align & (align - 1) or align < element_bytes):
+        if type(align) is not int:
+            if isinstance(align, bool) or not isinstance(align, (int, np.integer)):
+                raise DescriptorError(
+                    "alignment", align,
+                    f"GuaranteedBaseOffsetAlignment {align!r} must be an integer >= 0")
+            align = int(align)
+            object.__setattr__(self, "guaranteed_base_offset_alignment", align)
+        element_bytes = max(1, bits // 8)
+        if align < 0 or (align and (align & (align - 1) or align < element_bytes)):
             raise DescriptorError(
                 "alignment", align,
                 f"GuaranteedBaseOffsetAlignment {align} must be 0 or a power of two >= the element "
                 f"size ({element_bytes} bytes for {dtype.name}); e.g. 16, 32, 64")
-        object.__setattr__(self, "guaranteed_base_offset_alignment", align)
         flags = self.flags
-        if isinstance(flags, bool) or not isinstance(flags, (int, np.integer)) or int(flags) not in (0, 1):
-            raise DescriptorError(
-                "flags", flags,
-                f"flags {flags!r} is not a DML_TENSOR_FLAGS value; valid: 0 (NONE), 1 (OWNED_BY_DML)")
-        object.__setattr__(self, "flags", TensorFlags(int(flags)))
-
-    def _fast_validate(self) -> bool:
-        """Validate a descriptor whose fields are already canonical (a DataType, tuples of
-        Python ints, int size and alignment, a TensorFlags member) and valid, setting the default
-        size: the same checks as the full path, without normalising. False when any field is not
-        canonical or any check fails: the full path then normalises, or raises the precise error."""
-        dtype = self.data_type
-        bits = _FAST_BITWIDTH.get(dtype) if type(dtype) is DataType else None  # not a bare int
-        sizes, strides = self.sizes, self.strides
-        if bits is None or type(sizes) is not tuple or not 0 < len(sizes) <= MAX_DIMENSION_COUNT:
-            return False
-        elements = 1
-        if strides is None:
-            for n in sizes:
-                if type(n) is not int or n <= 0:
-                    return False
-                elements *= n
-            span = elements
-        else:
-            if type(strides) is not tuple or len(strides) != len(sizes):
-                return False
-            last = 0
-            for n, s in zip(sizes, strides, strict=True):
-                if type(n) is not int or type(s) is not int or n <= 0 or s < 0 or s > _UINT32_MAX:
-                    return False
-                elements *= n
-                last += (n - 1) * s
-            span = last + 1
-        if elements > MAX_ELEMENT_COUNT or span > MAX_ELEMENT_COUNT:  # also bounds every size
-            return False
-        minimum = (-(-span * bits // 8) + 3) & ~3
-        total = self.total_tensor_size_in_bytes
-        if total is None:
-            object.__setattr__(self, "total_tensor_size_in_bytes", minimum)
-        elif (type(total) is not int or total < minimum or total % 4
-              or total > _FAST_SIZE_LIMIT[bits]):
-            return False
-        align = self.guaranteed_base_offset_alignment
-        if type(align) is not int or align < 0 or (
-                align and (align & (align - 1) or align < max(1, bits // 8))):
-            return False
-        return self.flags is TensorFlags.NONE or self.flags is TensorFlags.OWNED_BY_DML
+        if flags is not TensorFlags.NONE and flags is not TensorFlags.OWNED_BY_DML:
+            if isinstance(flags, bool) or not isinstance(flags, (int, np.integer)) or int(flags) not in (0, 1):
+                raise DescriptorError(
+                    "flags", flags,
+                    f"flags {flags!r} is not a DML_TENSOR_FLAGS value; valid: 0 (NONE), 1 (OWNED_BY_DML)")
+            object.__setattr__(self, "flags", TensorFlags(int(flags)))
 
     # ---- construction ------------------------------------------------------------------
     @classmethod
@@ -206,30 +208,28 @@ class BufferTensorDesc:
                    guaranteed_base_offset_alignment=guaranteed_base_offset_alignment)
 
     @classmethod
-    def from_onnx(
-        cls, value: onnx.ValueInfoProto | onnx.TypeProto | onnx.TensorProto,
-        *, dims: dict[str, int] | None = None,
-    ) -> BufferTensorDesc:
-        """The packed descriptor of an ONNX value info, tensor type or tensor.
+    def from_onnx(cls, value: Any, *, dims: dict[str, int] | None = None) -> BufferTensorDesc:
+        """The packed descriptor of an ONNX value info, type, tensor type or tensor.
 
-        Symbolic dimensions are looked up in ``dims``; a rank-0 tensor becomes sizes ``(1,)``.
+        ``value`` is an ``onnx.ValueInfoProto``, ``TypeProto``, ``TypeProto.Tensor`` or
+        ``TensorProto`` (read by its fields: this module does not import onnx). Symbolic
+        dimensions are looked up in ``dims``; a rank-0 tensor becomes sizes ``(1,)``.
         """
-        if isinstance(value, onnx.TensorProto):
+        kind = type(value).__name__
+        if kind == "TensorProto":
             shape = tuple(int(d) for d in value.dims)
             return cls(DataType.from_onnx(value.data_type), shape or (1,), None)
-        if isinstance(value, onnx.ValueInfoProto):
-            name, type_proto = value.name, value.type
-        elif isinstance(value, onnx.TypeProto):
-            name, type_proto = "<type>", value
-        elif isinstance(value, onnx.TypeProto.Tensor):
-            name, type_proto = "<type>", onnx.TypeProto(tensor_type=value)
+        if kind in ("ValueInfoProto", "TypeProto"):
+            name, type_proto = (value.name, value.type) if kind == "ValueInfoProto" else ("<type>", value)
+            if type_proto.WhichOneof("value") != "tensor_type":
+                raise ShapeError(
+                    f"value {name!r} is a {type_proto.WhichOneof('value') or 'typeless value'}, not a tensor")
+            ttype = type_proto.tensor_type
+        elif kind == "Tensor" and hasattr(value, "elem_type"):  # TypeProto.Tensor
+            name, ttype = "<type>", value
         else:
             raise ShapeError(
-                f"from_onnx takes a ValueInfoProto, TypeProto or TensorProto, not {type(value).__name__}")
-        if type_proto.WhichOneof("value") != "tensor_type":
-            raise ShapeError(
-                f"value {name!r} is a {type_proto.WhichOneof('value') or 'typeless value'}, not a tensor")
-        ttype = type_proto.tensor_type
+                f"from_onnx takes a ValueInfoProto, TypeProto or TensorProto, not {kind}")
         if not ttype.HasField("shape"):
             raise ShapeError(f"value {name!r} has no shape; infer shapes or pin its dimensions")
         shape_list = []
@@ -244,10 +244,6 @@ class BufferTensorDesc:
                     f"value {name!r} has dynamic dimension {label!r} at axis {axis}; pin it "
                     f"(e.g. dims={{{label!r}: 1}})")
         return cls(DataType.from_onnx(ttype.elem_type), tuple(shape_list) or (1,), None)
-
-    def to_onnx(self, name: str) -> onnx.ValueInfoProto:
-        """A value info with this descriptor's data type and logical sizes."""
-        return onnx.helper.make_tensor_value_info(name, self.data_type.to_onnx(), list(self.sizes))
 
     @classmethod
     def from_numpy(cls, array: np.ndarray) -> BufferTensorDesc:

@@ -6,7 +6,6 @@ import enum
 from typing import Any
 
 import numpy as np
-from onnx import TensorProto
 
 from ort_layouts._errors import DataTypeError
 
@@ -32,15 +31,22 @@ _NUMPY: dict[int, str] = {
 _NUMPY_DTYPES: dict[int, np.dtype[Any]] = {value: np.dtype(name) for value, name in _NUMPY.items()}
 _FROM_NUMPY_DTYPES: dict[np.dtype[Any], int] = {dt: value for value, dt in _NUMPY_DTYPES.items()}
 
+# ONNX's TensorProto.DataType codes (onnx.proto; fixed by the ONNX standard), so this module
+# needs no onnx import
+ONNX_ELEMENT_TYPE_NAMES: dict[int, str] = {
+    0: "UNDEFINED", 1: "FLOAT", 2: "UINT8", 3: "INT8", 4: "UINT16", 5: "INT16", 6: "INT32", 7: "INT64",
+    8: "STRING", 9: "BOOL", 10: "FLOAT16", 11: "DOUBLE", 12: "UINT32", 13: "UINT64", 14: "COMPLEX64",
+    15: "COMPLEX128", 16: "BFLOAT16", 17: "FLOAT8E4M3FN", 18: "FLOAT8E4M3FNUZ", 19: "FLOAT8E5M2",
+    20: "FLOAT8E5M2FNUZ", 21: "UINT4", 22: "INT4", 23: "FLOAT4E2M1", 24: "FLOAT8E8M0", 25: "UINT2",
+    26: "INT2", 27: "FLOAT6E2M3", 28: "FLOAT6E3M2",
+}
+_ONNX_BOOL = 9
+
 # ONNX TensorProto element type -> DML data type, as the DML EP maps them (BOOL is stored as UINT8).
 _FROM_ONNX: dict[int, int] = {
-    TensorProto.FLOAT: 1, TensorProto.FLOAT16: 2, TensorProto.UINT32: 3, TensorProto.UINT16: 4,
-    TensorProto.UINT8: 5, TensorProto.INT32: 6, TensorProto.INT16: 7, TensorProto.INT8: 8,
-    TensorProto.DOUBLE: 9, TensorProto.UINT64: 10, TensorProto.INT64: 11, TensorProto.BOOL: 5,
-    TensorProto.UINT4: 12, TensorProto.INT4: 13,
+    1: 1, 10: 2, 12: 3, 4: 4, 2: 5, 6: 6, 5: 7, 3: 8, 11: 9, 13: 10, 7: 11, _ONNX_BOOL: 5, 21: 12, 22: 13,
 }
-_TO_ONNX: dict[int, int] = {dml: onnx_t for onnx_t, dml in _FROM_ONNX.items()
-                            if onnx_t != TensorProto.BOOL}
+_TO_ONNX: dict[int, int] = {dml: onnx_t for onnx_t, dml in _FROM_ONNX.items() if onnx_t != _ONNX_BOOL}
 
 # extra spellings accepted by DataType.from_name, beyond the member names in any case
 _ALIASES: dict[str, str] = {
@@ -148,7 +154,7 @@ class DataType(enum.IntEnum):
     def from_onnx(cls, elem_type: int) -> DataType:
         """The DataType for an ONNX ``TensorProto`` element type, as the DML EP maps it.
 
-        >>> DataType.from_onnx(TensorProto.BOOL), DataType.from_onnx(TensorProto.DOUBLE)
+        >>> DataType.from_onnx(9), DataType.from_onnx(11)  # TensorProto.BOOL, TensorProto.DOUBLE
         (<DataType.UINT8: 5>, <DataType.FLOAT64: 9>)
         """
         if isinstance(elem_type, bool) or not isinstance(elem_type, (int, np.integer)):
@@ -156,11 +162,8 @@ class DataType(enum.IntEnum):
         try:
             return cls(_FROM_ONNX[int(elem_type)])
         except KeyError:
-            try:
-                onnx_name = TensorProto.DataType.Name(int(elem_type))
-            except ValueError:
-                onnx_name = str(elem_type)
-            valid = sorted(TensorProto.DataType.Name(t) for t in _FROM_ONNX)
+            onnx_name = ONNX_ELEMENT_TYPE_NAMES.get(int(elem_type), str(elem_type))
+            valid = sorted(ONNX_ELEMENT_TYPE_NAMES[t] for t in _FROM_ONNX)
             raise DataTypeError(
                 f"ONNX element type {onnx_name} ({int(elem_type)}) has no DirectML data type; "
                 f"valid: {valid}") from None
