@@ -65,7 +65,8 @@ from ort_layouts.reference.compare import Comparison, compare
 from ort_layouts.reference.execute import execute, verify
 from ort_layouts.reports.merge import Matrix, merge_reports, write_matrix
 from ort_layouts.reports.render import render_svg, render_text
-from ort_layouts.reports.report import Report, ReportWriter, load_report, write_report
+from ort_layouts.reports.report import Report, load_report
+from ort_layouts.reports.writer import ReportWriter, write_report
 
 __version__ = "0.1.0"
 

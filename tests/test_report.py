@@ -23,11 +23,10 @@ from ort_layouts.reports.report import (
     META_FILE,
     RESULTS_FILE,
     Report,
-    ReportWriter,
     load_report,
     read_results,
-    write_report,
 )
+from ort_layouts.reports.writer import ReportWriter, write_report
 
 PROVIDER = "CPUExecutionProvider"
 
@@ -362,7 +361,7 @@ def test_each_result_is_flushed_at_once_and_fsynced_at_a_bounded_rate(
     """Every line reaches the operating system as add() returns; the disk sync runs once per
     FSYNC_INTERVAL_S while results stream in (a fake clock: 10 ms a result), and once more when
     the writer closes."""
-    from ort_layouts.reports import report as _report
+    from ort_layouts.reports import writer as _report
 
     now = [1000.0]
     synced: list[float] = []

@@ -1,4 +1,5 @@
-"""Validation reports: results kept as they arrive, and the JSON, JUnit XML and HTML summaries.
+"""Validation reports: the model (:class:`Report`), reading a report directory back, and the
+figures and lines every rendering shares. :mod:`~ort_layouts.reports.writer` writes them.
 
 A report directory holds:
 
@@ -13,20 +14,16 @@ A report directory holds:
     the summaries, rewritten atomically (temporary file, then ``os.replace``) periodically
     and when the run ends.
 
-:class:`ReportWriter` writes a directory (and resumes one); :func:`load_report` reads a
-directory or a ``report.json`` back into a :class:`Report`.
+:func:`load_report` reads a directory or a ``report.json`` back into a :class:`Report`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime
-import importlib.metadata
 import json
 import os
-import platform
 import tempfile
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -41,11 +38,8 @@ __all__ = [
     "META_FILE",
     "RESULTS_FILE",
     "Report",
-    "ReportWriter",
     "atomic_write_text",
-    "environment",
     "load_report",
-    "write_report",
 ]
 
 SCHEMA = "ort_layouts.report/1"
@@ -59,41 +53,9 @@ FSYNC_INTERVAL_S = 0.2  # results.jsonl reaches the disk at least this often dur
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)
 
-_RUNTIME_DISTRIBUTIONS = (
-    "onnxruntime", "onnxruntime-directml", "onnxruntime-gpu", "onnxruntime-ep-webgpu",
-    "onnx", "numpy", "ort_layouts",
-)
-
-
 def now_iso() -> str:
     """The current UTC time, ISO 8601 to the second."""
     return datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
-
-
-def environment() -> dict[str, Any]:
-    """The machine, OS, Python and package versions, as a JSON-ready dict."""
-    versions: dict[str, str] = {}
-    for dist in _RUNTIME_DISTRIBUTIONS:
-        try:
-            versions[dist] = importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    if not any(d.startswith("onnxruntime") and d != "onnxruntime-ep-webgpu" for d in versions):
-        try:  # a build without package metadata
-            import onnxruntime
-
-            versions["onnxruntime"] = str(onnxruntime.__version__)
-        except ImportError:  # pragma: no cover - onnxruntime is a dependency
-            pass
-    return {
-        "hostname": platform.node(),
-        "machine": platform.machine(),
-        "processor": platform.processor(),
-        "os": platform.platform(),
-        "python": platform.python_version(),
-        "python_implementation": platform.python_implementation(),
-        "versions": versions,
-    }
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
@@ -187,7 +149,7 @@ def is_failure(result: CaseResult, *, strict: bool = False) -> bool:
     return result.status is Status.ERROR or (result.status is Status.MISMATCH and not result.known_issue)
 
 
-def _ordered(results: Iterable[CaseResult], planned: Sequence[str] | None) -> tuple[CaseResult, ...]:
+def ordered_results(results: Iterable[CaseResult], planned: Sequence[str] | None) -> tuple[CaseResult, ...]:
     """One result per case id (the last one wins), in planned order, unplanned ones after."""
     by_id: dict[str, CaseResult] = {}
     for r in results:
@@ -245,20 +207,20 @@ def load_report(path: str | os.PathLike[str]) -> Report:
         if results_path.is_file():
             meta: dict[str, Any] = {}
             if (p / META_FILE).is_file():
-                meta = _read_json(p / META_FILE)
-            return Report(meta, _ordered(read_results(results_path), meta.get("planned")))
+                meta = read_json(p / META_FILE)
+            return Report(meta, ordered_results(read_results(results_path), meta.get("planned")))
         if (p / JSON_FILE).is_file():
-            return Report.from_dict(_read_json(p / JSON_FILE), source=str(p / JSON_FILE))
+            return Report.from_dict(read_json(p / JSON_FILE), source=str(p / JSON_FILE))
         raise ReportError(f"{p} holds no report: neither {RESULTS_FILE} nor {JSON_FILE}")
     if p.is_file():
         if p.suffix == ".jsonl":
-            meta = _read_json(p.with_name(META_FILE)) if p.with_name(META_FILE).is_file() else {}
-            return Report(meta, _ordered(read_results(p), meta.get("planned")))
-        return Report.from_dict(_read_json(p), source=str(p))
+            meta = read_json(p.with_name(META_FILE)) if p.with_name(META_FILE).is_file() else {}
+            return Report(meta, ordered_results(read_results(p), meta.get("planned")))
+        return Report.from_dict(read_json(p), source=str(p))
     raise ReportError(f"report {str(p)!r} does not exist")
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def read_json(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:
@@ -266,164 +228,6 @@ def _read_json(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ReportError(f"{path} does not hold a JSON object")
     return data
-
-
-def write_report(
-    report: Report, directory: str | os.PathLike[str], *, strict: bool = False
-) -> dict[str, Path]:
-    """Write ``report.json``, ``junit.xml`` and ``report.html`` into ``directory``, atomically.
-
-    Returns:
-        The paths written, keyed "json", "junit", "html".
-    """
-    from ort_layouts.reports.html import render_report_html
-    from ort_layouts.reports.junit import render_junit
-
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = {"json": out / JSON_FILE, "junit": out / JUNIT_FILE, "html": out / HTML_FILE}
-    atomic_write_text(paths["json"], json.dumps(report.to_dict(), indent=1) + "\n")
-    atomic_write_text(paths["junit"], render_junit(report, strict=strict))
-    atomic_write_text(paths["html"], render_report_html(report, strict=strict))
-    return paths
-
-
-# the keys of meta["selection"] that must match for a report to be resumed
-_SELECTION_LABELS = {
-    "provider": "provider", "device_id": "device id", "suite": "suite", "ops": "ops",
-    "dtypes": "dtypes", "ranks": "ranks", "shard": "shard", "seed": "seed", "values": "values",
-    "optimize": "optimize",
-}
-
-
-class ReportWriter:
-    """Writes a report directory as results arrive; resumes one a run left unfinished.
-
-    Args:
-        directory: the report directory (created if missing).
-        meta: ``environment``, ``provider``, ``command``... and ``selection``: the settings
-            that decide which cases run and how (provider, ops, dtypes, ranks, shard, ...);
-            a report is resumed only with an equal selection.
-        planned: the ids of the cases this run will run, in order.
-        resume: continue the report already in ``directory``; without it an existing report
-            there is replaced.
-        strict: unsupported cases count as failures in JUnit and HTML.
-        interval_s: the summaries are rewritten at most this often while results arrive.
-
-    Raises:
-        ReportError: resuming a report made with another selection, or a damaged one.
-    """
-
-    def __init__(
-        self,
-        directory: str | os.PathLike[str],
-        *,
-        meta: Mapping[str, Any],
-        planned: Sequence[str],
-        resume: bool = False,
-        strict: bool = False,
-        interval_s: float = 30.0,
-    ) -> None:
-        self.directory = Path(directory)
-        self.strict = strict
-        self.interval_s = interval_s
-        self._results: list[CaseResult] = []
-        self._last_write = time.monotonic()
-        self._last_fsync = time.monotonic()
-        if self.directory.exists() and not self.directory.is_dir():
-            raise ReportError(f"report directory {str(self.directory)!r} is a file")
-        self.directory.mkdir(parents=True, exist_ok=True)
-        meta_path = self.directory / META_FILE
-        results_path = self.directory / RESULTS_FILE
-        new_meta = dict(meta)
-        new_meta["planned"] = list(planned)
-        new_meta.setdefault("started", now_iso())
-        self.resumed = False
-        if resume and results_path.is_file():
-            if not meta_path.is_file():
-                raise ReportError(f"cannot resume {self.directory}: it has {RESULTS_FILE} but no {META_FILE}")
-            old = _read_json(meta_path)
-            _check_same_selection(self.directory, old.get("selection", {}), new_meta.get("selection", {}))
-            self._results = read_results(results_path, repair=True)
-            new_meta["started"] = old.get("started", new_meta["started"])
-            new_meta["resumed"] = [*old.get("resumed", []), now_iso()]
-            self.resumed = True
-        else:
-            results_path.write_bytes(b"")
-            for name in (JSON_FILE, JUNIT_FILE, HTML_FILE):
-                (self.directory / name).unlink(missing_ok=True)
-        self.meta = new_meta
-        atomic_write_text(meta_path, json.dumps(self.meta, indent=1) + "\n")
-        self._file = open(results_path, "ab")  # noqa: SIM115 - closed in close()
-
-    @property
-    def done_ids(self) -> frozenset[str]:
-        """Ids of the cases that already have a result (from the resumed report or this run)."""
-        return frozenset(r.case.id for r in self._results)
-
-    @property
-    def results(self) -> tuple[CaseResult, ...]:
-        return tuple(self._results)
-
-    def update_meta(self, **values: Any) -> None:
-        """Change meta fields (e.g. the device once the first result names it)."""
-        self.meta.update(values)
-        atomic_write_text(self.directory / META_FILE, json.dumps(self.meta, indent=1) + "\n")
-
-    def add(self, result: CaseResult) -> None:
-        """Append one result to results.jsonl and flush it to the operating system at once (a
-        crash of the process or a GPU reset loses nothing already run); fsync it to the disk at
-        most every FSYNC_INTERVAL_S (an OS crash loses at most that much), and rewrite the
-        summaries when ``interval_s`` has passed since the last time."""
-        line = json.dumps(result.to_dict(), separators=(",", ":")) + "\n"
-        self._file.write(line.encode("utf-8"))
-        self._file.flush()
-        if time.monotonic() - self._last_fsync >= FSYNC_INTERVAL_S:
-            self._sync()
-        self._results.append(result)
-        if time.monotonic() - self._last_write >= self.interval_s:
-            self.write_summaries()
-
-    def report(self) -> Report:
-        return Report(dict(self.meta), _ordered(self._results, self.meta.get("planned")))
-
-    def write_summaries(self, *, finished: bool = False) -> Report:
-        """Rewrite report.json, junit.xml and report.html from what has arrived so far."""
-        if finished:
-            self.meta["finished"] = now_iso()
-            atomic_write_text(self.directory / META_FILE, json.dumps(self.meta, indent=1) + "\n")
-        report = self.report()
-        write_report(report, self.directory, strict=self.strict)
-        self._last_write = time.monotonic()
-        return report
-
-    def _sync(self) -> None:
-        os.fsync(self._file.fileno())
-        self._last_fsync = time.monotonic()
-
-    def close(self) -> None:
-        if not self._file.closed:
-            self._file.flush()
-            self._sync()
-            self._file.close()
-
-    def __enter__(self) -> ReportWriter:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-def _check_same_selection(directory: Path, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
-    differences = []
-    for key in sorted(set(old) | set(new)):
-        if old.get(key) != new.get(key):
-            label = _SELECTION_LABELS.get(key, key)
-            differences.append(f"{label} {old.get(key)!r} (this run: {new.get(key)!r})")
-    if differences:
-        raise ReportError(
-            f"cannot resume {directory}: it was made with " + ", ".join(differences)
-            + "; run with the same selection, or drop --resume to start a new report")
 
 
 def summary_line(report: Report, *, strict: bool = False, seconds: float | None = None) -> str:
