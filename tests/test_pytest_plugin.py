@@ -110,7 +110,7 @@ def broken(cases, **kwargs):
     for r in results:
         if r.case.id == BROKEN_ID:
             r = dataclasses.replace(r, status=Status.MISMATCH, mismatch_count=5, first_mismatch_index=(0, 1),
-                                    input_offset=3, output_offset=1, expected_hex="0000803f",
+                                    input_offset_in_elements=3, output_offset_in_elements=1, expected_hex="0000803f",
                                     actual_hex="00000040", diagnosis="output matches the input read packed")
         out.append(r)
     return out

@@ -51,8 +51,8 @@ def make_results() -> list[CaseResult]:
         CaseResult(t_pass, Status.PASS, PROVIDER, device="test cpu", node_provider=PROVIDER, element_count=6,
                    descriptors={"input": _input_desc((2, 3), (1, 0))}, seconds=0.01),
         CaseResult(t_bad, Status.MISMATCH, PROVIDER, device="test cpu", node_provider=PROVIDER,
-                   element_count=24, mismatch_count=16, first_mismatch_index=(0, 1, 0), input_offset=4,
-                   output_offset=4, expected_hex="0000803f", actual_hex="00000040",
+                   element_count=24, mismatch_count=16, first_mismatch_index=(0, 1, 0), input_offset_in_elements=4,
+                   output_offset_in_elements=4, expected_hex="0000803f", actual_hex="00000040",
                    diagnosis="output matches the input read packed (strides ignored)",
                    descriptors={"input": _input_desc((2, 3, 4), (1, 0, 2))}, seconds=0.02),
         CaseResult(p_uns, Status.UNSUPPORTED, PROVIDER, device="test cpu",
@@ -213,7 +213,7 @@ def test_junit_one_testcase_per_case_with_figures() -> None:
     props = {p.get("name"): p.get("value") for p in cases[1].iter("property")}
     assert props["mismatch_count"] == "16"
     assert props["first_mismatch_index"] == "0,1,0"
-    assert props["input_offset"] == "4" and props["output_offset"] == "4"
+    assert props["input_offset_in_elements"] == "4" and props["output_offset_in_elements"] == "4"
     assert props["expected_hex"] == "0000803f" and props["actual_hex"] == "00000040"
     assert "strides ignored" in props["diagnosis"]
     out = cases[1].findtext("system-out") or ""

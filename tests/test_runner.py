@@ -88,8 +88,8 @@ def test_mismatch_figures(monkeypatch: pytest.MonkeyPatch) -> None:
     assert r.status is Status.MISMATCH and r.mismatch_count == 1
     assert r.first_mismatch_index == index
     # output index (3, 1, 2) reads input element x[1, 2, 3]: packed offset 1*12 + 2*4 + 3
-    assert r.input_offset == int(np.ravel_multi_index((1, 2, 3), (2, 3, 4)))
-    assert r.output_offset == int(np.ravel_multi_index(index, (4, 2, 3)))
+    assert r.input_offset_in_elements == int(np.ravel_multi_index((1, 2, 3), (2, 3, 4)))
+    assert r.output_offset_in_elements == int(np.ravel_multi_index(index, (4, 2, 3)))
     x = make_input(case)
     assert r.actual_hex == np.transpose(x, (2, 0, 1))[index].astype("<f4").tobytes().hex()
 

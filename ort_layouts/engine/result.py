@@ -11,6 +11,10 @@ from ort_layouts.operators.case import Case
 __all__ = ["CaseResult", "Status"]
 
 
+# fields of reports written before their names carried the unit
+_RENAMED = {"input_offset": "input_offset_in_elements", "output_offset": "output_offset_in_elements"}
+
+
 class Status(enum.StrEnum):
     PASS = "pass"
     MISMATCH = "mismatch"
@@ -31,8 +35,8 @@ class CaseResult:
         element_count: logical elements compared.
         mismatch_count: elements whose bits differ.
         first_mismatch_index: logical index of the first mismatch (output coordinates).
-        input_offset: buffer offset (elements) of the input element that index reads, if any.
-        output_offset: buffer offset (elements) of that index in the output.
+        input_offset_in_elements: buffer offset (elements) of the input element that index reads, if any.
+        output_offset_in_elements: buffer offset (elements) of that index in the output.
         expected_hex / actual_hex: the raw bits of the first mismatching element.
         diagnosis: what the EP did, in layout terms, when an alternative descriptor explains it.
         known_issue: for a mismatch that a known EP deviation explains (its diagnosis proves the
@@ -50,8 +54,8 @@ class CaseResult:
     element_count: int = 0
     mismatch_count: int = 0
     first_mismatch_index: tuple[int, ...] | None = None
-    input_offset: int | None = None
-    output_offset: int | None = None
+    input_offset_in_elements: int | None = None
+    output_offset_in_elements: int | None = None
     expected_hex: str = ""
     actual_hex: str = ""
     diagnosis: str = ""
@@ -83,7 +87,7 @@ class CaseResult:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CaseResult:
-        d = {k: v for k, v in data.items() if k != "id"}
+        d = {_RENAMED.get(k, k): v for k, v in data.items() if k != "id"}
         d["case"] = Case.from_dict(d["case"])
         d["status"] = Status(d["status"])
         if d.get("first_mismatch_index") is not None:

@@ -215,9 +215,9 @@ class _Run:
                               node_provider=node_provider, element_count=cmp.element_count,
                               descriptors=prep.descriptors, seconds=total)
         index = cmp.first_mismatch_index
-        input_offset = output_offset = None
+        input_offset_in_elements = output_offset_in_elements = None
         if index is not None:
-            input_offset, output_offset = _mismatch_offsets(prep.op, index)
+            input_offset_in_elements, output_offset_in_elements = _mismatch_offsets(prep.op, index)
         try:
             diagnosis = diagnose(prep.case, prep.input, actual)
         except Exception as e:  # a diagnosis must never hide the mismatch itself
@@ -227,7 +227,7 @@ class _Run:
             prep.case, Status.MISMATCH, self.config.name, self.device, node_provider=node_provider,
             element_count=cmp.element_count, mismatch_count=cmp.mismatch_count,
             first_mismatch_index=None if index is None else tuple(int(i) for i in index),
-            input_offset=input_offset, output_offset=output_offset,
+            input_offset_in_elements=input_offset_in_elements, output_offset_in_elements=output_offset_in_elements,
             expected_hex=cmp.expected_hex, actual_hex=cmp.actual_hex, diagnosis=diagnosis,
             message=message, descriptors=prep.descriptors,
             seconds=seconds + prep.seconds + time.perf_counter() - start)

@@ -42,7 +42,7 @@ code,pre{font-family:ui-monospace,Consolas,monospace;font-size:.9em}pre{backgrou
 """
 
 
-def _e(value: object) -> str:
+def escape(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
@@ -50,7 +50,7 @@ def page(title: str, body: str) -> str:
     """A complete HTML document with the shared style sheet inline."""
     return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            f"<title>{_e(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n")
+            f"<title>{escape(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n")
 
 
 def case_anchor(case_id: str) -> str:
@@ -83,7 +83,7 @@ def picture(result: CaseResult) -> str:
                 return ""
             desc = BufferTensorDesc.from_dict(data)
     except (ValueError, KeyError) as e:
-        return f"<p>(the descriptors cannot be drawn: {_e(e)})</p>"
+        return f"<p>(the descriptors cannot be drawn: {escape(e)})</p>"
     caption = ("the operator's input and output" if isinstance(desc, PaddingOp)
                else "the input, as the EP reads it")
     try:
@@ -101,16 +101,16 @@ def picture(result: CaseResult) -> str:
         text = str(render_text(desc))
     except Exception as e:
         text = f"(no picture: {e})"
-    return f'<figure class="picture"><pre>{_e(text)}</pre><figcaption>{caption}</figcaption></figure>'
+    return f'<figure class="picture"><pre>{escape(text)}</pre><figcaption>{caption}</figcaption></figure>'
 
 
 def _descriptor_table(descriptors: Mapping[str, Any]) -> str:
     rows = []
     for role, d in _flatten_descriptors(descriptors):
         rows.append(
-            f"<tr><th>{_e(role)}</th><td>{_e(d.get('data_type', ''))}</td><td>{_e(d.get('sizes'))}</td>"
-            f"<td>{_e(d.get('strides') if d.get('strides') is not None else 'packed')}</td>"
-            f"<td>{_e(d.get('total_tensor_size_in_bytes', ''))}</td></tr>")
+            f"<tr><th>{escape(role)}</th><td>{escape(d.get('data_type', ''))}</td><td>{escape(d.get('sizes'))}</td>"
+            f"<td>{escape(d.get('strides') if d.get('strides') is not None else 'packed')}</td>"
+            f"<td>{escape(d.get('total_tensor_size_in_bytes', ''))}</td></tr>")
     if not rows:
         return ""
     return ("<table class=\"descriptors\"><tr><th>tensor</th><th>data type</th><th>sizes</th>"
@@ -135,31 +135,31 @@ def _case_table(headers: Sequence[str], results: Sequence[CaseResult],
                 detail: Callable[[CaseResult], str] | None = None) -> str:
     """A table of cases, each row anchored by its case id: the id (and ``detail`` under it),
     then ``cells``."""
-    head = "".join(f"<th>{_e(h)}</th>" for h in ("case", *headers))
+    head = "".join(f"<th>{escape(h)}</th>" for h in ("case", *headers))
     rows = []
     for r in results:
-        first = f"<code>{_e(r.case.id)}</code>" + (f"<br>{_e(detail(r))}" if detail else "")
-        rest = "".join(f"<td>{_e(c)}</td>" for c in cells(r))
-        rows.append(f'<tr id="{_e(case_anchor(r.case.id))}"><td>{first}</td>{rest}</tr>')
+        first = f"<code>{escape(r.case.id)}</code>" + (f"<br>{escape(detail(r))}" if detail else "")
+        rest = "".join(f"<td>{escape(c)}</td>" for c in cells(r))
+        rows.append(f'<tr id="{escape(case_anchor(r.case.id))}"><td>{first}</td>{rest}</tr>')
     return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
 
 
 def _case_section(result: CaseResult, *, draw: bool) -> str:
     r = result
-    figures = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in result_figures(r).items() if v != "")
+    figures = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in result_figures(r).items() if v != "")
     parts = [
-        f'<section class="case {r.status.value}" id="{_e(case_anchor(r.case.id))}">',
-        f"<h3><code>{_e(r.case.id)}</code> <span class=\"{r.status.value}\">{_e(r.status.value)}</span></h3>",
-        f'<p class="what">{_e(failure_text(r))}</p>',
+        f'<section class="case {r.status.value}" id="{escape(case_anchor(r.case.id))}">',
+        f"<h3><code>{escape(r.case.id)}</code> <span class=\"{r.status.value}\">{escape(r.status.value)}</span></h3>",
+        f'<p class="what">{escape(failure_text(r))}</p>',
     ]
     if r.diagnosis:
-        parts.append(f'<p class="diagnosis">Diagnosis: {_e(r.diagnosis)}</p>')
+        parts.append(f'<p class="diagnosis">Diagnosis: {escape(r.diagnosis)}</p>')
     parts.append(_descriptor_table(r.descriptors))
     if draw:
         parts.append(picture(r))
     parts.append(f'<details><summary>figures and descriptors</summary><dl class="figures">{figures}</dl>'
-                 f"<pre>{_e(json.dumps(r.descriptors, indent=1, sort_keys=True))}</pre>"
-                 f"<pre>{_e(json.dumps(r.case.to_dict(), sort_keys=True))}</pre></details>")
+                 f"<pre>{escape(json.dumps(r.descriptors, indent=1, sort_keys=True))}</pre>"
+                 f"<pre>{escape(json.dumps(r.case.to_dict(), sort_keys=True))}</pre></details>")
     parts.append("</section>")
     return "\n".join(parts)
 
@@ -174,7 +174,7 @@ def _matrix(report: Report) -> str:
     for op in ops:
         dtypes = list(dict.fromkeys(dt for o, dt, _ in groups if o == op))
         ranks = sorted({rank for o, _, rank in groups if o == op})
-        out.append(f'<h3>{_e(op)}</h3>\n<table class="matrix" data-op="{_e(op)}">'
+        out.append(f'<h3>{escape(op)}</h3>\n<table class="matrix" data-op="{escape(op)}">'
                    "<tr><th>data type \\ rank</th>" + "".join(f"<th>{rank}</th>" for rank in ranks) + "</tr>")
         for dt in dtypes:
             cells = []
@@ -190,10 +190,10 @@ def _matrix(report: Report) -> str:
                 bad = next((r for r in rs if is_failure(r)), None) or next(
                     (r for r in rs if r.status is Status.MISMATCH), None)
                 if bad is not None:
-                    label = f'<a href="#{_e(case_anchor(bad.case.id))}">{label}</a>'
-                cells.append(f'<td class="cell {cls}" data-op="{_e(op)}" data-dtype="{_e(dt)}" '
-                             f'data-rank="{rank}" title="{_e(breakdown)}">{label}</td>')
-            out.append(f"<tr><th>{_e(dt)}</th>{''.join(cells)}</tr>")
+                    label = f'<a href="#{escape(case_anchor(bad.case.id))}">{label}</a>'
+                cells.append(f'<td class="cell {cls}" data-op="{escape(op)}" data-dtype="{escape(dt)}" '
+                             f'data-rank="{rank}" title="{escape(breakdown)}">{label}</td>')
+            out.append(f"<tr><th>{escape(dt)}</th>{''.join(cells)}</tr>")
         out.append("</table>")
     return "\n".join(out)
 
@@ -216,7 +216,7 @@ def _environment_rows(meta: Mapping[str, Any]) -> str:
     rows += [("command", meta.get("command", "")), ("started", meta.get("started", "")),
              ("finished", meta.get("finished", "")), ("resumed", ", ".join(meta.get("resumed", []) or [])),
              ("selection", json.dumps(meta.get("selection", {}), sort_keys=True))]
-    return "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in rows if v not in ("", None))
+    return "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in rows if v not in ("", None))
 
 
 def render_report_html(report: Report, *, strict: bool = False) -> str:
@@ -234,7 +234,7 @@ def render_report_html(report: Report, *, strict: bool = False) -> str:
     body = [
         "<h1>ort_layouts validation report</h1>",
         '<section id="summary"><h2>Summary</h2>',
-        f'<p class="verdict {"fail" if failed else "pass"}">{_e(verdict)}</p>',
+        f'<p class="verdict {"fail" if failed else "pass"}">{escape(verdict)}</p>',
         "<table class=\"counts\"><tr>" + "".join(f"<th>{s}</th>" for s in counts) + "<th>total</th></tr>"
         f"<tr>{count_cells}<td>{len(report.results)}</td></tr></table>",
         "<p>Unsupported cases (the provider could not build or place the node) and mismatches that a "
@@ -260,8 +260,8 @@ def render_report_html(report: Report, *, strict: bool = False) -> str:
     body.append("</section>")
     body.append(f'<section id="all"><h2>All cases</h2><details><summary>{len(report.results)} cases</summary>'
                 "<table><tr><th>case</th><th>status</th><th>node provider</th><th>seconds</th></tr>"
-                + "".join(f'<tr><td><code>{_e(r.case.id)}</code></td><td class="{r.status.value}">'
-                          f"{_e(r.status.value)}</td><td>{_e(r.node_provider)}</td><td>{r.seconds:.4f}</td></tr>"
+                + "".join(f'<tr><td><code>{escape(r.case.id)}</code></td><td class="{r.status.value}">'
+                          f"{escape(r.status.value)}</td><td>{escape(r.node_provider)}</td><td>{r.seconds:.4f}</td></tr>"
                           for r in report.results)
                 + "</table></details></section>")
     where = f"{report.meta.get('provider', '')} {report.meta.get('device', '')}".strip()

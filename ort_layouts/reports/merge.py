@@ -12,7 +12,7 @@ from typing import Any
 from ort_layouts._errors import ReportError
 from ort_layouts.engine.result import CaseResult, Status
 from ort_layouts.operators.case import Case
-from ort_layouts.reports.html import _e, case_anchor, page
+from ort_layouts.reports.html import case_anchor, escape, page
 from ort_layouts.reports.report import (
     Report,
     atomic_write_text,
@@ -134,7 +134,7 @@ class Matrix:
 
     def to_html(self) -> str:
         cols = "".join(f"<th>[{i + 1}]</th>" for i in range(len(self.columns)))
-        legend = "".join(f"<li>[{i + 1}] {_e(c.label)} <small>({_e(c.source)})</small>"
+        legend = "".join(f"<li>[{i + 1}] {escape(c.label)} <small>({escape(c.source)})</small>"
                          + ("" if c.complete else " <b>incomplete</b>") + "</li>"
                          for i, c in enumerate(self.columns))
         body = ["<h1>ort_layouts compatibility matrix</h1>", f'<ol class="columns">{legend}</ol>',
@@ -148,9 +148,9 @@ class Matrix:
                 cls = ("none" if not ran else "fail" if n["failed"] else "known" if n["known"] else
                        "pass" if n["pass"] == ran else "unsupported" if not n["pass"] else "partial")
                 title = ", ".join(f"{v} {k}" for k, v in n.items() if v and k != "failed")
-                cells.append(f'<td class="cell {cls}" title="{_e(title)}">'
+                cells.append(f'<td class="cell {cls}" title="{escape(title)}">'
                              f"{n['pass']}/{ran}</td>" if ran else '<td class="cell none">&mdash;</td>')
-            body.append(f"<tr><td>{_e(op)}</td><td>{_e(dt)}</td><td>{rank}</td>{''.join(cells)}</tr>")
+            body.append(f"<tr><td>{escape(op)}</td><td>{escape(dt)}</td><td>{rank}</td>{''.join(cells)}</tr>")
         body.append("</table></section>")
         differing = self.differing()
         body.append(f'<section id="differing"><h2>Cases that differ ({len(differing)})</h2>')
@@ -162,9 +162,9 @@ class Matrix:
                     if r is None:
                         cells.append('<td class="none">not run</td>')
                     else:
-                        cells.append(f'<td class="{r.status.value}" title="{_e(failure_text(r))}">'
-                                     f"{_e(r.status.value)}</td>")
-                body.append(f'<tr id="{_e(case_anchor(cid))}"><td><code>{_e(cid)}</code></td>'
+                        cells.append(f'<td class="{r.status.value}" title="{escape(failure_text(r))}">'
+                                     f"{escape(r.status.value)}</td>")
+                body.append(f'<tr id="{escape(case_anchor(cid))}"><td><code>{escape(cid)}</code></td>'
                             f'{"".join(cells)}</tr>')
             body.append("</table>")
         body.append("</section>")

@@ -285,10 +285,10 @@ def failure_text(result: CaseResult) -> str:
     if result.first_mismatch_index is not None:
         text += f"; first at index {list(result.first_mismatch_index)}"
         offsets = []
-        if result.input_offset is not None:
-            offsets.append(f"input offset {result.input_offset}")
-        if result.output_offset is not None:
-            offsets.append(f"output offset {result.output_offset}")
+        if result.input_offset_in_elements is not None:
+            offsets.append(f"input offset {result.input_offset_in_elements} elements")
+        if result.output_offset_in_elements is not None:
+            offsets.append(f"output offset {result.output_offset_in_elements} elements")
         if offsets:
             text += " (" + ", ".join(offsets) + ")"
     if result.expected_hex or result.actual_hex:
@@ -319,8 +319,8 @@ def result_figures(result: CaseResult) -> dict[str, str]:
         "mismatch_count": str(r.mismatch_count),
         "first_mismatch_index": "" if r.first_mismatch_index is None else
         ",".join(map(str, r.first_mismatch_index)),
-        "input_offset": "" if r.input_offset is None else str(r.input_offset),
-        "output_offset": "" if r.output_offset is None else str(r.output_offset),
+        "input_offset_in_elements": "" if r.input_offset_in_elements is None else str(r.input_offset_in_elements),
+        "output_offset_in_elements": "" if r.output_offset_in_elements is None else str(r.output_offset_in_elements),
         "expected_hex": r.expected_hex,
         "actual_hex": r.actual_hex,
         "diagnosis": r.diagnosis,
