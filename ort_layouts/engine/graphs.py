@@ -24,6 +24,7 @@ from ort_layouts.operators.onnx_nodes import value_info
 from ort_layouts.operators.registry import operator_for_type
 
 __all__ = [
+    "provider_ir_version",
     "provider_opset",
     "build_model",
     "default_ir_version",
@@ -57,8 +58,9 @@ def _ort_version() -> tuple[int, int]:
         return (99, 0)
 
 
-def _table_limits() -> tuple[int, int]:
-    version = _ort_version()
+def _table_limits(version: tuple[int, int] | None = None) -> tuple[int, int]:
+    """(IR version, opset) the table gives for an ONNX Runtime release (default: the installed one)."""
+    version = _ort_version() if version is None else version
     ir, opset = _ORT_LIMITS[0][1], _ORT_LIMITS[0][2]
     for release, release_ir, release_opset in _ORT_LIMITS:
         if release <= version:
@@ -125,6 +127,20 @@ def provider_opset(provider: str) -> int:
     which its kernels serve Transpose, Expand and Pad, never above :func:`default_opset`."""
     newest = default_opset()
     return min(_EP_OPSET.get(provider, newest), newest)
+
+
+def provider_ir_version(provider: str) -> int:
+    """The IR version to build with for an execution provider (full name): the newest its
+    ONNX Runtime loads. DirectML through the worker runs the pinned onnxruntime-directml's
+    runtime, not the installed one."""
+    from ort_layouts.engine.providers import DML, dml_through_worker
+
+    if provider == DML and dml_through_worker():
+        from ort_layouts.engine.dml.stack import ORT_DIRECTML_VERSION
+
+        major, minor = (int(p) for p in ORT_DIRECTML_VERSION.split(".")[:2])
+        return min(default_ir_version(), _table_limits((major, minor))[0])
+    return default_ir_version()
 
 
 def build_model(

@@ -19,16 +19,18 @@ optimizations are off unless asked for: they could remove the very node under te
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import json
 import os
+import sys
 import threading
 from collections.abc import Mapping
 from typing import Any
 
 import onnx
 
-from ort_layouts._errors import ProviderError
+from ort_layouts._errors import OrtLayoutsError, ProviderError
 
 __all__ = [
     "DML",
@@ -280,6 +282,55 @@ def _device_info(ep_device: Any) -> DeviceInfo:
     return DeviceInfo(vendor, str(name), str(driver), str(kind), str(ep_device.ep_name))
 
 
+# ---- DirectML through the worker (any OS but Windows) -----------------------------------------
+_dml_worker_lock = threading.Lock()
+_dml_worker: Any = None
+
+
+def dml_through_worker() -> bool:
+    """Whether DirectML runs here through the worker process (Wine) rather than in-process: the
+    installed onnxruntime has no DML EP, and ``ort-layouts setup dml`` has set the stack up."""
+    import onnxruntime as ort
+
+    if DML in ort.get_available_providers() or sys.platform == "win32":
+        return False
+    from ort_layouts.engine.dml.stack import DmlStack
+
+    try:
+        return not DmlStack.default().missing()
+    except OrtLayoutsError:
+        return False
+
+
+def dml_worker() -> Any:
+    """The one DirectML worker of this process (started on first use, closed at exit)."""
+    global _dml_worker
+    with _dml_worker_lock:
+        if _dml_worker is None:
+            from ort_layouts.engine.dml.client import DmlWorker
+
+            _dml_worker = DmlWorker()
+            atexit.register(close_dml_worker)
+        return _dml_worker
+
+
+def close_dml_worker() -> None:
+    """Stop the DirectML worker (and its display), if one runs."""
+    global _dml_worker
+    with _dml_worker_lock:
+        worker, _dml_worker = _dml_worker, None
+    if worker is not None:
+        worker.close()
+
+
+def _dml_worker_device() -> DeviceInfo:
+    """The DirectML worker's device, from the stack's files (no Wine start)."""
+    from ort_layouts.engine.dml.stack import DmlStack, vulkan_driver
+
+    return DeviceInfo("", f"DirectML via Wine/vkd3d on Vulkan {vulkan_driver(DmlStack.default())}",
+                      type="GPU", ep=DML)
+
+
 def list_providers() -> list[ProviderInfo]:
     """Every EP this project knows, plus any other the runtime reports, with availability.
 
@@ -293,6 +344,8 @@ def list_providers() -> list[ProviderInfo]:
     for name, (short, is_gpu) in _KNOWN.items():
         devices = tuple(_device_info(d) for d in _ep_devices(name))
         available = bool(devices) if name == WEBGPU else name in built_in
+        if name == DML and not available and dml_through_worker():
+            available, devices = True, (_dml_worker_device(),)
         infos.append(ProviderInfo(name, short, available, devices, is_gpu))
     for name in built_in:
         if name not in _KNOWN:
@@ -334,8 +387,10 @@ def resolve_provider(name: str) -> str:
     full = matches[0]
     if full not in available:
         hint = ""
-        if full == DML:
-            hint = " (DirectML needs Windows and the onnxruntime-directml package)"
+        if full == DML and sys.platform == "win32":
+            hint = " (DirectML needs the onnxruntime-directml package)"
+        elif full == DML:
+            hint = " (set it up with: ort-layouts setup dml)"
         elif full in _plugin_errors:
             hint = f" (its plugin library is installed but did not register: {_plugin_errors[full]})"
         elif full == WEBGPU:
@@ -374,6 +429,8 @@ def make_session(model: bytes | onnx.ModelProto, config: ProviderConfig) -> Any:
     import onnxruntime as ort
 
     data = model.SerializeToString() if isinstance(model, onnx.ModelProto) else bytes(model)
+    if config.name == DML and dml_through_worker():
+        return _dml_worker_session(data, config)
     so = _session_options(config)
     providers: list[Any] | None
     if config.name == WEBGPU:
@@ -395,8 +452,25 @@ def make_session(model: bytes | onnx.ModelProto, config: ProviderConfig) -> Any:
         raise SessionCreationError(f"{config.name} could not create the session: {e}") from e
 
 
+def _dml_worker_session(data: bytes, config: ProviderConfig) -> Any:
+    """A session in the DirectML worker, with the settings of an in-process DML session."""
+    from ort_layouts.engine.dml.client import DmlSessionCreationError
+
+    try:
+        return dml_worker().create_session(
+            data, provider="DML", provider_options=config.provider_options(),
+            graph_optimization_level=99 if config.optimize else 0,
+            allow_cpu_fallback=not config.fallback_disabled, record_placement=config.record_assignment,
+            graph_fusion=not config.per_node)
+    except DmlSessionCreationError as e:
+        raise SessionCreationError(f"{config.name} could not create the session: {e}") from e
+
+
 def node_assignment(session: Any) -> dict[str, str]:
     """{node name: EP name} as ONNX Runtime recorded it; {} when this runtime cannot say."""
+    recorded = getattr(session, "node_assignment", None)
+    if recorded is not None:  # a DirectML worker session
+        return dict(recorded())
     get = getattr(session, "get_provider_graph_assignment_info", None)
     if get is None:
         return {}
@@ -422,6 +496,8 @@ def node_assignment_from_profile(path: str | os.PathLike[str]) -> dict[str, str]
 
 def device_description(config: ProviderConfig) -> str:
     """The device a config runs on, in words ("" when unknown)."""
+    if config.name == DML and dml_through_worker():
+        return str(dml_worker().stack_info())
     devices = _ep_devices(config.name)
     if config.name == CPU:
         return str(_device_info(devices[0])) if devices else "CPU"

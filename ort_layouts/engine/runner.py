@@ -22,7 +22,7 @@ import numpy as np
 
 from ort_layouts._errors import NotExpressibleError, OrtLayoutsError
 from ort_layouts.descriptors.dtypes import DataType
-from ort_layouts.engine.graphs import build_model, provider_opset
+from ort_layouts.engine.graphs import build_model, provider_ir_version, provider_opset
 from ort_layouts.engine.known_issues import known_issue_for
 from ort_layouts.engine.providers import (
     CPU,
@@ -80,6 +80,7 @@ class _Run:
         self.device = device
         self.on_result = on_result
         self.results: dict[int, CaseResult] = {}
+        self.ir_version = provider_ir_version(config.name)
 
     def emit(self, key: int, result: CaseResult) -> None:
         self.results[key] = result
@@ -99,7 +100,8 @@ class _Run:
         start = time.perf_counter()
         cases = [p.case for _, p in items]
         try:
-            model = build_model(cases, opset=cases[0].opset or provider_opset(self.config.name))
+            model = build_model(cases, opset=cases[0].opset or provider_opset(self.config.name),
+                                ir_version=self.ir_version)
             session = make_session(model, self.config)
         except (SessionCreationError, OrtLayoutsError) as e:
             if len(items) == 1:
@@ -328,6 +330,7 @@ def _keep_alive_session(config: ProviderConfig) -> Any:
         return None
     probe = Case("Transpose", DataType.FLOAT32, (1,), perm=(0,))
     try:
-        return make_session(build_model([probe], opset=provider_opset(config.name)), config)
+        return make_session(build_model([probe], opset=provider_opset(config.name),
+                                        ir_version=provider_ir_version(config.name)), config)
     except (SessionCreationError, OrtLayoutsError):
         return None

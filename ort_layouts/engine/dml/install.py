@@ -1,0 +1,359 @@
+"""Set up the DirectML-on-Linux stack (Debian bookworm, x86_64): :func:`setup_dml`.
+
+Idempotent: each step checks what is there and does only what is missing.
+
+1. System packages (root, apt): wine, wine64, xvfb, xauth, libvulkan1, gcc-mingw-w64-x86-64,
+   mingw-w64-x86-64-dev.
+2. Mesa lavapipe, unpacked privately (never installed): ``apt-get download`` of the pinned
+   ``mesa-vulkan-drivers`` through a private apt configuration (its own source list, lists and
+   cache folders under ``home/apt``: the system's apt configuration is not touched), then
+   ``dpkg-deb -x`` into ``home/mesa<N>/`` and an ICD json that points at the unpacked library.
+   Mesa 25 (bookworm-backports) is the working stack; Mesa 22 (bookworm's own) reproduces the
+   "silent zeros" stack bug on demand.
+3. ``onnxruntime.dll`` and ``DirectML.dll`` from the pinned ``onnxruntime-directml`` win_amd64
+   wheel (``pip download``), into ``home/bin/``.
+4. The worker program, compiled from ``worker.c`` with ``x86_64-w64-mingw32-gcc``.
+5. The Wine prefix (``wineboot -i``), with Wine's crash dialog turned off.
+6. A check: one Transpose through the worker, compared bit for bit.
+
+Everything is downloaded here; a run downloads nothing. Run it as
+``python -m ort_layouts.engine.dml.install [--mesa 22] [--home DIR]``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+from ort_layouts._errors import ProviderError
+from ort_layouts.engine.dml.stack import (
+    MESA_VERSIONS,
+    ORT_DIRECTML_VERSION,
+    DmlStack,
+    worker_source_digest,
+)
+
+__all__ = ["APT_PACKAGES", "DmlSetupError", "compile_worker", "setup_dml"]
+
+APT_PACKAGES = ("wine", "wine64", "xvfb", "xauth", "libvulkan1", "gcc-mingw-w64-x86-64",
+                "mingw-w64-x86-64-dev")
+DEBIAN_MIRROR = "http://deb.debian.org/debian"
+DEBIAN_KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
+MINGW_GCC = "x86_64-w64-mingw32-gcc"
+_WHEEL_DLLS = ("onnxruntime/capi/onnxruntime.dll", "onnxruntime/capi/DirectML.dll")
+
+
+class DmlSetupError(ProviderError):
+    """A setup step failed; the message says which, in one line."""
+
+
+Log = Callable[[str], None]
+
+
+def _no_log(_: str) -> None:
+    pass
+
+
+def _run(cmd: Sequence[str], what: str, *, env: dict[str, str] | None = None, cwd: Path | None = None,
+         timeout: float = 1800) -> subprocess.CompletedProcess[str]:
+    try:
+        done = subprocess.run(list(cmd), capture_output=True, text=True, env=env, cwd=cwd,
+                              timeout=timeout, check=False)
+    except FileNotFoundError as e:
+        raise DmlSetupError(f"{what}: {cmd[0]} is not installed") from e
+    except subprocess.TimeoutExpired as e:
+        raise DmlSetupError(f"{what}: `{' '.join(cmd)}` did not finish in {timeout:.0f} s") from e
+    if done.returncode != 0:
+        lines = [ln for ln in (done.stderr + "\n" + done.stdout).splitlines() if ln.strip()]
+        errors = [ln for ln in lines if ln.startswith(("E:", "ERROR", "error"))] or lines
+        last = errors[-1].strip() if errors else f"exit status {done.returncode}"
+        raise DmlSetupError(f"{what} failed: {last}")
+    return done
+
+
+@contextlib.contextmanager
+def _step(log: Log, what: str) -> Iterator[None]:
+    start = time.perf_counter()
+    yield
+    log(f"{what} ({time.perf_counter() - start:.1f} s)")
+
+
+# ---- 1. system packages -----------------------------------------------------------------------
+def _installed(package: str) -> bool:
+    try:
+        out = subprocess.run(["dpkg-query", "-W", "-f=${Status}", package],
+                             capture_output=True, text=True, check=False)
+    except FileNotFoundError:
+        return False
+    return out.returncode == 0 and out.stdout.strip() == "install ok installed"
+
+
+def _apt_packages(log: Log) -> None:
+    missing = [p for p in APT_PACKAGES if not _installed(p)]
+    if not missing:
+        log("system packages: all present")
+        return
+    command = "apt-get install -y --no-install-recommends " + " ".join(missing)
+    if shutil.which("apt-get") is None:
+        raise DmlSetupError(f"packages {missing} are missing and there is no apt-get "
+                            "(Debian bookworm is expected)")
+    if os.geteuid() != 0:
+        raise DmlSetupError(f"packages {missing} are missing; as root run: {command}")
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    with _step(log, f"system packages installed: {' '.join(missing)}"):
+        _run(["apt-get", "update", "-qq"], "apt-get update", env=env)
+        _run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing], command, env=env)
+
+
+# ---- 2. Mesa lavapipe, unpacked privately -----------------------------------------------------
+def _private_apt(home: Path) -> list[str]:
+    """apt options for a private configuration under ``home/apt`` (lists updated once)."""
+    root = home / "apt"
+    (root / "lists" / "partial").mkdir(parents=True, exist_ok=True)
+    (root / "cache" / "archives" / "partial").mkdir(parents=True, exist_ok=True)
+    sources = root / "sources.list"
+    suites = sorted({suite for _, suite in MESA_VERSIONS.values()})
+    sources.write_text("".join(f"deb [signed-by={DEBIAN_KEYRING}] {DEBIAN_MIRROR} {suite} main\n"
+                               for suite in suites))
+    return [
+        "-o", f"Dir::Etc::SourceList={sources}",
+        "-o", "Dir::Etc::SourceParts=/nonexistent",
+        "-o", f"Dir::State::Lists={root / 'lists'}",
+        "-o", f"Dir::Cache={root / 'cache'}",
+        "-o", "Dir::Cache::pkgcache=",
+        "-o", "Dir::Cache::srcpkgcache=",
+        # as root, apt downloads as _apt, which cannot write a private temporary folder
+        *(["-o", "APT::Sandbox::User=root"] if os.geteuid() == 0 else []),
+    ]
+
+
+def _write_icd(stack: DmlStack, mesa: str) -> None:
+    root = stack.mesa_dir(mesa)
+    library = root / "usr/lib/x86_64-linux-gnu/libvulkan_lvp.so"
+    if not library.is_file():
+        raise DmlSetupError(f"the Mesa {mesa} package has no {library.relative_to(root)}")
+    api_version = "1.3.0"
+    for shipped in sorted((root / "usr/share/vulkan/icd.d").glob("lvp_icd*.json")):
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            api_version = str(json.loads(shipped.read_text())["ICD"]["api_version"])
+    stack.mesa_icd(mesa).write_text(json.dumps(
+        {"file_format_version": "1.0.0", "ICD": {"library_path": str(library), "api_version": api_version}},
+        indent=2) + "\n")
+
+
+def _mesa(stack: DmlStack, mesa: str, log: Log) -> None:
+    version, suite = MESA_VERSIONS[mesa]
+    if stack.mesa_icd(mesa).is_file():
+        log(f"Mesa {mesa} lavapipe: present ({stack.mesa_dir(mesa)})")
+        return
+    with _step(log, f"Mesa {mesa} lavapipe: mesa-vulkan-drivers {version} ({suite}) unpacked in "
+                    f"{stack.mesa_dir(mesa)}"):
+        options = _private_apt(stack.home)
+        lists = stack.home / "apt" / "lists"
+        if not any(lists.glob("*_Packages*")):
+            _run(["apt-get", *options, "update", "-qq"], "apt-get update (private lists for Mesa)")
+        with tempfile.TemporaryDirectory(dir=stack.home) as tmp:
+            os.chmod(tmp, 0o755)
+            try:
+                _run(["apt-get", *options, "download", f"mesa-vulkan-drivers={version}"],
+                     f"downloading mesa-vulkan-drivers={version}", cwd=Path(tmp))
+            except DmlSetupError:
+                # the lists may be stale: refresh them once and retry
+                _run(["apt-get", *options, "update", "-qq"], "apt-get update (private lists for Mesa)")
+                _run(["apt-get", *options, "download", f"mesa-vulkan-drivers={version}"],
+                     f"downloading mesa-vulkan-drivers={version} from {suite}", cwd=Path(tmp))
+            debs = list(Path(tmp).glob("mesa-vulkan-drivers_*.deb"))
+            if len(debs) != 1:
+                raise DmlSetupError(f"apt-get download left {len(debs)} mesa-vulkan-drivers packages")
+            staging = Path(tmp) / "root"
+            _run(["dpkg-deb", "-x", str(debs[0]), str(staging)], f"unpacking {debs[0].name}")
+            target = stack.mesa_dir(mesa)
+            if target.exists():
+                shutil.rmtree(target)
+            staging.rename(target)
+        _write_icd(stack, mesa)
+
+
+# ---- 3. the DLLs from the wheel --------------------------------------------------------------
+def _dlls(stack: DmlStack, log: Log, *, force: bool) -> None:
+    if not force and stack.ort_dll.is_file() and stack.directml_dll.is_file():
+        log(f"onnxruntime.dll, DirectML.dll: present ({stack.bin_dir})")
+        return
+    spec = f"onnxruntime-directml=={ORT_DIRECTML_VERSION}"
+    with _step(log, f"onnxruntime.dll, DirectML.dll from {spec} (win_amd64) in {stack.bin_dir}"):
+        stack.bin_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=stack.home) as tmp:
+            _run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+                  "--platform", "win_amd64", "--python-version", "3.12", "--implementation", "cp",
+                  "--disable-pip-version-check", "-q", "-d", tmp, spec], f"pip download {spec}")
+            wheels = list(Path(tmp).glob("onnxruntime_directml-*.whl"))
+            if len(wheels) != 1:
+                raise DmlSetupError(f"pip download {spec} left {len(wheels)} wheels")
+            with zipfile.ZipFile(wheels[0]) as z:
+                names = set(z.namelist())
+                for member in _WHEEL_DLLS:
+                    if member not in names:
+                        raise DmlSetupError(f"{wheels[0].name} has no {member}")
+                    target = stack.bin_dir / Path(member).name
+                    part = target.with_suffix(".part")
+                    with z.open(member) as src, open(part, "wb") as dst:
+                        shutil.copyfileobj(src, dst)
+                    part.replace(target)
+
+
+# ---- 4. the worker ---------------------------------------------------------------------------
+def compile_worker(stack: DmlStack) -> Path:
+    """Compile ``worker.c`` into ``stack.worker_exe`` (with mingw-w64) and stamp it.
+
+    Raises:
+        DmlSetupError: the compiler is missing or the compilation failed.
+    """
+    from ort_layouts.engine.dml.stack import WORKER_SOURCE
+
+    if shutil.which(MINGW_GCC) is None:
+        raise DmlSetupError(f"{MINGW_GCC} is not installed: apt-get install -y gcc-mingw-w64-x86-64 "
+                            "mingw-w64-x86-64-dev")
+    stack.bin_dir.mkdir(parents=True, exist_ok=True)
+    part = stack.worker_exe.with_suffix(".part.exe")
+    _run([MINGW_GCC, "-std=c11", "-O2", "-Wall", "-Wextra", "-Wno-unused-parameter",
+          "-o", str(part), str(WORKER_SOURCE), "-static", "-ldxgi", "-lversion", "-lole32"],
+         f"compiling {WORKER_SOURCE.name}")
+    part.replace(stack.worker_exe)
+    stack.worker_stamp.write_text(worker_source_digest() + "\n")
+    return stack.worker_exe
+
+
+def _worker(stack: DmlStack, log: Log, *, force: bool) -> None:
+    if not force and stack.worker_current():
+        log(f"worker: current ({stack.worker_exe})")
+        return
+    with _step(log, f"worker compiled: {stack.worker_exe}"):
+        compile_worker(stack)
+
+
+# ---- 5. the Wine prefix ----------------------------------------------------------------------
+def _prefix(stack: DmlStack, log: Log) -> None:
+    if (stack.prefix / "system.reg").is_file():
+        log(f"Wine prefix: present ({stack.prefix})")
+        return
+    env = dict(os.environ, WINEPREFIX=str(stack.prefix), WINEDEBUG="-all", WINEDLLOVERRIDES="mscoree,mshtml=")
+    env.pop("DISPLAY", None)
+    with _step(log, f"Wine prefix created: {stack.prefix}"):
+        stack.prefix.parent.mkdir(parents=True, exist_ok=True)
+        _run(["wineboot", "-i"], "wineboot -i (creating the Wine prefix)", env=env, timeout=600)
+        # a crash must end the worker, never wait on a debugger dialog nobody sees
+        _run(["wine", "reg", "add", r"HKCU\Software\Wine\WineDbg", "/v", "ShowCrashDialog",
+              "/t", "REG_DWORD", "/d", "0", "/f"], "turning off Wine's crash dialog", env=env)
+        _run(["wineserver", "-w"], "waiting for wineserver", env=env, timeout=120)
+    if not (stack.prefix / "system.reg").is_file():
+        raise DmlSetupError(f"wineboot -i left no {stack.prefix / 'system.reg'}")
+
+
+# ---- 6. the check ----------------------------------------------------------------------------
+def _check(stack: DmlStack, log: Log) -> None:
+    """One Transpose through the worker on ``stack``, compared bit for bit. Mesa 22 is expected
+    to return zeros (the stack bug it is kept for): that is logged, not raised."""
+    import numpy as np
+    from onnx import TensorProto, helper
+
+    from ort_layouts.engine.dml.client import DmlWorker
+
+    graph = helper.make_graph(
+        [helper.make_node("Transpose", ["x"], ["y"], name="check_transpose", perm=[1, 0])], "check",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=9)
+    x = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
+    start = time.perf_counter()
+    with DmlWorker(stack) as worker:
+        info = worker.stack_info()
+        with worker.create_session(model.SerializeToString()) as session:
+            (y,) = session.run(None, {"x": x})
+            placement = session.node_assignment().get("check_transpose", "?")
+    seconds = time.perf_counter() - start
+    if y.tobytes() == np.ascontiguousarray(x.T).tobytes():
+        log(f"check on Mesa {stack.mesa}: Transpose bit-exact on {placement} ({seconds:.1f} s): {info}")
+        return
+    got = f"the Transpose returned {y.ravel().tolist()} instead of {x.T.ravel().tolist()} on {info}"
+    if stack.mesa == "22" and stack.vk_icd is None and not y.any():
+        log(f"check on Mesa {stack.mesa}: {got} (the known silent-zeros stack bug, as expected there)")
+        return
+    raise DmlSetupError(f"check failed: {got}")
+
+
+# ---- the whole setup -------------------------------------------------------------------------
+def setup_dml(*, home: str | os.PathLike[str] | None = None, mesa: str | Sequence[str] = "25",
+              log: Log = _no_log, apt: bool = True, force: bool = False, check: bool = True) -> DmlStack:
+    """Install whatever the DirectML-on-Linux stack is missing; return the stack.
+
+    Args:
+        home: where the private parts go (default :func:`~ort_layouts.engine.dml.stack.dml_home`).
+        mesa: the private lavapipe(s) to unpack: "25" (works), "22" (silent zeros), or both.
+            The returned stack uses the first.
+        log: receives one line per step (this function prints nothing).
+        apt: install missing system packages (needs root); False only checks them.
+        force: download the DLLs and compile the worker again even when present.
+        check: run one Transpose through the worker at the end.
+
+    Raises:
+        DmlSetupError: a step failed (one line naming it).
+    """
+    series = [mesa] if isinstance(mesa, str) else list(mesa)
+    for m in series:
+        if m not in MESA_VERSIONS:
+            raise DmlSetupError(f"Mesa {m!r} is not a known stack; choices: {sorted(MESA_VERSIONS)}")
+    stack = DmlStack.default(home=home, mesa=series[0])
+    stack.home.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    if apt:
+        _apt_packages(log)
+    for m in series:
+        _mesa(stack, m, log)
+    _dlls(stack, log, force=force)
+    _worker(stack, log, force=force)
+    _prefix(stack, log)
+    missing = stack.missing()
+    if missing:
+        raise DmlSetupError("setup finished but parts are missing: " + "; ".join(missing))
+    if check:
+        for m in series:
+            _check(dataclasses.replace(stack, mesa=m), log)
+    log(f"DirectML stack ready in {stack.home} ({time.perf_counter() - start:.1f} s)")
+    return stack
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m ort_layouts.engine.dml.install",
+                                     description="Set up the DirectML-on-Linux stack "
+                                                 "(Wine + vkd3d + lavapipe).")
+    parser.add_argument("--home", help="where the private parts go (default $ORT_LAYOUTS_DML_HOME or "
+                                       "~/.cache/ort_layouts/dml)")
+    parser.add_argument("--mesa", action="append", choices=sorted(MESA_VERSIONS),
+                        help="the private lavapipe: 25 (default) or 22 (reproduces silent zeros); repeatable")
+    parser.add_argument("--no-apt", action="store_true", help="do not install system packages")
+    parser.add_argument("--force", action="store_true", help="download the DLLs and compile the worker again")
+    parser.add_argument("--no-check", action="store_true", help="skip the final Transpose check")
+    args = parser.parse_args(argv)
+    try:
+        setup_dml(home=args.home, mesa=args.mesa or "25", log=lambda line: print(line, flush=True),
+                  apt=not args.no_apt, force=args.force, check=not args.no_check)
+    except ProviderError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())

@@ -1,0 +1,376 @@
+"""The DirectML-on-Linux stack: where its parts live, which are missing, and how a run is set up.
+
+The stack runs the real ONNX Runtime DirectML execution provider and the real ``DirectML.dll``
+under Wine, whose Direct3D 12 (vkd3d) translates to Vulkan:
+
+=====================  ==========================================================================
+part                   where it lives (``home`` is :func:`dml_home`)
+=====================  ==========================================================================
+Wine, Xvfb, mingw-w64  system packages (``apt-get install wine wine64 xvfb xauth libvulkan1
+                       gcc-mingw-w64-x86-64 mingw-w64-x86-64-dev``)
+onnxruntime.dll,       ``home/bin/``, from the ``onnxruntime-directml`` win_amd64 wheel
+DirectML.dll
+the worker program     ``home/bin/ort_layouts_dml_worker.exe``, compiled from ``worker.c``
+Vulkan driver          Mesa lavapipe unpacked privately: ``home/mesa25/`` (Mesa 25, the default)
+                       or ``home/mesa22/`` (bookworm's Mesa 22: DirectML's outputs are silently
+                       zero there), each with its own ICD json; or any ICD json named by
+                       ``ORT_LAYOUTS_DML_VK_ICD`` (the NVIDIA one on a GPU machine)
+Wine prefix            ``home/prefix/``
+=====================  ==========================================================================
+
+``home`` is ``$ORT_LAYOUTS_DML_HOME`` when set, else ``${XDG_CACHE_HOME:-~/.cache}/ort_layouts/dml``.
+:func:`ort_layouts.engine.dml.install.setup_dml` fills it; nothing here downloads anything.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from ort_layouts._errors import ProviderError
+
+__all__ = [
+    "MESA_VERSIONS",
+    "ORT_DIRECTML_VERSION",
+    "SETUP_COMMAND",
+    "WORKER_EXE",
+    "DmlStack",
+    "DmlStackInfo",
+    "DmlStackMissingError",
+    "dml_home",
+    "directml_file_version",
+    "run_environment",
+    "vkd3d_version",
+    "wine_version",
+]
+
+ORT_DIRECTML_VERSION = "1.24.4"  # the onnxruntime-directml wheel the DLLs come from
+# Mesa series -> the exact mesa-vulkan-drivers package version and the suite that has it
+MESA_VERSIONS: dict[str, tuple[str, str]] = {
+    "25": ("25.0.7-2~bpo12+1", "bookworm-backports"),
+    "22": ("22.3.6-1+deb12u2", "bookworm"),
+}
+WORKER_EXE = "ort_layouts_dml_worker.exe"
+WORKER_SOURCE = Path(__file__).with_name("worker.c")
+SETUP_COMMAND = "python -m ort_layouts.engine.dml.install"
+ENV_HOME = "ORT_LAYOUTS_DML_HOME"
+ENV_VK_ICD = "ORT_LAYOUTS_DML_VK_ICD"
+_LIBVULKAN = ("/usr/lib/x86_64-linux-gnu/libvulkan.so.1", "/usr/lib64/libvulkan.so.1",
+              "/usr/lib/libvulkan.so.1")
+
+
+class DmlStackMissingError(ProviderError):
+    """A part of the DirectML-on-Linux stack is not there; the message names each part and the
+    command that gets it (one line each)."""
+
+    def __init__(self, missing: list[str]) -> None:
+        super().__init__("the DirectML stack is not complete:\n" + "\n".join(f"  {m}" for m in missing))
+        self.missing = missing
+
+
+def dml_home() -> Path:
+    """The folder that holds the private parts of the stack."""
+    if os.environ.get(ENV_HOME):
+        return Path(os.environ[ENV_HOME]).expanduser()
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "ort_layouts" / "dml"
+
+
+def worker_source_digest() -> str:
+    """SHA-256 of ``worker.c``: a compiled worker is current when its stamp holds this."""
+    return hashlib.sha256(WORKER_SOURCE.read_bytes()).hexdigest()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DmlStack:
+    """The paths of one stack. ``mesa`` picks the private lavapipe ("25" or "22"); ``vk_icd``,
+    when given (or set in ``ORT_LAYOUTS_DML_VK_ICD``), names another Vulkan ICD json instead."""
+
+    home: Path
+    mesa: str = "25"
+    vk_icd: Path | None = None
+
+    @classmethod
+    def default(cls, *, home: str | os.PathLike[str] | None = None, mesa: str = "25",
+                vk_icd: str | os.PathLike[str] | None = None) -> DmlStack:
+        """The stack under ``home`` (default :func:`dml_home`), the ICD from ``vk_icd`` or
+        ``ORT_LAYOUTS_DML_VK_ICD`` or else the private Mesa ``mesa`` lavapipe."""
+        if mesa not in MESA_VERSIONS:
+            raise ProviderError(f"Mesa {mesa!r} is not a known stack; choices: {sorted(MESA_VERSIONS)}")
+        icd = vk_icd if vk_icd is not None else os.environ.get(ENV_VK_ICD) or None
+        return cls(Path(home).expanduser() if home is not None else dml_home(), mesa,
+                   Path(icd) if icd is not None else None)
+
+    @property
+    def bin_dir(self) -> Path:
+        return self.home / "bin"
+
+    @property
+    def worker_exe(self) -> Path:
+        return self.bin_dir / WORKER_EXE
+
+    @property
+    def worker_stamp(self) -> Path:
+        return self.bin_dir / (WORKER_EXE + ".sha256")
+
+    @property
+    def ort_dll(self) -> Path:
+        return self.bin_dir / "onnxruntime.dll"
+
+    @property
+    def directml_dll(self) -> Path:
+        return self.bin_dir / "DirectML.dll"
+
+    @property
+    def prefix(self) -> Path:
+        return self.home / "prefix"
+
+    def mesa_dir(self, mesa: str | None = None) -> Path:
+        return self.home / f"mesa{mesa or self.mesa}"
+
+    def mesa_icd(self, mesa: str | None = None) -> Path:
+        return self.mesa_dir(mesa) / "lvp_icd.json"
+
+    @property
+    def icd_json(self) -> Path:
+        """The Vulkan ICD json a run uses."""
+        return self.vk_icd if self.vk_icd is not None else self.mesa_icd()
+
+    def worker_current(self) -> bool:
+        """The worker exists and was compiled from the present ``worker.c``."""
+        try:
+            return (self.worker_exe.is_file()
+                    and self.worker_stamp.read_text().strip() == worker_source_digest())
+        except OSError:
+            return False
+
+    def missing(self, *, need_compiler: bool = False) -> list[str]:
+        """One line per missing part: what it is and the command that gets it ([] when complete).
+
+        A stale worker is not missing when the mingw-w64 compiler is here (the client rebuilds
+        it); ``need_compiler`` asks for the compiler anyway.
+        """
+        setup = SETUP_COMMAND + ("" if self.mesa == "25" else f" --mesa {self.mesa}")
+        out = []
+        if shutil.which("wine") is None:
+            out.append("Wine (the `wine` command): apt-get install -y wine wine64")
+        if shutil.which("Xvfb") is None and not os.environ.get("DISPLAY"):
+            out.append("an X server for Wine's Vulkan (Xvfb): apt-get install -y xvfb xauth")
+        if not any(os.path.exists(p) for p in _LIBVULKAN):
+            out.append("the Vulkan loader (libvulkan.so.1): apt-get install -y libvulkan1")
+        compiler = shutil.which("x86_64-w64-mingw32-gcc")
+        if compiler is None and (need_compiler or not self.worker_current()):
+            out.append("the mingw-w64 C compiler for the worker: "
+                       "apt-get install -y gcc-mingw-w64-x86-64 mingw-w64-x86-64-dev")
+        for dll in (self.ort_dll, self.directml_dll):
+            if not dll.is_file():
+                out.append(f"{dll.name} from onnxruntime-directml=={ORT_DIRECTML_VERSION} ({dll}): {setup}")
+        if not self.worker_exe.is_file() and compiler is not None:
+            out.append(f"the worker program ({self.worker_exe}): {setup}")
+        if self.vk_icd is not None:
+            if not self.vk_icd.is_file():
+                out.append(f"the Vulkan ICD json {self.vk_icd} (from {ENV_VK_ICD}) does not exist")
+        elif not self.mesa_icd().is_file():
+            version, suite = MESA_VERSIONS[self.mesa]
+            out.append(f"Mesa {self.mesa} lavapipe (mesa-vulkan-drivers {version} from {suite}, "
+                       f"unpacked in {self.mesa_dir()}): {setup}")
+        if not (self.prefix / "system.reg").is_file():
+            out.append(f"the Wine prefix ({self.prefix}): {setup}")
+        return out
+
+    def require(self, *, need_compiler: bool = False) -> None:
+        """Raise :class:`DmlStackMissingError` unless every part is here."""
+        missing = self.missing(need_compiler=need_compiler)
+        if missing:
+            raise DmlStackMissingError(missing)
+
+
+def run_environment(stack: DmlStack, display: str | None) -> dict[str, str]:
+    """The environment of a worker run: this process's, plus the stack's variables."""
+    env = dict(os.environ)
+    icd = str(stack.icd_json)
+    env.update({
+        "WINEPREFIX": str(stack.prefix),
+        "WINEDEBUG": "-all",
+        "WINEDLLOVERRIDES": "mscoree,mshtml=",  # no Mono / Gecko prompts
+        "VK_ICD_FILENAMES": icd,
+        "VK_DRIVER_FILES": icd,
+        "VKD3D_CONFIG": "virtual_heaps",  # without it every descriptor heap costs ~2 s
+        "WINE_D3D_CONFIG": "renderer=vulkan",
+    })
+    if display is not None:
+        env["DISPLAY"] = display
+    return env
+
+
+# ---- versions -------------------------------------------------------------------------------
+def wine_version() -> str:
+    """``wine --version`` (e.g. "wine-8.0 (Debian 8.0~repack-4)"), "" when Wine is absent."""
+    if shutil.which("wine") is None:
+        return ""
+    try:
+        out = subprocess.run(["wine", "--version"], capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return out.stdout.strip()
+
+
+def _wine_lib_dirs() -> list[Path]:
+    wine = shutil.which("wine")
+    dirs = [Path("/usr/lib/x86_64-linux-gnu/wine"), Path("/usr/lib/wine"), Path("/usr/local/lib/wine")]
+    if wine is not None:
+        dirs.append(Path(os.path.realpath(wine)).parent.parent / "lib" / "wine")
+    return [d for d in dirs if d.is_dir()]
+
+
+def vkd3d_version() -> str:
+    """The vkd3d version inside Wine's Direct3D 12 (e.g. "1.6"), "" when it cannot be read.
+
+    Wine 8 builds vkd3d into its ``d3d12.dll``/``wined3d.dll``; the library carries the string
+    ``vkd3d-shader <version>``. A Wine that uses a system libvkd3d is read from that library.
+    """
+    pattern = re.compile(rb"vkd3d(?:-shader)? (\d+\.\d+(?:\.\d+)?)")
+    candidates: list[Path] = []
+    for d in _wine_lib_dirs():
+        for sub in ("x86_64-windows", "x86_64-unix", ""):
+            for name in ("d3d12.dll", "wined3d.dll", "d3d12.so", "wined3d.so", "vkd3d.so"):
+                p = d / sub / name
+                if p.is_file():
+                    candidates.append(p)
+    for lib_dir in (Path("/usr/lib/x86_64-linux-gnu"),):
+        candidates.extend(sorted(lib_dir.glob("libvkd3d-shader.so.*")))
+    for path in candidates:
+        try:
+            found = pattern.search(path.read_bytes())
+        except OSError:
+            continue
+        if found:
+            return found.group(1).decode()
+    return ""
+
+
+def directml_file_version(path: str | os.PathLike[str]) -> str:
+    """The ``FileVersion`` string of a Windows DLL's version resource ("" when absent).
+
+    Reads the UTF-16 ``StringFileInfo`` entry, as ``strings -el`` would show it.
+    """
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return ""
+    key = "FileVersion".encode("utf-16-le") + b"\0\0"
+    at = data.find(key)
+    if at < 0:
+        return ""
+    at += len(key)
+    at += (-at) % 4  # the value is 32-bit aligned
+    end = at
+    while end + 1 < len(data) and data[end:end + 2] != b"\0\0":
+        end += 2
+    return data[at:end].decode("utf-16-le", errors="replace").strip()
+
+
+def _mesa_package_version(root: Path) -> str:
+    """The Debian version of an unpacked mesa-vulkan-drivers ("25.0.7-2~bpo12+1")."""
+    changelog = root / "usr/share/doc/mesa-vulkan-drivers/changelog.Debian.gz"
+    try:
+        with gzip.open(changelog, "rt", encoding="utf-8") as f:
+            first = f.readline()
+    except OSError:
+        return ""
+    found = re.match(r"\S+ \(([^)]+)\)", first)
+    return found.group(1) if found else ""
+
+
+def _icd_library(icd_json: Path) -> str:
+    try:
+        return str(json.loads(icd_json.read_text())["ICD"]["library_path"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+
+
+def _nvidia_driver_version() -> str:
+    try:
+        text = Path("/proc/driver/nvidia/version").read_text()
+    except OSError:
+        return ""
+    found = re.search(r"Kernel Module(?: for \S+)?\s+(\d+(?:\.\d+)+)", text)
+    return found.group(1) if found else ""
+
+
+def vulkan_driver(stack: DmlStack) -> str:
+    """The Vulkan driver a run uses, in words: "lavapipe (Mesa 25.0.7-2~bpo12+1)", "NVIDIA 580.x"."""
+    library = _icd_library(stack.icd_json)
+    name = os.path.basename(library)
+    if "lvp" in name:
+        path = Path(library)
+        root = stack.mesa_dir() if stack.vk_icd is None else path.parents[min(3, len(path.parents) - 1)]
+        version = _mesa_package_version(root)
+        return f"lavapipe (Mesa {version})" if version else "lavapipe (Mesa)"
+    if "nvidia" in name.lower():
+        version = _nvidia_driver_version()
+        return f"NVIDIA {version}".strip()
+    return name or "unknown"
+
+
+# ---- the report ---------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True, slots=True)
+class DmlStackInfo:
+    """What a DirectML run ran on, for reports. Empty strings / zeros mean "unknown"."""
+
+    directml_version: str  # "1.15.4"
+    ort_version: str
+    d3d12: str
+    wine_version: str
+    vulkan_driver: str
+    vulkan_icd: str
+    adapter_name: str
+    adapter_vendor_id: int
+    adapter_device_id: int
+    adapter_dedicated_memory_bytes: int
+    shader_model: str = ""
+    feature_level: str = ""
+    typed_uav_load_additional_formats: bool | None = None
+    directml_path: str = ""
+    directml_file_version: str = ""  # the DLL's full FileVersion: "1.15.4+241025-1615.1.dml-1.15.fac7597"
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def __str__(self) -> str:
+        sm = f", shader model {self.shader_model}" if self.shader_model else ""
+        return (f"DirectML {self.directml_version} under ONNX Runtime {self.ort_version}, "
+                f"{self.d3d12} on {self.adapter_name} ({self.vulkan_driver}){sm}, {self.wine_version}")
+
+    @classmethod
+    def from_worker(cls, stack: DmlStack, info: Any) -> DmlStackInfo:
+        """Combine a worker's INFO answer (:class:`~ort_layouts.engine.dml.client.WorkerInfo`)
+        with what the stack's files say."""
+        adapter = info.adapters[0] if info.adapters else None
+        vkd3d = vkd3d_version()
+        file_version = info.directml_version or directml_file_version(stack.directml_dll)
+        return cls(
+            directml_version=file_version.split("+")[0].strip(),
+            ort_version=info.ort_version,
+            d3d12=f"vkd3d {vkd3d}" if vkd3d else "vkd3d",
+            wine_version=wine_version(),
+            vulkan_driver=vulkan_driver(stack),
+            vulkan_icd=str(stack.icd_json),
+            adapter_name=adapter.description if adapter else "",
+            adapter_vendor_id=adapter.vendor_id if adapter else 0,
+            adapter_device_id=adapter.device_id if adapter else 0,
+            adapter_dedicated_memory_bytes=adapter.dedicated_video_memory if adapter else 0,
+            shader_model=info.shader_model,
+            feature_level=info.feature_level,
+            typed_uav_load_additional_formats=info.typed_uav_load_additional_formats,
+            directml_path=info.directml_path,
+            directml_file_version=file_version,
+        )

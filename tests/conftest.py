@@ -1,0 +1,22 @@
+"""Test isolation: DirectML through the worker is seen only by the tests that ask for it.
+
+When ``ort-layouts setup dml`` has run on a machine, the DirectML EP becomes the default
+provider there. Tests outside ``tests/engine/dml`` assert what a machine without it does, so
+they see an empty DirectML home; the DirectML tests see the real one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+DML_TESTS = Path(__file__).parent / "engine" / "dml"
+
+
+@pytest.fixture(autouse=True)
+def _dml_only_where_asked(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+                          monkeypatch: pytest.MonkeyPatch) -> None:
+    if DML_TESTS in Path(str(request.node.fspath)).parents:
+        return
+    monkeypatch.setenv("ORT_LAYOUTS_DML_HOME", str(tmp_path_factory.getbasetemp() / "no-dml-home"))

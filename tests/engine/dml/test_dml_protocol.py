@@ -1,0 +1,273 @@
+"""The DirectML worker client against a stand-in worker (fake_worker.py) that speaks the same
+protocol and runs models on this Python's CPU ONNX Runtime: no Wine needed.
+
+Also the stack's bookkeeping: where it lives, what is missing, the run environment.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from ort_layouts._errors import DataTypeError, ProviderError
+from ort_layouts.engine.dml import client as C
+from ort_layouts.engine.dml.client import (
+    DmlProtocolError,
+    DmlRunError,
+    DmlSessionCreationError,
+    DmlWorker,
+    DmlWorkerCrashedError,
+)
+from ort_layouts.engine.dml.stack import (
+    SETUP_COMMAND,
+    DmlStack,
+    DmlStackInfo,
+    DmlStackMissingError,
+    directml_file_version,
+    dml_home,
+    run_environment,
+)
+
+FAKE = [sys.executable, str(Path(__file__).with_name("fake_worker.py"))]
+WORKER_C = Path(C.__file__).with_name("worker.c")
+
+DTYPES = [np.float32, np.float16, np.float64, np.int8, np.int16, np.int32, np.int64,
+          np.uint8, np.uint16, np.uint32, np.uint64, np.bool_]
+
+
+def identity_model(names_types_shapes: list[tuple[str, int, list[int]]],
+                   op: str = "Identity") -> onnx.ModelProto:
+    nodes = [helper.make_node(op, [n], [f"{n}_out"], name=f"{n}_node") for n, _, _ in names_types_shapes]
+    graph = helper.make_graph(
+        nodes, "g",
+        [helper.make_tensor_value_info(n, t, s) for n, t, s in names_types_shapes],
+        [helper.make_tensor_value_info(f"{n}_out", t, s) for n, t, s in names_types_shapes])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=9)
+
+
+def random_array(rng: np.random.Generator, dtype: type, shape: tuple[int, ...]) -> np.ndarray:
+    if dtype is np.bool_:
+        return rng.integers(0, 2, shape).astype(np.bool_)
+    size = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+    if np.dtype(dtype).kind == "f":
+        return rng.standard_normal(shape).astype(dtype)
+    return rng.integers(0, 256, size, dtype=np.uint8).view(dtype).reshape(shape)
+
+
+@pytest.fixture(scope="module")
+def worker() -> Iterator[DmlWorker]:
+    w = DmlWorker(command=FAKE, timeout_s=20)
+    w.start()
+    yield w
+    w.close()
+
+
+def test_hello(worker: DmlWorker) -> None:
+    assert worker.running
+    assert worker.ort_version == "9.9.9-fake"
+    assert worker.api_version == 24
+    assert worker.generation >= 1
+
+
+def test_info(worker: DmlWorker) -> None:
+    info = worker.info()
+    assert info.directml_version == "1.15.4+fake"
+    assert info.shader_model == "5.1" and info.feature_level == "11_1"
+    assert info.typed_uav_load_additional_formats is True
+    (adapter,) = info.adapters
+    assert (adapter.description, adapter.vendor_id, adapter.device_id) == ("Fake Adapter", 0x10005, 7)
+    assert adapter.dedicated_video_memory == 1 << 30 and not adapter.software
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4), (), (0,), (2, 0, 3), (1,)], ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_round_trip_every_type_and_shape(worker: DmlWorker, dtype: type, shape: tuple[int, ...]) -> None:
+    rng = np.random.default_rng(1234)
+    code = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    x = random_array(rng, dtype, shape)
+    with worker.create_session(identity_model([("x", code, list(shape))])) as session:
+        (y,) = session.run(None, {"x": x})
+    assert y.dtype == np.dtype(dtype) and y.shape == shape
+    assert y.tobytes() == x.tobytes()
+
+
+def test_many_inputs_and_chosen_outputs(worker: DmlWorker) -> None:
+    model = identity_model([("a", TensorProto.FLOAT, [2]), ("b", TensorProto.INT64, [3]),
+                            ("c", TensorProto.BOOL, [1, 2])])
+    feeds = {"a": np.array([1.5, -2], np.float32), "b": np.array([1 << 40, -1, 7], np.int64),
+             "c": np.array([[True, False]])}
+    session = worker.create_session(model)
+    assert session.input_names == ("a", "b", "c")
+    assert session.output_names == ("a_out", "b_out", "c_out")
+    outs = session.run(None, feeds)
+    assert [o.tobytes() for o in outs] == [feeds[k].tobytes() for k in "abc"]
+    c, a = session.run(["c_out", "a_out"], feeds)
+    assert c.dtype == np.bool_ and a.dtype == np.float32
+    assert session.node_assignment() == {"a_node": "DmlExecutionProvider", "b_node": "DmlExecutionProvider",
+                                         "c_node": "DmlExecutionProvider"}
+    assert session.node_op_types()["a_node"] == "Identity"
+    assert session.create_seconds == pytest.approx(1e-6) and session.run_seconds == pytest.approx(2e-6)
+    session.release()
+
+
+def test_non_contiguous_and_big_endian_feeds(worker: DmlWorker) -> None:
+    x = np.arange(24, dtype=">i4").reshape(4, 6)[:, ::2]
+    with worker.create_session(identity_model([("x", TensorProto.INT32, [4, 3])])) as session:
+        (y,) = session.run(None, {"x": x})
+    assert y.dtype == np.dtype("<i4")
+    np.testing.assert_array_equal(y, x)
+
+
+def test_placement_not_recorded(worker: DmlWorker) -> None:
+    with worker.create_session(identity_model([("x", TensorProto.FLOAT, [1])]), record_placement=False) as s:
+        assert s.node_assignment() == {}
+        assert s.placement_note
+
+
+def test_session_creation_error_carries_ort_text(worker: DmlWorker) -> None:
+    model = identity_model([("x", TensorProto.FLOAT, [3])], op="Unique")
+    with pytest.raises(DmlSessionCreationError, match="fallback to CPU EP has been explicitly disabled") as e:
+        worker.create_session(model)
+    assert e.value.code == 1
+    assert isinstance(e.value, ProviderError)
+    pid = worker.pid
+    worker.create_session(model, allow_cpu_fallback=True).release()  # the worker lives on
+    assert worker.pid == pid
+
+
+def test_run_error_leaves_the_worker_running(worker: DmlWorker) -> None:
+    pid = worker.pid
+    model = identity_model([("x", TensorProto.FLOAT, [1]), ("fail", TensorProto.FLOAT, [1])])
+    session = worker.create_session(model)
+    with pytest.raises(DmlRunError, match="fake Run failure") as e:
+        session.run(None, {"x": np.zeros(1, np.float32), "fail": np.zeros(1, np.float32)})
+    assert e.value.code == 2
+    assert worker.pid == pid
+    session.release()
+
+
+def test_unsupported_feed_dtype_is_refused_before_sending(worker: DmlWorker) -> None:
+    session = worker.create_session(identity_model([("x", TensorProto.FLOAT, [1])]))
+    with pytest.raises(DataTypeError, match="numpy dtype <U1"):
+        session.run(None, {"x": np.array(["a"])})
+    session.release()
+    with pytest.raises(ProviderError, match="released"):
+        session.run(None, {"x": np.zeros(1, np.float32)})
+
+
+def test_bad_arguments() -> None:
+    w = DmlWorker(command=FAKE)
+    with pytest.raises(ProviderError, match="optimization level 3"):
+        w.create_session(b"", graph_optimization_level=3)
+    with pytest.raises(ProviderError, match="'CUDA'"):
+        w.create_session(b"", provider="CUDA")
+    w.close()
+
+
+@pytest.mark.parametrize("trigger", ["crash", "hang", "garbage"])
+def test_a_dead_worker_raises_then_restarts(trigger: str) -> None:
+    with DmlWorker(command=FAKE, timeout_s=3) as w:
+        model = identity_model([("x", TensorProto.FLOAT, [2]), (trigger, TensorProto.FLOAT, [1])])
+        session = w.create_session(model)
+        feeds = {"x": np.array([1, 2], np.float32), trigger: np.zeros(1, np.float32)}
+        with pytest.raises(DmlWorkerCrashedError) as e:
+            session.run(["x_out"], feeds)
+        if trigger == "crash":
+            assert e.value.returncode == 3
+            assert "crashing as asked" in e.value.stderr_tail
+        if trigger == "garbage":
+            assert isinstance(e.value, DmlProtocolError)
+        assert not w.running
+        # the next call starts a new worker and makes the session again there
+        del feeds[trigger]
+        good = w.create_session(identity_model([("x", TensorProto.FLOAT, [2])]))
+        assert w.generation == 2
+        assert good.run(None, feeds)[0].tolist() == [1, 2]
+
+
+def test_a_worker_killed_between_calls_is_replaced() -> None:
+    with DmlWorker(command=FAKE) as w:
+        session = w.create_session(identity_model([("x", TensorProto.FLOAT, [2])]))
+        first = w.pid
+        w.restart()
+        assert w.pid != first and w.generation == 2
+        assert session.run(None, {"x": np.ones(2, np.float32)})[0].tolist() == [1, 1]
+
+
+def test_stack_info_from_worker(worker: DmlWorker, tmp_path: Path) -> None:
+    info = DmlStackInfo.from_worker(DmlStack(tmp_path), worker.info())
+    assert info.directml_version == "1.15.4" and info.directml_file_version == "1.15.4+fake"
+    assert info.adapter_name == "Fake Adapter" and info.adapter_vendor_id == 0x10005
+    d = info.to_dict()
+    assert d["ort_version"] == "9.9.9-fake" and d["shader_model"] == "5.1"
+    assert "DirectML 1.15.4" in str(info)
+
+
+# ---- the protocol is documented the same way on both sides ------------------------------------
+def _ops(text: str, pattern: str) -> dict[str, int]:
+    return {name: int(num) for num, name in re.findall(pattern, text)}
+
+
+def test_protocol_doc_in_sync() -> None:
+    source = WORKER_C.read_text()
+    expected = {"HELLO": 1, "INFO": 2, "CREATE": 3, "RUN": 4, "RELEASE": 5, "QUIT": 6}
+    assert _ops(source, r"\* op (\d) (\w+)") == expected  # the comment at the top of worker.c
+    assert _ops(C.__doc__ or "", r"\n(\d)\s+(\w+)\s") == expected  # the client's docstring table
+    assert {name: int(n) for name, n in re.findall(r"OP_(\w+) = (\d)", source)} == expected
+    assert {name: getattr(C, f"OP_{name}") for name in expected} == expected
+    assert f"#define PROTOCOL_VERSION {C.PROTOCOL_VERSION}u" in source
+    assert f"#define HELLO_MAGIC 0x{C.HELLO_MAGIC:08X}u" in source
+
+
+# ---- the stack's bookkeeping ------------------------------------------------------------------
+def test_home_from_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("ORT_LAYOUTS_DML_HOME", str(tmp_path / "h"))
+    assert dml_home() == tmp_path / "h"
+    monkeypatch.delenv("ORT_LAYOUTS_DML_HOME")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert dml_home() == tmp_path / "cache" / "ort_layouts" / "dml"
+
+
+def test_missing_parts_name_the_command(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("ORT_LAYOUTS_DML_VK_ICD", raising=False)
+    stack = DmlStack.default(home=tmp_path)
+    missing = stack.missing()
+    text = "\n".join(missing)
+    for part in ("onnxruntime.dll", "DirectML.dll", "Mesa 25 lavapipe", "Wine prefix"):
+        assert part in text
+    assert all(SETUP_COMMAND in line or "apt-get install" in line for line in missing)
+    assert "--mesa 22" in "\n".join(DmlStack.default(home=tmp_path, mesa="22").missing())
+    with pytest.raises(DmlStackMissingError) as e:
+        DmlWorker(stack).start()
+    assert e.value.missing == missing or e.value.missing
+    with pytest.raises(ProviderError, match="choices"):
+        DmlStack.default(home=tmp_path, mesa="24")
+
+
+def test_run_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    icd = tmp_path / "nvidia_icd.json"
+    icd.write_text('{"ICD": {"library_path": "libGLX_nvidia.so.0"}}')
+    monkeypatch.setenv("ORT_LAYOUTS_DML_VK_ICD", str(icd))
+    stack = DmlStack.default(home=tmp_path)
+    env = run_environment(stack, ":7")
+    assert env["VK_ICD_FILENAMES"] == str(icd) and env["DISPLAY"] == ":7"
+    assert env["WINEPREFIX"] == str(tmp_path / "prefix") and env["WINEDEBUG"] == "-all"
+    assert env["VKD3D_CONFIG"] == "virtual_heaps" and env["WINE_D3D_CONFIG"] == "renderer=vulkan"
+    monkeypatch.delenv("ORT_LAYOUTS_DML_VK_ICD")
+    assert DmlStack.default(home=tmp_path, mesa="22").icd_json == tmp_path / "mesa22" / "lvp_icd.json"
+
+
+def test_directml_file_version_reads_the_version_resource(tmp_path: Path) -> None:
+    key = "FileVersion".encode("utf-16-le") + b"\0\0"
+    blob = b"MZ" + b"\0" * 5 + key
+    blob += b"\0" * ((-len(blob)) % 4) + "1.15.4+abc".encode("utf-16-le") + b"\0\0" + b"junk"
+    (tmp_path / "DirectML.dll").write_bytes(blob)
+    assert directml_file_version(tmp_path / "DirectML.dll") == "1.15.4+abc"
+    assert directml_file_version(tmp_path / "absent.dll") == ""

@@ -1,0 +1,55 @@
+"""``--provider dml`` through the worker: the engine's runner, reports and isolation on the real
+DirectML stack (skipped where it is not set up; ``ORT_LAYOUTS_REQUIRE_DML=1`` makes that a
+failure)."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from ort_layouts import Case, Status, run_cases, standard_suite
+from ort_layouts.engine.dml.stack import DmlStack
+from ort_layouts.engine.providers import DML, dml_through_worker, resolve_provider
+from ort_layouts.operators.expected import expected_output
+from ort_layouts.operators.values import make_input
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _stack() -> None:
+    missing = DmlStack.default().missing()
+    if missing or not dml_through_worker():
+        reason = "the DirectML stack is not set up (ort-layouts setup dml): " + "; ".join(missing)
+        if os.environ.get("ORT_LAYOUTS_REQUIRE_DML"):
+            pytest.fail(reason + " (and ORT_LAYOUTS_REQUIRE_DML is set)")
+        pytest.skip(reason)
+
+
+def test_dml_resolves_to_the_worker() -> None:
+    assert resolve_provider("dml") == DML
+
+
+def test_suite_cases_run_on_directml_bit_for_bit() -> None:
+    """Every op, three types, ranks 1-4: each case ran on DirectML and equals the reference
+    executor's output (re-checked here against numpy for the Transposes)."""
+    cases = standard_suite(ops=["Transpose", "Expand", "Pad"], dtypes=["float32", "int64", "uint8"],
+                           ranks=[1, 2, 4])[::7]
+    results = run_cases(cases, provider="dml")
+    statuses = {r.status for r in results}
+    assert Status.PASS in statuses and Status.MISMATCH not in statuses and Status.ERROR not in statuses
+    assert all(r.node_provider == DML for r in results if r.status is Status.PASS)
+    for c in cases:
+        if c.op == "Transpose":
+            x = make_input(c)
+            assert expected_output(c, x).tobytes() == np.ascontiguousarray(np.transpose(x, c.perm)).tobytes()
+
+
+def test_a_node_directml_cannot_take_is_unsupported_never_run_on_the_cpu() -> None:
+    """Negative pads (cropping) have no DirectML operator: the case is unsupported on DML, with
+    the reason, while the rest of its batch still runs on DirectML."""
+    crop = Case("Pad", "float32", (3, 4), pads=(-1, 0, 0, 0))
+    fine = Case("Transpose", "float32", (3, 4), perm=(1, 0))
+    bad, good = run_cases([crop, fine], provider="dml")
+    assert bad.status is Status.UNSUPPORTED and "cannot" in bad.message
+    assert good.status is Status.PASS and good.node_provider == DML
