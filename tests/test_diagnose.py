@@ -10,6 +10,7 @@ import pytest
 from ort_layouts.engine.diagnose import diagnose
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.expected import dml_operator as operator_for
+from ort_layouts.operators.values import make_input
 from ort_layouts.reference.buffers import unpack
 from ort_layouts.reference.compare import compare
 from ort_layouts.reference.execute import execute
@@ -125,3 +126,14 @@ def test_right_or_unexplained_output_gives_empty_string() -> None:
     noise = np.random.default_rng(5).random((4, 2, 3), dtype=np.float32)
     assert diagnose(case, X234, noise) == ""
     assert diagnose(case, X234, np.zeros((4, 2, 3), np.float64)) == ""
+
+
+def test_a_constant_written_as_another_value_is_named() -> None:
+    """A Pad whose borders hold another value than the constant (as a float16 Pad-10 on one
+    DirectML stack writes 0xFFFF): numpy pads with the wrong value, the diagnosis names it."""
+    case = Case("Pad", "float16", (3, 4), pads=(1, 2, 2, 1), mode="constant", pad_value_hex="00c2", seed=3)
+    x = make_input(case)
+    wrong = np.pad(x.view(np.uint16), ((1, 2), (2, 1)), constant_values=0xFFFF).view(np.float16)
+    text = diagnose(case, x, wrong)
+    assert text.startswith("output matches the constant replaced by 0xffff"), text
+    assert "0xc200 expected" in text

@@ -47,6 +47,7 @@ def diagnose(case: Case, input_array: np.ndarray, actual: np.ndarray) -> str:
         if act.dtype.itemsize * 8 != max(8, ctx.dtype.bitwidth):
             return ""
         act_bits = ctx.canonical(bits_of(act))
+        ctx.actual_bits = act_bits
         expected = ctx.run(ctx.op)
     except OrtLayoutsError:
         return ""

@@ -63,6 +63,9 @@ class DiagnosisContext:
         self.buffer = pack(self.source, np.asarray(input_array))
         # only the tensor's own elements are real data; anything past them is unknown
         self.elements = buffer_elements(self.buffer, self.dtype)[: self.source.element_count]
+        #: the output the EP returned, as flat bits (set by the diagnosis before it asks for
+        #: candidates; a candidate may read a value from it, e.g. the constant a Pad wrote)
+        self.actual_bits: np.ndarray | None = None
 
     def canonical(self, bits: np.ndarray) -> np.ndarray:
         return bits & np.uint8(0x0F) if is_nibble(self.dtype) else bits

@@ -106,6 +106,24 @@ def _pad_vectors(shape: tuple[int, ...], mode: str) -> list[tuple[int, ...]]:
     return list(dict.fromkeys(vecs))
 
 
+def _border_value(ctx: DiagnosisContext, variant: Callable[..., Callable[[], CandidateResult]],
+                  start: tuple[int, ...], end: tuple[int, ...]) -> bytes | None:
+    """The little-endian bytes of the first border element of the EP's output (None when the
+    case has no border or the type is 4-bit)."""
+    if ctx.actual_bits is None or ctx.dtype.bitwidth < 8:
+        return None
+    item = ctx.dtype.bitwidth // 8
+    low = variant(start, end, PaddingMode.CONSTANT, bytes(item))()
+    high = variant(start, end, PaddingMode.CONSTANT, b"\xff" * item)()
+    if not isinstance(low, np.ndarray) or not isinstance(high, np.ndarray) or low.size != ctx.actual_bits.size:
+        return None
+    border = low != high
+    if not border.any():
+        return None
+    value = ctx.actual_bits[border][0]
+    return np.asarray(value).astype(value.dtype.newbyteorder("<")).tobytes()
+
+
 class Pad(Operator):
     op_types = ("Pad",)
     min_opset = 2
@@ -259,6 +277,11 @@ class Pad(Operator):
         if mode == PaddingMode.CONSTANT and not zero_value:
             yield (f"the constant value lost (padding with 0 instead of 0x{value_hex})",
                    variant(start, end, mode, b""))
+        written = _border_value(ctx, variant, start, end) if mode == PaddingMode.CONSTANT else None
+        if written is not None and written != op.padding_value_bytes:
+            yield (f"the constant replaced by 0x{written[::-1].hex()} (0x{op.padding_value_bytes[::-1].hex() or '0'} "
+                   "expected; the interior and the borders' extent right)",
+                   variant(start, end, mode, written))
         if start != end:
             yield (f"start and end padding swapped (start {_fmt(end)} end {_fmt(start)} instead of start "
                    f"{_fmt(start)} end {_fmt(end)})", variant(end, start, mode, op.padding_value_bytes))
