@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ort_layouts._errors import NotExpressibleError, OrtLayoutsError
+from ort_layouts._errors import NotExpressibleError, OrtLayoutsError, ProviderError
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.engine.graphs import build_model, provider_ir_version, provider_opset
 from ort_layouts.engine.known_issues import known_issue_for
@@ -309,6 +309,8 @@ def run_cases(
             continue
         group = (case.opset or provider_opset(name), case.op, int(case.data_type))
         groups.setdefault(group, []).append((key, prepared))
+    if name == DML and groups:
+        _canary(config)
     keep_alive = _keep_alive_session(config) if groups else None
     try:
         for group in sorted(groups):
@@ -318,6 +320,43 @@ def run_cases(
     finally:
         del keep_alive
     return [run.results[k] for k in range(len(case_list))]
+
+
+# tiny cases whose outputs are all non-zero: a broken stack shows in a few milliseconds
+_CANARY = (
+    Case("Transpose", DataType.FLOAT32, (2, 3), perm=(1, 0), values="iota", seed=1),
+    Case("Expand", DataType.INT32, (3,), target_shape=(2, 3), values="iota", seed=2),
+    Case("Pad", DataType.UINT8, (2, 2), pads=(1, 1, 1, 1), mode="edge", values="iota", seed=3),
+)
+
+
+def _canary(config: ProviderConfig) -> None:
+    """Run the canary cases before a DirectML run; stop it with one line when the stack returns
+    zeros or wrong bits (e.g. vkd3d 1.6 on a Vulkan driver without descriptor indexing, such as
+    Mesa 22's lavapipe: every dispatch runs with nothing bound and Run still returns OK).
+
+    Raises:
+        ProviderError: the stack gave wrong outputs for the canary cases.
+    """
+    inputs = [make_input(c) + (1 if c.values == "iota" else 0) for c in _CANARY]
+    model = build_model(list(_CANARY), opset=provider_opset(config.name),
+                        ir_version=provider_ir_version(config.name))
+    try:
+        session = make_session(model, config)
+        outputs = session.run([f"y{i}" for i in range(len(_CANARY))],
+                              {f"x{i}": x for i, x in enumerate(inputs)})
+    except (SessionCreationError, OrtLayoutsError):
+        return  # the run itself reports what is unsupported
+    wrong = [c.op for c, x, y in zip(_CANARY, inputs, outputs, strict=True)
+             if np.asarray(y).tobytes() != expected_output(c, x).tobytes()]
+    if not wrong:
+        return
+    zeros = all(not np.asarray(y).any() for y in outputs)
+    cause = ("every output is zeros: DirectML's dispatches ran with nothing bound, as with vkd3d 1.6 "
+             "on a Vulkan driver without descriptor indexing (Mesa 22 lavapipe); use the stack's "
+             "Mesa 25 lavapipe or a GPU's Vulkan driver" if zeros else
+             f"the {', '.join(wrong)} canary outputs are wrong")
+    raise ProviderError(f"the DirectML stack is broken, so no case was run: {cause}")
 
 
 def _keep_alive_session(config: ProviderConfig) -> Any:

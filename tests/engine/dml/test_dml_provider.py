@@ -53,3 +53,21 @@ def test_a_node_directml_cannot_take_is_unsupported_never_run_on_the_cpu() -> No
     bad, good = run_cases([crop, fine], provider="dml")
     assert bad.status is Status.UNSUPPORTED and "cannot" in bad.message
     assert good.status is Status.PASS and good.node_provider == DML
+
+
+def test_the_canary_stops_a_run_on_a_stack_that_returns_zeros(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Mesa 22's lavapipe under vkd3d 1.6: Run returns OK and every output is zeros. The canary
+    stops the run before any case, with one line naming the cause."""
+    from ort_layouts import ProviderError
+    from ort_layouts.engine.providers import close_dml_worker
+
+    icd = DmlStack.default().home / "mesa22" / "lvp_icd.json"
+    if not icd.is_file():
+        pytest.skip("the Mesa 22 lavapipe is not set up (ort-layouts setup dml --mesa 22)")
+    close_dml_worker()
+    monkeypatch.setenv("ORT_LAYOUTS_DML_VK_ICD", str(icd))
+    try:
+        with pytest.raises(ProviderError, match="every output is zeros"):
+            run_cases(standard_suite(ops=["Transpose"], ranks=[2], dtypes=["float32"]), provider="dml")
+    finally:
+        close_dml_worker()
