@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +11,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from ort_layouts import ModelError, ShapeError
-from ort_layouts.models.convert import add_convert_arguments, check_conversion, convert_layout, run_convert
+from ort_layouts.models.convert import check_conversion, convert_layout
 
 ONNX_DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"
 PIXEL_SHUFFLE = ONNX_DATA / "pytorch-converted" / "test_PixelShuffle"
@@ -154,10 +153,9 @@ def test_named_and_errors():
 def test_cli(tmp_path, capsys):
     src = tmp_path / "in.onnx"
     onnx.save(_conv_model(), src)
-    parser = argparse.ArgumentParser()
-    add_convert_arguments(parser)
-    code = run_convert(parser.parse_args([str(src), str(tmp_path / "out.onnx"), "--to", "nhwc", "--check",
-                                          "--dim", "N=2"]))
+    from ort_layouts.frontends.cli import main
+
+    code = main(["convert", str(src), str(tmp_path / "out.onnx"), "--to", "nhwc", "--check", "--dim", "N=2"])
     assert code == 0
     assert "bit-identical" in capsys.readouterr().out
     assert _dims(onnx.load(tmp_path / "out.onnx").graph.input[0]) == ["N", 6, 5, 3]

@@ -3,7 +3,6 @@ the ONNX reference implementation, flags for what DirectML cannot take."""
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
@@ -19,11 +18,9 @@ from onnx.reference import ReferenceEvaluator
 from ort_layouts import DataType, ModelError, ShapeError
 from ort_layouts.models.extract import (
     LayoutOp,
-    add_extract_arguments,
     extract,
     model_cases,
     parse_dims,
-    run_extract,
 )
 
 ONNX_DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"
@@ -400,9 +397,9 @@ def test_errors():
 
 
 def _cli(argv):
-    parser = argparse.ArgumentParser()
-    add_extract_arguments(parser)
-    return run_extract(parser.parse_args(argv))
+    from ort_layouts.frontends.cli import main
+
+    return main(["extract", *argv])
 
 
 def test_cli_json(capsys):

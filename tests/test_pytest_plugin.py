@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import importlib.metadata
 import importlib.util
 import os
@@ -25,17 +24,16 @@ def _installed() -> bool:
 # the entry point loads the plugin where the package is installed; else load it by name
 PLUGIN = [] if _installed() else ["-p", "_ort_layouts_pytestplugin"]
 
+ENGINE = ("engine.providers", "engine.runner", "engine.suite", "engine.selection")
 needs_engine = pytest.mark.skipif(
-    any(importlib.util.find_spec(f"ort_layouts.{m}") is None for m in ("engine.providers", "engine.runner", "engine.suite")),
+    any(importlib.util.find_spec(f"ort_layouts.{m}") is None for m in ENGINE),
     reason="the validation engine is not installed")
 
 
 def expected_ids() -> list[str]:
-    from ort_layouts.frontends.cli import select_cases
+    from ort_layouts.engine.selection import select_cases
 
-    ns = argparse.Namespace(ops=("Transpose",), dtypes=("float32",), ranks=(2, 3), values=None, seed=0,
-                            shard=None, limit=None)
-    return [c.id for c in select_cases(ns)]
+    return [c.id for c in select_cases(ops=("Transpose",), dtypes=("float32",), ranks=(2, 3), seed=0)]
 
 
 @pytest.fixture
@@ -110,8 +108,9 @@ def broken(cases, **kwargs):
     for r in results:
         if r.case.id == BROKEN_ID:
             r = dataclasses.replace(r, status=Status.MISMATCH, mismatch_count=5, first_mismatch_index=(0, 1),
-                                    input_offset_in_elements=3, output_offset_in_elements=1, expected_hex="0000803f",
-                                    actual_hex="00000040", diagnosis="output matches the input read packed")
+                                    input_offset_in_elements=3, output_offset_in_elements=1,
+                                    expected_hex="0000803f", actual_hex="00000040",
+                                    diagnosis="output matches the input read packed")
         out.append(r)
     return out
 

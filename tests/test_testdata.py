@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
@@ -14,10 +13,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 from ort_layouts import DataType, ModelError
 from ort_layouts.models.testdata import (
-    add_export_arguments,
     export_test_dir,
     read_test_dir,
-    run_export,
     sanitize,
     write_test_dir,
 )
@@ -147,10 +144,9 @@ def test_export_batched(tmp_path):
 
 
 def test_export_model_cases_and_cli(tmp_path, capsys):
-    parser = argparse.ArgumentParser()
-    add_export_arguments(parser)
-    args = parser.parse_args(["--out", str(tmp_path), "--model", str(TRANSFORMER), "--dim", "batch=2"])
-    assert run_export(args) == 0
+    from ort_layouts.frontends.cli import main
+
+    assert main(["export", "--out", str(tmp_path), "--model", str(TRANSFORMER), "--dim", "batch=2"]) == 0
     assert "onnx_test_runner -e dml" in capsys.readouterr().out
     manifest = json.loads((tmp_path / "cases.json").read_text())
     assert len(manifest) == 4

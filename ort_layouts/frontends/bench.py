@@ -15,12 +15,12 @@ Sections:
             (I/O binding), against a device-to-device copy of the same size; and the overhead
             of this package's device loop (:func:`device_loop`) against a bare
             ``run_with_iobinding`` loop. Each output is checked once, bit for bit.
-    memory  peak resident memory of a validation run, against the tensors it holds.
+    memory  peak resident memory of a validation run, against the tensors it holds, measured in
+            a fresh process (:mod:`ort_layouts.frontends.bench_memory`).
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import os
@@ -29,15 +29,25 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
 
-__all__ = ["SECTIONS", "Figure", "add_arguments", "device_loop", "machine", "main", "run", "run_benchmarks"]
+__all__ = [
+    "DEFAULT_SECTIONS",
+    "MIB",
+    "SECTIONS",
+    "Figure",
+    "device_loop",
+    "machine",
+    "main",
+    "run_benchmarks",
+]
 
 SECTIONS: tuple[str, ...] = ("suite", "oracle", "gpu", "memory")
 DEFAULT_SECTIONS: tuple[str, ...] = ("suite", "oracle", "gpu", "memory")
-_MiB = 1 << 20
+MIB = 1 << 20
 _CHANNELS = 64  # the 4D tensors are [1, 64, side, side]
 
 
@@ -165,7 +175,7 @@ def oracle_workloads(size_in_bytes: int, *, seed: int = 0) -> list[tuple[str, An
     ]
 
 
-def bench_oracle(*, size_in_bytes: int = 256 * _MiB, repeats: int = 3) -> list[Figure]:
+def bench_oracle(*, size_in_bytes: int = 256 * MIB, repeats: int = 3) -> list[Figure]:
     """verify(op, input, actual) against np.copyto of the output's size; the unfused path
     (execute, then compare) is measured alongside for reference."""
     from ort_layouts.operators.expected import dml_operator
@@ -199,7 +209,7 @@ def bench_oracle(*, size_in_bytes: int = 256 * _MiB, repeats: int = 3) -> list[F
         t_copy, t_fused, t_unfused = _interleaved([memcpy, fused, unfused], repeats)
         gbs = [out_bytes / t / 1e9 for t in (t_copy, t_fused, t_unfused)]
         ratio = gbs[1] / gbs[0]
-        mib = f"{out_bytes / _MiB:.0f} MiB output"
+        mib = f"{out_bytes / MIB:.0f} MiB output"
         figures += [
             Figure("oracle", f"{name}: memory copy (np.copyto)", gbs[0], "GB/s", detail=mib),
             Figure("oracle", f"{name}: verify (oracle + compare, fused)", gbs[1], "GB/s", detail=mib),
@@ -294,7 +304,7 @@ def device_loop(session: Any, binding: Any, iterations: int,
     return times
 
 
-def bench_gpu(*, provider: str = "auto", device_id: int = 0, size_in_bytes: int = 64 * _MiB,
+def bench_gpu(*, provider: str = "auto", device_id: int = 0, size_in_bytes: int = 64 * MIB,
               iterations: int = 200, repeats: int = 3, allow_cpu: bool = False) -> list[Figure]:
     """Layout-op bandwidth on a GPU EP with I/O binding; every output checked once bit for bit.
 
@@ -361,7 +371,7 @@ def bench_gpu(*, provider: str = "auto", device_id: int = 0, size_in_bytes: int 
         ok = "output checked bit for bit: " + ("equal" if check else f"MISMATCH {check.message}")
         figures += [
             Figure("gpu", f"{label} on {name}", op_rate, "GB/s",
-                   detail=f"{out_bytes / _MiB:.0f} MiB written per run, {iterations} runs; {ok}"),
+                   detail=f"{out_bytes / MIB:.0f} MiB written per run, {iterations} runs; {ok}"),
             Figure("gpu", f"{label}: device-to-device copy", copy_rate, "GB/s",
                    detail=f"{copy_how}; copy {'equal' if copied else 'DIFFERS'}; tensors: {how}"),
             Figure("gpu", f"{label}: op / device copy", op_rate / copy_rate, "x"),
@@ -373,56 +383,13 @@ def bench_gpu(*, provider: str = "auto", device_id: int = 0, size_in_bytes: int 
 
 
 # ---- memory --------------------------------------------------------------------------------
-_MEMORY_CHILD = r"""
-import json, resource, sys
-import numpy as np
-
-
-def peak_kib():
-    try:  # VmHWM: the peak since the last reset (Linux)
-        with open("/proc/self/status") as f:
-            return next(int(l.split()[1]) for l in f if l.startswith("VmHWM:"))
-    except (OSError, StopIteration):
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-
-
-def reset_peak():
-    try:  # writing 5 to clear_refs resets VmHWM to the current RSS (Linux >= 4.0)
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
-from ort_layouts.operators.case import Case
-from ort_layouts.operators.expected import output_shape
-from ort_layouts.engine.runner import run_cases
-from ort_layouts.engine.suite import standard_suite
-from ort_layouts.operators.values import make_input
-provider, kind, size, ranks = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-if kind == "suite":
-    cases = standard_suite(ranks=None if ranks == "all" else [int(r) for r in ranks.split(",")])
-else:
-    side = max(2, round((size // 4 // 64) ** 0.5))
-    cases = [Case("Transpose", "float32", (1, 64, side, side), perm=(0, 2, 3, 1))]
-run_cases(standard_suite(ranks=[1], ops=["Transpose"])[:4], provider=provider)  # imports, arenas
-item = {c: np.dtype(c.data_type.to_numpy()).itemsize for c in cases}
-inputs = sum(int(np.prod(c.shape)) * item[c] for c in cases)
-outputs = sum(int(np.prod(output_shape(c))) * item[c] for c in cases)
-reset = reset_peak()
-base = peak_kib()
-results = run_cases(cases, provider=provider)
-peak = peak_kib()
-print(json.dumps({"base_kib": base, "peak_kib": peak, "reset": reset, "input_bytes": inputs,
-                  "output_bytes": outputs, "cases": len(cases), "passed": sum(1 for r in results if r)}))
-"""
-
-
 def _memory_child(provider: str, kind: str, size_in_bytes: int, ranks: Sequence[int] | None
                   ) -> dict[str, Any]:
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    """Run :mod:`ort_layouts.frontends.bench_memory` in a fresh process and read its figures."""
+    root = str(Path(__file__).resolve().parents[2])  # the directory that holds ort_layouts
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
-    out = subprocess.run([sys.executable, "-c", _MEMORY_CHILD, provider, kind, str(size_in_bytes),
-                          "all" if ranks is None else ",".join(map(str, ranks))],
+    out = subprocess.run([sys.executable, "-m", "ort_layouts.frontends.bench_memory", provider, kind,
+                          str(size_in_bytes), "all" if ranks is None else ",".join(map(str, ranks))],
                          capture_output=True, text=True, env=env, check=False)
     if out.returncode != 0:
         raise RuntimeError(f"the memory benchmark's child process failed: {out.stderr.strip()[-2000:]}")
@@ -430,7 +397,7 @@ def _memory_child(provider: str, kind: str, size_in_bytes: int, ranks: Sequence[
     return data
 
 
-def bench_memory(*, provider: str = "cpu", size_in_bytes: int = 256 * _MiB,
+def bench_memory(*, provider: str = "cpu", size_in_bytes: int = 256 * MIB,
                  ranks: Sequence[int] | None = None) -> list[Figure]:
     """Peak resident memory (ru_maxrss) of a validation run in a fresh process: the standard
     suite, and one large NCHW->NHWC transpose; growth over the process before the run, against
@@ -444,8 +411,8 @@ def bench_memory(*, provider: str = "cpu", size_in_bytes: int = 256 * _MiB,
             Figure("memory", f"{label}: peak RSS", d["peak_kib"] / 1024, "MiB",
                    detail=f"{d['cases']} cases, {d['passed']} passed; {d['base_kib'] / 1024:.0f} MiB "
                           f"before the run{'' if d['reset'] else ' (peak not resettable: since start)'}"),
-            Figure("memory", f"{label}: growth during the run", growth / _MiB, "MiB"),
-            Figure("memory", f"{label}: input + output tensors", tensors / _MiB, "MiB"),
+            Figure("memory", f"{label}: growth during the run", growth / MIB, "MiB"),
+            Figure("memory", f"{label}: input + output tensors", tensors / MIB, "MiB"),
             Figure("memory", f"{label}: growth / tensors", growth / tensors, "x"),
         ]
     return figures
@@ -460,10 +427,10 @@ def run_benchmarks(
     device_id: int = 0,
     suite_sample: int = 300,
     suite_ranks: Sequence[int] | None = None,
-    oracle_bytes: int = 256 * _MiB,
-    gpu_bytes: int = 64 * _MiB,
+    oracle_bytes: int = 256 * MIB,
+    gpu_bytes: int = 64 * MIB,
     gpu_iterations: int = 200,
-    memory_bytes: int = 256 * _MiB,
+    memory_bytes: int = 256 * MIB,
     repeats: int = 3,
     allow_cpu_gpu_section: bool = False,
     out: TextIO | None = None,
@@ -503,63 +470,9 @@ def run_benchmarks(
     return figures
 
 
-def _mib(text: str) -> int:
-    value = float(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"size {text!r} must be > 0 (MiB)")
-    return max(1, int(value * _MiB))
-
-
-def _sections(text: str) -> tuple[str, ...]:
-    names = tuple(s.strip() for s in text.split(",") if s.strip())
-    bad = [s for s in names if s not in SECTIONS]
-    if bad or not names:
-        raise argparse.ArgumentTypeError(
-            f"sections {bad or text!r} are not valid; valid: {','.join(SECTIONS)}")
-    return names
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    """The ``bench`` subcommand's arguments."""
-    p.add_argument("--sections", type=_sections, default=DEFAULT_SECTIONS,
-                   help=f"comma-separated sections to run (default: {','.join(DEFAULT_SECTIONS)})")
-    p.add_argument("--provider", default="cpu", help="EP of the suite and memory sections (default: cpu)")
-    p.add_argument("--gpu-provider", default="auto",
-                   help="EP of the gpu section: auto, webgpu, dml, cuda (default: auto)")
-    p.add_argument("--device-id", type=int, default=0, help="device of the gpu section (default: 0)")
-    p.add_argument("--suite-sample", type=int, default=300,
-                   help="cases timed batched and one session per case (default: 300)")
-    p.add_argument("--suite-ranks", default=None,
-                   help="comma-separated input ranks of the suite and memory sections' suite (default: all)")
-    p.add_argument("--oracle-mb", type=_mib, default=256 * _MiB,
-                   help="oracle tensor size in MiB (default 256)")
-    p.add_argument("--gpu-mb", type=_mib, default=64 * _MiB, help="gpu tensor size in MiB (default 64)")
-    p.add_argument("--gpu-iterations", type=int, default=200, help="runs per gpu timing loop (default 200)")
-    p.add_argument("--memory-mb", type=_mib, default=256 * _MiB,
-                   help="size of the large memory-section case in MiB (default 256)")
-    p.add_argument("--repeats", type=int, default=3, help="interleaved repeats, best kept (default 3)")
-    p.add_argument("--gpu-on-cpu", action="store_true",
-                   help="run the gpu section on the CPU EP when no GPU EP is there (tests the code path)")
-    p.add_argument("--json", metavar="FILE", default=None, help="also write the machine and figures as JSON")
-
-
-def run(args: argparse.Namespace) -> int:
-    """Run ``bench`` from parsed arguments; 0 when it ran (missed targets are figures, not errors)."""
-    ranks = None if not args.suite_ranks else tuple(int(r) for r in str(args.suite_ranks).split(","))
-    figures = run_benchmarks(
-        args.sections, provider=args.provider, gpu_provider=args.gpu_provider, device_id=args.device_id,
-        suite_sample=args.suite_sample, suite_ranks=ranks, oracle_bytes=args.oracle_mb,
-        gpu_bytes=args.gpu_mb, gpu_iterations=args.gpu_iterations, memory_bytes=args.memory_mb,
-        repeats=args.repeats, allow_cpu_gpu_section=args.gpu_on_cpu)
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"machine": machine(), "figures": [x.to_dict() for x in figures]}, f, indent=2)
-            f.write("\n")
-    return 0
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python scripts/bench.py``: the bench subcommand on its own."""
-    parser = argparse.ArgumentParser(prog="bench", description=__doc__.splitlines()[0])
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
+    """``python scripts/bench.py``: the bench subcommand on its own (its arguments are the
+    command line's, :func:`ort_layouts.frontends.cli.bench_main`)."""
+    from ort_layouts.frontends.cli import bench_main
+
+    return bench_main(argv)

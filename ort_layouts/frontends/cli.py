@@ -20,13 +20,14 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Any, NoReturn
+from typing import IO, Any, NoReturn, TypeVar
 
 from ort_layouts._errors import OrtLayoutsError
 
-__all__ = ["COMMANDS", "Command", "build_parser", "main"]
+__all__ = ["COMMANDS", "Command", "bench_main", "build_parser", "main"]
 
 PROG = "ort-layouts"
+T = TypeVar("T")
 
 
 class UsageError(Exception):
@@ -59,14 +60,31 @@ class _Parser(argparse.ArgumentParser):
 
 
 # ---- argument types ------------------------------------------------------------------------
+def comma_list(
+    text: str,
+    item: Callable[[str], T],
+    *,
+    what: str = "values",
+    example: str = "",
+    brackets: bool = False,
+    skip_blanks: bool = True,
+    allow_empty: bool = False,
+) -> tuple[T, ...]:
+    """The one reading of a comma-separated argument: :func:`ort_layouts.engine.selection.parse_list`
+    with the element parser ``item``, its errors as argparse's (one line naming the argument)."""
+    from ort_layouts.engine.selection import parse_list
+
+    try:
+        return parse_list(text, item, what=what, example=example, brackets=brackets, skip_blanks=skip_blanks,
+                          allow_empty=allow_empty)
+    except OrtLayoutsError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def int_list(text: str) -> tuple[int, ...]:
     """``"1,1,3,5"`` (or ``"[1, 1, 3, 5]"``) as a tuple of ints."""
-    body = text.strip().strip("[]()").replace(" ", "")
-    try:
-        return tuple(int(v) for v in body.split(",")) if body else ()
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a comma-separated list of integers (e.g. 1,1,3,5)") from None
+    return comma_list(text, int, what="integers", example="1,1,3,5", brackets=True, skip_blanks=False,
+                      allow_empty=True)
 
 
 def dims(text: str) -> tuple[int, ...]:
@@ -78,28 +96,28 @@ def dims(text: str) -> tuple[int, ...]:
 
 
 def name_list(text: str) -> tuple[str, ...]:
-    values = tuple(v.strip() for v in text.split(",") if v.strip())
-    if not values:
-        raise argparse.ArgumentTypeError(f"{text!r} is an empty list")
-    return values
+    """``"a,b"``: one name or more."""
+    return comma_list(text, str)
+
+
+def optional_name_list(text: str) -> tuple[str, ...]:
+    """``"a,b"``; an empty list selects nothing."""
+    return comma_list(text, str, allow_empty=True)
 
 
 def rank_list(text: str) -> tuple[int, ...]:
     """``"1,2,4"`` or ``"1-4"`` (ranks 1 to 8)."""
-    ranks: list[int] = []
-    for part in name_list(text):
-        try:
-            if "-" in part:
-                lo, hi = (int(v) for v in part.split("-", 1))
-                ranks.extend(range(lo, hi + 1))
-            else:
-                ranks.append(int(part))
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"rank {part!r} is not an integer or a range like 1-4") from None
-    bad = [r for r in ranks if not 1 <= r <= 8]
-    if bad or not ranks:
-        raise argparse.ArgumentTypeError(f"ranks {text!r}: {bad or 'none'} not within 1..8")
-    return tuple(dict.fromkeys(ranks))
+    from ort_layouts.engine.selection import parse_ranks
+
+    try:
+        return parse_ranks(text)
+    except OrtLayoutsError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def plain_rank_list(text: str) -> tuple[int, ...]:
+    """``"1,2,4"``: ranks as integers, without ranges; an empty list selects nothing."""
+    return comma_list(text, int, what="ranks", example="1,2,4", allow_empty=True)
 
 
 def shard(text: str) -> tuple[int, int]:
@@ -369,45 +387,31 @@ def _add_validate(p: argparse.ArgumentParser) -> None:
                    help="progress on stderr: a bar on a terminal, lines in CI (default auto)")
 
 
-def select_cases(args: argparse.Namespace) -> list[Any]:
-    """The cases a validate (or pytest) selection names: suite, filters, values, shard, limit."""
-    from ort_layouts.descriptors.dtypes import DataType
-    from ort_layouts.operators.case import VALUE_KINDS
-    from ort_layouts.operators.registry import CASE_OPS as OPS
+def _argument(flag: str, check: Callable[[Any], T], value: Any) -> T:
+    """``check(value)``, its error as one line naming the argument."""
+    try:
+        return check(value)
+    except OrtLayoutsError as e:
+        raise UsageError(f"argument {flag}: {e}") from None
 
-    ops = None
-    if args.ops:
-        by_lower = {op.lower(): op for op in OPS}
-        unknown = [o for o in args.ops if o.lower() not in by_lower]
-        if unknown:
-            raise UsageError(f"argument --ops: unknown op {unknown[0]!r}; valid: {list(OPS)}")
-        ops = [by_lower[o.lower()] for o in args.ops]
-    dtypes = [DataType.from_name(d) for d in args.dtypes] if args.dtypes else None
-    if args.values:
-        unknown = [v for v in args.values if v not in VALUE_KINDS]
-        if unknown:
-            raise UsageError(f"argument --values: unknown kind {unknown[0]!r}; valid: {list(VALUE_KINDS)}")
-    from ort_layouts.engine.suite import standard_suite
 
-    if getattr(args, "model", None):
+def _select_cases(args: argparse.Namespace) -> list[Any]:
+    """The cases validate's selection names (:func:`ort_layouts.engine.selection.select_cases`)."""
+    from ort_layouts.engine import selection
+
+    ops = _argument("--ops", selection.resolve_ops, args.ops)
+    dtypes = selection.resolve_dtypes(args.dtypes)
+    values = _argument("--values", selection.resolve_value_kinds, args.values)
+    model_dims = None
+    reader = None
+    if args.model:
         from ort_layouts.models.extract import model_cases, parse_dims
 
-        dims = parse_dims(getattr(args, "dim", None))
-        cases = [c for kind in (args.values or ["random"])
-                 for c in model_cases(args.model, dims=dims, values=kind, seed=args.seed)
-                 if (ops is None or c.op in ops) and (dtypes is None or c.data_type in dtypes)
-                 and (not args.ranks or c.rank in args.ranks)]
-    else:
-        cases = list(standard_suite(ops=ops, dtypes=dtypes, ranks=list(args.ranks) if args.ranks else None,
-                                    seed=args.seed))
-    if args.values:
-        cases = [c for c in cases if c.values in args.values]
-    if args.shard:
-        k, n = args.shard
-        cases = cases[k - 1::n]
-    if getattr(args, "limit", None):
-        cases = cases[: args.limit]
-    if not cases and getattr(args, "model", None):
+        model_dims, reader = parse_dims(args.dim), model_cases
+    cases = selection.select_cases(ops=ops, dtypes=dtypes, ranks=args.ranks, values=values, seed=args.seed,
+                                   shard=args.shard, limit=args.limit, model=args.model, dims=model_dims,
+                                   model_cases=reader)
+    if not cases and args.model:
         raise UsageError(f"the selection holds no cases: {args.model} has no Transpose/Expand/Pad with "
                          "static shapes left (see ort-layouts extract MODEL; pin dynamic dimensions "
                          "with --dim)")
@@ -475,87 +479,45 @@ class Progress:
 
 
 def _run_validate(args: argparse.Namespace) -> int:
-    from ort_layouts.engine import providers as _providers
-    from ort_layouts.reports.report import Report as _Report
-    from ort_layouts.reports.report import ReportWriter, environment, summary_line
+    from ort_layouts.engine import providers
+    from ort_layouts.engine.session import ValidationSession, validation_meta
+    from ort_layouts.reports.report import Report, summary_line
+    from ort_layouts.reports.writer import ReportWriter
 
     if args.resume and not args.report:
         raise UsageError("--resume needs --report DIR")
-    cases = select_cases(args)
-    provider = _providers.resolve_provider(args.provider)
-    device, driver = _device_of(_providers, provider, args.device_id)
-    selection = {
-        "provider": provider, "device_id": args.device_id,
-        "suite": f"model:{args.model}" if args.model else "standard",
-        "ops": list(args.ops or []), "dtypes": list(args.dtypes or []), "ranks": list(args.ranks or []),
-        "values": list(args.values or []), "seed": args.seed,
-        "shard": f"{args.shard[0]}/{args.shard[1]}" if args.shard else "", "limit": args.limit or 0,
-        "optimize": args.optimize, "provider_options": dict(args.provider_option),
-    }
-    meta = {"provider": provider, "device_id": args.device_id, "device": device, "driver": driver,
-            "command": shlex.join([PROG, *args.argv]), "environment": environment(),
-            "selection": selection, "strict": args.strict}
+    cases = _select_cases(args)
+    provider = providers.resolve_provider(args.provider)
+    meta = validation_meta(
+        provider=provider, device_id=args.device_id, command=shlex.join([PROG, *args.argv]), model=args.model,
+        ops=args.ops, dtypes=args.dtypes, ranks=args.ranks, values=args.values, seed=args.seed,
+        shard=args.shard, limit=args.limit, optimize=args.optimize,
+        provider_options=dict(args.provider_option), strict=args.strict)
     writer = ReportWriter(args.report, meta=meta, planned=[c.id for c in cases], resume=args.resume,
                           strict=args.strict) if args.report else None
-    results: list[Any] = []
+    session = ValidationSession(cases, provider=provider, device_id=args.device_id, optimize=args.optimize,
+                                provider_options=dict(args.provider_option), batch_size=args.batch_size,
+                                writer=writer, device=meta["device"])
     try:
-        done = writer.done_ids if writer else frozenset()
-        todo = [c for c in cases if c.id not in done]
         if writer and writer.resumed:
-            print(f"{PROG}: resuming {args.report}: {len(cases) - len(todo)} of {len(cases)} cases "
+            print(f"{PROG}: resuming {args.report}: {session.done_count} of {len(cases)} cases "
                   "already run", file=sys.stderr)
-        progress = Progress(len(cases), mode=args.progress, done=len(cases) - len(todo))
-        started = time.monotonic()
-
-        def on_result(result: Any) -> None:
-            results.append(result)
-            if writer:
-                if result.device and not writer.meta.get("device"):
-                    writer.update_meta(device=result.device)
-                writer.add(result)
-            progress.update(result)
-
-        if todo:
-            from ort_layouts.engine.runner import run_cases
-
-            run_cases(todo, provider=provider, device_id=args.device_id, optimize=args.optimize,
-                      provider_options=dict(args.provider_option) or None, batch_size=args.batch_size,
-                      on_result=on_result)
+        progress = Progress(len(cases), mode=args.progress, done=session.done_count)
+        outcome = session.run(on_result=progress.update)
         progress.close()
-        seconds = time.monotonic() - started
     except KeyboardInterrupt:
         if writer:
             print(f"\n{PROG}: interrupted; {len(writer.results)} results kept in {args.report} "
                   "(--resume continues)", file=sys.stderr)
         raise
-    finally:
-        if writer:
-            report = writer.write_summaries(finished=True)
-            writer.close()
-    if not writer:
-        device = device or next((r.device for r in results if r.device), "")
-        report = _Report({**meta, "device": device}, tuple(results))
-    _out(summary_line(report, strict=args.strict, seconds=seconds))
+    report = outcome.summary
+    if report is None:
+        report = Report({**meta, "device": outcome.device}, outcome.results)
+    _out(summary_line(report, strict=args.strict, seconds=outcome.seconds))
     if writer:
         _out(f"reports: {Path(args.report) / 'report.html'}, report.json, junit.xml, results.jsonl")
     failures = report.failures(strict=args.strict)
     return 1 if failures or not report.complete else 0
-
-
-def _device_of(providers: Any, provider: str, device_id: int) -> tuple[str, str]:
-    """The device name and driver the provider lists at ``device_id`` ("" when it lists none)."""
-    try:
-        infos = providers.list_providers()
-    except Exception:
-        return "", ""
-    for info in infos:
-        if getattr(info, "name", None) == provider:
-            devices = list(getattr(info, "devices", ()) or ())
-            if devices:
-                d = devices[device_id] if device_id < len(devices) else devices[0]
-                name = " ".join(str(v) for v in (getattr(d, "vendor", ""), getattr(d, "device", "")) if v)
-                return name, str(getattr(d, "driver", "") or "")
-    return "", ""
 
 
 # ---- merge ---------------------------------------------------------------------------------
@@ -579,19 +541,190 @@ def _run_merge(args: argparse.Namespace) -> int:
     return 0
 
 
-# ---- bench (ort_layouts.frontends.bench) ------------------------------------------------------------
+# ---- bench (ort_layouts.frontends.bench) ------------------------------------------------------
+def _mib(text: str) -> int:
+    from ort_layouts.frontends.bench import MIB
+
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"size {text!r} must be > 0 (MiB)")
+    return max(1, int(value * MIB))
+
+
+def _sections(text: str) -> tuple[str, ...]:
+    from ort_layouts.frontends.bench import SECTIONS
+
+    names = optional_name_list(text)
+    bad = [s for s in names if s not in SECTIONS]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(
+            f"sections {bad or text!r} are not valid; valid: {','.join(SECTIONS)}")
+    return names
+
+
+def _bench_ranks(text: str) -> tuple[int, ...]:
+    return comma_list(text, int, what="ranks", example="1,2,4", skip_blanks=False, allow_empty=True)
+
+
 def _add_bench(p: argparse.ArgumentParser) -> None:
     try:
-        from ort_layouts.frontends.bench import add_arguments
+        from ort_layouts.frontends.bench import DEFAULT_SECTIONS, MIB
     except ImportError:  # reported when the command runs: the other commands still work
         return
-    add_arguments(p)
+    p.add_argument("--sections", type=_sections, default=DEFAULT_SECTIONS,
+                   help=f"comma-separated sections to run (default: {','.join(DEFAULT_SECTIONS)})")
+    p.add_argument("--provider", default="cpu", help="EP of the suite and memory sections (default: cpu)")
+    p.add_argument("--gpu-provider", default="auto",
+                   help="EP of the gpu section: auto, webgpu, dml, cuda (default: auto)")
+    p.add_argument("--device-id", type=int, default=0, help="device of the gpu section (default: 0)")
+    p.add_argument("--suite-sample", type=int, default=300,
+                   help="cases timed batched and one session per case (default: 300)")
+    p.add_argument("--suite-ranks", type=_bench_ranks, default=None,
+                   help="comma-separated input ranks of the suite and memory sections' suite (default: all)")
+    p.add_argument("--oracle-mb", type=_mib, default=256 * MIB,
+                   help="oracle tensor size in MiB (default 256)")
+    p.add_argument("--gpu-mb", type=_mib, default=64 * MIB, help="gpu tensor size in MiB (default 64)")
+    p.add_argument("--gpu-iterations", type=int, default=200, help="runs per gpu timing loop (default 200)")
+    p.add_argument("--memory-mb", type=_mib, default=256 * MIB,
+                   help="size of the large memory-section case in MiB (default 256)")
+    p.add_argument("--repeats", type=int, default=3, help="interleaved repeats, best kept (default 3)")
+    p.add_argument("--gpu-on-cpu", action="store_true",
+                   help="run the gpu section on the CPU EP when no GPU EP is there (tests the code path)")
+    p.add_argument("--json", metavar="FILE", default=None, help="also write the machine and figures as JSON")
 
 
 def _run_bench(args: argparse.Namespace) -> int:
-    from ort_layouts.frontends.bench import run
+    """0 when it ran (missed targets are figures, not errors)."""
+    from ort_layouts.frontends.bench import machine, run_benchmarks
 
-    return run(args)
+    figures = run_benchmarks(
+        args.sections, provider=args.provider, gpu_provider=args.gpu_provider, device_id=args.device_id,
+        suite_sample=args.suite_sample, suite_ranks=args.suite_ranks or None, oracle_bytes=args.oracle_mb,
+        gpu_bytes=args.gpu_mb, gpu_iterations=args.gpu_iterations, memory_bytes=args.memory_mb,
+        repeats=args.repeats, allow_cpu_gpu_section=args.gpu_on_cpu)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump({"machine": machine(), "figures": [x.to_dict() for x in figures]}, f, indent=2)
+            f.write("\n")
+    return 0
+
+
+def bench_main(argv: Sequence[str] | None = None) -> int:
+    """The bench subcommand as a program of its own (``scripts/bench.py``): argparse's usage
+    and exit status 2 on a bad command line."""
+    from ort_layouts.frontends import bench
+
+    parser = argparse.ArgumentParser(prog="bench", description=(bench.__doc__ or "").splitlines()[0])
+    _add_bench(parser)
+    return _run_bench(parser.parse_args(argv))
+
+
+# ---- extract (ort_layouts.models.extract) -----------------------------------------------------
+def _layout_ops(text: str) -> tuple[str, ...]:
+    from ort_layouts.models.extract import LAYOUT_OPS
+
+    by_lower = {op.lower(): op for op in LAYOUT_OPS}
+    names = optional_name_list(text)
+    unknown = [n for n in names if n.lower() not in by_lower]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"unknown op {(unknown or [text])[0]!r}; valid: {list(LAYOUT_OPS)}")
+    return tuple(by_lower[n.lower()] for n in names)
+
+
+def _add_extract(p: argparse.ArgumentParser) -> None:
+    from ort_layouts.models.extract import LAYOUT_OPS
+
+    p.add_argument("model", help="the .onnx model to read")
+    p.add_argument("--json", action="store_true", help="print the layout ops as JSON")
+    p.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
+                   help="pin a dynamic dimension, e.g. --dim batch=1 (repeatable)")
+    p.add_argument("--ops", type=_layout_ops, default=None,
+                   help=f"only these op types, comma-separated (default all: {','.join(LAYOUT_OPS)})")
+
+
+def _run_extract(args: argparse.Namespace) -> int:
+    from ort_layouts.models.extract import extract, format_layout_op, parse_dims
+
+    ops = extract(args.model, dims=parse_dims(args.dim), ops=args.ops)
+    if args.json:
+        _out(json.dumps([op.to_dict() for op in ops], indent=2))
+        return 0
+    for op in ops:
+        _out(format_layout_op(op))
+    flagged = sum(1 for op in ops if op.flags)
+    cases = sum(1 for op in ops if op.to_case() is not None)
+    _out(f"{len(ops)} layout ops, {flagged} flagged, {cases} validation cases")
+    return 0
+
+
+# ---- convert (ort_layouts.models.convert) -----------------------------------------------------
+def _add_convert(p: argparse.ArgumentParser) -> None:
+    from ort_layouts.models.convert import LAYOUTS
+
+    p.add_argument("input", help="the .onnx model to convert")
+    p.add_argument("output", help="where to write the converted model")
+    p.add_argument("--to", default="nhwc", type=str.upper, choices=LAYOUTS,
+                   help="layout of the converted inputs and outputs (default NHWC)")
+    p.add_argument("--name", action="append", default=None,
+                   help="convert this input or output (repeatable; default: every rank-4 one)")
+    side = p.add_mutually_exclusive_group()
+    side.add_argument("--inputs-only", action="store_true", help="convert inputs only")
+    side.add_argument("--outputs-only", action="store_true", help="convert outputs only")
+    p.add_argument("--check", action="store_true",
+                   help="run both models on the CPU EP and compare outputs bit for bit")
+    p.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
+                   help="symbolic input dimension values for --check (default 1)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the --check input data")
+
+
+def _run_convert(args: argparse.Namespace) -> int:
+    """0 on success, 1 when --check finds a difference."""
+    import onnx
+
+    from ort_layouts.models.convert import check_conversion, convert_layout, converted_tensors
+    from ort_layouts.models.extract import parse_dims
+
+    converted = convert_layout(args.input, to=args.to, names=args.name,
+                               inputs=not args.outputs_only, outputs=not args.inputs_only)
+    onnx.save(converted, args.output)
+    changed = converted_tensors(converted)
+    _out(f"wrote {args.output}: {args.to} at {changed or 'no tensors (nothing matched)'}")
+    if args.check:
+        result = check_conversion(args.input, converted, seed=args.seed, dims=parse_dims(args.dim))
+        _out(result.summary())
+        return 0 if result else 1
+    return 0
+
+
+# ---- export (ort_layouts.models.testdata) -----------------------------------------------------
+def _add_export(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", required=True, help="directory to write the test directories into")
+    p.add_argument("--model", help="export the Transpose/Expand/Pad cases of this model instead "
+                                   "of the standard suite")
+    p.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
+                   help="pin a dynamic dimension of --model (repeatable)")
+    p.add_argument("--ops", type=optional_name_list, default=None,
+                   help="suite filter: ops, e.g. Transpose,Pad")
+    p.add_argument("--dtypes", type=optional_name_list, default=None,
+                   help="suite filter: data types, e.g. float32,int64")
+    p.add_argument("--ranks", type=plain_rank_list, default=None, help="suite filter: ranks, e.g. 1,2,4")
+    p.add_argument("--seed", type=int, default=0, help="seed of the suite's input data")
+    p.add_argument("--batched", action="store_true", help="one directory holding every case")
+
+
+def _run_export(args: argparse.Namespace) -> int:
+    from ort_layouts.engine.suite import standard_suite
+    from ort_layouts.models.extract import parse_dims
+    from ort_layouts.models.testdata import export_test_dir
+
+    if args.model:
+        source: Any = args.model
+    else:
+        source = standard_suite(ops=args.ops, dtypes=args.dtypes, ranks=args.ranks, seed=args.seed)
+    dirs = export_test_dir(source, args.out, dims=parse_dims(args.dim), batched=args.batched)
+    _out(f"wrote {len(dirs)} test directories under {args.out}; replay with: "
+         f"onnx_test_runner -e dml {args.out}")
+    return 0
 
 
 COMMANDS: list[Command] = [
@@ -605,22 +738,12 @@ COMMANDS: list[Command] = [
     Command("bench", "measure the engine, the oracle and the GPU path on this machine",
             _add_bench, _run_bench),
     Command("extract", "list a model's layout ops with their DirectML descriptors and what DirectML "
-            "cannot take", lambda p: _models("extract").add_extract_arguments(p),
-            lambda a: int(_models("extract").run_extract(a))),
+            "cannot take", _add_extract, _run_extract),
     Command("convert", "change a model's image inputs and outputs between NCHW and NHWC",
-            lambda p: _models("convert").add_convert_arguments(p),
-            lambda a: int(_models("convert").run_convert(a))),
+            _add_convert, _run_convert),
     Command("export", "write cases, the suite or a model's layout ops as ONNX test directories "
-            "(onnx_test_runner -e dml DIR)", lambda p: _models("testdata").add_export_arguments(p),
-            lambda a: int(_models("testdata").run_export(a))),
+            "(onnx_test_runner -e dml DIR)", _add_export, _run_export),
 ]
-
-
-def _models(name: str) -> Any:
-    """The model-conversion modules, imported when their subcommand is used."""
-    import importlib
-
-    return importlib.import_module(f"ort_layouts.models.{name}")
 
 
 def build_parser() -> argparse.ArgumentParser:

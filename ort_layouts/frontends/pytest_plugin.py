@@ -21,7 +21,6 @@ and their results are cached for the process. Under pytest-xdist each item runs 
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 from collections.abc import Iterator
 from typing import Any
@@ -130,7 +129,9 @@ class _Suite(pytest.Collector):
 
 
 def _names(text: str | None) -> tuple[str, ...] | None:
-    return tuple(v.strip() for v in text.split(",") if v.strip()) if text else None
+    from ort_layouts.engine.selection import parse_list
+
+    return parse_list(text, str, allow_empty=True) if text else None
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -140,19 +141,20 @@ def pytest_collection_modifyitems(
     if not config.getoption("ort_provider"):
         return
     from ort_layouts._errors import OrtLayoutsError, ProviderError
-    from ort_layouts.frontends.cli import UsageError, rank_list, select_cases
+    from ort_layouts.engine.selection import parse_ranks, select_cases
 
     state = _State(config)
     config.stash[_STATE] = state
     try:
-        ranks = rank_list(config.getoption("ort_ranks")) if config.getoption("ort_ranks") else None
-        selection = argparse.Namespace(
-            ops=_names(config.getoption("ort_ops")), dtypes=_names(config.getoption("ort_dtypes")),
-            ranks=ranks, values=_names(config.getoption("ort_values")), seed=config.getoption("ort_seed"),
-            shard=None, limit=None)
-        cases = select_cases(selection)
-    except (UsageError, argparse.ArgumentTypeError, OrtLayoutsError) as e:
+        ranks = parse_ranks(config.getoption("ort_ranks")) if config.getoption("ort_ranks") else None
+        cases = select_cases(ops=_names(config.getoption("ort_ops")),
+                             dtypes=_names(config.getoption("ort_dtypes")), ranks=ranks,
+                             values=_names(config.getoption("ort_values")), seed=config.getoption("ort_seed"))
+    except OrtLayoutsError as e:
         raise pytest.UsageError(f"ort_layouts: {e}") from e
+    if not cases:
+        raise pytest.UsageError(
+            "ort_layouts: the selection holds no cases (check --ops, --dtypes, --ranks, --shard)")
     try:
         from ort_layouts.engine import providers as _providers
         state.provider = _providers.resolve_provider(config.getoption("ort_provider"))

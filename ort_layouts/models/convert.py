@@ -10,9 +10,7 @@ compares every output bit for bit.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,15 +20,15 @@ import onnx
 from onnx import helper
 
 from ort_layouts._errors import ModelError, ShapeError
-from ort_layouts.models.extract import load_model, parse_dims
+from ort_layouts.models.extract import load_model
 
 __all__ = [
     "ConversionCheck",
+    "LAYOUTS",
     "OutputComparison",
-    "add_convert_arguments",
     "check_conversion",
     "convert_layout",
-    "run_convert",
+    "converted_tensors",
 ]
 
 LAYOUTS = ("NCHW", "NHWC")
@@ -208,6 +206,14 @@ def convert_layout(
     return converted
 
 
+def converted_tensors(model: onnx.ModelProto) -> list[str]:
+    """The inputs and outputs :func:`convert_layout` converted in ``model``, in the order of its
+    boundary Transposes (inputs first)."""
+    inputs = {v.name for v in model.graph.input}
+    return [n.input[0] if n.input[0] in inputs else n.output[0]
+            for n in model.graph.node if n.name.startswith(_NODE_PREFIX)]
+
+
 # ---- checking ------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True, slots=True)
 class OutputComparison:
@@ -358,41 +364,3 @@ def check_conversion(
         expected = np.ascontiguousarray(np.transpose(a, perm)) if perm else np.asarray(a)
         results.append(_compare(name, expected, np.asarray(b)))
     return ConversionCheck(all(results), tuple(results), in_perms, out_perms)
-
-
-# ---- command line --------------------------------------------------------------------------
-def add_convert_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``ort-layouts convert``."""
-    parser.add_argument("input", help="the .onnx model to convert")
-    parser.add_argument("output", help="where to write the converted model")
-    parser.add_argument("--to", default="nhwc", type=str.upper, choices=LAYOUTS,
-                        help="layout of the converted inputs and outputs (default NHWC)")
-    parser.add_argument("--name", action="append", default=None,
-                        help="convert this input or output (repeatable; default: every rank-4 one)")
-    side = parser.add_mutually_exclusive_group()
-    side.add_argument("--inputs-only", action="store_true", help="convert inputs only")
-    side.add_argument("--outputs-only", action="store_true", help="convert outputs only")
-    parser.add_argument("--check", action="store_true",
-                        help="run both models on the CPU EP and compare outputs bit for bit")
-    parser.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
-                        help="symbolic input dimension values for --check (default 1)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the --check input data")
-
-
-def run_convert(args: argparse.Namespace) -> int:
-    """Run ``ort-layouts convert``; 0 on success, 1 when --check finds a difference, 2 on errors."""
-    try:
-        converted = convert_layout(args.input, to=args.to, names=args.name,
-                                   inputs=not args.outputs_only, outputs=not args.inputs_only)
-        onnx.save(converted, args.output)
-        changed = [n.input[0] if n.input[0] in {v.name for v in converted.graph.input} else n.output[0]
-                   for n in converted.graph.node if n.name.startswith(_NODE_PREFIX)]
-        print(f"wrote {args.output}: {args.to} at {changed or 'no tensors (nothing matched)'}")
-        if args.check:
-            result = check_conversion(args.input, converted, seed=args.seed, dims=parse_dims(args.dim))
-            print(result.summary())
-            return 0 if result else 1
-    except (ModelError, ShapeError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    return 0

@@ -19,11 +19,8 @@ Pad with static shapes and constant parameters turn into validation cases (:meth
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import json
-import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,12 +40,11 @@ from ort_layouts.operators.registry import CASE_OPS, LAYOUT_OPS, operator_for_ty
 __all__ = [
     "LAYOUT_OPS",
     "LayoutOp",
-    "add_extract_arguments",
     "extract",
+    "format_layout_op",
     "load_model",
     "model_cases",
     "parse_dims",
-    "run_extract",
 ]
 
 _ModelLike = str | Path | onnx.ModelProto
@@ -245,12 +241,8 @@ def _rule_tag(rule: str) -> str:
     return {"dimension-count": "dimensions", "element-count": "elements"}.get(rule, rule)
 
 
-def _rule_tag(rule: str) -> str:
-    return {"dimension-count": "dimensions", "element-count": "elements"}.get(rule, rule)
-
-
 # ---- extraction ----------------------------------------------------------------------------
-def extract(model: _ModelLike, *, dims: dict[str, int] | None = None,
+def extract(model: _ModelLike, *, dims: Mapping[str, int] | None = None,
             ops: Sequence[str] | None = None) -> list[LayoutOp]:
     """List the layout operations of a model's main graph with their DirectML descriptors.
 
@@ -285,7 +277,7 @@ def extract(model: _ModelLike, *, dims: dict[str, int] | None = None,
     return result
 
 
-def model_cases(model: _ModelLike, *, dims: dict[str, int] | None = None, values: str = "random",
+def model_cases(model: _ModelLike, *, dims: Mapping[str, int] | None = None, values: str = "random",
                 seed: int = 0, unique: bool = True) -> list[Case]:
     """The validation cases of a model: one per Transpose, Expand and Pad with static shapes.
 
@@ -307,26 +299,7 @@ def model_cases(model: _ModelLike, *, dims: dict[str, int] | None = None, values
     return list(merged.values())
 
 
-# ---- command line --------------------------------------------------------------------------
-def add_extract_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``ort-layouts extract``."""
-    parser.add_argument("model", help="the .onnx model to read")
-    parser.add_argument("--json", action="store_true", help="print the layout ops as JSON")
-    parser.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
-                        help="pin a dynamic dimension, e.g. --dim batch=1 (repeatable)")
-    parser.add_argument("--ops", type=_op_list, default=None,
-                        help=f"only these op types, comma-separated (default all: {','.join(LAYOUT_OPS)})")
-
-
-def _op_list(text: str) -> list[str]:
-    by_lower = {op.lower(): op for op in LAYOUT_OPS}
-    names = [t.strip() for t in text.split(",") if t.strip()]
-    unknown = [n for n in names if n.lower() not in by_lower]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(f"unknown op {(unknown or [text])[0]!r}; valid: {list(LAYOUT_OPS)}")
-    return [by_lower[n.lower()] for n in names]
-
-
+# ---- text ----------------------------------------------------------------------------------
 def _fmt_desc(d: BufferTensorDesc) -> str:
     return (f"{d.data_type.name} sizes {list(d.sizes)} strides {list(d.effective_strides)} "
             f"{d.total_tensor_size_in_bytes} bytes")
@@ -351,21 +324,3 @@ def format_layout_op(op: LayoutOp) -> str:
         lines.append(f"  6-D view fits in 8 dimensions: {op.dml_operator['fits_in_8_dims']}")
     lines.extend(f"  ! {f}" for f in op.flags)
     return "\n".join(lines)
-
-
-def run_extract(args: argparse.Namespace) -> int:
-    """Run ``ort-layouts extract``; returns the exit code (0, or 2 on a bad model or argument)."""
-    try:
-        ops = extract(args.model, dims=parse_dims(args.dim), ops=args.ops)
-    except (ModelError, ShapeError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    if args.json:
-        print(json.dumps([op.to_dict() for op in ops], indent=2))
-        return 0
-    for op in ops:
-        print(format_layout_op(op))
-    flagged = sum(1 for op in ops if op.flags)
-    cases = sum(1 for op in ops if op.to_case() is not None)
-    print(f"{len(ops)} layout ops, {flagged} flagged, {cases} validation cases")
-    return 0

@@ -23,11 +23,9 @@ case it passes may still differ in its last bits: ``ort-layouts validate`` compa
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import re
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -36,20 +34,18 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from ort_layouts._errors import ModelError, OrtLayoutsError
+from ort_layouts._errors import ModelError
 from ort_layouts.engine.graphs import build_model, provider_opset
 from ort_layouts.engine.suite import standard_suite
-from ort_layouts.models.extract import load_model, model_cases, parse_dims
+from ort_layouts.models.extract import load_model, model_cases
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.expected import expected_output
 from ort_layouts.operators.values import make_input
 
 __all__ = [
     "TestData",
-    "add_export_arguments",
     "export_test_dir",
     "read_test_dir",
-    "run_export",
     "sanitize",
     "write_suite_models",
     "write_test_dir",
@@ -249,47 +245,3 @@ def write_suite_models(
                 "case_count": sum(len(v) for v in manifest.values()), "files": manifest}
     (out / "MANIFEST.json").write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
     return manifest
-
-
-# ---- command line --------------------------------------------------------------------------
-def _names(text: str) -> list[str]:
-    return [t.strip() for t in text.split(",") if t.strip()]
-
-
-def _ranks(text: str) -> list[int]:
-    try:
-        return [int(t) for t in _names(text)]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a comma-separated list of ranks (e.g. 1,2,4)") from None
-
-
-def add_export_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``ort-layouts export``."""
-    parser.add_argument("--out", required=True, help="directory to write the test directories into")
-    parser.add_argument("--model", help="export the Transpose/Expand/Pad cases of this model instead "
-                                        "of the standard suite")
-    parser.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
-                        help="pin a dynamic dimension of --model (repeatable)")
-    parser.add_argument("--ops", type=_names, default=None, help="suite filter: ops, e.g. Transpose,Pad")
-    parser.add_argument("--dtypes", type=_names, default=None,
-                        help="suite filter: data types, e.g. float32,int64")
-    parser.add_argument("--ranks", type=_ranks, default=None, help="suite filter: ranks, e.g. 1,2,4")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the suite's input data")
-    parser.add_argument("--batched", action="store_true", help="one directory holding every case")
-
-
-def run_export(args: argparse.Namespace) -> int:
-    """Run ``ort-layouts export``; 0 on success, 2 on errors."""
-    try:
-        if args.model:
-            source: Any = args.model
-        else:
-            source = standard_suite(ops=args.ops, dtypes=args.dtypes, ranks=args.ranks, seed=args.seed)
-        dirs = export_test_dir(source, args.out, dims=parse_dims(args.dim), batched=args.batched)
-    except OrtLayoutsError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    print(f"wrote {len(dirs)} test directories under {args.out}; replay with: "
-          f"onnx_test_runner -e dml {args.out}")
-    return 0

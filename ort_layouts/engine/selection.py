@@ -1,0 +1,228 @@
+"""Which cases a run takes: the standard suite or a model's layout ops, filtered by op, data
+type, rank and input values, then sharded and limited.
+
+Front ends name a selection with comma lists (``Transpose,Pad``, ``1-4``); :func:`parse_list`
+is the one way to read them, with the element parser as a parameter, and :func:`parse_ranks`
+reads the rank lists. Bad values raise :class:`~ort_layouts._errors.ShapeError` (or
+:class:`~ort_layouts._errors.DataTypeError` for data types) naming the value and the valid
+choices; a front end maps them to its own error lines.
+
+The engine does not read models: :func:`select_cases` takes the function that turns a model
+into cases (``ort_layouts.models.extract.model_cases``) as ``model_cases``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Protocol, TypeVar
+
+from ort_layouts._errors import ModelError, OrtLayoutsError, ShapeError
+from ort_layouts.descriptors.dtypes import DataType
+from ort_layouts.engine.suite import standard_suite
+from ort_layouts.operators.case import VALUE_KINDS, Case
+from ort_layouts.operators.registry import CASE_OPS
+
+__all__ = [
+    "ModelCases",
+    "parse_list",
+    "parse_ranks",
+    "resolve_dtypes",
+    "resolve_ops",
+    "resolve_value_kinds",
+    "select_cases",
+]
+
+T = TypeVar("T")
+MAX_RANK = 8
+
+
+# ---- comma lists ---------------------------------------------------------------------------
+def parse_list(
+    text: str,
+    item: Callable[[str], T],
+    *,
+    what: str = "values",
+    example: str = "",
+    brackets: bool = False,
+    skip_blanks: bool = True,
+    allow_empty: bool = False,
+) -> tuple[T, ...]:
+    """Read a comma-separated list, each element with ``item``.
+
+    Args:
+        text: the list, e.g. ``"1,1,3,5"`` or ``"Transpose, Pad"``.
+        item: parses one element (stripped of blanks). An :class:`OrtLayoutsError` it raises
+            keeps its message; any other ``ValueError`` becomes "TEXT is not a comma-separated
+            list of WHAT (e.g. EXAMPLE)".
+        what, example: name the elements and show a valid list in that message.
+        brackets: also take the list in brackets or parentheses (``"[1, 1, 3, 5]"``); blanks
+            inside it are dropped.
+        skip_blanks: leave out empty elements (``"a,,b"``); without it they go to ``item``.
+        allow_empty: an empty list is ``()``; without it, an error.
+
+    Raises:
+        ShapeError: an element ``item`` rejects, or an empty list where one is not allowed.
+    """
+    body = text.strip()
+    if brackets:
+        body = body.strip("[]()").replace(" ", "")
+    parts = [p.strip() for p in body.split(",")] if body else []
+    if skip_blanks:
+        parts = [p for p in parts if p]
+    if not parts:
+        if allow_empty:
+            return ()
+        raise ShapeError(f"{text!r} is an empty list")
+    values: list[T] = []
+    for part in parts:
+        try:
+            values.append(item(part))
+        except OrtLayoutsError:
+            raise
+        except ValueError:
+            example_text = f" (e.g. {example})" if example else ""
+            raise ShapeError(f"{text!r} is not a comma-separated list of {what}{example_text}") from None
+    return tuple(values)
+
+
+def _rank_range(part: str) -> tuple[int, ...]:
+    """``"3"`` as (3,), ``"1-4"`` as (1, 2, 3, 4)."""
+    try:
+        if "-" in part:
+            lo, hi = (int(v) for v in part.split("-", 1))
+            return tuple(range(lo, hi + 1))
+        return (int(part),)
+    except ValueError:
+        raise ShapeError(f"rank {part!r} is not an integer or a range like 1-4") from None
+
+
+def parse_ranks(text: str) -> tuple[int, ...]:
+    """``"1,2,4"`` or ``"1-4"`` (ranks 1 to 8), in the order given, without repeats.
+
+    Raises:
+        ShapeError: an element that is not a rank or a range, a rank outside 1..8, or no ranks.
+    """
+    ranks = [r for group in parse_list(text, _rank_range, what="ranks") for r in group]
+    bad = [r for r in ranks if not 1 <= r <= MAX_RANK]
+    if bad or not ranks:
+        raise ShapeError(f"ranks {text!r}: {bad or 'none'} not within 1..{MAX_RANK}")
+    return tuple(dict.fromkeys(ranks))
+
+
+# ---- the filters ---------------------------------------------------------------------------
+def resolve_ops(names: Iterable[str] | None) -> list[str] | None:
+    """Op names in any case (``"transpose"``) as the suite spells them; None (or an empty
+    list) for every op.
+
+    Raises:
+        ShapeError: a name that is not one of the suite's ops.
+    """
+    if not names:
+        return None
+    by_lower = {op.lower(): op for op in CASE_OPS}
+    names = list(names)
+    unknown = [o for o in names if o.lower() not in by_lower]
+    if unknown:
+        raise ShapeError(f"unknown op {unknown[0]!r}; valid: {list(CASE_OPS)}")
+    return [by_lower[o.lower()] for o in names]
+
+
+def resolve_dtypes(names: Iterable[DataType | str] | None) -> list[DataType] | None:
+    """Data types by name (``"float16"``, ``"half"``...) or as DataTypes; None (or an empty
+    list) for every one.
+
+    Raises:
+        DataTypeError: a name of no data type.
+    """
+    if not names:
+        return None
+    return [DataType.coerce(d) for d in names]
+
+
+def resolve_value_kinds(kinds: Iterable[str] | None) -> list[str] | None:
+    """Input value kinds (random, special, iota); None (or an empty list) for every one.
+
+    Raises:
+        ShapeError: an unknown kind.
+    """
+    if not kinds:
+        return None
+    kinds = list(kinds)
+    unknown = [v for v in kinds if v not in VALUE_KINDS]
+    if unknown:
+        raise ShapeError(f"unknown kind {unknown[0]!r}; valid: {list(VALUE_KINDS)}")
+    return kinds
+
+
+class ModelCases(Protocol):
+    """Turns a model into validation cases, as ``ort_layouts.models.extract.model_cases`` does."""
+
+    def __call__(self, model: str | Path, *, dims: Mapping[str, int] | None = ..., values: str = ...,
+                 seed: int = ...) -> Sequence[Case]: ...
+
+
+# ---- the selection -------------------------------------------------------------------------
+def select_cases(
+    *,
+    ops: Iterable[str] | None = None,
+    dtypes: Iterable[DataType | str] | None = None,
+    ranks: Iterable[int] | None = None,
+    values: Iterable[str] | None = None,
+    seed: int = 0,
+    shard: tuple[int, int] | None = None,
+    limit: int | None = None,
+    model: str | Path | None = None,
+    dims: Mapping[str, int] | None = None,
+    model_cases: ModelCases | None = None,
+) -> list[Case]:
+    """The cases a selection names, in the suite's (or the model's) deterministic order.
+
+    Args:
+        ops: keep these ops (any case); None or empty: all.
+        dtypes: keep these data types; None or empty: all.
+        ranks: keep cases of these input ranks; None or empty: all.
+        values: keep cases whose input values are of these kinds; None or empty: the suite's
+            own (for a model: random).
+        seed: seed of the input data.
+        shard: (K, N): the K-th (1-based) of N interleaved shards.
+        limit: at most this many cases, after sharding.
+        model: take the Transpose/Expand/Pad nodes of this model instead of the standard suite.
+        dims: values of the model's dynamic dimensions.
+        model_cases: reads the model's cases (needed with ``model``).
+
+    Returns:
+        The cases; an empty list when nothing matches (each front end words that itself).
+
+    Raises:
+        ShapeError: an unknown op or value kind, or a shard that is not 1 <= K <= N.
+        DataTypeError: an unknown data type.
+        ModelError: a model without ``model_cases``, or one that cannot be read.
+    """
+    op_names = resolve_ops(ops)
+    data_types = resolve_dtypes(dtypes)
+    kinds = resolve_value_kinds(values)
+    rank_set = set(ranks) if ranks else None
+    if shard is not None and not 1 <= shard[0] <= shard[1]:
+        raise ShapeError(f"shard {shard[0]}/{shard[1]} needs 1 <= K <= N (e.g. 1/4)")
+    cases: list[Case]
+    if model:
+        if model_cases is None:
+            raise ModelError(f"model {str(model)!r}: select_cases needs model_cases to read a model "
+                             "(e.g. ort_layouts.models.extract.model_cases)")
+        cases = [c for kind in (kinds or ["random"])
+                 for c in model_cases(model, dims=dims, values=kind, seed=seed)
+                 if (op_names is None or c.op in op_names)
+                 and (data_types is None or c.data_type in data_types)
+                 and (rank_set is None or c.rank in rank_set)]
+    else:
+        cases = list(standard_suite(ops=op_names, dtypes=data_types,
+                                    ranks=sorted(rank_set) if rank_set else None, seed=seed))
+    if kinds:
+        cases = [c for c in cases if c.values in kinds]
+    if shard:
+        k, n = shard
+        cases = cases[k - 1::n]
+    if limit:
+        cases = cases[:limit]
+    return cases

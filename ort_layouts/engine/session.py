@@ -1,0 +1,186 @@
+"""A validation session: the cases of a selection run on one provider, their results fed to a
+writer as they arrive, a resumed run skipping what its writer already holds.
+
+:func:`validation_meta` describes a run (where, how, which selection) for a report;
+:class:`ValidationSession` runs it. The writer is anything with the methods of
+:class:`ResultWriter` (the report writer of ``ort_layouts.reports.writer`` is one); the session
+prints nothing, so a front end says what it likes around it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Mapping, Sequence, Set
+from typing import Any, Generic, Protocol, TypeVar
+
+from ort_layouts.engine import providers, runner
+from ort_layouts.engine.environment import environment
+from ort_layouts.engine.result import CaseResult
+from ort_layouts.operators.case import Case
+
+__all__ = ["ResultWriter", "SessionOutcome", "ValidationSession", "device_of", "validation_meta"]
+
+R = TypeVar("R")
+R_co = TypeVar("R_co", covariant=True)
+
+
+class ResultWriter(Protocol[R_co]):
+    """Where a session's results go, as they arrive.
+
+    ``done_ids`` are the case ids it already holds (a resumed report); ``write_summaries``
+    returns what the session hands back as :attr:`SessionOutcome.summary`.
+    """
+
+    @property
+    def done_ids(self) -> Set[str]: ...
+
+    def add(self, result: CaseResult) -> None: ...
+
+    def update_meta(self, **values: Any) -> None: ...
+
+    def write_summaries(self, *, finished: bool = False) -> R_co: ...
+
+    def close(self) -> None: ...
+
+
+def device_of(provider: str, device_id: int = 0) -> tuple[str, str]:
+    """The device name and driver the provider lists at ``device_id`` (its first device when
+    it lists fewer; ("", "") when it lists none or cannot be asked)."""
+    try:
+        infos = providers.list_providers()
+    except Exception:
+        return "", ""
+    for info in infos:
+        if getattr(info, "name", None) == provider:
+            devices = list(getattr(info, "devices", ()) or ())
+            if devices:
+                d = devices[device_id] if device_id < len(devices) else devices[0]
+                name = " ".join(str(v) for v in (getattr(d, "vendor", ""), getattr(d, "device", "")) if v)
+                return name, str(getattr(d, "driver", "") or "")
+    return "", ""
+
+
+def validation_meta(
+    *,
+    provider: str,
+    device_id: int = 0,
+    command: str = "",
+    model: str | None = None,
+    ops: Sequence[str] | None = None,
+    dtypes: Sequence[str] | None = None,
+    ranks: Sequence[int] | None = None,
+    values: Sequence[str] | None = None,
+    seed: int = 0,
+    shard: tuple[int, int] | None = None,
+    limit: int | None = None,
+    optimize: bool = False,
+    provider_options: Mapping[str, str] | None = None,
+    strict: bool = False,
+) -> dict[str, Any]:
+    """The meta of a validation run: provider, device and driver (as the provider lists them),
+    the command, the machine (:func:`~ort_layouts.engine.environment.environment`), the selection
+    as asked (a report resumes only with an equal one) and ``strict``."""
+    device, driver = device_of(provider, device_id)
+    selection = {
+        "provider": provider, "device_id": device_id,
+        "suite": f"model:{model}" if model else "standard",
+        "ops": list(ops or []), "dtypes": list(dtypes or []), "ranks": list(ranks or []),
+        "values": list(values or []), "seed": seed,
+        "shard": f"{shard[0]}/{shard[1]}" if shard else "", "limit": limit or 0,
+        "optimize": optimize, "provider_options": dict(provider_options or {}),
+    }
+    return {"provider": provider, "device_id": device_id, "device": device, "driver": driver,
+            "command": command, "environment": environment(), "selection": selection, "strict": strict}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SessionOutcome(Generic[R]):
+    """What a session ran.
+
+    Attributes:
+        results: this run's results (a resumed report's earlier ones are the writer's).
+        device: the device named in the meta, else by the first result that names one.
+        seconds: the wall time of the run.
+        summary: what the writer's ``write_summaries(finished=True)`` returned; None without
+            a writer.
+    """
+
+    results: tuple[CaseResult, ...]
+    device: str
+    seconds: float
+    summary: R | None
+
+
+class ValidationSession(Generic[R]):
+    """Run cases on a provider and feed each result to ``writer`` as it arrives.
+
+    Args:
+        cases: the planned cases, in order.
+        provider, device_id, optimize, provider_options, batch_size: as for
+            :func:`~ort_layouts.engine.runner.run_cases`.
+        writer: receives each result; cases whose ids it already holds (``done_ids``) are
+            skipped. The session writes its summaries and closes it when the run ends, or stops.
+        device: the device as the meta names it ("" when unknown: the first result that names
+            one sets it, in the writer's meta too).
+    """
+
+    def __init__(
+        self,
+        cases: Sequence[Case],
+        *,
+        provider: str,
+        device_id: int = 0,
+        optimize: bool = False,
+        provider_options: Mapping[str, str] | None = None,
+        batch_size: int = 256,
+        writer: ResultWriter[R] | None = None,
+        device: str = "",
+    ) -> None:
+        self.cases = list(cases)
+        self.provider = provider
+        self.device_id = device_id
+        self.optimize = optimize
+        self.provider_options = dict(provider_options or {})
+        self.batch_size = batch_size
+        self.writer = writer
+        self.device = device
+        done = writer.done_ids if writer is not None else frozenset()
+        self.todo = [c for c in self.cases if c.id not in done]
+        self.results: list[CaseResult] = []
+
+    @property
+    def done_count(self) -> int:
+        """Planned cases that already have a result (resumed)."""
+        return len(self.cases) - len(self.todo)
+
+    def _add(self, result: CaseResult, on_result: Callable[[CaseResult], None] | None) -> None:
+        self.results.append(result)
+        if result.device and not self.device:
+            self.device = result.device
+            if self.writer is not None:
+                self.writer.update_meta(device=result.device)
+        if self.writer is not None:
+            self.writer.add(result)
+        if on_result is not None:
+            on_result(result)
+
+    def run(self, on_result: Callable[[CaseResult], None] | None = None) -> SessionOutcome[R]:
+        """Run the cases not yet done; ``on_result`` sees each result after the writer.
+
+        The writer's summaries are written (``finished=True``) and the writer closed whether the
+        run ends or stops (KeyboardInterrupt, an error), so what ran is kept.
+        """
+        started = time.monotonic()
+        summary: R | None = None
+        try:
+            if self.todo:
+                runner.run_cases(self.todo, provider=self.provider, device_id=self.device_id,
+                                 optimize=self.optimize, provider_options=self.provider_options or None,
+                                 batch_size=self.batch_size, on_result=lambda r: self._add(r, on_result))
+            seconds = time.monotonic() - started
+        finally:
+            if self.writer is not None:
+                summary = self.writer.write_summaries(finished=True)
+                self.writer.close()
+        return SessionOutcome(tuple(self.results), self.device, seconds, summary)

@@ -1,0 +1,77 @@
+"""The memory section's measurement, in a process of its own so that its peak is the run's:
+``python -m ort_layouts.frontends.bench_memory PROVIDER KIND SIZE RANKS``.
+
+KIND is ``suite`` (the standard suite, of RANKS: ``all`` or a comma list) or ``large`` (one
+NCHW->NHWC transpose of about SIZE bytes). After warming up (imports, arenas) it resets the
+peak resident memory where the OS allows it, runs the cases on PROVIDER, and prints one JSON
+line: base_kib, peak_kib, reset, input_bytes, output_bytes, cases, passed.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ort_layouts.descriptors.dtypes import DataType
+from ort_layouts.engine.runner import run_cases
+from ort_layouts.engine.suite import standard_suite
+from ort_layouts.operators.case import Case
+from ort_layouts.operators.expected import output_shape
+
+__all__ = ["main", "measure", "peak_kib", "reset_peak"]
+
+
+def peak_kib() -> int:
+    """The peak resident memory of this process in KiB: VmHWM, the peak since the last reset
+    (Linux); else ru_maxrss."""
+    try:
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+
+
+def reset_peak() -> bool:
+    """Reset VmHWM to the current resident memory (writing 5 to clear_refs, Linux >= 4.0);
+    False where that is not possible."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def measure(provider: str, kind: str, size_in_bytes: int, ranks: str) -> dict[str, Any]:
+    """Run the cases of KIND on ``provider`` and return the peak memory figures."""
+    if kind == "suite":
+        cases = standard_suite(ranks=None if ranks == "all" else [int(r) for r in ranks.split(",")])
+    else:
+        side = max(2, round((size_in_bytes // 4 // 64) ** 0.5))
+        cases = [Case("Transpose", DataType.FLOAT32, (1, 64, side, side), perm=(0, 2, 3, 1))]
+    run_cases(standard_suite(ranks=[1], ops=["Transpose"])[:4], provider=provider)  # imports, arenas
+    item = {c: np.dtype(c.data_type.to_numpy()).itemsize for c in cases}
+    inputs = sum(int(np.prod(c.shape)) * item[c] for c in cases)
+    outputs = sum(int(np.prod(output_shape(c))) * item[c] for c in cases)
+    reset = reset_peak()
+    base = peak_kib()
+    results = run_cases(cases, provider=provider)
+    peak = peak_kib()
+    return {"base_kib": base, "peak_kib": peak, "reset": reset, "input_bytes": inputs,
+            "output_bytes": outputs, "cases": len(cases), "passed": sum(1 for r in results if r)}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Measure as the command line says and print the figures as one JSON line."""
+    provider, kind, size, ranks = list(sys.argv[1:] if argv is None else argv)
+    print(json.dumps(measure(provider, kind, int(size), ranks)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
