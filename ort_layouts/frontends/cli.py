@@ -727,6 +727,27 @@ def _run_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_setup(p: argparse.ArgumentParser) -> None:
+    from ort_layouts.engine.dml.install import MESA_VERSIONS
+
+    p.add_argument("stack", choices=["dml"], help="what to set up: dml (DirectML under Wine on Linux)")
+    p.add_argument("--home", help="where the private parts go (default $ORT_LAYOUTS_DML_HOME or "
+                                  "~/.cache/ort_layouts/dml)")
+    p.add_argument("--mesa", action="append", choices=sorted(MESA_VERSIONS),
+                   help="the private lavapipe: 25 (default) or 22 (reproduces the silent zeros); repeatable")
+    p.add_argument("--no-apt", action="store_true", help="do not install system packages")
+    p.add_argument("--force", action="store_true", help="download the DLLs and compile the worker again")
+    p.add_argument("--no-check", action="store_true", help="skip the final Transpose check")
+
+
+def _run_setup(args: argparse.Namespace) -> int:
+    from ort_layouts.engine.dml.install import setup_dml
+
+    setup_dml(home=args.home, mesa=args.mesa or "25", log=lambda line: _out(line),
+              apt=not args.no_apt, force=args.force, check=not args.no_check)
+    return 0
+
+
 COMMANDS: list[Command] = [
     Command("providers", "the execution providers and devices ONNX Runtime sees here",
             _add_providers, _run_providers),
@@ -735,6 +756,8 @@ COMMANDS: list[Command] = [
     Command("validate", "run the layout suite on a provider and compare bit for bit",
             _add_validate, _run_validate),
     Command("merge", "merge reports into one compatibility matrix", _add_merge, _run_merge),
+    Command("setup", "set up DirectML on Linux: Wine, vkd3d, Mesa lavapipe, the DML EP and its worker",
+            _add_setup, _run_setup),
     Command("bench", "measure the engine, the oracle and the GPU path on this machine",
             _add_bench, _run_bench),
     Command("extract", "list a model's layout ops with their DirectML descriptors and what DirectML "

@@ -5,7 +5,7 @@ under Wine (Direct3D 12 by vkd3d, on Vulkan: Mesa's lavapipe on the CPU, or a GP
   :class:`~.stack.DmlStackInfo` (what a report names: DirectML, ONNX Runtime, vkd3d, Wine,
   the Vulkan driver and device).
 - :mod:`.install`: :func:`~.install.setup_dml` installs what is missing
-  (``python -m ort_layouts.engine.dml.install``); nothing is downloaded at run time.
+  (``ort-layouts setup dml``); nothing is downloaded at run time.
 - :mod:`.client`: :class:`~.client.DmlWorker`, one long-lived Wine process that serves many
   sessions over a small binary protocol on its stdin/stdout, and :class:`~.client.DmlSession`
   (``run(output_names, feeds)``, ``node_assignment()``).

@@ -17,7 +17,7 @@ Idempotent: each step checks what is there and does only what is missing.
 6. A check: one Transpose through the worker, compared bit for bit.
 
 Everything is downloaded here; a run downloads nothing. Run it as
-``python -m ort_layouts.engine.dml.install [--mesa 22] [--home DIR]``.
+``ort-layouts setup dml [--mesa 22] [--home DIR]``.
 """
 
 from __future__ import annotations
@@ -330,30 +330,3 @@ def setup_dml(*, home: str | os.PathLike[str] | None = None, mesa: str | Sequenc
             _check(dataclasses.replace(stack, mesa=m), log)
     log(f"DirectML stack ready in {stack.home} ({time.perf_counter() - start:.1f} s)")
     return stack
-
-
-def _main(argv: Sequence[str] | None = None) -> int:
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="python -m ort_layouts.engine.dml.install",
-                                     description="Set up the DirectML-on-Linux stack "
-                                                 "(Wine + vkd3d + lavapipe).")
-    parser.add_argument("--home", help="where the private parts go (default $ORT_LAYOUTS_DML_HOME or "
-                                       "~/.cache/ort_layouts/dml)")
-    parser.add_argument("--mesa", action="append", choices=sorted(MESA_VERSIONS),
-                        help="the private lavapipe: 25 (default) or 22 (reproduces silent zeros); repeatable")
-    parser.add_argument("--no-apt", action="store_true", help="do not install system packages")
-    parser.add_argument("--force", action="store_true", help="download the DLLs and compile the worker again")
-    parser.add_argument("--no-check", action="store_true", help="skip the final Transpose check")
-    args = parser.parse_args(argv)
-    try:
-        setup_dml(home=args.home, mesa=args.mesa or "25", log=lambda line: print(line, flush=True),
-                  apt=not args.no_apt, force=args.force, check=not args.no_check)
-    except ProviderError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(_main())

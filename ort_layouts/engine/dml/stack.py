@@ -60,7 +60,7 @@ MESA_VERSIONS: dict[str, tuple[str, str]] = {
 }
 WORKER_EXE = "ort_layouts_dml_worker.exe"
 WORKER_SOURCE = Path(__file__).with_name("worker.c")
-SETUP_COMMAND = "python -m ort_layouts.engine.dml.install"
+SETUP_COMMAND = "ort-layouts setup dml"
 ENV_HOME = "ORT_LAYOUTS_DML_HOME"
 ENV_VK_ICD = "ORT_LAYOUTS_DML_VK_ICD"
 _LIBVULKAN = ("/usr/lib/x86_64-linux-gnu/libvulkan.so.1", "/usr/lib64/libvulkan.so.1",

@@ -1,5 +1,5 @@
 """The real DirectML stack: ONNX Runtime's DirectML EP and DirectML.dll under Wine (vkd3d on
-Vulkan). Skipped when the stack is not set up (``python -m ort_layouts.engine.dml.install``);
+Vulkan). Skipped when the stack is not set up (``ort-layouts setup dml``);
 ``ORT_LAYOUTS_REQUIRE_DML=1`` turns the skip into a failure.
 """
 
