@@ -25,7 +25,7 @@ from ort_layouts.models.extract import (
 
 ONNX_DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"
 SHUFFLENET = ONNX_DATA / "light" / "light_shufflenet.onnx"
-TRANSFORMER = Path(__file__).parent / "data" / "transformer_block.onnx"
+TRANSFORMER = Path(__file__).parents[1] / "data" / "transformer_block.onnx"
 
 
 def _model(nodes, inputs, outputs, initializers=(), opset=18) -> onnx.ModelProto:

@@ -12,7 +12,7 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SELECT = ["--ort-ops=Transpose", "--ort-dtypes=float32", "--ort-ranks=2,3"]
 
 

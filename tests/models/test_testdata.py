@@ -20,7 +20,7 @@ from ort_layouts.models.testdata import (
 )
 from ort_layouts.operators.case import Case
 
-TRANSFORMER = Path(__file__).parent / "data" / "transformer_block.onnx"
+TRANSFORMER = Path(__file__).parents[1] / "data" / "transformer_block.onnx"
 
 
 def _replay(directory: Path) -> None:

@@ -9,7 +9,7 @@ import onnx
 import onnxruntime as ort
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "models"
 
 try:

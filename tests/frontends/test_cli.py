@@ -21,7 +21,7 @@ from ort_layouts.frontends.cli import main
 from ort_layouts.reports.report import JSON_FILE, RESULTS_FILE, load_report
 
 Cap = pytest.CaptureFixture[str]
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # a small selection the CPU EP runs in well under a second
 SMALL = ["--provider", "cpu", "--ops", "Transpose,Expand", "--dtypes", "float32,int8", "--ranks", "1-3"]
 
