@@ -178,7 +178,8 @@ class BufferTensorDesc:
                 f"size ({element_bytes} bytes for {dtype.name}); e.g. 16, 32, 64")
         flags = self.flags
         if flags is not TensorFlags.NONE and flags is not TensorFlags.OWNED_BY_DML:
-            if isinstance(flags, bool) or not isinstance(flags, (int, np.integer)) or int(flags) not in (0, 1):
+            if (isinstance(flags, bool) or not isinstance(flags, (int, np.integer))
+                    or int(flags) not in (0, 1)):
                 raise DescriptorError(
                     "flags", flags,
                     f"flags {flags!r} is not a DML_TENSOR_FLAGS value; valid: 0 (NONE), 1 (OWNED_BY_DML)")

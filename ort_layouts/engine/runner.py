@@ -229,7 +229,8 @@ class _Run:
             prep.case, Status.MISMATCH, self.config.name, self.device, node_provider=node_provider,
             element_count=cmp.element_count, mismatch_count=cmp.mismatch_count,
             first_mismatch_index=None if index is None else tuple(int(i) for i in index),
-            input_offset_in_elements=input_offset_in_elements, output_offset_in_elements=output_offset_in_elements,
+            input_offset_in_elements=input_offset_in_elements,
+            output_offset_in_elements=output_offset_in_elements,
             expected_hex=cmp.expected_hex, actual_hex=cmp.actual_hex, diagnosis=diagnosis,
             message=message, descriptors=prep.descriptors,
             seconds=seconds + prep.seconds + time.perf_counter() - start)

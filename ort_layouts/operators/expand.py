@@ -118,7 +118,8 @@ class Expand(Operator):
             if rank <= 3:
                 src = tuple(1 if a % 2 == 0 else n for a, n in enumerate(_expand_full(rank)))
                 for dt in dtypes:
-                    out.append(Case("Expand", dt, src, target_shape=(2, *_expand_full(rank)), values="special"))
+                    out.append(Case("Expand", dt, src, target_shape=(2, *_expand_full(rank)),
+                                    values="special"))
         return out
 
     def diagnosis_candidates(self, ctx: DiagnosisContext) -> Iterator[Candidate]:
@@ -141,7 +142,8 @@ class Expand(Operator):
                    f"input strides {_fmt(strides)} instead of {_fmt(right.effective_strides)})",
                    functools.partial(ctx.read, alt))
         if len(broadcast) > 1:
-            strides = [source_strides[a] if a in broadcast else s for a, s in enumerate(right.effective_strides)]
+            strides = [source_strides[a] if a in broadcast else s
+                       for a, s in enumerate(right.effective_strides)]
             alt_all = BufferTensorDesc(ctx.dtype, sizes, tuple(strides))
             yield (f"no broadcast stride zeroed (input strides {_fmt(strides)} instead of "
                    f"{_fmt(right.effective_strides)})", lambda: ctx.read(alt_all))

@@ -115,7 +115,8 @@ def _border_value(ctx: DiagnosisContext, variant: Callable[..., Callable[[], Can
     item = ctx.dtype.bitwidth // 8
     low = variant(start, end, PaddingMode.CONSTANT, bytes(item))()
     high = variant(start, end, PaddingMode.CONSTANT, b"\xff" * item)()
-    if not isinstance(low, np.ndarray) or not isinstance(high, np.ndarray) or low.size != ctx.actual_bits.size:
+    if (not isinstance(low, np.ndarray) or not isinstance(high, np.ndarray)
+            or low.size != ctx.actual_bits.size):
         return None
     border = low != high
     if not border.any():
@@ -178,7 +179,8 @@ class Pad(Operator):
         if case.mode == "wrap" and opset < PAD_WRAP_OPSET:
             raise ModelError(f"case {case.id}: Pad mode 'wrap' needs opset >= {PAD_WRAP_OPSET}, got {opset}")
         if case.axes is not None and opset < PAD_AXES_OPSET:
-            raise ModelError(f"case {case.id}: the Pad axes input needs opset >= {PAD_AXES_OPSET}, got {opset}")
+            raise ModelError(f"case {case.id}: the Pad axes input needs opset >= {PAD_AXES_OPSET}, "
+                             f"got {opset}")
         value = _pad_value(case)
         pads = [int(p) for p in case.pads or ()]
         if opset < PAD_INPUTS_OPSET:
@@ -244,7 +246,8 @@ class Pad(Operator):
             chosen = floats if opset < 11 else list(dtypes)
             for dt in chosen:
                 value = _value_hex(dt, -3) if mode == "constant" else ""
-                out.append(Case("Pad", dt, shape, pads=(1, 2, 2, 1), mode=mode, pad_value_hex=value, opset=opset))
+                out.append(Case("Pad", dt, shape, pads=(1, 2, 2, 1), mode=mode, pad_value_hex=value,
+                                opset=opset))
         # negative pads (cropping): DirectML cannot express them; other EPs compare with numpy.
         # Not with wrap: ONNX does not say whether wrap reads the cropped or the whole tensor.
         for mode in ("constant", "edge", "reflect"):
@@ -279,7 +282,8 @@ class Pad(Operator):
                    variant(start, end, mode, b""))
         written = _border_value(ctx, variant, start, end) if mode == PaddingMode.CONSTANT else None
         if written is not None and written != op.padding_value_bytes:
-            yield (f"the constant replaced by 0x{written[::-1].hex()} (0x{op.padding_value_bytes[::-1].hex() or '0'} "
+            constant = op.padding_value_bytes[::-1].hex() or "0"
+            yield (f"the constant replaced by 0x{written[::-1].hex()} (0x{constant} "
                    "expected; the interior and the borders' extent right)",
                    variant(start, end, mode, written))
         if start != end:
@@ -292,7 +296,8 @@ class Pad(Operator):
                 current = mode.name + (f" ({mode.onnx_name})" if mode.onnx_name else "")
                 yield (f"{label} instead of {current}", variant(start, end, other, value))
                 if other == PaddingMode.CONSTANT and not zero_value:
-                    yield (f"mode CONSTANT with value 0 instead of {mode.name}", variant(start, end, other, b""))
+                    yield (f"mode CONSTANT with value 0 instead of {mode.name}",
+                           variant(start, end, other, b""))
         pads = list(case.pads or ())
         half = len(pads) // 2
         interleaved = [*pads[0::2], *pads[1::2]]

@@ -109,7 +109,8 @@ class Transpose(Operator):
         """The input read packed; the inverse perm, the perm applied twice, two entries swapped;
         every other permutation up to rank 6."""
         rank = ctx.source.dimension_count
-        perm = tuple(range(rank - 1, -1, -1)) if ctx.case.perm is None else normalize_perm(ctx.case.perm, rank)
+        perm = (tuple(range(rank - 1, -1, -1)) if ctx.case.perm is None
+                else normalize_perm(ctx.case.perm, rank))
         right = ctx.source.transpose(perm)
         seen = {perm}
 
@@ -148,7 +149,8 @@ class Transpose(Operator):
             for other in itertools.permutations(range(rank)):
                 if other not in seen:
                     seen.add(other)
-                    yield (f"perm {_fmt(other)} instead of {_fmt(perm)}{strides_note(other)}", transposed(other))
+                    yield (f"perm {_fmt(other)} instead of {_fmt(perm)}{strides_note(other)}",
+                           transposed(other))
 
     def describe_node(self, node: onnx.NodeProto, graph: Graph, opset: int, dtype: DataType | None,
                       shape: tuple[int, ...] | None, inferred: Any, params: dict[str, Any],

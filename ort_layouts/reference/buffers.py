@@ -30,7 +30,8 @@ __all__ = [
 ]
 
 # the unsigned integer type of each element size in bytes
-UINT_OF_SIZE: dict[int, type[np.unsignedinteger[Any]]] = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+UINT_OF_SIZE: dict[int, type[np.unsignedinteger[Any]]] = {
+    1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 def raw_bytes(buffer: Any) -> np.ndarray:

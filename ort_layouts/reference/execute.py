@@ -54,7 +54,8 @@ class DmlOperator(Protocol):
 
 def _check_operator(op: Any) -> None:
     if not isinstance(op, DmlOperator):
-        raise TypeError(f"op must be a DirectML operator (IdentityOp, PaddingOp, ...), got {type(op).__name__}")
+        raise TypeError(f"op must be a DirectML operator (IdentityOp, PaddingOp, ...), "
+                        f"got {type(op).__name__}")
 
 
 def _input_view(op: DmlOperator, raw_in: np.ndarray) -> np.ndarray:

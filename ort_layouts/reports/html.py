@@ -108,7 +108,8 @@ def _descriptor_table(descriptors: Mapping[str, Any]) -> str:
     rows = []
     for role, d in _flatten_descriptors(descriptors):
         rows.append(
-            f"<tr><th>{escape(role)}</th><td>{escape(d.get('data_type', ''))}</td><td>{escape(d.get('sizes'))}</td>"
+            f"<tr><th>{escape(role)}</th><td>{escape(d.get('data_type', ''))}</td>"
+            f"<td>{escape(d.get('sizes'))}</td>"
             f"<td>{escape(d.get('strides') if d.get('strides') is not None else 'packed')}</td>"
             f"<td>{escape(d.get('total_tensor_size_in_bytes', ''))}</td></tr>")
     if not rows:
@@ -146,10 +147,12 @@ def _case_table(headers: Sequence[str], results: Sequence[CaseResult],
 
 def _case_section(result: CaseResult, *, draw: bool) -> str:
     r = result
-    figures = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in result_figures(r).items() if v != "")
+    figures = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>"
+                      for k, v in result_figures(r).items() if v != "")
     parts = [
         f'<section class="case {r.status.value}" id="{escape(case_anchor(r.case.id))}">',
-        f"<h3><code>{escape(r.case.id)}</code> <span class=\"{r.status.value}\">{escape(r.status.value)}</span></h3>",
+        f"<h3><code>{escape(r.case.id)}</code> "
+        f"<span class=\"{r.status.value}\">{escape(r.status.value)}</span></h3>",
         f'<p class="what">{escape(failure_text(r))}</p>',
     ]
     if r.diagnosis:
@@ -216,7 +219,8 @@ def _environment_rows(meta: Mapping[str, Any]) -> str:
     rows += [("command", meta.get("command", "")), ("started", meta.get("started", "")),
              ("finished", meta.get("finished", "")), ("resumed", ", ".join(meta.get("resumed", []) or [])),
              ("selection", json.dumps(meta.get("selection", {}), sort_keys=True))]
-    return "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in rows if v not in ("", None))
+    return "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>"
+                   for k, v in rows if v not in ("", None))
 
 
 def render_report_html(report: Report, *, strict: bool = False) -> str:

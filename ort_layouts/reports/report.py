@@ -303,6 +303,10 @@ def failure_text(result: CaseResult) -> str:
     return text
 
 
+def _text(value: int | None) -> str:
+    return "" if value is None else str(value)
+
+
 def result_figures(result: CaseResult) -> dict[str, str]:
     """A case's figures as strings, for JUnit properties and pytest's user_properties."""
     r = result
@@ -319,8 +323,8 @@ def result_figures(result: CaseResult) -> dict[str, str]:
         "mismatch_count": str(r.mismatch_count),
         "first_mismatch_index": "" if r.first_mismatch_index is None else
         ",".join(map(str, r.first_mismatch_index)),
-        "input_offset_in_elements": "" if r.input_offset_in_elements is None else str(r.input_offset_in_elements),
-        "output_offset_in_elements": "" if r.output_offset_in_elements is None else str(r.output_offset_in_elements),
+        "input_offset_in_elements": _text(r.input_offset_in_elements),
+        "output_offset_in_elements": _text(r.output_offset_in_elements),
         "expected_hex": r.expected_hex,
         "actual_hex": r.actual_hex,
         "diagnosis": r.diagnosis,

@@ -321,7 +321,8 @@ def test_view_checks_buffer_size() -> None:
 
 
 # ---- doctests of the descriptor modules ------------------------------------------------------
-@pytest.mark.parametrize("module", ["descriptors.dtypes", "descriptors.size", "descriptors.layout", "descriptors.buffer_tensor",
+@pytest.mark.parametrize("module", ["descriptors.dtypes", "descriptors.size", "descriptors.layout",
+                                    "descriptors.buffer_tensor",
                                     "operators.padding", "reports.render"])
 def test_doctests(module: str) -> None:
     mod = importlib.import_module(f"ort_layouts.{module}")

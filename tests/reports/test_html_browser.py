@@ -24,7 +24,8 @@ import pytest
 from ort_layouts.frontends.cli import main
 
 pytestmark = pytest.mark.skipif(
-    any(importlib.util.find_spec(f"ort_layouts.{m}") is None for m in ("engine.providers", "engine.runner", "engine.suite")),
+    any(importlib.util.find_spec(f"ort_layouts.{m}") is None
+        for m in ("engine.providers", "engine.runner", "engine.suite")),
     reason="the validation engine is not installed")
 
 FAIL_BACKGROUND = "rgb(255, 205, 210)"  # .fail in the report's style sheet (#ffcdd2)
