@@ -321,7 +321,14 @@ def bench_gpu(*, provider: str = "auto", device_id: int = 0, size_in_bytes: int 
     """
     from ort_layouts._errors import ProviderError
     from ort_layouts.engine.graphs import build_model, provider_opset
-    from ort_layouts.engine.providers import CPU, ProviderConfig, make_session, resolve_provider
+    from ort_layouts.engine.providers import (
+        CPU,
+        DML,
+        ProviderConfig,
+        dml_through_worker,
+        make_session,
+        resolve_provider,
+    )
     from ort_layouts.operators.expected import dml_operator, output_shape
     from ort_layouts.reference.execute import verify
 
@@ -329,6 +336,9 @@ def bench_gpu(*, provider: str = "auto", device_id: int = 0, size_in_bytes: int 
     if name == CPU and not allow_cpu:
         raise ProviderError(f"the gpu section needs a GPU execution provider; {provider!r} resolves to "
                             f"{CPU} (ask for one with --gpu-provider webgpu|dml|cuda)")
+    if name == DML and dml_through_worker():
+        raise ProviderError("the gpu section needs a GPU execution provider in this process (it binds "
+                            "device memory); DirectML runs here through its worker process")
     config = ProviderConfig(name, device_id=device_id)
     allocate, how = device_allocator(name, device_id)
     fence = device_fence(allocate)

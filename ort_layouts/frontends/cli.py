@@ -60,23 +60,14 @@ class _Parser(argparse.ArgumentParser):
 
 
 # ---- argument types ------------------------------------------------------------------------
-def comma_list(
-    text: str,
-    item: Callable[[str], T],
-    *,
-    what: str = "values",
-    example: str = "",
-    brackets: bool = False,
-    skip_blanks: bool = True,
-    allow_empty: bool = False,
-) -> tuple[T, ...]:
+def comma_list(text: str, item: Callable[[str], T], **options: Any) -> tuple[T, ...]:
     """The one reading of a comma-separated argument: :func:`ort_layouts.engine.selection.parse_list`
-    with the element parser ``item``, its errors as argparse's (one line naming the argument)."""
+    (``options`` are its keywords) with the element parser ``item``, its errors as argparse's
+    (one line naming the argument)."""
     from ort_layouts.engine.selection import parse_list
 
     try:
-        return parse_list(text, item, what=what, example=example, brackets=brackets, skip_blanks=skip_blanks,
-                          allow_empty=allow_empty)
+        return parse_list(text, item, **options)
     except OrtLayoutsError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
 

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from ort_layouts.operators.case import Case
     from ort_layouts.operators.onnx_nodes import Graph
 
-__all__ = ["Candidate", "CandidateResult", "Described", "DiagnosisContext", "Operator"]
+__all__ = ["Candidate", "CandidateResult", "Described", "DiagnosisContext", "Operator", "fmt_ints"]
 
 # a candidate yields either the flat output bits, or (bits, mask of the elements read inside
 # the input buffer), or None when it does not apply
@@ -49,6 +49,11 @@ Candidate = tuple[str, Callable[[], CandidateResult]]
 Described = tuple[tuple[int, ...] | None, dict[str, Any] | None, dict[str, BufferTensorDesc], bool]
 
 _MASKED_LIMIT = 1 << 22  # elements: reads past the buffer are simulated only below this
+
+
+def fmt_ints(values: Any) -> str:
+    """``[1, 2, 3]``: integers as a diagnosis prints them (numpy integers as plain ints)."""
+    return str([int(v) for v in values])
 
 
 class DiagnosisContext:

@@ -14,14 +14,10 @@ from ort_layouts._errors import ShapeError
 from ort_layouts.descriptors.buffer_tensor import MAX_DIMENSION_COUNT, BufferTensorDesc
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.operators.base import Described, Operator
-from ort_layouts.operators.identity import IDENTITY
+from ort_layouts.operators.identity import identity_dict
 from ort_layouts.operators.onnx_nodes import Graph, attrs, check_size
 
 __all__ = ["DepthSpace"]
-
-
-def _identity(inp: BufferTensorDesc, outp: BufferTensorDesc, **extra: Any) -> dict[str, Any]:
-    return {"operator": IDENTITY, "input": inp.to_dict(), "output": outp.to_dict(), **extra}
 
 
 def _describe(node: onnx.NodeProto, graph: Graph, opset: int, dtype: DataType | None,
@@ -65,7 +61,7 @@ def _describe(node: onnx.NodeProto, graph: Graph, opset: int, dtype: DataType | 
          "strides": list(strided.effective_strides)},
         {"step": "reshape", "sizes": list(out_shape)},
     ]
-    dml = _identity(strided, packed6, chain=chain, dimension_count=strided.dimension_count,
+    dml = identity_dict(strided, packed6, chain=chain, dimension_count=strided.dimension_count,
                     fits_in_8_dims=fits,
                     note="a 6-D strided view of the input copied packed; the packed 6-D output is "
                          "the output buffer read with the output's 4-D sizes")

@@ -21,7 +21,7 @@ from ort_layouts._errors import OrtLayoutsError, ShapeError
 from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.size import packed_strides
-from ort_layouts.operators.base import Candidate, Described, DiagnosisContext, Operator
+from ort_layouts.operators.base import Candidate, Described, DiagnosisContext, Operator, fmt_ints
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.identity import IdentityOp
 from ort_layouts.operators.onnx_nodes import (
@@ -35,10 +35,6 @@ from ort_layouts.operators.onnx_nodes import (
 from ort_layouts.operators.shapes import SUITE_SHAPES, rotating
 
 __all__ = ["Expand"]
-
-
-def _fmt(values: Any) -> str:
-    return str([int(v) for v in values])
 
 
 def _expand_full(rank: int) -> tuple[int, ...]:
@@ -131,22 +127,23 @@ class Expand(Operator):
         aligned = (1,) * (rank - len(shape)) + tuple(shape)
         source_strides = packed_strides(aligned)
         broadcast = right.broadcast_axes
-        yield (f"the input read with the packed strides {_fmt(packed_strides(sizes))} of the output shape "
-               f"{_fmt(sizes)} (broadcast strides not zeroed)",
+        yield (f"the input read with the packed strides {fmt_ints(packed_strides(sizes))} "
+               "of the output shape "
+               f"{fmt_ints(sizes)} (broadcast strides not zeroed)",
                lambda: ctx.read(BufferTensorDesc(ctx.dtype, sizes)))
         for axis in broadcast:
             strides = list(right.effective_strides)
             strides[axis] = source_strides[axis]
             alt = BufferTensorDesc(ctx.dtype, sizes, tuple(strides))
             yield (f"broadcast axis {axis} not zeroed (stride {source_strides[axis]} instead of 0: "
-                   f"input strides {_fmt(strides)} instead of {_fmt(right.effective_strides)})",
+                   f"input strides {fmt_ints(strides)} instead of {fmt_ints(right.effective_strides)})",
                    functools.partial(ctx.read, alt))
         if len(broadcast) > 1:
             strides = [source_strides[a] if a in broadcast else s
                        for a, s in enumerate(right.effective_strides)]
             alt_all = BufferTensorDesc(ctx.dtype, sizes, tuple(strides))
-            yield (f"no broadcast stride zeroed (input strides {_fmt(strides)} instead of "
-                   f"{_fmt(right.effective_strides)})", lambda: ctx.read(alt_all))
+            yield (f"no broadcast stride zeroed (input strides {fmt_ints(strides)} instead of "
+                   f"{fmt_ints(right.effective_strides)})", lambda: ctx.read(alt_all))
         if len(shape) < rank:
             left = tuple(shape) + (1,) * (rank - len(shape))
             try:
@@ -154,9 +151,10 @@ class Expand(Operator):
             except OrtLayoutsError:
                 return
             if alt_left.sizes == sizes:
-                yield (f"the input shape aligned left {_fmt(left)} instead of right {_fmt(aligned)} before "
-                       f"broadcasting (input strides {_fmt(alt_left.effective_strides)} instead of "
-                       f"{_fmt(right.effective_strides)})", lambda: ctx.read(alt_left))
+                yield (f"the input shape aligned left {fmt_ints(left)} instead of right "
+                       f"{fmt_ints(aligned)} before "
+                       f"broadcasting (input strides {fmt_ints(alt_left.effective_strides)} instead of "
+                       f"{fmt_ints(right.effective_strides)})", lambda: ctx.read(alt_left))
 
     def describe_node(self, node: onnx.NodeProto, graph: Graph, opset: int, dtype: DataType | None,
                       shape: tuple[int, ...] | None, inferred: Any, params: dict[str, Any],

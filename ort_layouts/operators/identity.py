@@ -20,9 +20,15 @@ from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
 from ort_layouts.reference.compare import views_equal
 from ort_layouts.reference.copy import strided_copy
 
-__all__ = ["IDENTITY", "IdentityOp"]
+__all__ = ["IDENTITY", "IdentityOp", "identity_dict"]
 
 IDENTITY = "DML_OPERATOR_ELEMENT_WISE_IDENTITY"
+
+
+def identity_dict(inp: BufferTensorDesc, outp: BufferTensorDesc, **extra: Any) -> dict[str, Any]:
+    """An identity as ``IdentityOp.to_dict`` writes it, with notes (``extra``), for descriptions
+    whose input and output sizes differ (a reshape reads one buffer with two shapes)."""
+    return {"operator": IDENTITY, "input": inp.to_dict(), "output": outp.to_dict(), **extra}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

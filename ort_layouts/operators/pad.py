@@ -23,7 +23,14 @@ from onnx import helper
 from ort_layouts._errors import ModelError, NotExpressibleError, ShapeError
 from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
 from ort_layouts.descriptors.dtypes import DataType
-from ort_layouts.operators.base import Candidate, CandidateResult, Described, DiagnosisContext, Operator
+from ort_layouts.operators.base import (
+    Candidate,
+    CandidateResult,
+    Described,
+    DiagnosisContext,
+    Operator,
+    fmt_ints,
+)
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.onnx_nodes import (
     Graph,
@@ -53,10 +60,6 @@ _PAD_SHAPES: dict[int, tuple[int, ...]] = {
 }
 
 
-def _fmt(values: Any) -> str:
-    return str([int(v) for v in values])
-
-
 def has_negative_pads(case: Case) -> bool:
     """Whether a Pad case crops (a negative pad): DirectML cannot express it."""
     return case.op == "Pad" and any(p < 0 for p in case.pads or ())
@@ -77,10 +80,6 @@ def _pad_value(case: Case) -> np.ndarray | None:
         raise ModelError(f"case {case.id}: pad value {case.pad_value_hex!r} is {len(raw)} bytes; "
                          f"{case.data_type.name} needs {dtype.itemsize}")
     return np.frombuffer(raw, dtype=dtype).astype(dtype.newbyteorder("="))[0:1].reshape(())
-
-
-def _value_hex(dt: DataType, value: float | int) -> str:
-    return np.array(value).astype(dt.to_numpy()).astype(dt.to_numpy().newbyteorder("<")).tobytes().hex()
 
 
 def _pad_vectors(shape: tuple[int, ...], mode: str) -> list[tuple[int, ...]]:
@@ -220,7 +219,7 @@ class Pad(Operator):
                 for k, pads in enumerate(_pad_vectors(shape, mode)):
                     chosen = list(dtypes) if rank <= 2 else [rotating(dtypes, k)]
                     for dt in chosen:
-                        value = _value_hex(dt, 7) if mode == "constant" and k % 2 else ""
+                        value = (value_hex(7, dt) or "") if mode == "constant" and k % 2 else ""
                         out.append(Case("Pad", dt, shape, pads=pads, mode=mode, pad_value_hex=value))
                 for dt in dtypes:  # special inputs; a special constant (NaN payload, -0.0, extreme)
                     specials = special_values(dt)
@@ -245,7 +244,7 @@ class Pad(Operator):
                             (11, "reflect"), (13, "constant"), (18, "edge"), (19, "wrap")):
             chosen = floats if opset < 11 else list(dtypes)
             for dt in chosen:
-                value = _value_hex(dt, -3) if mode == "constant" else ""
+                value = (value_hex(-3, dt) or "") if mode == "constant" else ""
                 out.append(Case("Pad", dt, shape, pads=(1, 2, 2, 1), mode=mode, pad_value_hex=value,
                                 opset=opset))
         # negative pads (cropping): DirectML cannot express them; other EPs compare with numpy.
@@ -287,8 +286,9 @@ class Pad(Operator):
                    "expected; the interior and the borders' extent right)",
                    variant(start, end, mode, written))
         if start != end:
-            yield (f"start and end padding swapped (start {_fmt(end)} end {_fmt(start)} instead of start "
-                   f"{_fmt(start)} end {_fmt(end)})", variant(end, start, mode, op.padding_value_bytes))
+            yield (f"start and end padding swapped (start {fmt_ints(end)} end {fmt_ints(start)} "
+                   f"instead of start {fmt_ints(start)} end {fmt_ints(end)})",
+                   variant(end, start, mode, op.padding_value_bytes))
         for other in PaddingMode:
             if other != mode:
                 label = f"mode {other.name}" + (f" ({other.onnx_name})" if other.onnx_name else "")
@@ -302,7 +302,7 @@ class Pad(Operator):
         half = len(pads) // 2
         interleaved = [*pads[0::2], *pads[1::2]]
         if interleaved != pads:
-            yield (f"pads {_fmt(pads)} read interleaved as [x1_begin, x1_end, x2_begin, x2_end, ...]",
+            yield (f"pads {fmt_ints(pads)} read interleaved as [x1_begin, x1_end, x2_begin, x2_end, ...]",
                    lambda: ctx.run(padding_for(ctx.source, interleaved, mode=mode, value_hex=value_hex,
                                                axes=case.axes)))
         rank = ctx.source.dimension_count
@@ -311,8 +311,9 @@ class Pad(Operator):
         if extra:
             left_start = tuple(begins) + (0,) * extra
             left_end = tuple(ends) + (0,) * extra
-            yield (f"the pads applied left-aligned (start {_fmt(left_start)} end {_fmt(left_end)} instead of "
-                   f"start {_fmt(start)} end {_fmt(end)}: rank coercion on the wrong side)",
+            yield (f"the pads applied left-aligned (start {fmt_ints(left_start)} end "
+                   f"{fmt_ints(left_end)} instead of "
+                   f"start {fmt_ints(start)} end {fmt_ints(end)}: rank coercion on the wrong side)",
                    variant(left_start, left_end, mode, op.padding_value_bytes))
         if rank <= 5:
             for sigma in itertools.permutations(range(rank)):
@@ -326,8 +327,9 @@ class Pad(Operator):
                 alt_start = (0,) * extra + tuple(moved_b)
                 alt_end = (0,) * extra + tuple(moved_e)
                 moves = ", ".join(f"{i}->{t}" for i, t in enumerate(sigma) if i != t)
-                yield (f"the pads applied to the wrong axes (ONNX axis {moves}: start {_fmt(alt_start)} end "
-                       f"{_fmt(alt_end)} instead of start {_fmt(start)} end {_fmt(end)})",
+                yield (f"the pads applied to the wrong axes (ONNX axis {moves}: start "
+                       f"{fmt_ints(alt_start)} end "
+                       f"{fmt_ints(alt_end)} instead of start {fmt_ints(start)} end {fmt_ints(end)})",
                        variant(alt_start, alt_end, mode, op.padding_value_bytes))
 
     def describe_node(self, node: onnx.NodeProto, graph: Graph, opset: int, dtype: DataType | None,

@@ -16,14 +16,10 @@ from ort_layouts._errors import ShapeError
 from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.operators.base import Described, Operator
-from ort_layouts.operators.identity import IDENTITY
+from ort_layouts.operators.identity import identity_dict
 from ort_layouts.operators.onnx_nodes import Graph, attrs, check_size, const_ints, name_of, static
 
 __all__ = ["ReshapeLike"]
-
-
-def _identity(inp: BufferTensorDesc, outp: BufferTensorDesc, **extra: Any) -> dict[str, Any]:
-    return {"operator": IDENTITY, "input": inp.to_dict(), "output": outp.to_dict(), **extra}
 
 
 def _describe(node: onnx.NodeProto, graph: Graph, opset: int, dtype: DataType | None,
@@ -42,7 +38,7 @@ def _describe(node: onnx.NodeProto, graph: Graph, opset: int, dtype: DataType | 
     check_size(shape or (1,), "input")
     check_size(out_shape or (1,), "output")
     view = BufferTensorDesc(dtype, out_shape or (1,))
-    dml = _identity(view, view, alias=True,
+    dml = identity_dict(view, view, alias=True,
                     note="the same buffer read with the output's sizes, packed (no data moves)")
     return out_shape, dml, {"input": view, "output": view}, True
 

@@ -15,14 +15,10 @@ from ort_layouts.descriptors.buffer_tensor import MINIMUM_BUFFER_ALIGNMENT_IN_BY
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.size import packed_strides
 from ort_layouts.operators.base import Described, Operator
-from ort_layouts.operators.identity import IDENTITY
+from ort_layouts.operators.identity import identity_dict
 from ort_layouts.operators.onnx_nodes import Graph, attrs, check_size, const_ints
 
 __all__ = ["Slice"]
-
-
-def _identity(inp: BufferTensorDesc, outp: BufferTensorDesc, **extra: Any) -> dict[str, Any]:
-    return {"operator": IDENTITY, "input": inp.to_dict(), "output": outp.to_dict(), **extra}
 
 
 def _describe(node: onnx.NodeProto, graph: Graph, opset: int, dtype: DataType | None,
@@ -88,7 +84,7 @@ def _describe(node: onnx.NodeProto, graph: Graph, opset: int, dtype: DataType | 
                      "binding offset must be, so the EP copies instead of binding a view")
     params["begin"] = tuple(begin)
     params["step"] = tuple(step)
-    dml = _identity(view, output, input_offset_in_elements=offset, input_offset_in_bytes=offset_bytes,
+    dml = identity_dict(view, output, input_offset_in_elements=offset, input_offset_in_bytes=offset_bytes,
                     source=source.to_dict())
     return out_shape, dml, {"source": source, "input": view, "output": output}, True
 

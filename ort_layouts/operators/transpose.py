@@ -21,7 +21,14 @@ from onnx import helper
 from ort_layouts._errors import ShapeError
 from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc, normalize_perm
 from ort_layouts.descriptors.dtypes import DataType
-from ort_layouts.operators.base import Candidate, CandidateResult, Described, DiagnosisContext, Operator
+from ort_layouts.operators.base import (
+    Candidate,
+    CandidateResult,
+    Described,
+    DiagnosisContext,
+    Operator,
+    fmt_ints,
+)
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.identity import IdentityOp
 from ort_layouts.operators.onnx_nodes import Flagged, Graph, add_node, attrs, check_size
@@ -34,10 +41,6 @@ _EXTRA_SHAPES: dict[int, tuple[tuple[int, ...], ...]] = {
     4: ((1, 1, 3, 5), (3, 1, 1, 2), (1, 4, 1, 6)),
 }
 _ALL_PERMS_MAX_RANK = 6  # every permutation is tried up to this rank, transpositions beyond
-
-
-def _fmt(values: Any) -> str:
-    return str([int(v) for v in values])
 
 
 def _perm(case: Case) -> tuple[int, ...]:
@@ -118,9 +121,10 @@ class Transpose(Operator):
             return lambda: ctx.read(ctx.source.transpose(q))
 
         def strides_note(q: tuple[int, ...]) -> str:
-            return (f" (input sizes {_fmt(ctx.source.transpose(q).sizes)} strides "
-                    f"{_fmt(ctx.source.transpose(q).effective_strides)} instead of sizes {_fmt(right.sizes)} "
-                    f"strides {_fmt(right.effective_strides)})")
+            return (f" (input sizes {fmt_ints(ctx.source.transpose(q).sizes)} strides "
+                    f"{fmt_ints(ctx.source.transpose(q).effective_strides)} "
+                    f"instead of sizes {fmt_ints(right.sizes)} "
+                    f"strides {fmt_ints(right.effective_strides)})")
 
         identity = tuple(range(rank))
         seen.add(identity)
@@ -130,12 +134,13 @@ class Transpose(Operator):
         twice = tuple(perm[perm[i]] for i in range(rank))
         if inverse not in seen:
             seen.add(inverse)
-            also = f", also perm {_fmt(perm)} applied twice" if twice == inverse else ""
-            yield (f"perm {_fmt(inverse)}, the inverse of perm {_fmt(perm)}{also}{strides_note(inverse)}",
+            also = f", also perm {fmt_ints(perm)} applied twice" if twice == inverse else ""
+            yield (f"perm {fmt_ints(inverse)}, the inverse of perm {fmt_ints(perm)}"
+                   f"{also}{strides_note(inverse)}",
                    transposed(inverse))
         if twice not in seen:
             seen.add(twice)
-            yield (f"perm {_fmt(perm)} applied twice (perm {_fmt(twice)}){strides_note(twice)}",
+            yield (f"perm {fmt_ints(perm)} applied twice (perm {fmt_ints(twice)}){strides_note(twice)}",
                    transposed(twice))
         for i, j in itertools.combinations(range(rank), 2):
             q = list(perm)
@@ -143,13 +148,13 @@ class Transpose(Operator):
             swapped = tuple(q)
             if swapped not in seen:
                 seen.add(swapped)
-                yield (f"perm {_fmt(swapped)}: entries {i} and {j} of perm {_fmt(perm)} swapped"
+                yield (f"perm {fmt_ints(swapped)}: entries {i} and {j} of perm {fmt_ints(perm)} swapped"
                        f"{strides_note(swapped)}", transposed(swapped))
         if rank <= _ALL_PERMS_MAX_RANK:
             for other in itertools.permutations(range(rank)):
                 if other not in seen:
                     seen.add(other)
-                    yield (f"perm {_fmt(other)} instead of {_fmt(perm)}{strides_note(other)}",
+                    yield (f"perm {fmt_ints(other)} instead of {fmt_ints(perm)}{strides_note(other)}",
                            transposed(other))
 
     def describe_node(self, node: onnx.NodeProto, graph: Graph, opset: int, dtype: DataType | None,
