@@ -291,12 +291,13 @@ def _render_text(item: Any, title: str) -> str:
     """A descriptor (or PaddingOp) drawn as text under a title; the figures alone when the
     picture is too large to draw."""
     from ort_layouts._errors import OrtLayoutsError
+    from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
     from ort_layouts.reports.render import render_text
 
     try:
         body = render_text(item)
     except OrtLayoutsError as e:
-        descs = [item.input, item.output] if hasattr(item, "start_padding") else [item]
+        descs = [item] if isinstance(item, BufferTensorDesc) else [item.input, item.output]
         body = "\n".join(
             f"{d.data_type.name} sizes {list(d.sizes)} strides {list(d.effective_strides)}, "
             f"{d.total_tensor_size_in_bytes} bytes" for d in descs) + f"\n(no picture: {e})"
@@ -719,7 +720,7 @@ def _run_export(args: argparse.Namespace) -> int:
 
 
 def _add_setup(p: argparse.ArgumentParser) -> None:
-    from ort_layouts.engine.dml.install import MESA_VERSIONS
+    from ort_layouts.engine.dml.stack import MESA_VERSIONS
 
     p.add_argument("stack", choices=["dml"], help="what to set up: dml (DirectML under Wine on Linux)")
     p.add_argument("--home", help="where the private parts go (default $ORT_LAYOUTS_DML_HOME or "
