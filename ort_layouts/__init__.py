@@ -9,7 +9,9 @@ DirectML operators
 Pictures
     render_svg, render_text
 Reference execution and comparison
-    Comparison, compare, diagnose, execute, execute_all, pack, unpack, verify, verify_all
+    Comparison, compare, execute, execute_all, pack, unpack, verify, verify_all
+Diagnosis
+    Diagnosis, Recovery, diagnose, explain
 Validation engine
     Case, CaseResult, DeviceInfo, NodeTest, ProviderConfig, ProviderInfo, Status, build_model,
     default_ir_version, default_opset, default_provider, dml_operator, expected_output,
@@ -47,7 +49,8 @@ from ort_layouts.descriptors.buffer_tensor import (
 from ort_layouts.descriptors.dtypes import DataType, TensorFlags
 from ort_layouts.descriptors.layout import NAMED_LAYOUTS, calculate_strides
 from ort_layouts.descriptors.size import calc_buffer_tensor_size
-from ort_layouts.engine.diagnose import diagnose
+from ort_layouts.engine.diagnose import Diagnosis, diagnose, explain
+from ort_layouts.engine.recover import Recovery
 from ort_layouts.engine.graphs import build_model, default_ir_version, default_opset
 from ort_layouts.engine.onnx_node_tests import NodeTest, onnx_node_tests
 from ort_layouts.engine.providers import (
@@ -111,13 +114,17 @@ __all__ = [
     # reference execution and comparison
     "Comparison",
     "compare",
-    "diagnose",
     "execute",
     "execute_all",
     "pack",
     "unpack",
     "verify",
     "verify_all",
+    # diagnosis
+    "Diagnosis",
+    "Recovery",
+    "diagnose",
+    "explain",
     # validation engine
     "Case",
     "CaseResult",

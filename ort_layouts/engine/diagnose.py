@@ -14,30 +14,51 @@ An operator with several outputs (Split) is diagnosed on all of them at once: th
 outputs' bits one after another against each alternative's.
 
 When no alternative reproduces the output, the recovery (``engine/recover.py``) infers what
-was applied instead: the value transform, or the strided read / padding the GPU applied (fitted
-from an input whose elements identify their source, through ``rerun`` when the caller gives it).
+was applied instead: the value transform, or the strided read, padding or operator parameters
+the GPU applied (fitted from an input whose elements identify their source, through ``rerun``
+when the caller gives it). :func:`explain` returns both the line and that structured
+:class:`~ort_layouts.engine.recover.Recovery`; when a named alternative reproduces the output,
+the recovery still runs for the structure, on the case's own input when that identifies every
+element (numpy alone), else through ``rerun``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Sequence
 
 import numpy as np
 
 from ort_layouts._errors import OrtLayoutsError
 from ort_layouts.descriptors.dtypes import DataType
-from ort_layouts.engine.recover import Rerun, recover_story
+from ort_layouts.engine.recover import Recovery, Rerun
+from ort_layouts.engine.recover import recover as recover_mismatch
 from ort_layouts.operators.base import Candidate, CandidateResult, DiagnosisContext
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.registry import operator_for_type
 from ort_layouts.reference.compare import bits_equal, bits_of
 
-__all__ = ["diagnose"]
+__all__ = ["Diagnosis", "diagnose", "explain"]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Diagnosis:
+    """What a diagnosis found.
+
+    Attributes:
+        text: the one line (see :func:`diagnose`); "" when the output is right or nothing
+            explains it.
+        recovery: what the recovery inferred the GPU applied, next to what was expected, in
+            DirectML terms (None when it inferred nothing, or did not run).
+    """
+
+    text: str
+    recovery: Recovery | None = None
 
 
 def diagnose(case: Case, input_array: np.ndarray, actual: np.ndarray | Sequence[np.ndarray],
              rerun: Rerun | None = None, *, recover: bool = True) -> str:
-    """Explain a mismatching output in layout terms.
+    """Explain a mismatching output in layout terms: :func:`explain`'s line.
 
     Args:
         case: the case that ran.
@@ -57,6 +78,19 @@ def diagnose(case: Case, input_array: np.ndarray, actual: np.ndarray | Sequence[
         sizes [4,2,3] strides [1,12,4] offset 1; expected strides [1,12,4] offset 0: offset
         +1 element".
     """
+    return explain(case, input_array, actual, rerun, recover=recover).text
+
+
+def explain(case: Case, input_array: np.ndarray, actual: np.ndarray | Sequence[np.ndarray],
+            rerun: Rerun | None = None, *, recover: bool = True) -> Diagnosis:
+    """The diagnosis line and the structured recovery of a mismatching output.
+
+    Arguments as :func:`diagnose`. The alternatives are tried first; the first that reproduces
+    the output gives the line, and the recovery then runs on the case's own input when its
+    elements identify their source (distinct, non-zero bits: no re-run), else through ``rerun``
+    when given. When no alternative reproduces the output, the recovery gives the line (through
+    ``rerun`` when given). With ``recover=False`` the recovery never runs.
+    """
     try:
         operator = operator_for_type(case.op)
         op = operator.dml_operator(case)
@@ -64,19 +98,22 @@ def diagnose(case: Case, input_array: np.ndarray, actual: np.ndarray | Sequence[
         ctx = DiagnosisContext(case, input_array, op, feeds)
         acts = [np.asarray(a) for a in actual] if isinstance(actual, (list, tuple)) else [np.asarray(actual)]
         if any(a.dtype.itemsize * 8 != max(8, ctx.dtype.bitwidth) for a in acts):
-            return ""
+            return Diagnosis("")
         act_bits = ctx.canonical(bits_of(acts[0])) if len(acts) == 1 else \
             np.concatenate([ctx.canonical(bits_of(a)) for a in acts])
         ctx.actual_bits = act_bits
         expected = ctx.run(ctx.op)
     except OrtLayoutsError:
-        return ""
+        return Diagnosis("")
     if expected.size == act_bits.size and bits_equal(expected, act_bits):
-        return ""
+        return Diagnosis("")
     if expected.size == act_bits.size and ctx.dtype.is_float:
-        nan_story = _nan_rewrite(ctx.dtype, expected, act_bits)
-        if nan_story:
-            return nan_story
+        nan = _nan_rewrite(ctx.dtype, expected, act_bits)
+        if nan is not None:
+            transform, story = nan
+            return Diagnosis(story, Recovery("values", str(ctx.op.to_dict().get("operator", "")),
+                                             {"transform": transform}, {"transform": "bit copy"},
+                                             (transform,), story) if recover else None)
     for name, make in _candidates(ctx, expected):
         try:
             result = make()
@@ -84,13 +121,25 @@ def diagnose(case: Case, input_array: np.ndarray, actual: np.ndarray | Sequence[
             continue
         verdict = _matches(result, act_bits, expected)
         if verdict is not None:
-            return f"output matches {name}{verdict}"
+            text = f"output matches {name}{verdict}"
+            if not recover:
+                return Diagnosis(text)
+            found = _recovered(case, input_array, acts, expected, act_bits, None)
+            if found is None and rerun is not None:
+                found = _recovered(case, input_array, acts, expected, act_bits, rerun)
+            return Diagnosis(text, found)
     if not recover:
-        return ""
+        return Diagnosis("")
+    found = _recovered(case, input_array, acts, expected, act_bits, rerun)
+    return Diagnosis(found.text if found is not None else "", found)
+
+
+def _recovered(case: Case, input_array: np.ndarray, acts: Sequence[np.ndarray], expected: np.ndarray,
+               act_bits: np.ndarray, rerun: Rerun | None) -> Recovery | None:
     try:
-        return recover_story(case, np.asarray(input_array), acts, expected, act_bits, rerun)
+        return recover_mismatch(case, np.asarray(input_array), acts, expected, act_bits, rerun)
     except (OrtLayoutsError, ValueError, NotImplementedError):
-        return ""
+        return None
 
 
 _QUIET_BIT = {DataType.FLOAT16: 1 << 9, DataType.FLOAT32: 1 << 22, DataType.FLOAT64: 1 << 51}
@@ -98,8 +147,9 @@ _EXPONENT = {DataType.FLOAT16: 0x7C00, DataType.FLOAT32: 0x7F800000, DataType.FL
 _MANTISSA = {DataType.FLOAT16: 0x03FF, DataType.FLOAT32: 0x007FFFFF, DataType.FLOAT64: (1 << 52) - 1}
 
 
-def _nan_rewrite(dtype: DataType, expected: np.ndarray, actual: np.ndarray) -> str:
-    """Name a mismatch where only NaN elements differ: quieted or replaced payloads."""
+def _nan_rewrite(dtype: DataType, expected: np.ndarray, actual: np.ndarray) -> tuple[str, str] | None:
+    """(transform, line) of a mismatch where only NaN elements differ: quieted or replaced
+    payloads; None for another mismatch."""
     differ = expected != actual
     exp, act = expected[differ], actual[differ]
     exponent = exp.dtype.type(_EXPONENT[dtype])
@@ -110,13 +160,15 @@ def _nan_rewrite(dtype: DataType, expected: np.ndarray, actual: np.ndarray) -> s
         return nan
 
     if not (is_nan(exp).all() and is_nan(act).all()):
-        return ""
+        return None
     quiet = exp.dtype.type(_QUIET_BIT[dtype])
     count = int(differ.sum())
     if ((exp | quiet) == act).all():
-        return (f"output matches the input with signalling NaNs quieted ({count} element(s) gained the "
+        return ("signalling NaNs quieted",
+                f"output matches the input with signalling NaNs quieted ({count} element(s) gained the "
                 f"quiet bit 0x{int(quiet):x}): the values went through a float conversion, not a bit copy")
-    return (f"output matches the input with NaN payloads replaced ({count} NaN element(s) changed their "
+    return ("NaN payloads replaced",
+            f"output matches the input with NaN payloads replaced ({count} NaN element(s) changed their "
             "payload bits): the values went through a float conversion, not a bit copy")
 
 

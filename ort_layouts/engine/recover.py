@@ -8,24 +8,34 @@ in ``DmlOperatorCopy.cpp``, ``DmlOperatorTranspose`` and ``DmlOperatorExpand`` b
 offsets, sizes and strides, ``DmlOperatorSlice.cpp``, ``SliceHelper::Initialize`` in
 ``OperatorHelper.cpp``); Concat and Split as JOIN / SPLIT along one axis (``DmlOperatorConcat.cpp``,
 ``DmlOperatorSplit.cpp``); Tile as TILE (``DmlOperatorTile.cpp``); DepthToSpace / SpaceToDepth as
-DEPTH_TO_SPACE1 / SPACE_TO_DEPTH1 (``DmlOperatorDepthToSpace.cpp``, ``DmlOperatorSpaceToDepth.cpp``);
+DEPTH_TO_SPACE1 / SPACE_TO_DEPTH (``DmlOperatorDepthToSpace.cpp``, ``DmlOperatorSpaceToDepth.cpp``);
 Pad as PADDING1 (``DmlOperatorPadding.cpp``). Each output element of these operators is one input
 element, or (Pad's constant mode) a constant.
 
 So instead of trying a list of alternatives, the recovery feeds an input whose every element
 identifies its source index (a unique bit pattern; see :func:`unique_inputs`), reads back from
 the output which source element each output element came from (:func:`source_index_map`,
--1 where it came from no input element: a zero, a constant, bytes past the buffer), and fits
-``offset + dot(index, strides)`` over the output (:func:`fit_affine`). The fit is compared with
-the same fit of the expected output and the difference is named in DirectML terms
-(:func:`recover_places`): strides permuted, strides in bytes, a broadcast stride not zeroed, an
-element offset, reads past the buffer end; or, when no single affine map fits, which region is
-right and where it breaks. Pad gets its start/end padding, mode and constant back
-(:func:`recover_padding`). Where the places are right and only values differ,
-:func:`values_story` names the value transform (-0.0 lost, denormals flushed, a float rounded
-through a narrower one, a byte order swap, 64-bit words swapped, values cast through another
-type); NaN quieting and 64-bit integers moved as 32-bit words are named by
-``engine/diagnose.py`` itself.
+-1 where it came from no input element: a zero, a constant, bytes past the buffer), and infers
+what the GPU applied (:func:`recover`, a :class:`Recovery`), in this order:
+
+1. Pad: its start/end padding, mode and constant (:func:`recover_padding`), in PADDING1's terms.
+2. The operator's own parameters (``engine/recover_params.py``): SLICE1's window, JOIN's and
+   SPLIT's axis and offsets, TILE's repeats, DEPTH_TO_SPACE1's and SPACE_TO_DEPTH's block size
+   and order.
+3. One strided read over the output, ``offset + dot(index, strides)`` (:func:`fit_affine`),
+   compared with the same fit of the expected output, the difference named in DirectML terms:
+   strides permuted, strides in bytes, a broadcast stride not zeroed, an element offset, reads
+   past the buffer end.
+4. A region that is right up to an element, with what the rest read when it is one read.
+5. The read of each input buffer with the operator itself right (a TILE, PADDING1, JOIN, ...
+   whose input descriptor had other strides or a base offset).
+6. Which region is right and where it breaks, when nothing else fits.
+
+Every parameter set above is accepted only when the operator run with it reproduces the map
+exactly. Where the places are right and only values differ, the recovery names the value
+transform (:func:`values_story`: -0.0 lost, denormals flushed, a float rounded through a
+narrower one, a byte order swap, 64-bit words swapped, values cast through another type); NaN
+quieting and 64-bit integers moved as 32-bit words are named by ``engine/diagnose.py`` itself.
 
 Eight-bit types have only 255 non-zero patterns: a larger tensor needs several runs, one per
 base-255 digit of the index (:func:`unique_inputs` gives them); a pattern may then also equal a
@@ -34,25 +44,48 @@ constant, which is read as a source element.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
+from ort_layouts._errors import OrtLayoutsError, ReportError
+from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
 from ort_layouts.descriptors.dtypes import DataType
+from ort_layouts.engine.recover_params import (
+    DML_PADDING_MODES,
+    InputRead,
+    PaddingFit,
+    fmt,
+    index_feeds,
+    index_map,
+    operator_name,
+    recover_input_reads,
+    recover_padding,
+    recover_parameters,
+    retyped,
+)
 from ort_layouts.operators.case import Case
-from ort_layouts.operators.identity import IdentityOp
+from ort_layouts.operators.identity import IDENTITY, IdentityOp
+from ort_layouts.operators.join_split import JoinOp
+from ort_layouts.operators.padding import PaddingMode, PaddingOp
 from ort_layouts.operators.registry import operator_for_type
 from ort_layouts.reference.compare import bits_of
+from ort_layouts.reference.execute import AnyDmlOperator
 
 __all__ = [
+    "KINDS",
     "AffineMap",
     "PaddingFit",
+    "Recovery",
     "Rerun",
     "fit_affine",
+    "recover",
     "recover_padding",
     "recover_places",
     "recover_story",
@@ -66,13 +99,101 @@ __all__ = [
 Rerun = Callable[[np.ndarray], Sequence[np.ndarray]]
 IndexMap = npt.NDArray[np.int64]
 
+#: what a :class:`Recovery` describes
+KINDS: tuple[str, ...] = ("read", "padding", "slice", "join", "split", "tile", "depth_to_space",
+                          "space_to_depth", "region", "values")
+
 _FIT_LIMIT = 1 << 22  # elements: no fit above this
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
-_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")
+_fmt = fmt
 
 
-def _fmt(values: Sequence[int]) -> str:
-    return "[" + ",".join(str(int(v)) for v in values) + "]"
+# ---- the result -------------------------------------------------------------------------------
+def _jsonable(value: Any, where: str) -> Any:
+    """``value`` with tuples as lists and numpy scalars as Python ones; ReportError for
+    anything JSON cannot hold."""
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v, where) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v, where) for v in value]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value)
+    if value is None or isinstance(value, str):
+        return value
+    raise ReportError(f"recovery {where} holds {value!r} ({type(value).__name__}), which JSON cannot hold; "
+                      "valid: ints, floats, strings, None, and lists and dicts of them")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Recovery:
+    """What the GPU applied, next to what the DML EP asked for, in DirectML terms.
+
+    Attributes:
+        kind: what is described (one of :data:`KINDS`): ``"read"`` (a strided read: ``sizes``,
+            ``strides_in_elements``, ``offset_in_elements``, ``input_index``), ``"padding"``
+            (``start_padding``, ``end_padding``, ``mode``, ``constant_hex``), ``"slice"``
+            (``input_window_offsets``, ``input_window_sizes``, ``input_window_strides``),
+            ``"join"`` / ``"split"`` (``axis``, ``offsets_along_axis``), ``"tile"``
+            (``repeats``), ``"depth_to_space"`` / ``"space_to_depth"`` (``block_size``,
+            ``mode``), ``"region"`` (no single map fits: ``sizes``, ``right_until_element``,
+            ``break_index``, ``right_element_count``, ``after``, ``after_read``,
+            ``axes_right``, ``axes_wrong``) or ``"values"`` (``transform``).
+        operator: the DirectML operator the description is in terms of, e.g.
+            ``DML_OPERATOR_SLICE1``; a read over the output is an
+            ``DML_OPERATOR_ELEMENT_WISE_IDENTITY`` whatever the case's operator.
+        applied: what the GPU applied; JSON-ready (ints, strings, lists), with the same keys as
+            ``expected``. Where the applied parameters make a valid operator, both also hold
+            ``"operator_dict"``: that operator's ``to_dict()`` (``reports/render.py`` draws it).
+        expected: what the DML EP asked for.
+        names: what the difference means, e.g. "strides permuted as perm [1,0,2]".
+        text: the one line a diagnosis shows.
+    """
+
+    kind: str
+    operator: str
+    applied: dict[str, Any]
+    expected: dict[str, Any]
+    names: tuple[str, ...]
+    text: str
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ReportError(f"recovery kind {self.kind!r} is not valid; valid: {list(KINDS)}")
+        applied = _jsonable(self.applied, "applied")
+        expected = _jsonable(self.expected, "expected")
+        if not isinstance(applied, dict) or not isinstance(expected, dict) or set(applied) != set(expected):
+            raise ReportError(f"recovery applied {self.applied!r} and expected {self.expected!r} must be "
+                              "dicts with the same keys")
+        object.__setattr__(self, "applied", applied)
+        object.__setattr__(self, "expected", expected)
+        object.__setattr__(self, "names", tuple(str(n) for n in self.names))
+        object.__setattr__(self, "operator", str(self.operator))
+        object.__setattr__(self, "text", str(self.text))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as a JSON-ready dict (:meth:`from_dict` reads it back)."""
+        return {"kind": self.kind, "operator": self.operator, "applied": copy.deepcopy(self.applied),
+                "expected": copy.deepcopy(self.expected), "names": list(self.names), "text": self.text}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Recovery:
+        """Inverse of :meth:`to_dict`.
+
+        Raises:
+            ReportError: a field is missing or of the wrong kind (the message lists the fields).
+        """
+        try:
+            return cls(data["kind"], data["operator"], dict(data["applied"]), dict(data["expected"]),
+                       tuple(data["names"]), data["text"])
+        except (KeyError, TypeError, ValueError) as e:
+            if isinstance(e, ReportError):
+                raise
+            raise ReportError(f"recovery {dict(data)!r} cannot be read ({e!r}); valid fields: kind, "
+                              "operator, applied, expected, names, text") from None
 
 
 # ---- unique inputs ----------------------------------------------------------------------------
@@ -284,12 +405,26 @@ def _name_difference(applied: AffineMap, expected: AffineMap, element_count: int
     return names
 
 
-def _region_story(observed: IndexMap, expected: IndexMap, sizes: Sequence[int],
-                  element_count: int, element_size_in_bytes: int, case: Case) -> str:
+# ---- regions ----------------------------------------------------------------------------------
+class _Region(NamedTuple):
+    text: str
+    applied: dict[str, Any]
+    expected: dict[str, Any]
+    names: tuple[str, ...]
+    after: str  # "nothing from the input", "read" or "mixed"
+
+
+def _read_dict(fit: AffineMap) -> dict[str, Any]:
+    return {"sizes": list(fit.sizes), "strides_in_elements": list(fit.strides_in_elements),
+            "offset_in_elements": fit.offset_in_elements}
+
+
+def _region(observed: IndexMap, expected: IndexMap, right: np.ndarray, sizes: Sequence[int],
+            element_count: int, element_size_in_bytes: int, case: Case) -> _Region | None:
     """Which region is right and where it breaks, when no single affine map fits."""
-    right = observed == expected
     if right.all():
-        return ""
+        return None
+    total = int(right.size)
     first = int(np.flatnonzero(~right)[0])
     row = math.prod(sizes[1:]) if len(sizes) > 1 else 1
     rows = "row 0" if first // row == 1 else f"rows 0-{first // row - 1}"
@@ -300,36 +435,50 @@ def _region_story(observed: IndexMap, expected: IndexMap, sizes: Sequence[int],
         where = f"{rows} of axis 0 right, from row {first // row} on"
     else:
         where = f"elements 0-{first - 1} right, from element {first} (index {_fmt(at)}) on"
+    applied: dict[str, Any] = {"sizes": list(sizes), "right_until_element": first, "break_index": at,
+                               "right_element_count": int(right.sum()), "after": "", "after_read": None,
+                               "axes_right": [], "axes_wrong": []}
+    wanted: dict[str, Any] = {"sizes": list(sizes), "right_until_element": total, "break_index": [],
+                              "right_element_count": total, "after": "", "after_read": None,
+                              "axes_right": [k for k, n in enumerate(sizes) if n > 1], "axes_wrong": []}
     rest = observed[first:]
     if (rest < 0).all():
-        return f"{where} nothing from the input (zeros or other values): the dispatch stopped early"
-    if first % row == 0 and first and (~right[first:]).any():
+        applied["after"] = "nothing from the input"
+        return _Region(f"{where} nothing from the input (zeros or other values): the dispatch stopped early",
+                       applied, wanted, ("the dispatch stopped early",), "nothing from the input")
+    if first % row == 0 and first:
         tail_sizes = (len(rest) // row, *sizes[1:])
         tail = fit_affine(rest, tail_sizes, element_count)
         want = fit_affine(expected[first:], tail_sizes, element_count)
         if tail is not None and want is not None:
             names = _name_difference(tail, want, element_count, element_size_in_bytes, case)
-            return (f"{where} the GPU read {tail.describe()}; expected strides "
+            applied.update(after="read", after_read=_read_dict(tail))
+            wanted.update(after_read=_read_dict(want))
+            text = (f"{where} the GPU read {tail.describe()}; expected strides "
                     f"{_fmt(want.strides_in_elements)} offset {want.offset_in_elements}"
                     + (f": {'; '.join(names)}" if names else ""))
+            return _Region(text, applied, wanted, tuple(names), "read")
     fraction = f"{int(right.sum())} of {right.size} elements in place"
     steps = []
     grid = observed.reshape(sizes)
+    exp_grid = expected.reshape(sizes)
     for k, n in enumerate(sizes):
         if n < 2:
             continue
         a = np.take(grid, range(1, n), axis=k)
         b = np.take(grid, range(n - 1), axis=k)
-        exp_grid = expected.reshape(sizes)
         ea = np.take(exp_grid, range(1, n), axis=k) - np.take(exp_grid, range(n - 1), axis=k)
         ok = (a >= 0) & (b >= 0)
         steps.append((k, bool(ok.any() and ((a - b)[ok] == ea[ok]).all())))
     good = [k for k, flag in steps if flag]
     bad = [k for k, flag in steps if not flag]
-    return (f"no single affine map fits: {where} wrong ({fraction}); steps along axes {_fmt(good)} "
-            f"right, along axes {_fmt(bad)} wrong")
+    applied.update(after="mixed", axes_right=good, axes_wrong=bad)
+    return _Region(f"no single affine map fits: {where} wrong ({fraction}); steps along axes {_fmt(good)} "
+                   f"right, along axes {_fmt(bad)} wrong", applied, wanted,
+                   (f"steps along axes {_fmt(bad)} wrong",), "mixed")
 
 
+# ---- reads ------------------------------------------------------------------------------------
 def _hints(expected: AffineMap | None, sizes: Sequence[int], case: Case) -> list[int]:
     """Strides to try on an axis never read inside the buffer: the expected ones, in bytes,
     the packed strides of the output and the input."""
@@ -340,57 +489,162 @@ def _hints(expected: AffineMap | None, sizes: Sequence[int], case: Case) -> list
     return [h for h in [*ours, *(e * item for e in ours), *packed, *packed_in] if h]
 
 
-def _fit_sizes(case: Case, count: int) -> tuple[int, ...]:
+def _dml_operator(case: Case) -> AnyDmlOperator | None:
+    try:
+        return operator_for_type(case.op).dml_operator(case)
+    except (OrtLayoutsError, NotImplementedError):  # an inexpressible case is fitted in ONNX terms
+        return None
+
+
+def _fit_sizes(case: Case, count: int, op: AnyDmlOperator | None) -> tuple[int, ...]:
     """The sizes to fit over: the identity's DirectML input sizes when the EP builds one (the
     GPU reads the input through them), else the ONNX output shape."""
-    operator = operator_for_type(case.op)
-    try:
-        op = operator.dml_operator(case)
-    except Exception:  # an inexpressible case is fitted in ONNX terms
-        op = None
     if isinstance(op, IdentityOp) and op.input.element_count == count:
         return tuple(op.input.sizes)
-    shapes = operator.output_shapes(case)
+    shapes = operator_for_type(case.op).output_shapes(case)
     return tuple(shapes[0]) if len(shapes) == 1 else (count,)
+
+
+def _identity_dicts(dtype: DataType, got: AffineMap,
+                    want: AffineMap) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The two ELEMENT_WISE_IDENTITY descs (``to_dict``) when both reads are descriptors (no
+    offset, no negative stride); else empty dicts."""
+    try:
+        if got.offset_in_elements or want.offset_in_elements:
+            return {}, {}
+        made = [IdentityOp(BufferTensorDesc(dtype, fit.sizes, fit.strides_in_elements),
+                           BufferTensorDesc(dtype, fit.sizes)).to_dict() for fit in (got, want)]
+    except (OrtLayoutsError, OverflowError):
+        return {}, {}
+    return {"operator_dict": made[0]}, {"operator_dict": made[1]}
+
+
+def _read_recovery(case: Case, got: AffineMap, want: AffineMap | None, element_count: int) -> Recovery:
+    """A read over the output (an identity's input descriptor)."""
+    dtype = case.data_type
+    applied = {**_read_dict(got), "input_index": 0}
+    if want is None:
+        text = f"recovered: the GPU read {got.describe()} (the expected read is not one affine map)"
+        expected: dict[str, Any] = {"sizes": list(got.sizes), "strides_in_elements": [],
+                                    "offset_in_elements": None, "input_index": 0}
+        return Recovery("read", IDENTITY, applied, expected, (), text)
+    names = _name_difference(got, want, element_count, max(1, dtype.bitwidth // 8), case)
+    strides_differ = got.strides_in_elements != want.strides_in_elements
+    expected_part = (f"expected strides {_fmt(want.strides_in_elements)}"
+                     + (f" offset {want.offset_in_elements}" if not strides_differ
+                        or want.offset_in_elements != got.offset_in_elements else ""))
+    text = (f"recovered: the GPU read {got.describe()}; {expected_part}"
+            + (f": {'; '.join(names)}" if names else ""))
+    extra_applied, extra_expected = _identity_dicts(dtype, got, want)
+    return Recovery("read", IDENTITY, {**applied, **extra_applied},
+                    {**_read_dict(want), "input_index": 0, **extra_expected}, tuple(names), text)
+
+
+def _with_input(op: AnyDmlOperator, index: int, desc: BufferTensorDesc) -> AnyDmlOperator:
+    if isinstance(op, JoinOp):
+        inputs = list(op.inputs)
+        inputs[index] = desc
+        return dataclasses.replace(op, inputs=tuple(inputs))
+    op_any: Any = op
+    return dataclasses.replace(op_any, input=desc)  # type: ignore[no-any-return]
+
+
+def _input_read_recovery(case: Case, op: AnyDmlOperator, reads: Sequence[InputRead]) -> Recovery:
+    """The reads of the operator's input buffers that differ from its descriptors."""
+    dtype = case.data_type
+    item = max(1, dtype.bitwidth // 8)
+    name = operator_name(op)
+    short = name.removeprefix("DML_OPERATOR_")
+    wrong = [r for r in reads if r.wrong]
+    parts: list[str] = []
+    names: list[str] = []
+    for r in wrong:
+        got = AffineMap(r.sizes, r.strides_in_elements, r.offset_in_elements, r.past_end_count,
+                        r.unobserved_axes)
+        want = AffineMap(r.sizes, r.expected_strides_in_elements, 0)
+        found = _name_difference(got, want, r.element_count, item, case)
+        which = f"input {r.index} of the {short}" if len(reads) > 1 else f"the {short} input"
+        parts.append(f"the GPU read {which} through {got.describe()}; expected strides "
+                     f"{_fmt(r.expected_strides_in_elements)} offset 0"
+                     + (f": {'; '.join(found)}" if found else ""))
+        names += [f"input {r.index}: {n}" if len(reads) > 1 else n for n in found]
+    first = wrong[0]
+    applied: dict[str, Any] = {"sizes": list(first.sizes),
+                               "strides_in_elements": list(first.strides_in_elements),
+                               "offset_in_elements": first.offset_in_elements, "input_index": first.index}
+    expected: dict[str, Any] = {"sizes": list(first.sizes),
+                                "strides_in_elements": list(first.expected_strides_in_elements),
+                                "offset_in_elements": 0, "input_index": first.index}
+    if not first.offset_in_elements and min(first.strides_in_elements, default=0) >= 0:
+        try:
+            desc = BufferTensorDesc(dtype, first.sizes, first.strides_in_elements)
+            applied["operator_dict"] = _with_input(op, first.index, desc).to_dict()
+            expected["operator_dict"] = op.to_dict()
+        except (OrtLayoutsError, OverflowError):
+            applied.pop("operator_dict", None)
+    return Recovery("read", name, applied, expected, tuple(names), "recovered: " + " and ".join(parts))
+
+
+def _places(case: Case, observed: IndexMap, expected: IndexMap, bits: np.ndarray | None = None,
+            expected_bits: np.ndarray | None = None) -> Recovery | None:
+    """The recovery from the observed and expected source-index maps (flat, over all outputs)
+    and, where given, the flat output bits they came from (Pad's constant)."""
+    observed = np.asarray(observed, dtype=np.int64).reshape(-1)
+    expected = np.asarray(expected, dtype=np.int64).reshape(-1)
+    if observed.size != expected.size:
+        return None
+    op = _dml_operator(case)
+    right = observed == expected
+    if bits is not None and expected_bits is not None:
+        got_bits, want_bits = np.asarray(bits).reshape(-1), np.asarray(expected_bits).reshape(-1)
+        if got_bits.size == want_bits.size == observed.size:
+            right &= ~((observed < 0) & (got_bits != want_bits))  # a constant written wrong
+    if case.op == "Pad" and isinstance(op, PaddingOp):
+        decided, padded = _padding_recovery(case, op, observed, expected, bits, expected_bits)
+        if decided:
+            return padded
+    if right.all() or not (observed >= 0).any():
+        return None  # nothing from the input: no read to recover
+    element_count = math.prod(case.shape)
+    item = max(1, case.data_type.bitwidth // 8)
+    feeds = index_feeds(case) if op is not None else []
+    if op is not None:
+        found = recover_parameters(op, observed, feeds)
+        if found is not None:
+            return Recovery(*found)
+    sizes = _fit_sizes(case, observed.size, op)
+    exp_fit = fit_affine(expected, sizes, element_count)
+    got_fit = fit_affine(observed, sizes, element_count, _hints(exp_fit, sizes, case))
+    if exp_fit is not None and got_fit is not None:
+        return _read_recovery(case, got_fit, exp_fit, element_count)
+    region_sizes = sizes if math.prod(sizes) == observed.size else (observed.size,)
+    region = _region(observed, expected, right, region_sizes, element_count, item, case)
+    name = operator_name(op) if op is not None else ""
+    if region is not None and region.after == "read":
+        return _region_recovery(name, region)
+    if op is not None:
+        reads = recover_input_reads(op, observed, feeds)
+        if reads is not None and any(r.wrong for r in reads):
+            return _input_read_recovery(case, op, reads)
+    if got_fit is not None:
+        return _read_recovery(case, got_fit, None, element_count)
+    return _region_recovery(name, region) if region is not None else None
+
+
+def _region_recovery(operator: str, region: _Region) -> Recovery:
+    return Recovery("region", operator, region.applied, region.expected, region.names,
+                    f"recovered: {region.text}")
 
 
 def recover_places(case: Case, observed: IndexMap, expected: IndexMap,
                    constant_bits: np.ndarray | None = None,
                    expected_constant_bits: np.ndarray | None = None) -> str:
     """Name what the GPU read, from the observed source-index map and the expected one (flat,
-    over all outputs). "" when they agree. For Pad, ``constant_bits`` and
-    ``expected_constant_bits`` are the flat output bits the maps came from (the constant is read
-    where an element holds no input element)."""
-    observed = np.asarray(observed, dtype=np.int64).reshape(-1)
-    expected = np.asarray(expected, dtype=np.int64).reshape(-1)
-    if observed.size != expected.size:
-        return ""
-    if case.op == "Pad":
-        got = recover_padding(observed, case.shape, _output_shape(case), constant_bits)
-        want = recover_padding(expected, case.shape, _output_shape(case), expected_constant_bits)
-        if got is not None and want is not None:
-            return got.compare(want)
-    if np.array_equal(observed, expected) or not (observed >= 0).any():
-        return ""  # nothing from the input: no read to recover
-    element_count = math.prod(case.shape)
-    sizes = _fit_sizes(case, observed.size)
-    exp_fit = fit_affine(expected, sizes, element_count)
-    got_fit = fit_affine(observed, sizes, element_count, _hints(exp_fit, sizes, case))
-    if exp_fit is not None and got_fit is not None:
-        names = _name_difference(got_fit, exp_fit, element_count,
-                                 max(1, case.data_type.bitwidth // 8), case)
-        strides_differ = got_fit.strides_in_elements != exp_fit.strides_in_elements
-        expected_part = (f"expected strides {_fmt(exp_fit.strides_in_elements)}"
-                         + (f" offset {exp_fit.offset_in_elements}" if not strides_differ
-                            or exp_fit.offset_in_elements != got_fit.offset_in_elements else ""))
-        text = f"recovered: the GPU read {got_fit.describe()}; {expected_part}"
-        return text + (f": {'; '.join(names)}" if names else "")
-    story = _region_story(observed, expected, sizes if math.prod(sizes) == observed.size
-                          else (observed.size,), element_count, max(1, case.data_type.bitwidth // 8),
-                          case)
-    if got_fit is not None:
-        return f"recovered: the GPU read {got_fit.describe()} (the expected read is not one affine map)"
-    return f"recovered: {story}" if story else ""
+    over all outputs): the text of the :class:`Recovery`, "" when they agree. For Pad,
+    ``constant_bits`` and ``expected_constant_bits`` are the flat output bits the maps came from
+    (the constant is read where an element holds no input element)."""
+    found = _places(case, observed, expected, constant_bits, expected_constant_bits)
+    return found.text if found is not None else ""
 
 
 def _output_shape(case: Case) -> tuple[int, ...]:
@@ -398,113 +652,52 @@ def _output_shape(case: Case) -> tuple[int, ...]:
 
 
 # ---- padding ----------------------------------------------------------------------------------
-@dataclasses.dataclass(frozen=True, slots=True)
-class PaddingFit:
-    """Start/end padding per axis, the mode, and (constant mode) the constant's bits."""
-
-    start_padding: tuple[int, ...]
-    end_padding: tuple[int, ...]
-    mode: str
-    constant_bits: int | None = None
-
-    def describe(self) -> str:
-        text = (f"start padding {_fmt(self.start_padding)} end padding {_fmt(self.end_padding)} "
-                f"mode {self.mode.upper()}")
-        if self.mode == "constant" and self.constant_bits is not None:
-            text += f" constant 0x{self.constant_bits:x}"
-        return text
-
-    def compare(self, expected: PaddingFit) -> str:
-        if self == expected or (self.constant_bits is None and dataclasses.replace(
-                expected, constant_bits=None) == self):
-            return ""
-        names = []
-        if (self.start_padding, self.end_padding) == (expected.end_padding, expected.start_padding):
-            names.append("start and end padding swapped")
-        else:
-            for axis, (a, b, c, d) in enumerate(zip(self.start_padding, self.end_padding,
-                                                    expected.start_padding, expected.end_padding,
-                                                    strict=True)):
-                if (a, b) != (c, d):
-                    names.append(f"axis {axis} padded {a}/{b} instead of {c}/{d}")
-        if self.mode != expected.mode:
-            names.append(f"mode {self.mode.upper()} instead of {expected.mode.upper()}")
-        elif self.mode == "constant" and expected.constant_bits is not None \
-                and self.constant_bits != expected.constant_bits:
-            names.append(f"constant 0x{self.constant_bits or 0:x} instead of 0x{expected.constant_bits:x}")
-        return (f"recovered: the GPU padded {self.describe()}; expected {expected.describe()}: "
-                + "; ".join(names))
-
-
-def _border_source(mode: str, j: int, n: int, side: str) -> int:
-    """The source coordinate numpy's pad mode gives the j-th (1-based) border element."""
-    if mode == "edge":
-        return 0 if side == "start" else n - 1
-    if mode == "reflect":
-        k = j % (2 * (n - 1)) if n > 1 else 0
-        k = k if k <= n - 1 else 2 * (n - 1) - k
-    elif mode == "symmetric":
-        k = (j - 1) % (2 * n)
-        k = k if k < n else 2 * n - 1 - k
-    else:  # wrap
-        return (n - j % n) % n if side == "start" else (j - 1) % n
-    return k if side == "start" else n - 1 - k
-
-
-def recover_padding(index_map: IndexMap, input_shape: Sequence[int], output_shape: Sequence[int],
-                    constant_bits: np.ndarray | None = None) -> PaddingFit | None:
-    """Start/end padding, mode and constant of a padded output, from its source-index map
-    (flat over ``output_shape``) and, for constant mode, the bits of the elements that hold no
-    input element. None when the map is no padding of the input."""
-    in_shape, out_shape = tuple(input_shape), tuple(output_shape)
-    m = np.asarray(index_map, dtype=np.int64).reshape(out_shape)
-    if len(in_shape) != len(out_shape) or not (m >= 0).any():
-        return None
-    src = np.unravel_index(np.where(m >= 0, m, 0), in_shape)
-    starts, ends, modes = [], [], set()
-    for d, (n, size) in enumerate(zip(in_shape, out_shape, strict=True)):
-        coords = np.full(size, -1)
-        for i in range(size):
-            known = np.take(m, i, axis=d) >= 0
-            values = np.unique(np.take(src[d], i, axis=d)[known])
-            if values.size > 1:
-                return None
-            coords[i] = values[0] if values.size else -1
-        start = next((p for p in range(size - n + 1)
-                      if np.array_equal(coords[p:p + n], np.arange(n))), None)
-        if start is None:
-            return None
-        end = size - start - n
-        starts.append(start)
-        ends.append(end)
-        border = [(j, coords[start - j], "start") for j in range(1, start + 1)] + \
-                 [(j, coords[start + n - 1 + j], "end") for j in range(1, end + 1)]
-        if not border:
-            continue
-        if all(c < 0 for _, c, _ in border):
-            modes.add("constant")
-            continue
-        fits = {mode for mode in _MODES[1:]
-                if all(c == _border_source(mode, j, n, side) for j, c, side in border)}
-        if not fits:
-            return None
-        modes.add(sorted(fits, key=_MODES.index)[0] if len(fits) == 1 else "|".join(sorted(fits)))
-    mode = "constant" if not modes else modes.pop() if len(modes) == 1 else "mixed " + "/".join(sorted(modes))
-    constant = None
-    if constant_bits is not None and mode == "constant":
-        values = np.unique(np.asarray(constant_bits).reshape(-1)[(m < 0).reshape(-1)])
-        constant = int(values[0]) if values.size == 1 else None
-    return PaddingFit(tuple(starts), tuple(ends), mode, constant)
+def _padding_recovery(case: Case, op: PaddingOp, observed: IndexMap, expected: IndexMap,
+                      bits: np.ndarray | None,
+                      expected_bits: np.ndarray | None) -> tuple[bool, Recovery | None]:
+    """(whether a PADDING1 reproduces the observed map, its recovery: None when it is the
+    expected one)."""
+    got = recover_padding(observed, case.shape, _output_shape(case), bits)
+    want = recover_padding(expected, case.shape, _output_shape(case), expected_bits)
+    if got is None or want is None:
+        return False, None
+    want = want.resolved(case.mode)
+    got = got.resolved(want.mode)
+    extra = op.dimension_count - len(case.shape)
+    start, end = (0,) * extra + got.start_padding, (0,) * extra + got.end_padding
+    mode = PaddingMode[DML_PADDING_MODES[got.mode]]
+    item = case.data_type.bitwidth // 8
+    constant = b"" if got.constant_bits is None else int(got.constant_bits).to_bytes(item, "little")
+    try:
+        value = constant if mode == PaddingMode.CONSTANT and constant else op.padding_value_bytes
+        applied_op = PaddingOp(op.input, op.output, start, end, mode, value)
+        predicted = index_map(retyped(applied_op, packed_inputs=True),
+                              [np.arange(op.input.element_count, dtype=np.int64)])
+    except OrtLayoutsError:
+        return False, None
+    if not np.array_equal(predicted, observed):
+        return False, None
+    names = got.differences(want)
+    if not names:
+        return True, None
+    constant_hex = constant.hex() if mode == PaddingMode.CONSTANT else ""
+    expected_hex = op.padding_value_bytes.hex() if op.mode == PaddingMode.CONSTANT else ""
+    applied = {"start_padding": list(start), "end_padding": list(end), "mode": mode.name,
+               "constant_hex": constant_hex, "operator_dict": applied_op.to_dict()}
+    wanted = {"start_padding": list(op.start_padding), "end_padding": list(op.end_padding),
+              "mode": op.mode.name, "constant_hex": expected_hex, "operator_dict": op.to_dict()}
+    return True, Recovery("padding", operator_name(op), applied, wanted, tuple(names), got.compare(want))
 
 
 # ---- values -----------------------------------------------------------------------------------
-def values_story(dtype: DataType, expected_bits: np.ndarray, actual_bits: np.ndarray) -> str:
-    """Name an element-wise value transform that turns the expected bits into the actual ones
-    (places right, values not); "" when none does."""
+def _value_transform(dtype: DataType, expected_bits: np.ndarray,
+                     actual_bits: np.ndarray) -> tuple[str, str] | None:
+    """(name, one line) of an element-wise value transform that turns the expected bits into
+    the actual ones (places right, values not); None when none does."""
     exp = np.asarray(expected_bits).reshape(-1)
     act = np.asarray(actual_bits).reshape(-1)
     if exp.size != act.size or exp.dtype != act.dtype or np.array_equal(exp, act) or dtype.bitwidth < 8:
-        return ""
+        return None
     differ = exp != act
     count = int(differ.sum())
     width = dtype.bitwidth
@@ -515,20 +708,24 @@ def values_story(dtype: DataType, expected_bits: np.ndarray, actual_bits: np.nda
         neg_zero = exp == sign
         denormal = ((exp & exponent) == 0) & ((exp & ~sign) != 0)
         if (neg_zero[differ] & (act[differ] == 0)).all():
-            return f"output matches the input with -0.0 lost ({count} element(s) -0.0 became +0.0)"
+            return ("-0.0 lost",
+                    f"output matches the input with -0.0 lost ({count} element(s) -0.0 became +0.0)")
         flushed = denormal & ((act & ~sign) == 0)
         lost = neg_zero & (act == 0)
         if (flushed | lost)[differ].all() and flushed.any():
             extra = " and -0.0 lost" if lost[differ].any() else ""
-            return (f"output matches the input with denormals flushed to zero{extra} ({count} "
+            return (f"denormals flushed to zero{extra}",
+                    f"output matches the input with denormals flushed to zero{extra} ({count} "
                     "element(s)): the values went through arithmetic, not a bit copy")
     swapped = exp.byteswap()
     if np.array_equal(swapped, act):
-        return f"output matches the input with each element's byte order swapped ({width // 8} bytes)"
+        return ("byte order swapped",
+                f"output matches the input with each element's byte order swapped ({width // 8} bytes)")
     if width == 64:
         words = (exp << np.uint64(32)) | (exp >> np.uint64(32))
         if np.array_equal(words, act):
-            return "output matches the input with the two 32-bit words of each element swapped"
+            return ("32-bit words swapped",
+                    "output matches the input with the two 32-bit words of each element swapped")
     logical = exp.view(dtype.to_numpy().newbyteorder("<"))
     narrower = {64: (np.float32, np.float16), 32: (np.float16,), 16: ()}
     others: list[type[np.generic]] = ([*narrower[width]] if dtype.is_float else []) + [
@@ -550,10 +747,19 @@ def values_story(dtype: DataType, expected_bits: np.ndarray, actual_bits: np.nda
                 continue
         if np.array_equal(bits_of(back), act):
             kind = "rounded" if dtype.is_float and np.dtype(other).kind == "f" else "cast"
-            return (f"output matches the input {kind} through {np.dtype(other).name} ({count} "
+            name = np.dtype(other).name
+            return (f"{kind} through {name}",
+                    f"output matches the input {kind} through {name} ({count} "
                     "element(s) changed; a type that holds the same values cannot be told apart): "
                     "the values went through a conversion, not a bit copy")
-    return ""
+    return None
+
+
+def values_story(dtype: DataType, expected_bits: np.ndarray, actual_bits: np.ndarray) -> str:
+    """Name an element-wise value transform that turns the expected bits into the actual ones
+    (places right, values not); "" when none does."""
+    found = _value_transform(dtype, expected_bits, actual_bits)
+    return found[1] if found is not None else ""
 
 
 # ---- the whole recovery -----------------------------------------------------------------------
@@ -565,20 +771,32 @@ def _flat_bits(arrays: Sequence[np.ndarray]) -> np.ndarray:
     return np.concatenate([bits_of(np.asarray(a)) for a in arrays])
 
 
-def recover_story(case: Case, input_array: np.ndarray, actual: Sequence[np.ndarray],
-                  expected_bits: np.ndarray, actual_bits: np.ndarray, rerun: Rerun | None = None) -> str:
-    """The recovery's one line for a mismatching case ("" when it names nothing).
+def recover(case: Case, input_array: np.ndarray, actual: Sequence[np.ndarray], expected_bits: np.ndarray,
+            actual_bits: np.ndarray, rerun: Rerun | None = None) -> Recovery | None:
+    """What the GPU applied, for a mismatching case (None when nothing is recovered).
 
-    Values first (places right, values not: on the case's own input); then places: with
-    ``rerun``, the case is run again on :func:`unique_inputs`; without it, the case's own input
-    serves when its elements' bits are distinct and non-zero.
+    Args:
+        case: the case that ran.
+        input_array: its input (logical values; for Concat the whole tensor).
+        actual: the EP's outputs.
+        expected_bits: the expected outputs' bits, flat, one output after another.
+        actual_bits: the EP's outputs' bits, the same way.
+        rerun: runs the case again on another input; the case is then run on
+            :func:`unique_inputs`. Without it, the case's own input serves when its elements'
+            bits are distinct and non-zero.
+
+    Values first (places right, values not: on the case's own input), then places (see the
+    module docstring).
     """
     dtype = case.data_type
-    story = values_story(dtype, expected_bits, actual_bits)
-    if story:
-        return story
+    found = _value_transform(dtype, expected_bits, actual_bits)
+    if found is not None:
+        op = _dml_operator(case)
+        name = operator_name(op) if op is not None else ""
+        return Recovery("values", name, {"transform": found[0]}, {"transform": "bit copy"}, (found[0],),
+                        found[1])
     if dtype.bitwidth < 8 or actual_bits.size > _FIT_LIMIT:
-        return ""
+        return None
     x = np.asarray(input_array)
     own = bits_of(x)
     if rerun is not None:
@@ -588,10 +806,16 @@ def recover_story(case: Case, input_array: np.ndarray, actual: Sequence[np.ndarr
         runs = [x]
         outs = [_flat_bits(actual)]
     else:
-        return ""
+        return None
     observed = source_index_map(dtype, runs, outs)
     wanted = [_flat_bits(_expected_outputs(case, r)) for r in runs]
     expected = source_index_map(dtype, runs, wanted)
-    if case.op == "Pad":
-        return recover_places(case, observed, expected, outs[0], wanted[0])
-    return recover_places(case, observed, expected)
+    return _places(case, observed, expected, outs[0], wanted[0])
+
+
+def recover_story(case: Case, input_array: np.ndarray, actual: Sequence[np.ndarray],
+                  expected_bits: np.ndarray, actual_bits: np.ndarray, rerun: Rerun | None = None) -> str:
+    """The recovery's one line for a mismatching case ("" when it names nothing): the text of
+    :func:`recover`."""
+    found = recover(case, input_array, actual, expected_bits, actual_bits, rerun)
+    return found.text if found is not None else ""

@@ -39,6 +39,10 @@ class CaseResult:
         output_offset_in_elements: buffer offset (elements) of that index in the output.
         expected_hex / actual_hex: the raw bits of the first mismatching element.
         diagnosis: what the EP did, in layout terms, when an alternative descriptor explains it.
+        recovered: for a mismatch, what the recovery inferred the hardware applied, next to
+            what was expected, in DirectML terms (``Recovery.to_dict()`` of
+            :mod:`ort_layouts.engine.recover`: kind, operator, applied, expected, names, text);
+            {} when nothing was recovered.
         known_issue: for a mismatch that a known EP deviation explains (its diagnosis proves the
             signature), that deviation's description; "" otherwise.
         message: the error or unsupported reason.
@@ -60,6 +64,7 @@ class CaseResult:
     actual_hex: str = ""
     diagnosis: str = ""
     known_issue: str = ""
+    recovered: dict[str, Any] = dataclasses.field(default_factory=dict)
     message: str = ""
     descriptors: dict[str, Any] = dataclasses.field(default_factory=dict)
     seconds: float = 0.0

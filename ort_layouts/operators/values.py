@@ -57,26 +57,86 @@ def _iinfo(dtype: np.dtype[Any]) -> np.iinfo[Any]:
     return np.iinfo(dtype)
 
 
+# elements made per step: the float64 and index temporaries stay this small, whatever the
+# tensor's size (a multiple of 4, so that Generator.integers, which draws 8- and 16-bit values
+# four and two to a 32-bit word and drops a call's leftover bits, gives the same values as in
+# one call)
+_CHUNK_IN_ELEMENTS = 1 << 20
+
+
 def make_input(case: Case) -> np.ndarray:
     """The case's input data: deterministic from ``case.seed`` and ``case.values``.
 
     "random" covers each type's full range (integers) or normal values (floats); "iota" counts
     0, 1, 2, ... (wrapping in the type); "special" shuffles :func:`special_values`.
+
+    The values are made straight into the result, a bounded chunk at a time, so a large input
+    needs little more memory than itself; the values are those of one call over the whole
+    tensor (``rng.standard_normal(count) * 100`` cast to the type, ``rng.integers`` over the
+    type's range, ``pool[rng.permutation(np.resize(np.arange(pool.size), count))]``).
     """
     dtype = case.data_type.to_numpy()
     count = math.prod(case.shape)
     rng = np.random.default_rng(case.seed)
+    flat = np.empty(count, dtype=dtype)
     if case.values == "iota":
-        if case.data_type.is_float:
-            flat = np.arange(count).astype(dtype)
-        else:  # wraps in the type's bits
-            flat = np.arange(count, dtype=np.uint64).astype(f"u{dtype.itemsize}").view(dtype)
+        _fill_iota(flat, case.data_type.is_float)
     elif case.values == "special":
-        pool = _special_pool(case.data_type)
-        flat = pool[rng.permutation(np.resize(np.arange(pool.size), count))] if count else pool[:0]
+        _fill_special(flat, _special_pool(case.data_type), rng)
     elif case.data_type.is_float:
-        flat = (rng.standard_normal(count) * 100).astype(dtype)
+        _fill_normal(flat, rng)
     else:
-        info = _iinfo(dtype)
-        flat = rng.integers(info.min, info.max, size=count, dtype=dtype, endpoint=True)
-    return np.asarray(flat.reshape(case.shape), order="C")  # keeps rank 0 (ascontiguousarray makes it 1)
+        _fill_integers(flat, _iinfo(dtype), rng)
+    return flat.reshape(case.shape)  # a fresh C-ordered array; rank 0 stays rank 0
+
+
+def _chunks(count: int) -> range:
+    return range(0, count, _CHUNK_IN_ELEMENTS)
+
+
+def _fill_iota(flat: np.ndarray, is_float: bool) -> None:
+    """0, 1, 2, ...: floats by casting int64 counts; integers wrapping in the type's bits."""
+    target = flat if is_float else flat.view(f"u{flat.itemsize}")
+    count_type = np.int64 if is_float else np.uint64
+    for start in _chunks(flat.size):
+        stop = min(start + _CHUNK_IN_ELEMENTS, flat.size)
+        target[start:stop] = np.arange(start, stop, dtype=count_type)  # an unsafe cast, as astype
+
+
+def _fill_special(flat: np.ndarray, pool: np.ndarray, rng: np.random.Generator) -> None:
+    """The pool's values in a shuffled cycle. ``Generator.shuffle`` draws the same swaps for
+    any element size, so the pool's positions are shuffled as bytes, not as int64."""
+    if not flat.size:
+        return
+    index_type: type[np.integer[Any]] = np.uint8 if pool.size <= 256 else np.intp
+    cycle = np.arange(pool.size, dtype=index_type)
+    # np.resize(cycle, count), without its copies
+    positions: np.ndarray[Any, np.dtype[np.integer[Any]]] = np.empty(flat.size, dtype=index_type)
+    whole = flat.size // cycle.size * cycle.size
+    positions[:whole].reshape(-1, cycle.size)[...] = cycle
+    positions[whole:] = cycle[: flat.size - whole]
+    rng.shuffle(positions)
+    for start in _chunks(flat.size):  # take converts its indices to intp: a chunk at a time
+        stop = min(start + _CHUNK_IN_ELEMENTS, flat.size)
+        part: np.ndarray = flat[start:stop]
+        np.take(pool, positions[start:stop], out=part, mode="clip")  # mode "raise" copies out
+
+
+def _fill_normal(flat: np.ndarray, rng: np.random.Generator) -> None:
+    """``rng.standard_normal(count) * 100`` in float64, cast to the type, chunk by chunk (the
+    generator's normal draws do not depend on how a run of them is cut)."""
+    scratch = np.empty(min(flat.size, _CHUNK_IN_ELEMENTS), dtype=np.float64)
+    for start in _chunks(flat.size):
+        stop = min(start + _CHUNK_IN_ELEMENTS, flat.size)
+        part = scratch[: stop - start]
+        rng.standard_normal(out=part)
+        np.multiply(part, 100, out=part)
+        flat[start:stop] = part  # the float64 -> type cast of astype
+
+
+def _fill_integers(flat: np.ndarray, info: np.iinfo[Any], rng: np.random.Generator) -> None:
+    """``rng.integers(min, max, endpoint=True)`` over the type's full range, chunk by chunk."""
+    for start in _chunks(flat.size):
+        stop = min(start + _CHUNK_IN_ELEMENTS, flat.size)
+        flat[start:stop] = rng.integers(info.min, info.max, size=stop - start, dtype=flat.dtype,
+                                        endpoint=True)

@@ -110,13 +110,17 @@ def views_equal(x: np.ndarray, y: np.ndarray, *, threads: int | None = None) -> 
 
     When reading ``x`` in ``y``'s order jumps in memory (a transposed view), each L2-sized
     tile of ``x`` is first copied into a scratch tile in its own order, then compared with
-    ``y``'s tile; otherwise ``y`` is walked in slabs of its outer axes. Large views are spread
-    over threads (numpy releases the GIL).
+    ``y``'s tile; otherwise ``y`` is walked in slabs of its outer axes. Large transposed views
+    are spread over threads (numpy releases the GIL): moving elements one at a time is work for
+    the CPU. Slabs are compared on one thread unless ``threads`` asks for more: that walk is
+    bound by memory bandwidth, which a second thread did not raise on a 2-vCPU machine (and cut
+    by a third while another process kept the other vCPU busy).
 
     Args:
         x: one view (compare integer views: floats would make NaN differ from itself).
         y: the other, ideally C-contiguous.
-        threads: threads for large views; None means one per CPU (at most 8).
+        threads: threads for large views; None means one per CPU (at most 8) for transposed
+            views and one for slabs.
     """
     if x.shape != y.shape or x.dtype != y.dtype:
         return False
@@ -168,7 +172,7 @@ def views_equal(x: np.ndarray, y: np.ndarray, *, threads: int | None = None) -> 
                 differ.append(True)
                 return
 
-    parallel_map(compare_slabs, slabs, nthreads)
+    parallel_map(compare_slabs, slabs, 1 if threads is None else nthreads)
     return not differ
 
 

@@ -14,6 +14,7 @@ one-element lists).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
@@ -35,15 +36,19 @@ from ort_layouts.reference.buffers import (
 from ort_layouts.reference.compare import Comparison, compare
 
 __all__ = [
+    "LARGE_OUTPUT_BYTES",
     "AnyDmlOperator",
     "DmlMultiOperator",
     "DmlOperator",
+    "PendingOutput",
+    "compare_output",
     "execute",
     "execute_all",
     "input_descs",
     "output_descs",
     "output_values",
     "output_values_all",
+    "pending_output",
     "verify",
     "verify_all",
 ]
@@ -239,6 +244,92 @@ def verify(op: DmlOperator, input_buffer: Any, actual: np.ndarray, *,
     if expected.size == act.size:
         expected = expected.reshape(act.shape)
     return compare(expected, act)
+
+
+# outputs of at least this many bytes are checked from the descriptors, never held
+LARGE_OUTPUT_BYTES = 16 << 20
+
+
+@dataclasses.dataclass(frozen=True, slots=True, eq=False)
+class PendingOutput:
+    """The expected output of a large case, not computed: the operator and its input buffer,
+    against which :meth:`compare` checks an actual output tile by tile (:func:`verify`), so a
+    validation holds the input and the actual output and no output-sized expected array.
+
+    Attributes:
+        op: the operator.
+        input_buffer: its input, holding exactly the bytes its descriptor addresses or more (up to
+            TotalTensorSizeInBytes), as :func:`pending_output` checked.
+        shape: the expected output's shape (the ONNX output shape).
+    """
+
+    op: DmlOperator
+    input_buffer: np.ndarray
+    shape: tuple[int, ...]
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        return self.op.output.data_type.to_numpy()
+
+    @property
+    def size(self) -> int:
+        """Elements of the expected output (as ``ndarray.size``)."""
+        return self.op.output.element_count
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the expected output would take (as ``ndarray.nbytes``)."""
+        return self.size * self.dtype.itemsize
+
+    def values(self) -> np.ndarray:
+        """The expected output itself (materialized): ``output_values`` in ``shape``."""
+        return output_values(self.op, self.input_buffer).reshape(self.shape)
+
+    def compare(self, actual: np.ndarray) -> Comparison:
+        """Exactly ``compare(self.values(), actual)``, without making the values when ``actual``
+        has the expected shape."""
+        act = np.asarray(actual)
+        if act.shape != self.shape:
+            return compare(self.values(), act)
+        return verify(self.op, self.input_buffer, act)
+
+
+def pending_output(op: AnyDmlOperator | None, input_array: np.ndarray, shape: Sequence[int], *,
+                   min_bytes: int | None = None) -> PendingOutput | None:
+    """A :class:`PendingOutput` for a single-tensor operator whose output has at least
+    ``min_bytes`` and whose input array is its input buffer as is (it holds every byte the input
+    descriptor addresses and no more than TotalTensorSizeInBytes); None otherwise, when the
+    expected output is made as usual.
+
+    Args:
+        op: the case's DirectML operator (None for a case DirectML cannot express).
+        input_array: the case's input, C-ordered, of the operator's data type.
+        shape: the ONNX output shape.
+        min_bytes: the smallest output, in bytes, left pending (default
+            :data:`LARGE_OUTPUT_BYTES`).
+    """
+    if op is None or _is_multi(op):
+        return None
+    single: DmlOperator = op  # type: ignore[assignment]
+    if is_nibble(single.input.data_type):
+        return None
+    x = np.asarray(input_array)
+    item = single.input.data_type.bitwidth // 8
+    addressed = (single.input.last_element_index + 1) * item
+    least = LARGE_OUTPUT_BYTES if min_bytes is None else min_bytes
+    if (single.output.element_count * item < least or not x.flags.c_contiguous
+            or not _same_type(x.dtype, single.input.data_type)
+            or not addressed <= x.nbytes <= single.input.total_tensor_size_in_bytes):
+        return None
+    return PendingOutput(single, x, tuple(int(n) for n in shape))
+
+
+def compare_output(expected: np.ndarray | PendingOutput, actual: np.ndarray) -> Comparison:
+    """``compare(expected, actual)`` for an expected array, ``expected.compare(actual)`` for a
+    :class:`PendingOutput`: the same result either way."""
+    if isinstance(expected, PendingOutput):
+        return expected.compare(actual)
+    return compare(expected, actual)
 
 
 def _same_type(numpy_dtype: np.dtype[Any], dtype: DataType) -> bool:

@@ -7,7 +7,8 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from ort_layouts.engine.diagnose import diagnose
+from ort_layouts.descriptors.dtypes import DataType
+from ort_layouts.engine.diagnose import Diagnosis, diagnose, explain
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.expected import dml_operator as operator_for
 from ort_layouts.operators.values import make_input
@@ -137,3 +138,80 @@ def test_a_constant_written_as_another_value_is_named() -> None:
     text = diagnose(case, x, wrong)
     assert text.startswith("output matches the constant replaced by 0xffff"), text
     assert "0xc200 expected" in text
+
+
+# ---- explain: the line and the structured recovery ----------------------------------------
+def test_explain_gives_diagnose_line_and_a_recovery_when_an_alternative_matches() -> None:
+    """A named alternative gives the line; the recovery, run on the case's own input (its
+    elements are distinct), gives the read in DirectML terms: Transpose [2,3,4] perm [2,0,1]
+    reads strides [1,12,4] (the packed [12,4,1] permuted); read packed, [6,3,1]."""
+    case = Case("Transpose", DataType.FLOAT32, (2, 3, 4), perm=(2, 0, 1))
+    actual = X234.reshape(4, 2, 3)
+    calls: list[np.ndarray] = []
+
+    def rerun(x: np.ndarray) -> list[np.ndarray]:
+        calls.append(x)
+        return [np.asarray(x).reshape(4, 2, 3)]
+
+    found = explain(case, X234, actual, rerun)
+    assert isinstance(found, Diagnosis)
+    assert found.text == diagnose(case, X234, actual)
+    assert found.text.startswith("output matches the input read packed")
+    assert calls == []  # a matching alternative: the recovery reads the case's own input only
+    assert found.recovery is not None and found.recovery.kind == "read"
+    assert found.recovery.applied["strides_in_elements"] == [6, 3, 1]
+    assert found.recovery.expected["strides_in_elements"] == [1, 12, 4]
+    assert explain(case, X234, actual, recover=False) == Diagnosis(found.text, None)
+
+
+def test_explain_without_a_matching_alternative_is_the_recovery() -> None:
+    """No alternative reproduces a Transpose read one element late; the recovery, through the
+    re-run, gives both the line and the structure."""
+    case = Case("Transpose", DataType.FLOAT32, (2, 3, 4), perm=(2, 0, 1))
+
+    def late(x: np.ndarray) -> np.ndarray:
+        flat = np.append(np.asarray(x).reshape(-1)[1:], np.zeros(1, np.float32))
+        return np.ascontiguousarray(np.transpose(flat.reshape(2, 3, 4), (2, 0, 1)))
+
+    found = explain(case, X234, late(X234), lambda x: [late(x)])
+    assert found.recovery is not None and found.text == found.recovery.text
+    assert found.text == diagnose(case, X234, late(X234), lambda x: [late(x)])
+    assert found.recovery.applied["offset_in_elements"] == 1
+    assert "offset +1 element" in found.recovery.names
+    assert explain(case, X234, late(X234), recover=False) == Diagnosis("", None)
+
+
+def test_explain_names_quieted_nans_as_a_value_transform() -> None:
+    case = Case("Transpose", DataType.FLOAT16, (2, 2), perm=(1, 0), values="special")
+    x = np.array([[0x7C01, 0x3C00], [0x3C00, 0x3C00]], dtype=np.uint16).view(np.float16)
+    actual = np.ascontiguousarray(x.T.view(np.uint16) | np.where(x.T.view(np.uint16) == 0x7C01, 0x0200, 0)
+                                  .astype(np.uint16)).view(np.float16)
+    found = explain(case, x, actual)
+    assert found.text.startswith("output matches the input with signalling NaNs quieted")
+    assert found.recovery is not None and found.recovery.kind == "values"
+    assert found.recovery.applied == {"transform": "signalling NaNs quieted"}
+
+
+def test_explain_of_a_right_output_is_empty() -> None:
+    case = Case("Transpose", DataType.FLOAT32, (2, 3, 4), perm=(2, 0, 1))
+    assert explain(case, X234, np.transpose(X234, (2, 0, 1))) == Diagnosis("", None)
+
+
+def test_explain_re_runs_when_the_own_input_cannot_identify_elements() -> None:
+    """An int8 input with repeated values cannot tell its elements apart: with a matching
+    alternative, the recovery's structure comes from the re-run (int8 [2,3] transposed
+    [1,0] reads strides [1,3]; read packed, [2,1])."""
+    case = Case("Transpose", DataType.INT8, (2, 3), perm=(1, 0))
+    x = np.array([[1, 1, 2], [2, 3, 3]], dtype=np.int8)
+    calls: list[np.ndarray] = []
+
+    def rerun(arr: np.ndarray) -> list[np.ndarray]:
+        calls.append(arr)
+        return [np.asarray(arr).reshape(3, 2)]
+
+    found = explain(case, x, x.reshape(3, 2), rerun)
+    assert found.text.startswith("output matches the input read packed")
+    assert len(calls) == 1 and found.recovery is not None
+    assert found.recovery.applied["strides_in_elements"] == [2, 1]
+    assert found.recovery.expected["strides_in_elements"] == [1, 3]
+    assert explain(case, x, x.reshape(3, 2)).recovery is None  # no re-run given: nothing to read

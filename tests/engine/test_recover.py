@@ -7,8 +7,10 @@ recovery asks for. Expected strides, offsets and paddings are worked by hand fro
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pytest
@@ -17,7 +19,9 @@ from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.engine.diagnose import diagnose
 from ort_layouts.engine.recover import (
     AffineMap,
+    Recovery,
     fit_affine,
+    recover,
     recover_padding,
     recover_places,
     source_index_map,
@@ -25,7 +29,9 @@ from ort_layouts.engine.recover import (
     values_story,
 )
 from ort_layouts.operators.case import Case
+from ort_layouts.operators.registry import operator_for_type
 from ort_layouts.operators.values import make_input
+from ort_layouts.reference.compare import bits_of
 
 Bug = Callable[[np.ndarray], np.ndarray | list[np.ndarray]]
 
@@ -303,3 +309,120 @@ def test_random_injected_reads_are_recovered_whenever_identifiable() -> None:
         checked += 1
     assert checked >= 20, checked
     print(f"checked {checked}")
+
+
+# ---- the structured recovery ---------------------------------------------------------------
+def _recovery(case: Case, bug: Bug) -> Recovery:
+    import dataclasses
+
+    case = dataclasses.replace(case, seed=11)
+    x = make_input(case)
+    out = bug(x)
+    outs = out if isinstance(out, list) else [out]
+    expected = operator_for_type(case.op).reference_outputs(case, x)
+
+    def rerun(arr: np.ndarray) -> list[np.ndarray]:
+        got = bug(arr)
+        return got if isinstance(got, list) else [got]
+
+    found = recover(case, x, outs, np.concatenate([bits_of(np.asarray(e)).reshape(-1) for e in expected]),
+                    np.concatenate([bits_of(np.asarray(o)).reshape(-1) for o in outs]), rerun)
+    assert found is not None
+    return found
+
+
+T_TILE = Case("Tile", DataType.FLOAT32, (2, 3), repeats=(1, 2))  # out [2,6]; no size-1 axis squeezed
+S2D = Case("SpaceToDepth", DataType.FLOAT32, (1, 2, 4, 4), blocksize=2)  # out [1,8,2,2]
+
+
+@pytest.mark.parametrize(("case", "bug", "kind", "operator", "applied", "expected", "name"), [
+    # SLICE1 of [4,6] rows 1..2, columns 0,2,4: window offsets [1,0] sizes [2,6] strides [1,2]
+    # (the EP's window: sizes are the clamped start..end, not the output); the GPU read columns
+    # 1,3,5: its smallest window is offsets [1,1] sizes [2,5]
+    (S46, lambda x: np.ascontiguousarray(x[1:3, 1::2]), "slice", "DML_OPERATOR_SLICE1",
+     {"input_window_offsets": [1, 1], "input_window_sizes": [2, 5], "input_window_strides": [1, 2]},
+     {"input_window_offsets": [1, 0], "input_window_sizes": [2, 6], "input_window_strides": [1, 2]},
+     "window starts one element late on axis 1"),
+    # Concat of [1,3] and [3,3] along ONNX axis 0 = DML axis 2 of [1,1,4,3]: input 1 first
+    (C43, lambda x: np.concatenate([x[1:], x[:1]]), "join", "DML_OPERATOR_JOIN",
+     {"axis": 2, "offsets_along_axis": [3, 0]}, {"axis": 2, "offsets_along_axis": [0, 1]},
+     "inputs 0 and 1 swapped"),
+    # Split of [6,2] into rows [2,4] along DML axis 2 of [1,1,6,2]: output 1 read from row 1
+    (SP62, lambda x: [np.ascontiguousarray(x[:2]), np.ascontiguousarray(x[1:5])], "split",
+     "DML_OPERATOR_SPLIT", {"axis": 2, "offsets_along_axis": [0, 1]},
+     {"axis": 2, "offsets_along_axis": [0, 2]},
+     "output 1 read from offset 1 instead of 2 along axis 2"),
+    # TILE repeats [2,1] instead of [1,2]: a [4,3] output read back as [2,6]
+    (T_TILE, lambda x: np.tile(x, (2, 1)).reshape(2, 6), "tile", "DML_OPERATOR_TILE",
+     {"repeats": [2, 1]}, {"repeats": [1, 2]},
+     "repeats [2,1] instead of [1,2] (the repeats on the wrong axes)"),
+    # DEPTH_TO_SPACE1 in CRD order: ONNX's CRD reshape [1,2,2,2,2,2] -> (0,1,4,2,5,3)
+    (D2S, lambda x: x.reshape(1, 2, 2, 2, 2, 2).transpose(0, 1, 4, 2, 5, 3).reshape(1, 2, 4, 4),
+     "depth_to_space", "DML_OPERATOR_DEPTH_TO_SPACE1", {"block_size": 2, "mode": "CRD"},
+     {"block_size": 2, "mode": "DCR"}, "mode CRD instead of DCR"),
+    # SPACE_TO_DEPTH with block size 4: ONNX's reshape [1,2,1,4,1,4] -> (0,3,5,1,2,4), [1,32,1,1]
+    # (with one channel, block sizes 1 and 4 would give the same order: not identifiable)
+    (S2D, lambda x: x.reshape(1, 2, 1, 4, 1, 4).transpose(0, 3, 5, 1, 2, 4).reshape(1, 8, 2, 2),
+     "space_to_depth", "DML_OPERATOR_SPACE_TO_DEPTH", {"block_size": 4, "mode": "DCR"},
+     {"block_size": 2, "mode": "DCR"}, "block size 4 instead of 2"),
+    # PADDING1 of [3,4] coerced to [1,1,3,4]: pads [1,2,3,4] are start [0,0,1,2] end [0,0,3,4]
+    # (PaddingOp.from_onnx's documented example); the GPU padded axis 0 by 2/2
+    (P34, lambda x: padded(x, [(2, 2), (2, 4)], "reflect"), "padding", "DML_OPERATOR_PADDING1",
+     {"start_padding": [0, 0, 2, 2], "end_padding": [0, 0, 2, 4], "mode": "REFLECTION", "constant_hex": ""},
+     {"start_padding": [0, 0, 1, 2], "end_padding": [0, 0, 3, 4], "mode": "REFLECTION", "constant_hex": ""},
+     "axis 0 padded 2/2 instead of 1/3"),
+    # the constant 1.0 (0x3f800000) written instead of 2.5 (0x40200000), little-endian hex
+    (PC34, lambda x: padded(x, [(1, 1), (1, 1)], "constant", 1.0), "padding", "DML_OPERATOR_PADDING1",
+     {"start_padding": [0, 0, 1, 1], "end_padding": [0, 0, 1, 1], "mode": "CONSTANT",
+      "constant_hex": "0000803f"},
+     {"start_padding": [0, 0, 1, 1], "end_padding": [0, 0, 1, 1], "mode": "CONSTANT",
+      "constant_hex": "00002040"},
+     "constant 0x3f800000 instead of 0x40200000"),
+    # a TILE whose input buffer is read from element 1: the input descriptor [2,3] (packed
+    # strides [3,1]) with a base offset of one element; the last element read lies past the end
+    (T_TILE, lambda x: np.tile(np.append(x.reshape(-1)[1:], np.zeros(1, x.dtype)).reshape(2, 3), (1, 2)),
+     "read", "DML_OPERATOR_TILE",
+     {"sizes": [2, 3], "strides_in_elements": [3, 1], "offset_in_elements": 1, "input_index": 0},
+     {"sizes": [2, 3], "strides_in_elements": [3, 1], "offset_in_elements": 0, "input_index": 0},
+     "offset +1 element"),
+    # Transpose [2,3,4] perm [2,0,1] reads strides [1,12,4] (packed [12,4,1] permuted); the GPU
+    # read the packed input instead: strides [6,3,1] over the output [4,2,3]
+    (T234, lambda x: x.reshape(4, 2, 3), "read", "DML_OPERATOR_ELEMENT_WISE_IDENTITY",
+     {"sizes": [4, 2, 3], "strides_in_elements": [6, 3, 1], "offset_in_elements": 0, "input_index": 0},
+     {"sizes": [4, 2, 3], "strides_in_elements": [1, 12, 4], "offset_in_elements": 0, "input_index": 0},
+     "strides differ on axes [0,1,2]"),
+    # 12 of 24 elements written: rows 0-1 of the [4,2,3] output, the break at index [2,0,0]
+    (T234, lambda x: stopped_after(transpose_of(T234)(x), 12), "region", "DML_OPERATOR_ELEMENT_WISE_IDENTITY",
+     {"sizes": [4, 2, 3], "right_until_element": 12, "break_index": [2, 0, 0], "right_element_count": 12,
+      "after": "nothing from the input", "after_read": None, "axes_right": [], "axes_wrong": []},
+     {"sizes": [4, 2, 3], "right_until_element": 24, "break_index": [], "right_element_count": 24,
+      "after": "", "after_read": None, "axes_right": [0, 1, 2], "axes_wrong": []},
+     "the dispatch stopped early"),
+], ids=["slice-window", "join-swapped", "split-offset", "tile-repeats", "d2s-mode", "s2d-block", "pad-widths",
+        "pad-constant", "tile-input-offset", "transpose-read-packed", "region"])
+def test_recovery_gives_the_applied_and_expected_parameters(
+        case: Case, bug: Bug, kind: str, operator: str, applied: dict[str, Any], expected: dict[str, Any],
+        name: str) -> None:
+    found = _recovery(case, bug)
+    assert (found.kind, found.operator) == (kind, operator), found.text
+    assert {k: v for k, v in found.applied.items() if k != "operator_dict"} == applied
+    assert {k: v for k, v in found.expected.items() if k != "operator_dict"} == expected
+    assert name in found.names, found.names
+    assert found.text.startswith("recovered: ") and name in found.text
+    assert Recovery.from_dict(json.loads(json.dumps(found.to_dict()))) == found
+
+
+def test_the_recovered_operators_can_be_drawn_side_by_side() -> None:
+    """Where the applied parameters make a DirectML operator, both sides carry its to_dict,
+    which the reports read back and draw."""
+    from ort_layouts.reports.render import operator_from_dict, render_svg
+
+    for case, bug in ((S46, lambda x: np.ascontiguousarray(x[1:3, 1::2])),
+                      (T_TILE, lambda x: np.tile(x, (2, 1)).reshape(2, 6)),
+                      (P34, lambda x: padded(x, [(2, 2), (2, 4)], "reflect"))):
+        found = _recovery(case, bug)
+        applied = operator_from_dict(found.applied["operator_dict"])
+        expected = operator_from_dict(found.expected["operator_dict"])
+        assert applied != expected
+        assert expected.to_dict() == operator_for_type(case.op).dml_operator(case).to_dict()
+        assert "<svg" in render_svg(applied) and "<svg" in render_svg(expected)
