@@ -50,7 +50,6 @@ from ort_layouts.descriptors.dtypes import DataType, TensorFlags
 from ort_layouts.descriptors.layout import NAMED_LAYOUTS, calculate_strides
 from ort_layouts.descriptors.size import calc_buffer_tensor_size
 from ort_layouts.engine.diagnose import Diagnosis, diagnose, explain
-from ort_layouts.engine.recover import Recovery
 from ort_layouts.engine.graphs import build_model, default_ir_version, default_opset
 from ort_layouts.engine.onnx_node_tests import NodeTest, onnx_node_tests
 from ort_layouts.engine.providers import (
@@ -62,6 +61,7 @@ from ort_layouts.engine.providers import (
     make_session,
     resolve_provider,
 )
+from ort_layouts.engine.recover import Recovery
 from ort_layouts.engine.result import CaseResult, Status
 from ort_layouts.engine.runner import run_cases
 from ort_layouts.engine.suite import standard_suite

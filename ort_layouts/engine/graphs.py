@@ -146,8 +146,21 @@ def provider_ir_version(provider: str) -> int:
     return default_ir_version()
 
 
+@functools.lru_cache(maxsize=4096)
+def _value_type(elem_type: int, shape: tuple[int, ...]) -> bytes:
+    """A tensor's ``ValueInfoProto`` without its name, serialized (:func:`value_info`'s): a
+    batch's many tensors of a few shapes are each merged from it and named, a fraction of the
+    cost of filling every field again."""
+    graph = onnx.GraphProto()
+    value_info(graph.input, "", elem_type, shape)
+    info = graph.input[0]
+    info.ClearField("name")
+    return bytes(info.SerializeToString())
+
+
 def build_model(
     cases: Sequence[Case], *, opset: int | None = None, ir_version: int | None = None,
+    shapes: Sequence[tuple[Sequence[tuple[int, ...]], Sequence[tuple[int, ...]]]] | None = None,
 ) -> onnx.ModelProto:
     """One ONNX model holding every case: input ``x{i}``, output ``y{i}``, node ``n{i}_{op}``
     (and ``x{i}_1``, ``y{i}_1``, ... for an operator's further inputs and outputs).
@@ -156,6 +169,8 @@ def build_model(
         cases: the cases; all must share one opset (``case.opset`` None means the default).
         opset: the ai.onnx opset; default: the cases' own, else :func:`default_opset`.
         ir_version: default :func:`default_ir_version`.
+        shapes: each case's (input shapes, output shapes), as its operator's ``input_shapes``
+            and ``output_shapes`` give them, when the caller has them already.
 
     Raises:
         ModelError: no cases, cases that ask for different opsets, or an operator / Pad feature
@@ -163,6 +178,8 @@ def build_model(
     """
     if not cases:
         raise ModelError("build_model needs at least one case")
+    if shapes is not None and len(shapes) != len(cases):
+        raise ModelError(f"build_model got shapes for {len(shapes)} cases and {len(cases)} cases")
     asked = sorted({c.opset for c in cases if c.opset is not None})
     if opset is None:
         if len(asked) > 1:
@@ -174,16 +191,27 @@ def build_model(
     model = onnx.ModelProto()
     model.ir_version = default_ir_version() if ir_version is None else ir_version
     graph = model.graph
+    inputs, outputs = graph.input, graph.output
+    in_shapes: Sequence[tuple[int, ...]]
+    out_shapes: Sequence[tuple[int, ...]]
     for i, case in enumerate(cases):
         elem = case.data_type.to_onnx()
         operator = operator_for_type(case.op)
         if opset < operator.min_opset:
             raise ModelError(f"case {case.id}: {case.op} needs opset >= {operator.min_opset}, got {opset}")
         operator.add_node(graph, i, case, opset)
-        for k, shape in enumerate(operator.input_shapes(case)):
-            value_info(graph.input, input_name(i, k), elem, shape)
-        for k, shape in enumerate(operator.output_shapes(case)):
-            value_info(graph.output, output_name(i, k), elem, shape)
+        if shapes is None:
+            in_shapes, out_shapes = operator.input_shapes(case), operator.output_shapes(case)
+        else:
+            in_shapes, out_shapes = shapes[i]
+        for k, shape in enumerate(in_shapes):
+            named = inputs.add()
+            named.MergeFromString(_value_type(elem, tuple(shape)))
+            named.name = input_name(i, k)
+        for k, shape in enumerate(out_shapes):
+            named = outputs.add()
+            named.MergeFromString(_value_type(elem, tuple(shape)))
+            named.name = output_name(i, k)
     graph.name = "ort_layouts"
     opset_id = model.opset_import.add()
     opset_id.domain = ""

@@ -49,6 +49,7 @@ __all__ = [
     "node_assignment",
     "register_plugin_ep",
     "resolve_provider",
+    "session_options",
 ]
 
 DML = "DmlExecutionProvider"
@@ -411,7 +412,14 @@ def resolve_provider(name: str) -> str:
 
 
 # ---- sessions -------------------------------------------------------------------------------
-def _session_options(config: ProviderConfig) -> Any:
+def session_options(config: ProviderConfig) -> Any:
+    """The ``onnxruntime.SessionOptions`` every in-process session on ``config`` is created
+    with (:func:`make_session`).
+
+    The CPU EP runs each node on the calling thread (``intra_op_num_threads`` 1): a layout
+    node is far too small to share out, and the default pool of one thread per core spins
+    between nodes, which slows session creation, runs and teardown alike on a loaded
+    machine."""
     import onnxruntime as ort
 
     so = ort.SessionOptions()
@@ -426,6 +434,8 @@ def _session_options(config: ProviderConfig) -> Any:
         so.add_session_config_entry(_CONFIG_RECORD_ASSIGNMENT, "1")
     if config.name == DML and config.per_node:
         so.add_session_config_entry(_CONFIG_DML_NO_FUSION, "1")
+    if config.name == CPU:
+        so.intra_op_num_threads = 1
     return so
 
 
@@ -441,7 +451,7 @@ def make_session(model: bytes | onnx.ModelProto, config: ProviderConfig) -> Any:
     data = model.SerializeToString() if isinstance(model, onnx.ModelProto) else bytes(model)
     if config.name == DML and dml_through_worker():
         return _dml_worker_session(data, config)
-    so = _session_options(config)
+    so = session_options(config)
     providers: list[Any] | None
     if config.name == WEBGPU:
         devices = ep_devices(WEBGPU)

@@ -1,15 +1,30 @@
 """The batched runner: many cases share one graph and one session.
 
-Cases are grouped by opset and cut into batches of ``batch_size``; each batch becomes one model
-(see :mod:`ort_layouts.engine.graphs`) and one session. A batch whose session cannot be created, or
-whose run fails, is split in two and each half retried, until the culprit cases stand alone:
-a lone case whose session fails is *unsupported* (with CPU fallback off, that is how an EP
-says it cannot take a node), one whose run fails is an *error*. The rest still run. Each result
-goes to ``on_result`` as soon as it is known.
+Cases are grouped by opset, op and data type and cut into batches of ``batch_size``; each batch
+becomes one model (see :mod:`ort_layouts.engine.graphs`) and one session. A batch whose session
+cannot be created, or whose run fails, is split in two and each half retried, until the culprit
+cases stand alone: a lone case whose session fails is *unsupported* (with CPU fallback off, that
+is how an EP says it cannot take a node), one whose run fails is an *error*. The rest still run.
+Each result goes to ``on_result`` as soon as it is known.
 
 A case whose operator has several data inputs (Concat) is fed ``x{i}``, ``x{i}_1``, ... cut from
 its one input tensor; one with several outputs (Split) has each output compared bit for bit,
 and a mismatch names the first output that differs ("output 1 of 3: ...").
+
+How a run goes, so that it costs little more than ONNX Runtime creating and running the same
+sessions on its own:
+
+- every case is planned first (its operator, DirectML operator, descriptors and tensor shapes,
+  each asked of its operator module once), then its batch is filled when the batch comes: the
+  inputs of all its cases at once (:func:`~ort_layouts.engine.inputs.make_inputs`, the values of
+  ``make_input``), and the expected outputs from the descriptors;
+- the sessions are created and run on one thread of their own (ONNX Runtime lets go of
+  Python's lock meanwhile) while the next batch is filled and the last one judged;
+- a case passes when each output has the expected element type and shape and the same bytes
+  (bit-for-bit equality); any other case is compared in full, with the figures and diagnosis
+  a mismatch gets;
+- Python's cycle collector is paused for the run: a run makes many small objects and no
+  cycles worth collecting before it ends.
 
 Note: the runner works in-process; a native crash of the EP ends the process.
 """
@@ -17,9 +32,13 @@ Note: the runner works in-process; a native crash of the EP ends the process.
 from __future__ import annotations
 
 import dataclasses
+import gc
+import math
 import re
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -27,6 +46,7 @@ import numpy as np
 from ort_layouts._errors import NotExpressibleError, OrtLayoutsError, ProviderError
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.engine.graphs import build_model, provider_ir_version, provider_opset
+from ort_layouts.engine.inputs import generator_states, make_inputs
 from ort_layouts.engine.known_issues import known_issue_for
 from ort_layouts.engine.providers import (
     CPU,
@@ -39,37 +59,118 @@ from ort_layouts.engine.providers import (
     resolve_provider,
 )
 from ort_layouts.engine.result import CaseResult, Status
-from ort_layouts.engine.suite import is_edge_case
-from ort_layouts.operators.base import input_name, output_name
+from ort_layouts.operators.base import Operator, input_name, output_name
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.expected import expected_output, expected_outputs
 from ort_layouts.operators.registry import operator_for_type
 from ort_layouts.operators.values import make_input
-from ort_layouts.reference.execute import DmlMultiOperator
+from ort_layouts.reference.execute import (
+    LARGE_OUTPUT_BYTES,
+    DmlMultiOperator,
+    PendingOutput,
+    compare_output,
+    pending_output,
+)
 
-__all__ = ["run_cases"]
+__all__ = ["BatchPlan", "batch_cases", "plan_batches", "run_cases"]
 
 OnResult = Callable[[CaseResult], None]
 
+#: re-runs of failing cases per run that the diagnosis may make (each a one-node session)
+RERUN_LIMIT = 64
+
 # ONNX Runtime names the node in its errors: "... node with name 'n12_Pad'"
 _NAMED_NODE = re.compile(r"name '?n(\d+)_[A-Za-z]+'?")
+# ... and the node a run failed in: "Non-zero status code returned while running Pad node. Name:'n3_Pad'"
+_RUN_NODE = re.compile(r"running [A-Za-z]+ node\. Name:'n(\d+)_[A-Za-z]+'")
+# outputs up to this size pass on equal bytes; larger ones go to compare, which never copies them
+_BYTES_EQUAL_LIMIT = 64 << 10
 
 
 class _Prepared:
-    """A case with its input (the whole tensor and the node's feeds), expected outputs and
-    operator, ready to run."""
+    """A planned case: its operator module, DirectML operator (None when DirectML cannot express
+    the case), descriptors and tensor shapes; once its batch is filled, its input (the whole
+    tensor and the node's feeds) and expected outputs."""
 
-    __slots__ = ("case", "descriptors", "expected", "feeds", "input", "op", "seconds")
+    __slots__ = ("case", "descriptors", "expected", "feeds", "input", "input_shapes", "op", "operator",
+                 "output_shapes", "reason", "seconds")
 
-    def __init__(self, case: Case, input_array: np.ndarray, feeds: list[np.ndarray],
-                 expected: list[np.ndarray], op: Any, seconds: float) -> None:
+    def __init__(self, case: Case, operator: Operator, op: Any, reason: str, seconds: float) -> None:
         self.case = case
-        self.input = input_array
-        self.feeds = feeds
-        self.expected = expected
+        self.operator = operator
         self.op = op
+        self.reason = reason
         self.descriptors: dict[str, Any] = op.to_dict() if op is not None else {}
+        self.input_shapes = operator.input_shapes(case)
+        self.output_shapes = operator.output_shapes(case)
+        self.input: np.ndarray = np.empty(0)
+        self.feeds: list[np.ndarray] = []
+        self.expected: list[np.ndarray | PendingOutput] = []
         self.seconds = seconds
+
+    @property
+    def is_edge(self) -> bool:
+        """A rank-0 or an empty tensor (:func:`~ort_layouts.engine.suite.is_edge_case`)."""
+        if self.case.rank == 0:
+            return True
+        if type(self.operator).has_empty_tensor is Operator.has_empty_tensor:  # a 0 in any shape
+            return any(0 in s for s in (*self.input_shapes, *self.output_shapes))
+        return self.operator.has_empty_tensor(self.case)
+
+    def fill(self, input_array: np.ndarray) -> None:
+        """Set the input, the node's feeds and the expected outputs."""
+        start = time.perf_counter()
+        case = self.case
+        dtype = case.data_type.to_numpy()
+        x = np.asarray(input_array, dtype=dtype, order="C")  # rank 0 stays rank 0
+        self.input = x
+        self.feeds = [np.asarray(f, dtype=dtype, order="C") for f in self.operator.input_feeds(case, x)]
+        if len(self.output_shapes) == 1:  # a large output is checked from the descriptors, never held
+            shape = self.output_shapes[0]
+            large = self.op is not None and math.prod(shape) * x.itemsize >= LARGE_OUTPUT_BYTES
+            self.expected = [(pending_output(self.op, x, shape) if large else None)
+                             or expected_output(case, x, op=self.op, reason=self.reason, shape=shape)]
+        else:
+            self.expected = list(expected_outputs(case, x, op=self.op, reason=self.reason,
+                                                  shapes=self.output_shapes))
+        self.seconds += time.perf_counter() - start
+
+    def passes(self, actuals: Sequence[Any]) -> bool:
+        """Whether every output has the expected element type and shape and equal bytes: the
+        pass of :func:`~ort_layouts.reference.compare.compare`, without its figures. False sends
+        the case to the full comparison (also where the bytes would be a large copy)."""
+        for e, a in zip(self.expected, actuals, strict=True):
+            if (isinstance(e, PendingOutput) or type(a) is not np.ndarray or a.dtype != e.dtype
+                    or a.shape != e.shape or e.nbytes > _BYTES_EQUAL_LIMIT or a.tobytes() != e.tobytes()):
+                return False
+        return True
+
+
+def _plan(case: Case, provider: str) -> _Prepared | str:
+    """The planned case, or the reason it is unsupported on ``provider`` (a str)."""
+    start = time.perf_counter()
+    operator = operator_for_type(case.op)
+    op = None
+    reason = operator.inexpressible_reason(case)
+    if reason:
+        # an empty tensor: the EP runs the node without DirectML, and its outputs are checked
+        if provider == DML and not operator.skips_dispatch(case):
+            return reason
+    else:
+        try:
+            op = operator.dml_operator(case)
+        except NotExpressibleError as e:
+            if provider == DML:
+                return str(e)
+    return _Prepared(case, operator, op, reason, time.perf_counter() - start)
+
+
+def _prepare(case: Case, provider: str, inputs: Mapping[str, np.ndarray] | None) -> _Prepared | str:
+    """The prepared case (planned and filled), or the reason it is unsupported on ``provider``."""
+    prepared = _plan(case, provider)
+    if isinstance(prepared, _Prepared):
+        prepared.fill(inputs[case.id] if inputs is not None and case.id in inputs else make_input(case))
+    return prepared
 
 
 def _mismatch_offsets(op: Any, index: Sequence[int], output: int = 0) -> tuple[int | None, int | None]:
@@ -87,6 +188,53 @@ def _mismatch_offsets(op: Any, index: Sequence[int], output: int = 0) -> tuple[i
         return None, None
 
 
+def _release(session: Any) -> None:
+    """Free a session now: a DirectML worker's session lives in the worker until released (an
+    in-process session goes with its last reference)."""
+    release = getattr(session, "release", None)
+    if callable(release):
+        release()
+
+
+class _Attempt:
+    """One batch's session, created and run (on the session thread): its outputs, or the
+    error of the step that failed, and which EP got each node."""
+
+    __slots__ = ("config", "create_error", "feeds", "model", "names", "outputs", "placed", "run_error",
+                 "seconds")
+
+    def __init__(self, config: ProviderConfig, model: Any, feeds: dict[str, np.ndarray],
+                 names: list[str]) -> None:
+        self.config = config
+        self.model = model
+        self.feeds = feeds
+        self.names = names
+        self.outputs: list[Any] = []
+        self.placed: dict[str, str] = {}
+        self.create_error: SessionCreationError | OrtLayoutsError | None = None
+        self.run_error: Exception | None = None
+        self.seconds = 0.0
+
+    def __call__(self) -> _Attempt:
+        start = time.perf_counter()
+        try:
+            try:
+                session = make_session(self.model, self.config)
+            except (SessionCreationError, OrtLayoutsError) as e:
+                self.create_error = e
+                return self
+            try:
+                self.outputs = session.run(self.names, self.feeds)
+                self.placed = node_assignment(session)
+            except Exception as e:  # the EP failed while running
+                self.run_error = e
+            finally:
+                _release(session)
+            return self
+        finally:
+            self.seconds = time.perf_counter() - start
+
+
 class _Run:
     def __init__(self, config: ProviderConfig, device: str, on_result: OnResult | None) -> None:
         self.config = config
@@ -94,6 +242,9 @@ class _Run:
         self.on_result = on_result
         self.results: dict[int, CaseResult] = {}
         self.ir_version = provider_ir_version(config.name)
+        self.reruns_left = RERUN_LIMIT
+        self.opset = provider_opset(config.name)
+        self.sessions: ThreadPoolExecutor | None = None  # the session thread, while a run lasts
 
     def emit(self, key: int, result: CaseResult) -> None:
         self.results[key] = result
@@ -107,53 +258,87 @@ class _Run:
         self.emit(key, CaseResult(case, status, self.config.name, self.device, message=message,
                                   descriptors=descriptors, seconds=seconds))
 
+    def _session_work(self, fn: Callable[[], Any]) -> Any:
+        """Run ``fn`` on the session thread (in turn with the batches already handed to it) and
+        wait for it; in the calling thread when there is none."""
+        if self.sessions is None:
+            return fn()
+        return self.sessions.submit(fn).result()
+
+    def attempt(self, items: list[tuple[int, _Prepared]]) -> _Attempt:
+        """The batch's model, feeds and output names, ready to be created and run (a model that
+        cannot be built is an attempt whose creation failed)."""
+        cases = [p.case for _, p in items]
+        feeds = {input_name(i, k): x for i, (_, p) in enumerate(items) for k, x in enumerate(p.feeds)}
+        names = [output_name(i, k) for i, (_, p) in enumerate(items) for k in range(len(p.expected))]
+        try:
+            shapes = [(p.input_shapes, p.output_shapes) for _, p in items]
+            model = build_model(cases, opset=cases[0].opset or self.opset, ir_version=self.ir_version,
+                                shapes=shapes)
+        except OrtLayoutsError as e:
+            attempt = _Attempt(self.config, None, feeds, names)
+            attempt.create_error = e
+            return attempt
+        return _Attempt(self.config, model, feeds, names)
+
     def batch(self, items: list[tuple[int, _Prepared]]) -> None:
         """Run one batch; on failure isolate the culprits (by the node the error names, else by
         bisection) and run the rest."""
+        attempt = self.attempt(items)
+        if attempt.model is not None:
+            self._session_work(attempt)
+        self.judge(items, attempt)
+
+    def judge(self, items: list[tuple[int, _Prepared]], attempt: _Attempt) -> None:
+        """Report the results of a batch's attempt; when it failed, isolate the culprits and
+        run the rest."""
         start = time.perf_counter()
-        cases = [p.case for _, p in items]
-        try:
-            model = build_model(cases, opset=cases[0].opset or provider_opset(self.config.name),
-                                ir_version=self.ir_version)
-            session = make_session(model, self.config)
-        except (SessionCreationError, OrtLayoutsError) as e:
+        e = attempt.create_error
+        if e is not None:
             if len(items) == 1:
                 key, prep = items[0]
                 if isinstance(e, SessionCreationError):
                     self.fail(key, prep, Status.UNSUPPORTED, self._unsupported(prep.case, str(e)),
-                              time.perf_counter() - start)
+                              attempt.seconds)
                 else:
-                    self.fail(key, prep, Status.ERROR, str(e), time.perf_counter() - start)
+                    self.fail(key, prep, Status.ERROR, str(e), attempt.seconds)
                 return
             if isinstance(e, SessionCreationError) and (
-                    self._drop_named(items, str(e), start) or self._drop_placed(items, model, start)):
+                    self._drop_named(items, str(e), start)
+                    or self._drop_placed(items, attempt.model, start)):
                 return
             self._split(items)
             return
-        feeds = {input_name(i, k): x for i, (_, p) in enumerate(items) for k, x in enumerate(p.feeds)}
-        names = [output_name(i, k) for i, (_, p) in enumerate(items) for k in range(len(p.expected))]
-        try:
-            flat = session.run(names, feeds)
-        except Exception as e:  # the EP failed while running
+        if attempt.run_error is not None:
             if len(items) == 1:
                 key, prep = items[0]
-                self.fail(key, prep, Status.ERROR, f"run failed: {e}", time.perf_counter() - start)
+                self.fail(key, prep, Status.ERROR, f"run failed: {attempt.run_error}", attempt.seconds)
                 return
-            self._split(items)
+            if not self._isolate_failed_run(items, str(attempt.run_error)):
+                self._split(items)
             return
-        placed = node_assignment(session)
-        share = (time.perf_counter() - start) / len(items)
+        flat = attempt.outputs
+        placed = attempt.placed
+        share = attempt.seconds / len(items)
+        name = self.config.name
         position = 0
         for i, (key, prep) in enumerate(items):
-            actuals = [np.asarray(a) for a in flat[position:position + len(prep.expected)]]
-            position += len(prep.expected)
+            count = len(prep.expected)
+            actuals = flat[position:position + count]
+            position += count
             node = f"n{i}_{prep.case.op}"
             node_provider = placed.get(node, "")
-            if node_provider and node_provider != self.config.name:
-                self.fail(key, prep, Status.UNSUPPORTED,
-                          f"node {node} ran on {node_provider}, not {self.config.name}", share)
+            if node_provider and node_provider != name:
+                self.fail(key, prep, Status.UNSUPPORTED, f"node {node} ran on {node_provider}, not {name}",
+                          share)
                 continue
-            self.emit(key, self._judge(prep, actuals, node_provider or self.config.name, share))
+            if prep.passes(actuals):
+                self.emit(key, CaseResult(
+                    prep.case, Status.PASS, name, self.device, node_provider=node_provider or name,
+                    element_count=sum(e.size for e in prep.expected), descriptors=prep.descriptors,
+                    seconds=share + prep.seconds + (time.perf_counter() - start) / len(items)))
+                continue
+            self.emit(key, self._judge(prep, [np.asarray(a) for a in actuals], node_provider or name, share))
 
     def _drop_named(self, items: list[tuple[int, _Prepared]], message: str, start: float) -> bool:
         """When session creation failed because no kernel exists for a named node, report that
@@ -187,11 +372,18 @@ class _Run:
         False when the placement cannot be recorded or puts every node on the EP."""
         if not self.config.fallback_disabled:
             return False
-        try:
-            probe = make_session(model, dataclasses.replace(self.config, disable_cpu_fallback=False))
-        except (SessionCreationError, OrtLayoutsError):
-            return False
-        placed = node_assignment(probe)
+        probe_config = dataclasses.replace(self.config, disable_cpu_fallback=False)
+
+        def placement() -> dict[str, str] | None:
+            try:
+                probe = make_session(model, probe_config)
+            except (SessionCreationError, OrtLayoutsError):
+                return None
+            placed = node_assignment(probe)
+            _release(probe)
+            return placed
+
+        placed = self._session_work(placement)
         if not placed:
             return False
         bad = [(i, item) for i, item in enumerate(items)
@@ -222,16 +414,69 @@ class _Run:
         self.batch(items[:half])
         self.batch(items[half:])
 
+    def _isolate_failed_run(self, items: list[tuple[int, _Prepared]], message: str) -> bool:
+        """When a run failed in a node the error names ("... running Pad node. Name:'n3_Pad'"),
+        run that case alone, and alone too each case of the batch with the same op, data type,
+        opset and mode (a kernel that fails on one often fails on its kin: Pad "wrap" on a
+        DirectML below feature level 6.4 fails every such node), then the rest as one batch.
+        Each case still gets the message of its own run. False when no node of this batch is
+        named (then the batch is bisected)."""
+        match = _RUN_NODE.search(message)
+        if match is None or int(match.group(1)) >= len(items):
+            return False
+        culprit = items[int(match.group(1))][1].case
+        signature = (culprit.op, culprit.data_type, culprit.opset, culprit.mode)
+        alone = [item for item in items
+                 if (item[1].case.op, item[1].case.data_type, item[1].case.opset, item[1].case.mode)
+                 == signature]
+        for item in alone:
+            self.batch([item])
+        rest = [item for item in items if item not in alone]
+        if rest:
+            self.batch(rest)
+        return True
+
+    def _rerun(self, prep: _Prepared) -> Callable[[np.ndarray], list[np.ndarray]] | None:
+        """The diagnosis's way to run a failing case again on another input (one that tells
+        each source element apart): a one-node session of the case on the run's provider and
+        options. None once the run has spent its ``RERUN_LIMIT`` re-runs (a broken stack fails
+        every case: the rest are diagnosed from their own inputs)."""
+        if self.reruns_left <= 0:
+            return None
+        case = prep.case
+        operator = operator_for_type(case.op)
+        dtype = case.data_type.to_numpy()
+        outputs = [output_name(0, k) for k in range(len(operator.output_shapes(case)))]
+
+        def rerun(x: np.ndarray) -> list[np.ndarray]:
+            if self.reruns_left <= 0:
+                raise ProviderError(f"this run has spent its {RERUN_LIMIT} diagnosis re-runs")
+            self.reruns_left -= 1
+            feeds = operator.input_feeds(case, np.asarray(x, dtype=dtype))
+            model = build_model([case], opset=case.opset or provider_opset(self.config.name),
+                                ir_version=self.ir_version)
+            inputs = {input_name(0, k): np.ascontiguousarray(f, dtype=dtype) for k, f in enumerate(feeds)}
+
+            def create_and_run() -> list[Any]:  # on the session thread, in turn with the batches
+                session = make_session(model, self.config)
+                try:
+                    return list(session.run(outputs, inputs))
+                finally:
+                    _release(session)
+
+            return [np.asarray(a) for a in self._session_work(create_and_run)]
+
+        return rerun
+
     def _judge(self, prep: _Prepared, actuals: list[np.ndarray], node_provider: str,
                seconds: float) -> CaseResult:
         """Compare each output bit for bit; a mismatch reports the first output that differs
         (its index, offsets and bits), the mismatch count over every output, and for several
         outputs a message naming that output."""
-        from ort_layouts.engine.diagnose import diagnose
-        from ort_layouts.reference.compare import compare
+        from ort_layouts.engine.diagnose import explain
 
         start = time.perf_counter()
-        cmps = [compare(e, a) for e, a in zip(prep.expected, actuals, strict=True)]
+        cmps = [compare_output(e, a) for e, a in zip(prep.expected, actuals, strict=True)]
         element_count = sum(c.element_count for c in cmps)
         if all(c.passed for c in cmps):
             total = seconds + prep.seconds + time.perf_counter() - start
@@ -245,8 +490,13 @@ class _Run:
         input_offset_in_elements = output_offset_in_elements = None
         if index is not None:
             input_offset_in_elements, output_offset_in_elements = _mismatch_offsets(prep.op, index, k)
+        recovered: dict[str, Any] = {}
         try:
-            diagnosis = diagnose(prep.case, prep.input, actuals[0] if len(actuals) == 1 else actuals)
+            found = explain(prep.case, prep.input, actuals[0] if len(actuals) == 1 else actuals,
+                            self._rerun(prep))
+            diagnosis = found.text
+            if found.recovery is not None:
+                recovered = found.recovery.to_dict()
         except Exception as e:  # a diagnosis must never hide the mismatch itself
             diagnosis = f"(diagnosis failed: {e})"
         message = getattr(cmp, "message", "") or ""
@@ -260,37 +510,117 @@ class _Run:
             input_offset_in_elements=input_offset_in_elements,
             output_offset_in_elements=output_offset_in_elements,
             expected_hex=cmp.expected_hex, actual_hex=cmp.actual_hex, diagnosis=diagnosis,
-            message=message, descriptors=prep.descriptors,
+            recovered=recovered, message=message, descriptors=prep.descriptors,
             seconds=seconds + prep.seconds + time.perf_counter() - start)
         known = known_issue_for(result)
         return dataclasses.replace(result, known_issue=known) if known else result
 
 
-def _prepare(case: Case, provider: str, inputs: Mapping[str, np.ndarray] | None) -> _Prepared | str:
-    """The prepared case, or the reason it is unsupported on ``provider`` (a str)."""
-    start = time.perf_counter()
-    operator = operator_for_type(case.op)
-    op = None
-    reason = operator.inexpressible_reason(case)
-    if reason:
-        # an empty tensor: the EP runs the node without DirectML, and its outputs are checked
-        if provider == DML and not operator.skips_dispatch(case):
-            return reason
-    else:
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector paused (and restored as it was): a run allocates many small
+    objects, which would set off full collections of everything alive, and frees them by
+    reference counting."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _chunks(run: _Run, case_list: Sequence[Case], batch_size: int) -> list[list[tuple[int, _Prepared]]]:
+    """Plan every case (reporting those that cannot run) and cut them into batches: one model
+    per (opset, op, data type), since a kernel missing for a type fails a whole group alike;
+    edge cases (a rank-0 or an empty tensor) one per session, since the DML EP dispatches
+    nothing for a node with an empty tensor and outputs of other nodes in the same DirectML
+    session came back unwritten beside them."""
+    name = run.config.name
+    groups: dict[tuple[int, str, int, bool], list[tuple[int, _Prepared]]] = {}
+    for key, case in enumerate(case_list):
         try:
-            op = operator.dml_operator(case)
-        except NotExpressibleError as e:
-            if provider == DML:
-                return str(e)
-    x = inputs[case.id] if inputs is not None and case.id in inputs else make_input(case)
-    dtype = case.data_type.to_numpy()
-    x = np.asarray(x, dtype=dtype, order="C")  # rank 0 stays rank 0
-    feeds = [np.asarray(f, dtype=dtype, order="C") for f in operator.input_feeds(case, x)]
-    if len(operator.output_shapes(case)) == 1:
-        expected = [expected_output(case, x, op=op)]
-    else:
-        expected = expected_outputs(case, x, op=op)
-    return _Prepared(case, x, feeds, expected, op, time.perf_counter() - start)
+            prepared = _plan(case, name)
+            edge = isinstance(prepared, _Prepared) and prepared.is_edge
+        except Exception as e:  # the case itself is bad, or the oracle rejected it
+            run.fail(key, case, Status.ERROR, f"preparing the case failed: {type(e).__name__}: {e}")
+            continue
+        if isinstance(prepared, str):
+            run.fail(key, case, Status.UNSUPPORTED, prepared)
+            continue
+        group = (case.opset or run.opset, case.op, int(case.data_type), edge)
+        groups.setdefault(group, []).append((key, prepared))
+    chunks = []
+    for group in sorted(groups):
+        items = groups[group]
+        size = 1 if group[3] else batch_size
+        chunks += [items[start:start + size] for start in range(0, len(items), size)]
+    return chunks
+
+
+def _filler(run: _Run, case_list: Sequence[Case], inputs: Mapping[str, np.ndarray] | None
+            ) -> Callable[[list[tuple[int, _Prepared]]], list[tuple[int, _Prepared]]]:
+    """fill(batch): the batch's inputs and expected outputs set, the cases whose preparation
+    failed reported as errors and left out. The generators' states of every case are computed
+    at once, ahead."""
+    states = generator_states(case_list)
+
+    def fill(items: list[tuple[int, _Prepared]]) -> list[tuple[int, _Prepared]]:
+        given = inputs or {}
+        made = [k for k, p in items if p.case.id not in given]
+        start = time.perf_counter()
+        try:
+            arrays = dict(zip(made, make_inputs([case_list[k] for k in made], [states[k] for k in made]),
+                              strict=True))
+        except Exception:  # one case's input failed: each case is made alone below, with its error
+            arrays = {}
+        share = (time.perf_counter() - start) / max(1, len(made))
+        ready = []
+        for key, prep in items:
+            prep.seconds += share
+            try:
+                x = given[prep.case.id] if prep.case.id in given else arrays.get(key)
+                prep.fill(make_input(prep.case) if x is None else x)
+            except Exception as e:  # the case itself is bad, or the oracle rejected it
+                run.fail(key, prep.case, Status.ERROR, f"preparing the case failed: {type(e).__name__}: {e}")
+                continue
+            ready.append((key, prep))
+        return ready
+
+    return fill
+
+
+def _pipeline(run: _Run, chunks: Iterable[list[tuple[int, _Prepared]]],
+              fill: Callable[[list[tuple[int, _Prepared]]], list[tuple[int, _Prepared]]]) -> None:
+    """Run the batches: each batch's session is created and run on the session thread while
+    the next batch is filled and this one's predecessor judged, in order."""
+    pending: tuple[list[tuple[int, _Prepared]], _Attempt, Future[_Attempt] | None] | None = None
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ort_layouts_sessions") as sessions:
+        run.sessions = sessions
+        try:
+            for chunk in chunks:
+                items = fill(chunk)
+                current = None
+                if items:
+                    attempt = run.attempt(items)
+                    future = sessions.submit(attempt) if attempt.model is not None else None
+                    current = (items, attempt, future)
+                if pending is not None:
+                    _judge_pending(run, pending)
+                pending = current
+            if pending is not None:
+                _judge_pending(run, pending)
+        finally:
+            run.sessions = None
+
+
+def _judge_pending(run: _Run, pending: tuple[list[tuple[int, _Prepared]], _Attempt,
+                                             Future[_Attempt] | None]) -> None:
+    items, attempt, future = pending
+    if future is not None:
+        future.result()
+    run.judge(items, attempt)
 
 
 def run_cases(
@@ -315,8 +645,8 @@ def run_cases(
             the node under test).
         batch_size: cases per model and session (1: one session per case).
         on_result: called with each result as soon as it is known (batches finish out of order
-            when one is split).
-        inputs: explicit input data by case id (default: :func:`make_input`).
+            when one is split), always from the calling thread.
+        inputs: explicit input data by case id (default: :func:`make_input`'s).
 
     Returns:
         One result per case, in the order of ``cases``.
@@ -326,39 +656,85 @@ def run_cases(
     """
     if batch_size < 1:
         raise ValueError(f"batch_size {batch_size} must be >= 1")
+    run = _new_run(provider, device_id, provider_options, optimize, on_result)
+    case_list = list(cases)
+    with _collector_paused():
+        chunks = _chunks(run, case_list, batch_size)
+        if chunks:
+            if run.config.name == DML:
+                _canary(run.config)
+            keep_alive = _keep_alive_session(run.config)
+            try:
+                _pipeline(run, chunks, _filler(run, case_list, inputs))
+            finally:
+                _release(keep_alive)
+                del keep_alive
+    return [run.results[k] for k in range(len(case_list))]
+
+
+def _new_run(provider: str, device_id: int, provider_options: Mapping[str, Any] | None, optimize: bool,
+             on_result: OnResult | None) -> _Run:
     name = resolve_provider(provider)
     options = tuple(sorted((provider_options or {}).items()))
     config = ProviderConfig(name, device_id=device_id, options=options, optimize=optimize)
-    run = _Run(config, device_description(config), on_result)
+    return _Run(config, device_description(config), on_result)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class BatchPlan:
+    """One batch as :func:`run_cases` first tries it (a batch that fails is split later).
+
+    Attributes:
+        config: the provider and options its session is created with.
+        model: the serialized model.
+        feeds: its inputs, by name.
+        names: its outputs' names.
+        nodes: its nodes, one per case.
+    """
+
+    config: ProviderConfig
+    model: bytes
+    feeds: dict[str, np.ndarray]
+    names: list[str]
+    nodes: int
+
+
+def batch_cases(cases: Iterable[Case], *, provider: str = "auto", batch_size: int = 256) -> list[list[Case]]:
+    """The cases of each session :func:`run_cases` first creates for ``cases``, in its order
+    (cases it cannot run are left out): how a run batches, without making any data."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size {batch_size} must be >= 1")
+    run = _new_run(provider, 0, None, False, None)
+    return [[p.case for _, p in chunk] for chunk in _chunks(run, list(cases), batch_size)]
+
+
+def plan_batches(
+    cases: Iterable[Case],
+    *,
+    provider: str = "auto",
+    device_id: int = 0,
+    provider_options: Mapping[str, Any] | None = None,
+    optimize: bool = False,
+    batch_size: int = 256,
+) -> list[BatchPlan]:
+    """The batches :func:`run_cases` makes of ``cases``, with the same arguments: each one's
+    model, feeds and output names exactly as its session gets them, to measure ONNX Runtime
+    on its own on the same sessions. Cases that cannot run (unsupported on the provider, or
+    whose preparation fails) are left out, as the runner leaves them out of its sessions."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size {batch_size} must be >= 1")
+    run = _new_run(provider, device_id, provider_options, optimize, None)
     case_list = list(cases)
-    # one model per (opset, op, data type): a kernel missing for a type fails a whole group alike
-    # edge cases (a rank-0 or an empty tensor) run one per session: the DML EP dispatches nothing
-    # for a node with an empty tensor, and outputs of other nodes in the same DirectML session
-    # came back unwritten beside them
-    groups: dict[tuple[int, str, int, bool], list[tuple[int, _Prepared]]] = {}
-    for key, case in enumerate(case_list):
-        try:
-            prepared = _prepare(case, name, inputs)
-        except Exception as e:  # the case itself is bad, or the oracle rejected it
-            run.fail(key, case, Status.ERROR, f"preparing the case failed: {type(e).__name__}: {e}")
-            continue
-        if isinstance(prepared, str):
-            run.fail(key, case, Status.UNSUPPORTED, prepared)
-            continue
-        group = (case.opset or provider_opset(name), case.op, int(case.data_type), is_edge_case(case))
-        groups.setdefault(group, []).append((key, prepared))
-    if name == DML and groups:
-        _canary(config)
-    keep_alive = _keep_alive_session(config) if groups else None
-    try:
-        for group in sorted(groups):
-            items = groups[group]
-            size = 1 if group[3] else batch_size
-            for start in range(0, len(items), size):
-                run.batch(items[start:start + size])
-    finally:
-        del keep_alive
-    return [run.results[k] for k in range(len(case_list))]
+    fill = _filler(run, case_list, None)
+    plans = []
+    for chunk in _chunks(run, case_list, batch_size):
+        items = fill(chunk)
+        if items:
+            attempt = run.attempt(items)
+            if attempt.model is not None:
+                plans.append(BatchPlan(run.config, attempt.model.SerializeToString(), attempt.feeds,
+                                       attempt.names, len(items)))
+    return plans
 
 
 # tiny cases whose outputs are all non-zero: a broken stack shows in a few milliseconds
@@ -382,8 +758,11 @@ def _canary(config: ProviderConfig) -> None:
                         ir_version=provider_ir_version(config.name))
     try:
         session = make_session(model, config)
-        outputs = session.run([f"y{i}" for i in range(len(_CANARY))],
-                              {f"x{i}": x for i, x in enumerate(inputs)})
+        try:
+            outputs = session.run([f"y{i}" for i in range(len(_CANARY))],
+                                  {f"x{i}": x for i, x in enumerate(inputs)})
+        finally:
+            _release(session)
     except (SessionCreationError, OrtLayoutsError):
         return  # the run itself reports what is unsupported
     wrong = [c.op for c, x, y in zip(_CANARY, inputs, outputs, strict=True)

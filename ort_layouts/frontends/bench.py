@@ -6,8 +6,14 @@ asserts a time: the figures are printed (each with its target and whether it was
 returned.
 
 Sections:
-    suite   cases per second of the batched engine against one session per case (the same
-            cases), and the wall time of the whole standard suite.
+    suite   the wall time of the whole standard suite, with how many nodes its sessions had;
+            cases per second of the engine on whole batches of the suite (a sample of its real
+            batches) against one session per case (the same cases).
+    floor   the standard suite against ONNX Runtime alone creating and running the same
+            sessions (the same models, session options and inputs, nothing checked): cases per
+            second of each, of ``run_cases``, and of a validation with its reports; the ratios
+            and the reports' share of the run. Any provider (``--provider``); DirectML through
+            its worker, whose bare loop is the worker creating and running those sessions.
     oracle  the expected output from descriptors compared bit for bit with an output
             (:func:`~ort_layouts.reference.execute.verify`), for tensors of 256 MiB (a 4D transpose, a
             broadcast, a pad), against a plain memory copy of the same size.
@@ -45,8 +51,8 @@ __all__ = [
     "run_benchmarks",
 ]
 
-SECTIONS: tuple[str, ...] = ("suite", "oracle", "gpu", "memory", "dml")
-DEFAULT_SECTIONS: tuple[str, ...] = ("suite", "oracle", "gpu", "memory", "dml")
+SECTIONS: tuple[str, ...] = ("suite", "floor", "oracle", "gpu", "memory", "dml")
+DEFAULT_SECTIONS: tuple[str, ...] = ("suite", "floor", "oracle", "gpu", "memory", "dml")
 MIB = 1 << 20
 _CHANNELS = 64  # the 4D tensors are [1, 64, side, side]
 
@@ -112,11 +118,22 @@ def _interleaved(fns: Sequence[Callable[[], Any]], repeats: int) -> list[float]:
 
 
 # ---- suite ---------------------------------------------------------------------------------
+def _nodes_text(sizes: Sequence[int]) -> str:
+    """How many nodes the sessions had, in words."""
+    if not sizes:
+        return "no sessions"
+    ordered = sorted(sizes)
+    median = ordered[len(ordered) // 2]
+    return (f"{len(sizes)} sessions of {ordered[0]}-{ordered[-1]} nodes (median {median}, "
+            f"mean {sum(sizes) / len(sizes):.1f}; {sum(1 for n in sizes if n == 1)} of one node)")
+
+
 def bench_suite(*, provider: str = "cpu", sample_size: int = 300, repeats: int = 2,
                 ranks: Sequence[int] | None = None) -> list[Figure]:
-    """The standard suite's wall time, and batched against one-session-per-case rates on a sample
-    spread over it (the same cases, interleaved, best of ``repeats``)."""
-    from ort_layouts.engine.runner import run_cases
+    """The standard suite's wall time and its sessions' node counts; and the engine's rate on a
+    sample of the suite's real batches (whole batches spread over the run, as the runner makes
+    them) against one session per case on the same cases (interleaved, best of ``repeats``)."""
+    from ort_layouts.engine.runner import batch_cases, run_cases
     from ort_layouts.engine.suite import standard_suite
 
     run_cases(standard_suite(ranks=[1], ops=["Transpose"])[:4], provider=provider)  # warm up imports
@@ -125,22 +142,120 @@ def bench_suite(*, provider: str = "cpu", sample_size: int = 300, repeats: int =
     results = run_cases(cases, provider=provider)
     full = time.perf_counter() - t0
     passed = sum(1 for r in results if r)
-    step = max(1, len(cases) // sample_size)
-    sample = cases[::step][:sample_size]
+    batches = batch_cases(cases, provider=provider)
+    sizes = [len(b) for b in batches]
+    # every stride-th batch: about sample_size cases, whole batches of every size the suite has
+    stride = max(1, len(cases) // max(1, sample_size))
+    sample: list[Any] = []
+    picked: list[int] = []
+    for batch in batches[::stride]:
+        if len(sample) >= sample_size:
+            break
+        sample += batch
+        picked.append(len(batch))
     t_batched, t_single = _interleaved([lambda: run_cases(sample, provider=provider),
                                         lambda: run_cases(sample, provider=provider, batch_size=1)],
                                        repeats)
     rate_batched, rate_single = len(sample) / t_batched, len(sample) / t_single
-    ratio = rate_batched / rate_single
     return [
         Figure("suite", "standard suite wall time, build + run + compare", full, "s",
                "< 10 s, >= 5000 cases", full < 10 and len(cases) >= 5000,
-               f"{len(cases)} cases, {passed} passed, {len(cases) / full:.0f} cases/s"),
-        Figure("suite", "batched engine (batch_size=256)", rate_batched, "cases/s",
-               detail=f"{len(sample)} cases sampled over the suite"),
+               f"{len(cases)} cases, {passed} passed, {len(cases) / full:.0f} cases/s; {_nodes_text(sizes)}"),
+        Figure("suite", "batched engine, the suite's own batches", rate_batched, "cases/s",
+               detail=f"{len(sample)} cases, one batch in {stride}: {_nodes_text(picked)}"),
         Figure("suite", "one session per case (batch_size=1)", rate_single, "cases/s",
                detail="the same cases"),
-        Figure("suite", "batched / one session per case", ratio, "x", ">= 25x", ratio >= 25),
+        Figure("suite", "batched / one session per case", rate_batched / rate_single, "x",
+               detail="the floor section's ratios to bare ONNX Runtime are the yardstick"),
+    ]
+
+
+# ---- floor ---------------------------------------------------------------------------------
+def _bare_loop(plans: Sequence[Any]) -> int:
+    """ONNX Runtime alone on the engine's sessions: create each one (the engine's
+    :func:`~ort_layouts.engine.providers.make_session`: ONNX Runtime's constructor with the
+    engine's session options, or the DirectML worker's) and run it once on its inputs; nothing
+    is checked. On a non-CPU EP the first session stays open to the end, as the runner keeps
+    one (a GPU EP may tear its device down with its last session). Returns the sessions that
+    ran."""
+    from ort_layouts.engine.providers import CPU, SessionCreationError, make_session
+
+    held = None
+    ran = 0
+    for plan in plans:
+        try:
+            session = make_session(plan.model, plan.config)
+        except SessionCreationError:
+            continue  # the engine finds its unsupported cases by this failure too
+        try:
+            session.run(plan.names, plan.feeds)
+            ran += 1
+        except Exception:  # an EP that fails to run a node: the engine reports it as an error
+            pass
+        if held is None and plan.config.name != CPU:
+            held = session
+        elif hasattr(session, "release"):  # a DirectML worker's session
+            session.release()
+    if held is not None and hasattr(held, "release"):
+        held.release()
+    return ran
+
+
+def bench_floor(*, provider: str = "cpu", repeats: int = 2, ranks: Sequence[int] | None = None,
+                batch_size: int = 256) -> list[Figure]:
+    """The standard suite three ways, interleaved, best of ``repeats``: ONNX Runtime alone
+    creating and running the engine's sessions (:func:`~ort_layouts.engine.runner.plan_batches`:
+    the same models, options and inputs, made ahead and not timed), ``run_cases`` (inputs, the
+    oracle, the comparison, the results), and a validation with its reports (``validate
+    --report``'s session and report writer; the run's meta is made ahead). Rates are over every
+    case of the suite."""
+    import shutil
+    import tempfile
+
+    from ort_layouts.engine.providers import resolve_provider
+    from ort_layouts.engine.runner import plan_batches, run_cases
+    from ort_layouts.engine.session import ValidationSession, validation_meta
+    from ort_layouts.engine.suite import standard_suite
+    from ort_layouts.reports.writer import ReportWriter
+
+    name = resolve_provider(provider)
+    cases = standard_suite(ranks=ranks)
+    plans = plan_batches(cases, provider=name, batch_size=batch_size)
+    meta = validation_meta(provider=name, command="ort-layouts bench --sections floor")
+    ids = [c.id for c in cases]
+    warm = cases[:: max(1, len(cases) // 16)]
+    run_cases(warm, provider=name, batch_size=batch_size)  # imports, the provider, a DirectML worker
+    _bare_loop(plans[:4])
+
+    def engine() -> None:
+        run_cases(cases, provider=name, batch_size=batch_size)
+
+    def validate() -> None:
+        directory = tempfile.mkdtemp(prefix="ort_layouts_floor_")
+        try:
+            writer = ReportWriter(directory, meta=meta, planned=ids)
+            ValidationSession(cases, provider=name, batch_size=batch_size, writer=writer,
+                              device=meta["device"]).run()
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+
+    ran = _bare_loop(plans)
+    t_bare, t_run, t_validate = _interleaved([lambda: _bare_loop(plans), engine, validate], repeats)
+    n = len(cases)
+    bare, run, full = n / t_bare, n / t_run, n / t_validate
+    share = max(0.0, (t_validate - t_run) / t_validate)
+    nodes = _nodes_text([p.nodes for p in plans])
+    return [
+        Figure("floor", f"bare ONNX Runtime, the same sessions ({name})", bare, "cases/s",
+               detail=f"{n} cases, {t_bare:.2f} s; {nodes}; {ran} ran, {len(plans) - ran} failed"),
+        Figure("floor", "run_cases: inputs, oracle, compare, results", run, "cases/s",
+               detail=f"{t_run:.2f} s"),
+        Figure("floor", "run_cases / bare", run / bare, "x", detail="the same sessions"),
+        Figure("floor", "validate with reports", full, "cases/s",
+               detail=f"{t_validate:.2f} s: results.jsonl, report.json, junit.xml, report.html"),
+        Figure("floor", "validate with reports / bare", full / bare, "x", ">= 0.8x", full / bare >= 0.8),
+        Figure("floor", "reports' share of the validation", 100 * share, "%", "<= 10%", share <= 0.10,
+               detail="(validate - run_cases) / validate"),
     ]
 
 
@@ -463,21 +578,25 @@ def _memory_child(provider: str, kind: str, size_in_bytes: int, ranks: Sequence[
 
 def bench_memory(*, provider: str = "cpu", size_in_bytes: int = 256 * MIB,
                  ranks: Sequence[int] | None = None) -> list[Figure]:
-    """Peak resident memory (ru_maxrss) of a validation run in a fresh process: the standard
-    suite, and one large NCHW->NHWC transpose; growth over the process before the run, against
-    the input and output tensors the run holds."""
+    """Peak resident memory (VmHWM, else ru_maxrss) of a validation run in a fresh process: the
+    standard suite, and one large NCHW->NHWC transpose; growth over the process before the run,
+    against the input and output tensors the run holds. The large case's growth has a target:
+    at most 1.1x its tensors (its input made in place, its output checked from the descriptors
+    without an expected copy)."""
     figures = []
     for kind, label in (("suite", "standard suite"), ("large", "one large transpose")):
         d = _memory_child(provider, kind, size_in_bytes, ranks)
         growth = (d["peak_kib"] - d["base_kib"]) * 1024
         tensors = d["input_bytes"] + d["output_bytes"]
+        ratio = growth / tensors
+        target, met = ("<= 1.1x", ratio <= 1.1) if kind == "large" else ("", None)
         figures += [
             Figure("memory", f"{label}: peak RSS", d["peak_kib"] / 1024, "MiB",
                    detail=f"{d['cases']} cases, {d['passed']} passed; {d['base_kib'] / 1024:.0f} MiB "
                           f"before the run{'' if d['reset'] else ' (peak not resettable: since start)'}"),
             Figure("memory", f"{label}: growth during the run", growth / MIB, "MiB"),
             Figure("memory", f"{label}: input + output tensors", tensors / MIB, "MiB"),
-            Figure("memory", f"{label}: growth / tensors", growth / tensors, "x"),
+            Figure("memory", f"{label}: growth / tensors", ratio, "x", target, met),
         ]
     return figures
 
@@ -516,6 +635,7 @@ def run_benchmarks(
     runners: dict[str, Callable[[], list[Figure]]] = {
         "suite": lambda: bench_suite(provider=provider, sample_size=suite_sample, ranks=suite_ranks,
                                      repeats=max(1, repeats - 1)),
+        "floor": lambda: bench_floor(provider=provider, repeats=max(1, repeats - 1), ranks=suite_ranks),
         "oracle": lambda: bench_oracle(size_in_bytes=oracle_bytes, repeats=repeats),
         "gpu": lambda: bench_gpu(provider=gpu_provider, device_id=device_id, size_in_bytes=gpu_bytes,
                                  iterations=gpu_iterations, repeats=repeats, allow_cpu=allow_cpu_gpu_section),

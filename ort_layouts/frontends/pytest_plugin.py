@@ -39,6 +39,7 @@ class _State:
     unavailable: str = ""  # why the provider cannot run here, "" when it can
     items: list[CaseItem] = dataclasses.field(default_factory=list)
     results: dict[str, Any] = dataclasses.field(default_factory=dict)
+    groups: dict[str, list[CaseItem]] = dataclasses.field(default_factory=dict)  # items by group, in order
 
     @property
     def strict(self) -> bool:
@@ -59,7 +60,10 @@ class _State:
     def _run_batch(self, item: CaseItem) -> None:
         from ort_layouts.engine.runner import run_cases
 
-        group = [i for i in self.items if i.group == item.group]
+        if not self.groups:
+            for i in self.items:
+                self.groups.setdefault(i.group, []).append(i)
+        group = self.groups[item.group]
         size = self.batch_size()
         start = group.index(item) // size * size
         batch = [i.case for i in group[start:start + size] if i.case.id not in self.results]

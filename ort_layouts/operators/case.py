@@ -19,8 +19,17 @@ def _dims(value: Any) -> tuple[int, ...] | None:
     return None if value is None else tuple(int(v) for v in value)
 
 
+class _IdSlot:
+    """The slot a :class:`Case` keeps its id in once computed: not a dataclass field, so it
+    takes no part in equality, hashing, ``dataclasses.fields``, ``to_dict`` or pickling (an
+    unpickled or replaced case computes its id again on first use)."""
+
+    __slots__ = ("_id",)
+    _id: str
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
-class Case:
+class Case(_IdSlot):
     """One validation case: an ONNX layout node with its input's type, shape and parameters.
 
     Attributes:
@@ -102,7 +111,12 @@ class Case:
 
     @property
     def id(self) -> str:
-        """A readable, unique id, e.g. ``Transpose-float32-2x3x4-perm2.0.1-random-s0``."""
+        """A readable, unique id, e.g. ``Transpose-float32-2x3x4-perm2.0.1-random-s0``; computed
+        once per case (a report asks for it many times)."""
+        try:
+            return self._id
+        except AttributeError:
+            pass
         from ort_layouts.operators.registry import operator_for_type
 
         parts = [self.op, self.data_type.name.lower(), "x".join(map(str, self.shape)) or "scalar",
@@ -111,7 +125,9 @@ class Case:
             parts.append(f"op{self.opset}")
         parts.append(self.values)
         parts.append(f"s{self.seed}")
-        return "-".join(parts)
+        text = "-".join(parts)
+        object.__setattr__(self, "_id", text)  # the fields are frozen; the id only mirrors them
+        return text
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)

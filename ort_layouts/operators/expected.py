@@ -1,6 +1,12 @@
 """What a case should produce: its DirectML operator, its ONNX output shape(s), and its
 output(s) by the reference executor (from the descriptors alone) or by numpy (the ONNX reading).
 
+The expected outputs are what :func:`~ort_layouts.reference.execute.output_values` (and
+``output_values_all``) give; a packed output, the common case, is written by the operator
+straight into its values as there, without checking again that the operator is one (it came
+from :func:`dml_operator`). A caller that has the case's DirectML operator, its inexpressible
+reason or its output shapes already (the runner) passes them in.
+
 Most operators have one input and one output. Concat has several inputs (the case's input is
 the whole tensor, cut into them along the axis) and Split several outputs: :func:`input_feeds`,
 :func:`output_shapes` and :func:`expected_outputs` give one entry per tensor.
@@ -8,12 +14,23 @@ the whole tensor, cut into them along the axis) and Split several outputs: :func
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any, cast
+
 import numpy as np
 
-from ort_layouts._errors import ShapeError
+from ort_layouts._errors import DescriptorError, ShapeError
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.registry import operator_for_type
-from ort_layouts.reference.execute import AnyDmlOperator, DmlMultiOperator, output_values, output_values_all
+from ort_layouts.reference.buffers import (
+    UINT_OF_SIZE,
+    buffer_elements,
+    check_buffer_size,
+    is_nibble,
+    raw_bytes,
+    strided_view,
+)
+from ort_layouts.reference.execute import AnyDmlOperator, DmlOperator, output_values, output_values_all
 
 __all__ = [
     "dml_operator",
@@ -72,7 +89,8 @@ def reference_outputs(case: Case, input_array: np.ndarray) -> list[np.ndarray]:
     return operator_for_type(case.op).reference_outputs(case, input_array)
 
 
-def expected_output(case: Case, input_array: np.ndarray, *, op: AnyDmlOperator | None = None) -> np.ndarray:
+def expected_output(case: Case, input_array: np.ndarray, *, op: AnyDmlOperator | None = None,
+                    reason: str | None = None, shape: Sequence[int] | None = None) -> np.ndarray:
     """What the DirectML operator produces for ``input_array``, by the reference executor, in the
     ONNX output shape. A case DirectML cannot express (negative pads) uses
     :func:`reference_output`.
@@ -81,27 +99,38 @@ def expected_output(case: Case, input_array: np.ndarray, *, op: AnyDmlOperator |
         case: the case.
         input_array: its input (the ONNX tensor, read packed).
         op: ``dml_operator(case)`` when the caller has it already.
+        reason: the operator's ``inexpressible_reason(case)`` when the caller has it already.
+        shape: ``output_shape(case)`` when the caller has it already.
 
     Raises:
         ShapeError: the case has several outputs (Split): see :func:`expected_outputs`.
     """
     operator = operator_for_type(case.op)
-    if operator.inexpressible_reason(case):
+    if operator.inexpressible_reason(case) if reason is None else reason:
         (single,) = _single(case, operator.reference_outputs(case, input_array))
         return single
     op = operator.dml_operator(case) if op is None else op
-    if isinstance(op, DmlMultiOperator):
-        (single,) = _single(case, expected_outputs(case, input_array, op=op))
+    if _is_multi(op):
+        (single,) = _single(case, expected_outputs(case, input_array, op=op, reason=""))
         return single
+    op = cast(DmlOperator, op)
     x = np.asarray(input_array, dtype=case.data_type.to_numpy(), order="C")
-    addressed = (op.input.last_element_index + 1) * x.itemsize
-    if addressed <= x.nbytes <= op.input.total_tensor_size_in_bytes:
-        values = output_values(op, x)  # x holds every byte the input descriptor reads
+    inp = op.input
+    addressed = (inp.last_element_index + 1) * x.itemsize
+    if addressed <= x.nbytes <= inp.total_tensor_size_in_bytes:  # x holds every byte the input reads
+        if op.output.strides is None and not is_nibble(inp.data_type):
+            # output_values' packed path on x's elements, whose size was just checked
+            uint = UINT_OF_SIZE[x.itemsize]
+            values = np.zeros(op.output.sizes, dtype=inp.data_type.to_numpy())
+            src = strided_view(x.reshape(-1).view(uint), inp, writeable=False)
+            op.run(values.view(uint), src, threads=None)
+        else:
+            values = _output_values(op, x)
     else:  # a short input reads zeros past its end; a long one does not fit the buffer
         raw = np.zeros(op.input.total_tensor_size_in_bytes, dtype=np.uint8)
         raw[: x.nbytes] = x.reshape(-1).view(np.uint8)
-        values = output_values(op, raw)
-    return np.asarray(values, order="C").reshape(operator.output_shape(case))
+        values = _output_values(op, raw)
+    return np.asarray(values, order="C").reshape(operator.output_shape(case) if shape is None else shape)
 
 
 def _single(case: Case, outputs: list[np.ndarray]) -> list[np.ndarray]:
@@ -111,8 +140,9 @@ def _single(case: Case, outputs: list[np.ndarray]) -> list[np.ndarray]:
     return outputs
 
 
-def expected_outputs(case: Case, input_array: np.ndarray, *,
-                     op: AnyDmlOperator | None = None) -> list[np.ndarray]:
+def expected_outputs(case: Case, input_array: np.ndarray, *, op: AnyDmlOperator | None = None,
+                     reason: str | None = None,
+                     shapes: Sequence[tuple[int, ...]] | None = None) -> list[np.ndarray]:
     """What the DirectML operator produces for ``input_array`` (the whole tensor of
     ``case.shape``), one array per ONNX output in its ONNX shape: the reference executor runs
     the operator on the buffers it binds (:meth:`Operator.dml_inputs`). A case DirectML cannot
@@ -122,16 +152,65 @@ def expected_outputs(case: Case, input_array: np.ndarray, *,
         case: the case.
         input_array: its input, as :func:`~ort_layouts.operators.values.make_input` makes it.
         op: ``dml_operator(case)`` when the caller has it already.
+        reason: the operator's ``inexpressible_reason(case)`` when the caller has it already.
+        shapes: ``output_shapes(case)`` when the caller has them already.
     """
     operator = operator_for_type(case.op)
     dtype = case.data_type.to_numpy()
-    if operator.inexpressible_reason(case):
+    if operator.inexpressible_reason(case) if reason is None else reason:
         return [np.asarray(r, dtype=dtype, order="C") for r in operator.reference_outputs(case, input_array)]
     op = operator.dml_operator(case) if op is None else op
-    if not isinstance(op, DmlMultiOperator):
-        return [expected_output(case, input_array, op=op)]
+    if not _is_multi(op):
+        shape = shapes[0] if shapes is not None and len(shapes) == 1 else None
+        return [expected_output(case, input_array, op=op, reason="", shape=shape)]
     x = np.asarray(input_array, dtype=dtype, order="C")
     bound = operator.dml_inputs(case, operator.input_feeds(case, x))
-    values = output_values_all(op, [np.asarray(f, dtype=dtype, order="C") for f in bound])
-    return [np.asarray(v, order="C").reshape(shape)
-            for v, shape in zip(values, operator.output_shapes(case), strict=True)]
+    values = _output_values_all(op, [np.asarray(f, dtype=dtype, order="C") for f in bound])
+    shapes = operator.output_shapes(case) if shapes is None else shapes
+    return [np.asarray(v, order="C").reshape(shape) for v, shape in zip(values, shapes, strict=True)]
+
+
+def _is_multi(op: Any) -> bool:
+    """Whether ``op`` takes lists of tensors (JOIN, SPLIT): an attribute test, where an
+    ``isinstance`` against the runtime-checkable protocol inspects every member each time."""
+    return hasattr(op, "run_all")
+
+
+def _output_values(op: Any, input_buffer: Any) -> np.ndarray:
+    """:func:`~ort_layouts.reference.execute.output_values` of an operator from
+    :func:`dml_operator`: a packed whole-byte output is written straight into its values."""
+    dtype = op.input.data_type
+    if op.output.strides is not None or is_nibble(dtype):
+        return output_values(op, input_buffer)
+    raw_in = raw_bytes(input_buffer)
+    check_buffer_size(raw_in, op.input, "input", addressed=True)
+    values = np.zeros(op.output.sizes, dtype=dtype.to_numpy())
+    src = strided_view(buffer_elements(raw_in[: op.input.total_tensor_size_in_bytes], dtype), op.input,
+                       writeable=False)
+    op.run(values.view(UINT_OF_SIZE[dtype.bitwidth // 8]), src, threads=None)
+    return values
+
+
+def _output_values_all(op: Any, input_buffers: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """:func:`~ort_layouts.reference.execute.output_values_all` of a JOIN or SPLIT from
+    :func:`dml_operator`: packed whole-byte outputs are written straight into their values."""
+    outputs = tuple(op.outputs)
+    if any(d.strides is not None or is_nibble(d.data_type) for d in outputs):
+        return output_values_all(op, input_buffers)
+    for desc in outputs:
+        desc.validate(is_output=True)
+    inputs = tuple(op.inputs)
+    if len(input_buffers) != len(inputs):
+        raise DescriptorError(
+            "buffer-count", len(input_buffers),
+            f"{len(input_buffers)} input buffers given; the operator has {len(inputs)} inputs")
+    srcs = []
+    for k, (desc, buffer) in enumerate(zip(inputs, input_buffers, strict=True)):
+        raw = raw_bytes(buffer)
+        check_buffer_size(raw, desc, f"input {k}", addressed=True)
+        elements = buffer_elements(raw[: desc.total_tensor_size_in_bytes], desc.data_type)
+        srcs.append(strided_view(elements, desc, writeable=False))
+    values = [np.zeros(d.sizes, dtype=d.data_type.to_numpy()) for d in outputs]
+    dsts = [v.view(UINT_OF_SIZE[d.data_type.bitwidth // 8]) for v, d in zip(values, outputs, strict=True)]
+    op.run_all(dsts, srcs, threads=None)
+    return values

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -37,6 +38,8 @@ td.cell{text-align:center;min-width:4.5em}td.cell a{color:inherit}
 .legend span{padding:.1em .5em;margin-right:.5em;border:1px solid #bbb}
 section.case{border:1px solid #bbb;border-left:.4em solid #c62828;padding:.2em 1em 1em;margin:1em 0}
 section.case{background:#fff}section.case.error{border-left-color:#e65100}section.case.unsupported{border-left-color:#757575}
+.recovered td.differs{background:#ffebee;font-weight:bold}
+.side-by-side{display:flex;gap:1.5em;flex-wrap:wrap;align-items:flex-start}
 .diagnosis{font-weight:bold;background:#fff8e1;padding:.3em .5em;border:1px solid #ffe082}
 code,pre{font-family:ui-monospace,Consolas,monospace;font-size:.9em}pre{background:#f7f7f7;padding:.5em;
  overflow-x:auto}.picture svg{max-width:100%;height:auto}dl.figures{display:grid;grid-template-columns:
@@ -44,8 +47,12 @@ code,pre{font-family:ui-monospace,Consolas,monospace;font-size:.9em}pre{backgrou
 """
 
 
+_HTML_SPECIAL = re.compile("[&<>\"']")  # what html.escape(text, quote=True) replaces
+
+
 def escape(value: object) -> str:
-    return html.escape(str(value), quote=True)
+    text = str(value)
+    return html.escape(text, quote=True) if _HTML_SPECIAL.search(text) else text
 
 
 def page(title: str, body: str) -> str:
@@ -194,6 +201,8 @@ def _case_section(result: CaseResult, *, draw: bool) -> str:
     ]
     if r.diagnosis:
         parts.append(f'<p class="diagnosis">Diagnosis: {escape(r.diagnosis)}</p>')
+    if r.recovered:
+        parts.append(recovered_section(r, draw=draw))
     parts.append(_operator_fields(r.descriptors))
     parts.append(_descriptor_table(r.descriptors))
     if draw:
@@ -203,6 +212,61 @@ def _case_section(result: CaseResult, *, draw: bool) -> str:
                  f"<pre>{escape(json.dumps(r.case.to_dict(), sort_keys=True))}</pre></details>")
     parts.append("</section>")
     return "\n".join(parts)
+
+
+def _side_picture(result: CaseResult, side: Mapping[str, Any], caption: str) -> str:
+    """One side of a recovery drawn: its DirectML operator (``operator_dict``) when it has one,
+    else, for a strided read, the input descriptor with those sizes and strides."""
+    from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
+    from ort_layouts.reports.render import Drawable, operator_from_dict, render_svg
+
+    item: Drawable
+    try:
+        if isinstance(side.get("operator_dict"), Mapping):
+            item = operator_from_dict(side["operator_dict"])
+        elif "strides_in_elements" in side and "sizes" in side:
+            item = BufferTensorDesc(result.case.data_type, tuple(side["sizes"]),
+                                    tuple(side["strides_in_elements"]))
+            offset = side.get("offset_in_elements") or 0
+            caption += f" (from element {offset})" if offset else ""
+        else:
+            return ""
+        svg = str(render_svg(item))
+    except Exception as e:  # a layout that cannot be drawn (negative strides, too large, ...)
+        return f"<figure><p>({escape(caption)}: not drawn: {escape(e)})</p></figure>"
+    if svg.lstrip().startswith("<?xml"):
+        svg = svg.split("?>", 1)[1]
+    return f'<figure class="picture">{svg}<figcaption>{escape(caption)}</figcaption></figure>'
+
+
+def recovered_section(result: CaseResult, *, draw: bool = True) -> str:
+    """What the recovery inferred the hardware applied (``CaseResult.recovered``) next to what
+    was expected: a table of the DirectML fields, the names of the difference, and, when
+    ``draw``, the two layouts side by side. "" when nothing was recovered."""
+    rec = result.recovered
+    if not rec:
+        return ""
+    applied = rec.get("applied") if isinstance(rec.get("applied"), Mapping) else {}
+    expected = rec.get("expected") if isinstance(rec.get("expected"), Mapping) else {}
+    assert isinstance(applied, Mapping) and isinstance(expected, Mapping)
+    keys = [k for k in dict.fromkeys([*expected, *applied]) if k != "operator_dict"]
+    differs = ' class="differs"'
+    rows = "".join(
+        f"<tr><th>{escape(k)}</th><td>{escape(expected.get(k, ''))}</td>"
+        f"<td{differs if expected.get(k) != applied.get(k) else ''}>"
+        f"{escape(applied.get(k, ''))}</td></tr>" for k in keys)
+    names = "; ".join(str(n) for n in rec.get("names", ()))
+    parts = [f'<div class="recovered"><h4>What the hardware applied: {escape(rec.get("kind", ""))} '
+             f"({escape(rec.get('operator', ''))})</h4>",
+             f"<table><tr><th></th><th>expected</th><th>applied</th></tr>{rows}</table>"]
+    if names:
+        parts.append(f"<p>The difference: {escape(names)}</p>")
+    if draw:
+        pictures = [_side_picture(result, expected, "expected"), _side_picture(result, applied, "applied")]
+        if any(pictures):
+            parts.append(f'<div class="side-by-side">{"".join(pictures)}</div>')
+    parts.append("</div>")
+    return "".join(parts)
 
 
 def _matrix(report: Report, *, strict: bool = False) -> str:
@@ -262,6 +326,20 @@ def _environment_rows(meta: Mapping[str, Any]) -> str:
                    for k, v in rows if v not in ("", None))
 
 
+def _all_cases_rows(results: Sequence[CaseResult]) -> str:
+    """A row for each case: its id, status, node provider and seconds."""
+    status_cells = {s: f'<td class="{s.value}">{escape(s.value)}</td>' for s in Status}
+    providers: dict[str, str] = {}
+    rows = []
+    for r in results:
+        provider = providers.get(r.node_provider)
+        if provider is None:
+            provider = providers[r.node_provider] = escape(r.node_provider)
+        rows.append(f'<tr><td><code>{escape(r.case.id)}</code></td>{status_cells[r.status]}<td>{provider}</td>'
+                    f'<td class="seconds">{r.seconds:.4f}</td></tr>')
+    return "".join(rows)
+
+
 def render_report_html(report: Report, *, strict: bool = False) -> str:
     """One self-contained page: a summary, the op x data type x rank matrix, and each failing
     case with its descriptors, layout picture and diagnosis.
@@ -309,11 +387,7 @@ def render_report_html(report: Report, *, strict: bool = False) -> str:
     body.append("</section>")
     body.append(f'<section id="all"><h2>All cases</h2><details><summary>{len(report.results)} cases</summary>'
                 "<table><tr><th>case</th><th>status</th><th>node provider</th><th>seconds</th></tr>"
-                + "".join(f'<tr><td><code>{escape(r.case.id)}</code></td><td class="{r.status.value}">'
-                          f"{escape(r.status.value)}</td><td>{escape(r.node_provider)}</td>"
-                          f'<td class="seconds">{r.seconds:.4f}</td></tr>'
-                          for r in report.results)
-                + "</table></details></section>")
+                + _all_cases_rows(report.results) + "</table></details></section>")
     where = f"{report.meta.get('provider', '')} {report.meta.get('device', '')}".strip()
     title = f"ort_layouts {verdict}: {where}"
     return page(title, "\n".join(body))

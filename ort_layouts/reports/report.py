@@ -14,6 +14,8 @@ A report directory holds:
     the summaries, written atomically (temporary file, then ``os.replace``) when the run
     starts, at most every 30 s while it goes, and when it ends; ``results.jsonl`` is the record
     they are made from (:func:`load_report` reads it, never the summaries, when it is there).
+    ``report.json`` holds :meth:`Report.to_dict`: its fields one a line, then its results one a
+    line, each as ``results.jsonl`` holds it.
 ``.lock``
     the lock a run holds on the directory while it writes (see :mod:`ort_layouts.reports.lock`).
 
@@ -135,21 +137,7 @@ class Report:
             strict: known issues and unsupported cases count as failures; None: as the meta's
                 ``strict`` says.
         """
-        if strict is None:
-            strict = bool(self.meta.get("strict", False))
-        meta = {k: v for k, v in self.meta.items() if k != "planned"}
-        failures = len(self.failures(strict=strict))
-        return {
-            "schema": SCHEMA,
-            **meta,
-            "planned_count": self.planned_count,
-            "complete": self.complete,
-            "summary": self.counts(),
-            "strict": strict,
-            "failures": failures,
-            "verdict": "fail" if failures else "pass",
-            "results": [r.to_dict() for r in self.results],
-        }
+        return {**report_header(self, strict=strict), "results": [r.to_dict() for r in self.results]}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, source: str = "<dict>") -> Report:
@@ -164,6 +152,24 @@ class Report:
         return cls(meta, results)
 
 
+def report_header(report: Report, *, strict: bool | None = None) -> dict[str, Any]:
+    """:meth:`Report.to_dict` but its ``results``: every field before them, in order."""
+    if strict is None:
+        strict = bool(report.meta.get("strict", False))
+    meta = {k: v for k, v in report.meta.items() if k != "planned"}
+    failures = sum(1 for r in report.results if is_failure(r, strict=strict))
+    return {
+        "schema": SCHEMA,
+        **meta,
+        "planned_count": report.planned_count,
+        "complete": report.complete,
+        "summary": report.counts(),
+        "strict": strict,
+        "failures": failures,
+        "verdict": "fail" if failures else "pass",
+    }
+
+
 def is_failure(result: CaseResult, *, strict: bool = False) -> bool:
     """Whether a result fails a run: an error or an unexplained mismatch; with ``strict`` also
     a known-issue mismatch or an unsupported case."""
@@ -174,14 +180,23 @@ def is_failure(result: CaseResult, *, strict: bool = False) -> bool:
 
 def ordered_results(results: Iterable[CaseResult], planned: Sequence[str] | None) -> tuple[CaseResult, ...]:
     """One result per case id (the last one wins), in planned order, unplanned ones after."""
-    by_id: dict[str, CaseResult] = {}
-    for r in results:
-        by_id.pop(r.case.id, None)
-        by_id[r.case.id] = r
-    order = {cid: i for i, cid in enumerate(planned or ())}
-    arrival = {cid: i for i, cid in enumerate(by_id)}
-    return tuple(sorted(by_id.values(),
-                        key=lambda r: (order.get(r.case.id, len(order)), arrival[r.case.id])))
+    results = list(results)
+    return tuple(results[i] for i in ordered_positions([r.case.id for r in results], planned))
+
+
+def ordered_positions(ids: Sequence[str], planned: Sequence[str] | None) -> list[int]:
+    """The positions in ``ids`` (the case ids of results, in arrival order) of the results
+    :func:`ordered_results` keeps, in its order: the last result of each case id, in planned
+    order, unplanned ones after in the order they last arrived."""
+    last = {cid: i for i, cid in enumerate(ids)}  # the last result of each id
+    planned = planned or ()
+    order = {cid: i for i, cid in enumerate(planned)}
+    if len(order) == len(planned):  # each id planned once
+        positions = [last[cid] for cid in planned if cid in last]
+    else:
+        positions = [last[cid] for cid in sorted(order, key=order.__getitem__) if cid in last]
+    positions.extend(sorted(i for cid, i in last.items() if cid not in order))
+    return positions
 
 
 def read_results(path: str | os.PathLike[str], *, repair: bool = False) -> list[CaseResult]:
@@ -358,4 +373,18 @@ def result_figures(result: CaseResult) -> dict[str, str]:
         "known_issue": r.known_issue,
         "message": r.message,
     }
+    if r.recovered:  # what the hardware applied, next to what was expected, in DirectML terms
+        rec = r.recovered
+
+        def side(name: str) -> str:
+            values = rec.get(name)
+            if not isinstance(values, Mapping):
+                return ""
+            return json.dumps({k: v for k, v in values.items() if k != "operator_dict"}, sort_keys=True)
+
+        figures["recovered_kind"] = str(rec.get("kind", ""))
+        figures["recovered_operator"] = str(rec.get("operator", ""))
+        figures["recovered_applied"] = side("applied")
+        figures["recovered_expected"] = side("expected")
+        figures["recovered_names"] = "; ".join(str(n) for n in rec.get("names", ()))
     return figures

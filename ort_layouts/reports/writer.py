@@ -14,16 +14,20 @@ See :mod:`ort_layouts.reports.report` for what the directory holds.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import operator
 import os
 import time
 from collections.abc import Mapping, Sequence
+from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any
 
 from ort_layouts._errors import ReportError
 from ort_layouts.engine.result import CaseResult
+from ort_layouts.operators.case import Case
 from ort_layouts.reports.html import render_report_html
 from ort_layouts.reports.junit import render_junit
 from ort_layouts.reports.lock import DirectoryLock
@@ -37,12 +41,13 @@ from ort_layouts.reports.report import (
     Report,
     atomic_write_text,
     now_iso,
-    ordered_results,
+    ordered_positions,
     read_json,
     read_results,
+    report_header,
 )
 
-__all__ = ["ReportWriter", "cases_sha256", "result_line", "write_report"]
+__all__ = ["ReportWriter", "cases_sha256", "result_json", "result_line", "write_report"]
 
 
 def write_report(
@@ -57,15 +62,34 @@ def write_report(
     Returns:
         The paths written, keyed "json", "junit", "html".
     """
+    return _write_files(report, directory, strict=strict, lines=None)
+
+
+def _write_files(
+    report: Report, directory: str | os.PathLike[str], *, strict: bool | None, lines: Sequence[str] | None
+) -> dict[str, Path]:
+    """:func:`write_report`, with the results' JSON (``lines``, one per result, as
+    :func:`result_json` makes them) already made, or None to make them here."""
     if strict is None:
         strict = bool(report.meta.get("strict", False))
+    if lines is None:
+        lines = [result_json(r) for r in report.results]
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / JSON_FILE, "junit": out / JUNIT_FILE, "html": out / HTML_FILE}
-    atomic_write_text(paths["json"], json.dumps(report.to_dict(strict=strict), indent=1) + "\n")
+    atomic_write_text(paths["json"], _report_json(report, lines, strict=strict))
     atomic_write_text(paths["junit"], render_junit(report, strict=strict))
     atomic_write_text(paths["html"], render_report_html(report, strict=strict))
     return paths
+
+
+def _report_json(report: Report, lines: Sequence[str], *, strict: bool) -> str:
+    """The text of ``report.json``: :meth:`Report.to_dict` as JSON, its fields one a line
+    (indented by one space) and then its results, one a line, as ``lines`` holds them."""
+    head = json.dumps(report_header(report, strict=strict), indent=1)  # "{\n ...\n}"
+    if not lines:
+        return head[:-2] + ',\n "results": []\n}\n'
+    return head[:-2] + ',\n "results": [\n  ' + ",\n  ".join(lines) + "\n ]\n}\n"
 
 
 def cases_sha256(case_ids: Sequence[str]) -> str:
@@ -73,9 +97,52 @@ def cases_sha256(case_ids: Sequence[str]) -> str:
     return hashlib.sha256("".join(f"{cid}\n" for cid in case_ids).encode("utf-8")).hexdigest()
 
 
+def _not_json(value: object) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+# json.dumps(..., separators=(",", ":")) without making an encoder for each result
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
+_C_ENCODE = None if c_make_encoder is None else c_make_encoder(
+    None, _not_json, encode_basestring_ascii, None, ":", ",", False, False, True)
+_CASE_FIELDS = tuple(f.name for f in dataclasses.fields(Case))
+_RESULT_FIELDS = tuple(f.name for f in dataclasses.fields(CaseResult))
+_case_values = operator.attrgetter(*_CASE_FIELDS)
+_result_values = operator.attrgetter(*_RESULT_FIELDS)
+
+
+def _compact_json(data: dict[str, Any]) -> str:
+    if _C_ENCODE is None:
+        return _ENCODER.encode(data)
+    return "".join(_C_ENCODE(data, 0))
+
+
+def result_json(result: CaseResult, case_id: str | None = None) -> str:
+    """A result as one line of ``results.jsonl`` holds it (without the newline): the JSON of
+    :meth:`CaseResult.to_dict`, compact.
+
+    The same JSON as ``to_dict`` gives, made without its copies of every field (its case's
+    ``Case.to_dict`` copies each value through ``dataclasses.asdict``): the fields as they are,
+    the data type and status by name, the case's ``id`` (``case_id`` when the caller has it).
+    """
+    case = result.case
+    if type(result) is not CaseResult or type(case) is not Case:
+        return _ENCODER.encode(result.to_dict())
+    case_dict = dict(zip(_CASE_FIELDS, _case_values(case), strict=True))
+    case_dict["data_type"] = case.data_type.name
+    d = dict(zip(_RESULT_FIELDS, _result_values(result), strict=True))
+    d["case"] = case_dict
+    d["id"] = case.id if case_id is None else case_id
+    d["status"] = result.status.value
+    try:
+        return _compact_json(d)
+    except (TypeError, ValueError, RecursionError):  # JSON does not hold a value as it is: to_dict's way
+        return _ENCODER.encode(result.to_dict())
+
+
 def result_line(result: CaseResult) -> bytes:
     """One line of ``results.jsonl``."""
-    return (json.dumps(result.to_dict(), separators=(",", ":")) + "\n").encode("utf-8")
+    return (result_json(result) + "\n").encode("utf-8")
 
 
 # the keys of meta["selection"] that must match for a report to be resumed, as messages name them
@@ -128,6 +195,8 @@ class ReportWriter:
         self.strict = strict
         self.interval_s = interval_s
         self._results: list[CaseResult] = []
+        self._ids: list[str] = []  # the case id of each result
+        self._lines: list[str] = []  # the JSON of each result, as results.jsonl holds it
         self._last_write = time.monotonic()
         self._last_fsync = time.monotonic()
         if self.directory.exists() and not self.directory.is_dir():
@@ -160,6 +229,8 @@ class ReportWriter:
                     f"cannot resume {self.directory}: it was made with {differences}; run with the same "
                     "selection, or drop --resume to start a new report")
             self._results = read_results(results_path, repair=True)
+            self._ids = [r.case.id for r in self._results]
+            self._lines = [result_json(r, cid) for r, cid in zip(self._results, self._ids, strict=True)]
             new_meta["started"] = old.get("started", new_meta["started"])
             new_meta["resumed"] = [*old.get("resumed", []), now_iso()]
             self.resumed = True
@@ -183,7 +254,7 @@ class ReportWriter:
     @property
     def done_ids(self) -> frozenset[str]:
         """Ids of the cases that already have a result (from the resumed report or this run)."""
-        return frozenset(r.case.id for r in self._results)
+        return frozenset(self._ids)
 
     @property
     def results(self) -> tuple[CaseResult, ...]:
@@ -199,16 +270,25 @@ class ReportWriter:
         crash of the process or a GPU reset loses nothing already run); fsync it to the disk at
         most every FSYNC_INTERVAL_S (an OS crash loses at most that much), and rewrite the
         summaries when ``interval_s`` has passed since the last time."""
-        self._file.write(result_line(result))
+        case_id = result.case.id
+        line = result_json(result, case_id)
+        self._file.write((line + "\n").encode("utf-8"))
         self._file.flush()
-        if time.monotonic() - self._last_fsync >= FSYNC_INTERVAL_S:
-            self._sync()
         self._results.append(result)
-        if time.monotonic() - self._last_write >= self.interval_s:
+        self._ids.append(case_id)
+        self._lines.append(line)
+        now = time.monotonic()
+        if now - self._last_fsync >= FSYNC_INTERVAL_S:
+            self._sync()
+        if now - self._last_write >= self.interval_s:
             self.write_summaries()
 
     def report(self) -> Report:
-        return Report(dict(self.meta), ordered_results(self._results, self.meta.get("planned")))
+        return Report(dict(self.meta), tuple(self._results[i] for i in self._ordered()))
+
+    def _ordered(self) -> list[int]:
+        """Where the report's results are in ``_results``: one per case, in planned order."""
+        return ordered_positions(self._ids, self.meta.get("planned"))
 
     def write_summaries(self, *, finished: bool = False) -> Report:
         """Rewrite report.json, junit.xml and report.html from what has arrived so far.
@@ -216,24 +296,31 @@ class ReportWriter:
         With ``finished`` the meta gets its ``finished`` time (unless it has one) and
         results.jsonl is rewritten, atomically, in planned order: one line per case.
         """
-        report = self.report()
+        positions = self._ordered()
         if finished:
             self.meta.setdefault("finished", now_iso())
             atomic_write_text(self.directory / META_FILE, json.dumps(self.meta, indent=1) + "\n")
-            self._rewrite_results(report.results)
-            report = self.report()
-        write_report(report, self.directory, strict=self.strict)
+            # a new report's results.jsonl holds self._lines; in planned order, it is as it must be
+            if self.resumed or positions != list(range(len(self._results))):
+                self._rewrite_results(positions)
+                positions = list(range(len(self._results)))
+        report = Report(dict(self.meta), tuple(self._results[i] for i in positions))
+        lines = [self._lines[i] for i in positions]
+        _write_files(report, self.directory, strict=self.strict, lines=lines)
         self._last_write = time.monotonic()
         return report
 
-    def _rewrite_results(self, ordered: Sequence[CaseResult]) -> None:
+    def _rewrite_results(self, positions: Sequence[int]) -> None:
+        """Keep only the results at ``positions``, in that order, in results.jsonl too."""
+        self._results = [self._results[i] for i in positions]
+        self._ids = [self._ids[i] for i in positions]
+        self._lines = [self._lines[i] for i in positions]
         path = self.directory / RESULTS_FILE
         reopen = not self._file.closed
         if reopen:
             self._file.flush()
             self._file.close()
-        atomic_write_text(path, b"".join(result_line(r) for r in ordered).decode("utf-8"))
-        self._results = list(ordered)
+        atomic_write_text(path, "\n".join(self._lines) + "\n" if self._lines else "")
         if reopen:
             self._file = open(path, "ab")  # noqa: SIM115 - closed in close()
             self._last_fsync = time.monotonic()

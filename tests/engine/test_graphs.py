@@ -183,3 +183,25 @@ def test_model_bytes_match_the_onnx_helpers() -> None:
         Case("Pad", "float64", (2, 3), pads=(0, 1, 1, 0), mode="wrap"),
     ]
     assert build_model(cases, opset=19).SerializeToString() == _helper_model(cases, 19).SerializeToString()
+
+
+def test_shapes_the_caller_has_give_the_same_model() -> None:
+    """The runner passes each case's tensor shapes, which it asked its operator for already:
+    the model is byte for byte the one build_model makes by asking again, and the value infos
+    are the shapes passed."""
+    from ort_layouts.operators.registry import operator_for_type
+
+    cases = [
+        Case("Concat", "float16", (2, 5), axis=1, parts=(2, 3)),
+        Case("Split", "int8", (6, 2), axis=0, parts=(1, 5)),
+        Case("Pad", "float32", (3, 4), pads=(1, 0, 2, 3), mode="edge"),
+        Case("Transpose", "uint8", ()),
+    ]
+    ops = [operator_for_type(c.op) for c in cases]
+    shapes = [(op.input_shapes(c), op.output_shapes(c)) for op, c in zip(ops, cases, strict=True)]
+    model = build_model(cases, opset=19, shapes=shapes)
+    assert model.SerializeToString() == build_model(cases, opset=19).SerializeToString()
+    dims = [[d.dim_value for d in v.type.tensor_type.shape.dim] for v in model.graph.output]
+    assert dims == [[2, 5], [1, 2], [5, 2], [6, 7], []]
+    with pytest.raises(ModelError, match="shapes for 1 cases and 2 cases"):
+        build_model(cases[:2], opset=19, shapes=shapes[:1])

@@ -78,8 +78,8 @@ def test_mismatch_figures(monkeypatch: pytest.MonkeyPatch) -> None:
     index = (3, 1, 2)
     real = _runner.expected_output
 
-    def flipped(c: Case, x: np.ndarray, *, op=None) -> np.ndarray:  # type: ignore[no-untyped-def]
-        out = real(c, x, op=op).copy()
+    def flipped(c: Case, x: np.ndarray, **known: object) -> np.ndarray:
+        out = real(c, x, **known).copy()  # type: ignore[arg-type]
         out.view(np.uint32)[index] ^= 1
         return out
 

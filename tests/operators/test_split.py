@@ -307,8 +307,8 @@ def test_a_mismatch_names_its_output(monkeypatch: pytest.MonkeyPatch) -> None:
     case = Case("Split", "float32", (2, 7), axis=1, parts=(2, 2, 3), seed=5)
     real = _runner.expected_outputs
 
-    def flipped(c: Case, x: np.ndarray, *, op: object = None) -> list[np.ndarray]:
-        out = [o.copy() for o in real(c, x, op=op)]  # type: ignore[arg-type]
+    def flipped(c: Case, x: np.ndarray, **kwargs: object) -> list[np.ndarray]:
+        out = [o.copy() for o in real(c, x, **kwargs)]  # type: ignore[arg-type]
         out[2].view(np.uint32)[1, 2] ^= 1
         return out
 

@@ -1,0 +1,131 @@
+"""How the runner drives its sessions: the CPU EP's session options, the session thread, sessions
+released as soon as they ran, results reported from the calling thread, the cycle collector
+paused and restored, and the batches ``plan_batches`` / ``batch_cases`` describe being the
+ones ``run_cases`` creates."""
+
+from __future__ import annotations
+
+import gc
+import threading
+from typing import Any
+
+import numpy as np
+import onnx
+import pytest
+
+from ort_layouts.engine import runner as _runner
+from ort_layouts.engine.providers import CPU, CUDA, ProviderConfig, session_options
+from ort_layouts.engine.result import CaseResult, Status
+from ort_layouts.engine.runner import batch_cases, plan_batches, run_cases
+from ort_layouts.engine.suite import standard_suite
+from ort_layouts.operators.case import Case
+from ort_layouts.operators.values import make_input
+
+
+def test_the_cpu_ep_runs_each_node_on_the_calling_thread() -> None:
+    assert session_options(ProviderConfig(CPU)).intra_op_num_threads == 1
+    assert session_options(ProviderConfig(CUDA)).intra_op_num_threads == 0  # ONNX Runtime's default
+
+
+class _Recorded:
+    """A real session that notes its thread, its runs' feeds and its release."""
+
+    def __init__(self, session: Any, log: dict[str, list[Any]]) -> None:
+        self.session = session
+        self.log = log
+        self.serial = len(log["threads"])
+        log["threads"].append(threading.current_thread().name)
+
+    def run(self, names: list[str], feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+        self.log["feeds"].append((list(names), {k: v.tobytes() for k, v in feeds.items()}))
+        return list(self.session.run(names, feeds))
+
+    def get_provider_graph_assignment_info(self) -> Any:
+        return self.session.get_provider_graph_assignment_info()
+
+    def release(self) -> None:
+        self.log["released"].append(self.serial)
+
+
+@pytest.fixture
+def recorded(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
+    log: dict[str, list[Any]] = {"threads": [], "feeds": [], "released": [], "models": []}
+    real = _runner.make_session
+
+    def make_session(model: onnx.ModelProto, config: ProviderConfig) -> _Recorded:
+        log["models"].append(model.SerializeToString())
+        return _Recorded(real(model, config), log)
+
+    monkeypatch.setattr(_runner, "make_session", make_session)
+    return log
+
+
+def test_sessions_run_on_their_thread_and_are_released(recorded: dict[str, list[Any]]) -> None:
+    cases = standard_suite(ops=["Transpose", "Pad"], dtypes=["float32", "int8"], ranks=[1, 2])
+    caller = threading.current_thread().name
+    reported: list[tuple[str, bool]] = []
+
+    def on_result(result: CaseResult) -> None:
+        reported.append((threading.current_thread().name, gc.isenabled()))
+
+    assert gc.isenabled()
+    results = run_cases(cases, provider="cpu", on_result=on_result)
+    assert gc.isenabled()  # restored
+    assert all(r.passed for r in results) and len(reported) == len(cases)
+    assert set(reported) == {(caller, False)}  # from the calling thread, collector paused
+    sessions = len(recorded["threads"])
+    assert sessions == len(batch_cases(cases, provider="cpu")) > 2
+    assert all(name.startswith("ort_layouts_sessions") for name in recorded["threads"])
+    assert len(recorded["released"]) == len(set(recorded["released"])) == sessions
+
+
+def test_a_disabled_collector_stays_disabled() -> None:
+    gc.disable()
+    try:
+        run_cases([Case("Transpose", "float32", (2, 3), perm=(1, 0))], provider="cpu")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_plan_batches_are_the_sessions_run_cases_creates(recorded: dict[str, list[Any]]) -> None:
+    cases = standard_suite(ops=["Concat", "Expand", "Pad"], dtypes=["float16", "int16"], ranks=[0, 1, 2])
+    run_cases(cases, provider="cpu", batch_size=16)
+    plans = plan_batches(cases, provider="cpu", batch_size=16)
+    batches = batch_cases(cases, provider="cpu", batch_size=16)
+    # the CPU EP has no int16 Pad kernel: those sessions fail to be created, and nothing retries
+    # them, so the sessions made are exactly the planned ones
+    assert recorded["models"] == [p.model for p in plans]
+    assert [len(b) for b in batches] == [p.nodes for p in plans]
+    assert [len(onnx.load_from_string(p.model).graph.node) for p in plans] == [p.nodes for p in plans]
+    ran = [(p.names, {k: v.tobytes() for k, v in p.feeds.items()}) for p in plans]
+    assert all(feeds in ran for feeds in recorded["feeds"]) and len(recorded["feeds"]) < len(plans)
+    assert all(p.config == ProviderConfig(CPU) for p in plans)
+
+
+def test_a_case_whose_expected_output_fails_is_an_error_and_the_rest_run(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    cases = [Case("Transpose", "float32", (2, 3), perm=(1, 0), seed=s) for s in range(4)]
+    bad = cases[2]
+    real = _runner.expected_output
+
+    def expected_output(case: Case, x: np.ndarray, **known: Any) -> np.ndarray:
+        if case == bad:
+            raise ValueError("no oracle today")
+        return real(case, x, **known)
+
+    monkeypatch.setattr(_runner, "expected_output", expected_output)
+    results = run_cases(cases, provider="cpu")
+    assert [r.status for r in results] == [Status.PASS, Status.PASS, Status.ERROR, Status.PASS]
+    assert results[2].message == "preparing the case failed: ValueError: no oracle today"
+
+
+def test_explicit_inputs_are_what_the_session_gets(recorded: dict[str, list[Any]]) -> None:
+    cases = [Case("Transpose", "float32", (2, 3), perm=(1, 0), seed=s) for s in range(3)]
+    given = np.arange(6, dtype=np.float64).reshape(2, 3) * -1.5  # converted to the case's float32
+    results = run_cases(cases, provider="cpu", inputs={cases[1].id: given})
+    assert all(r.passed for r in results)
+    ((names, feeds),) = recorded["feeds"]
+    assert names == ["y0", "y1", "y2"]
+    assert feeds["x1"] == given.astype(np.float32).tobytes()
+    assert feeds["x0"] == make_input(cases[0]).tobytes() and feeds["x2"] == make_input(cases[2]).tobytes()

@@ -1,0 +1,66 @@
+"""The floor section (the suite against ONNX Runtime alone on the same sessions) and the suite
+section's batches: their figures on a tiny suite (no timing is asserted)."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import numpy as np
+
+from ort_layouts.engine.runner import batch_cases
+from ort_layouts.engine.suite import standard_suite
+from ort_layouts.frontends.bench import bench_floor, bench_suite, run_benchmarks
+
+
+def test_floor_prints_the_three_rates_their_ratios_and_the_reports_share() -> None:
+    out = io.StringIO()
+    figures = run_benchmarks(("floor",), suite_ranks=(1,), repeats=1, out=out)
+    assert [f.name for f in figures] == [
+        "bare ONNX Runtime, the same sessions (CPUExecutionProvider)",
+        "run_cases: inputs, oracle, compare, results",
+        "run_cases / bare",
+        "validate with reports",
+        "validate with reports / bare",
+        "reports' share of the validation",
+    ]
+    by_name = {f.name: f for f in figures}
+    for f in figures:
+        assert f.section == "floor" and np.isfinite(f.value) and f.value >= 0 and f.line() in out.getvalue()
+    bare = by_name["bare ONNX Runtime, the same sessions (CPUExecutionProvider)"]
+    ratio = by_name["validate with reports / bare"]
+    assert ratio.target == ">= 0.8x" and ratio.met is (ratio.value >= 0.8)
+    assert abs(ratio.value - by_name["validate with reports"].value / bare.value) < 1e-9
+    run = by_name["run_cases: inputs, oracle, compare, results"]
+    assert abs(by_name["run_cases / bare"].value - run.value / bare.value) < 1e-9
+    assert by_name["reports' share of the validation"].target == "<= 10%"
+    # the bare loop ran the runner's own batches: as many sessions as it makes, with their sizes
+    suite = standard_suite(ranks=[1])
+    sizes = [len(b) for b in batch_cases(suite, provider="cpu")]
+    match = re.search(r"(\d+) sessions of (\d+)-(\d+) nodes", bare.detail)
+    assert match and (int(match[1]), int(match[2]), int(match[3])) == (len(sizes), min(sizes), max(sizes))
+    assert bare.detail.startswith(f"{len(suite)} cases") and sum(sizes) <= len(suite)
+
+
+def test_floor_on_an_unknown_provider_is_skipped_with_the_reason() -> None:
+    out = io.StringIO()
+    assert run_benchmarks(("floor",), provider="nosuch", out=out) == []
+    assert "floor  skipped: execution provider 'nosuch' is unknown" in out.getvalue()
+
+
+def test_the_suite_section_times_whole_batches_of_the_suite() -> None:
+    figures = bench_suite(sample_size=20, repeats=1, ranks=[1])
+    wall, batched, single, ratio = figures
+    assert "sessions of" in wall.detail and "nodes (median" in wall.detail
+    match = re.match(r"(\d+) cases, one batch in (\d+): (\d+) sessions", batched.detail)
+    assert match and int(match[1]) >= 1
+    batches = batch_cases(standard_suite(ranks=[1]), provider="cpu")
+    picked = batches[:: int(match[2])]
+    assert int(match[3]) <= len(picked)
+    assert int(match[1]) == sum(len(b) for b in picked[: int(match[3])])  # whole batches only
+    assert ratio.target == "" and abs(ratio.value - batched.value / single.value) < 1e-9
+
+
+def test_bench_floor_takes_the_provider_and_batch_size() -> None:
+    figures = bench_floor(provider="cpu", repeats=1, ranks=[0], batch_size=1)
+    assert figures[0].name.endswith("(CPUExecutionProvider)") and "of one node" in figures[0].detail

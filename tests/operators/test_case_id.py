@@ -1,0 +1,42 @@
+"""Case.id is computed once per case and kept beside the fields: it takes no part in
+equality, hashing, the fields, to_dict or pickling, and a changed case gets its own id."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import pickle
+
+import pytest
+
+from ort_layouts.descriptors.dtypes import DataType
+from ort_layouts.operators.case import Case
+
+
+def test_the_id_is_kept_and_is_the_id_of_the_fields() -> None:
+    case = Case("Transpose", "float32", (2, 3, 4), perm=(2, 0, 1), seed=1)
+    assert case.id == "Transpose-float32-2x3x4-perm2.0.1-random-s1"
+    assert case.id is case.id  # computed once, then kept
+    fresh = Case("Transpose", "float32", (2, 3, 4), perm=(2, 0, 1), seed=1)
+    assert fresh == case and hash(fresh) == hash(case)  # whether or not the id was asked for
+
+
+def test_a_replaced_or_copied_case_has_its_own_fields_id() -> None:
+    case = Case("Pad", "uint8", (3, 4), pads=(1, 2, 0, 1), mode="edge", seed=4)
+    assert case.id.endswith("-s4")
+    other = dataclasses.replace(case, seed=5)
+    assert other.id.endswith("-s5") and other.id.replace("-s5", "-s4") == case.id
+    for clone in (copy.copy(case), copy.deepcopy(case), pickle.loads(pickle.dumps(case))):
+        assert clone == case and clone.id == case.id
+
+
+def test_the_kept_id_is_no_field() -> None:
+    case = Case("Expand", DataType.INT64, (3, 1), target_shape=(2, 3, 4))
+    _ = case.id
+    names = [f.name for f in dataclasses.fields(case)]
+    assert "_id" not in names and names[0] == "op" and names[-1] == "origin"
+    assert "_id" not in case.to_dict() and "_id" not in dataclasses.asdict(case)
+    assert Case.from_dict(case.to_dict()) == case
+    assert "_id" not in repr(case)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        case.seed = 3  # type: ignore[misc]
