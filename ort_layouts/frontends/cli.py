@@ -18,6 +18,7 @@ case; one line on stderr, nothing written); 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
@@ -26,11 +27,11 @@ import shlex
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, NoReturn, TypeVar
 
-from ort_layouts._errors import OrtLayoutsError
+from ort_layouts._errors import OrtLayoutsError, ProviderError
 
 __all__ = ["COMMANDS", "EXIT_NOTHING", "Command", "UsageError", "bench_main", "build_parser", "main",
            "parse_command_line"]
@@ -569,9 +570,12 @@ def _add_validate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strict", action="store_true",
                    help="known issues and unsupported cases fail the run (in every report too)")
     p.add_argument("--batch-size", type=positive_int, default=256, help="cases per session (default 256)")
-    p.add_argument("--dml-version", metavar="V",
-                   help="DirectML only: run under this DirectML release, set up with "
-                        "`setup dml --dml-version V` (default the stack's own)")
+    p.add_argument("--dml-version", type=name_list, action="append", metavar="V[,V...]",
+                   help="DirectML only: run under this DirectML release, set up with `setup dml "
+                        "--dml-version V` (default the stack's own); several (comma-separated or "
+                        "repeated) run one after the other, each into --report DIR/dml-V/, with the "
+                        "release matrix and its bisect summary in DIR/matrix.txt, matrix.json and "
+                        "matrix.html; exit status: the worst of the releases'")
     p.add_argument("--limit", type=positive_int, help="run at most this many cases (after sharding)")
     p.add_argument("--progress", choices=["auto", "bar", "lines", "none"], default="auto",
                    help="progress on stderr: a bar on a terminal, lines in CI (default auto)")
@@ -724,28 +728,39 @@ class Progress:
 
 
 def _run_validate_dml_version(args: argparse.Namespace) -> int:
-    """validate under the DirectML release ``--dml-version`` names (its DmlStack is the default
-    one while the run lasts)."""
-    from ort_layouts.engine.dml.stack import (
-        ENV_DIRECTML_VERSION,
-        available_directml_versions,
-        check_directml_version,
-    )
+    """validate under the DirectML releases ``--dml-version`` names (each release's DmlStack is
+    the default one while its run lasts): one release as validate runs, several as
+    :func:`_run_release_matrix`. Every release must be known and set up before any work."""
+    from ort_layouts.engine.dml.stack import available_directml_versions, check_directml_versions
     from ort_layouts.engine.providers import DML
     from ort_layouts.engine.session import resolve_validation_provider
 
-    version = _argument("--dml-version", check_directml_version, args.dml_version)
+    versions = _argument("--dml-version", check_directml_versions,
+                         [v for item in args.dml_version for v in item])
     if _argument("--provider", resolve_validation_provider, args.provider) != DML:
         raise UsageError("--dml-version needs --provider dml")
     available = available_directml_versions()
-    if version not in available:
-        raise UsageError(f"argument --dml-version: DirectML {version} is not set up (available: "
-                         f"{', '.join(available) or 'none'}); get it with: "
-                         f"{PROG} setup dml --dml-version {version}")
+    missing = [v for v in versions if v not in available]
+    if missing:
+        raise UsageError(f"argument --dml-version: DirectML {', '.join(missing)} "
+                         f"{'is' if len(missing) == 1 else 'are'} not set up (available: "
+                         f"{', '.join(available) or 'none'}); get {'it' if len(missing) == 1 else 'them'} "
+                         f"with: {PROG} setup dml --dml-version {' '.join(missing)}")
+    if len(versions) > 1:
+        return _run_release_matrix(args, versions)
+    with _directml_release(versions[0]):
+        return _run_validate(argparse.Namespace(**{**vars(args), "dml_version": None}))
+
+
+@contextlib.contextmanager
+def _directml_release(version: str) -> Iterator[None]:
+    """DirectML ``version``'s stack is the default one inside (``ORT_LAYOUTS_DML_DIRECTML_VERSION``)."""
+    from ort_layouts.engine.dml.stack import ENV_DIRECTML_VERSION
+
     before = os.environ.get(ENV_DIRECTML_VERSION)
     os.environ[ENV_DIRECTML_VERSION] = version
     try:
-        return _run_validate(argparse.Namespace(**{**vars(args), "dml_version": None}))
+        yield
     finally:
         if before is None:
             os.environ.pop(ENV_DIRECTML_VERSION, None)
@@ -753,18 +768,88 @@ def _run_validate_dml_version(args: argparse.Namespace) -> int:
             os.environ[ENV_DIRECTML_VERSION] = before
 
 
-def _run_validate(args: argparse.Namespace) -> int:
-    from ort_layouts.engine.session import ValidationSession, validation_meta
+RELEASE_DIR = "dml-{version}"  # validate --dml-version V1,V2 --report DIR: release V's report directory
 
+
+def _run_release_matrix(args: argparse.Namespace, versions: Sequence[str]) -> int:
+    """The same selection under several DirectML releases, one after the other in one worker
+    process at a time: each release's report in ``--report DIR/dml-<V>/``, one summary line per
+    release, then the release matrix (``merge``'s columns and bisect summary) into ``DIR``.
+
+    Before each release the worker runs setup's check under it
+    (:func:`~ort_layouts.engine.dml.install.directml_release_problem`): a release that ONNX
+    Runtime cannot drive here gets one line saying why and the others still run. Exit status:
+    the worst of the releases' (2 for one that could not run).
+    """
+    from ort_layouts.engine import providers
+    from ort_layouts.engine.dml.install import directml_release_problem
+    from ort_layouts.engine.dml.stack import ORT_DIRECTML_VERSION
+    from ort_layouts.reports.merge import merge_reports, write_matrix
+    from ort_layouts.reports.report import summary_line
+
+    if args.shard:
+        raise UsageError("--shard goes with one --dml-version (shard each release's run on its own, "
+                         f"merge its shards with {PROG} merge --shards, then merge the releases)")
+    plain = argparse.Namespace(**{**vars(args), "dml_version": None})
+    setup = _check_validate(plain)  # every argument, before any work
+    if not _select_cases(plain, setup):
+        return _nothing_to_validate(plain)
+    report_root = Path(args.report) if args.report else None
+    codes: list[int] = []
+    ran: list[Any] = []  # a report directory, or a Report without --report
+    for i, version in enumerate(versions):
+        _note(f"DirectML {version} ({i + 1} of {len(versions)})")
+        with _directml_release(version):
+            worker = providers.dml_worker()
+            problem = directml_release_problem(worker)
+            if problem:
+                providers.close_dml_worker()
+                _out(f"DirectML {version}: not run: not usable with ONNX Runtime "
+                     f"{worker.ort_version or ORT_DIRECTML_VERSION} here: {problem}")
+                codes.append(2)
+                continue
+            report_dir = report_root / RELEASE_DIR.format(version=version) if report_root else None
+            run = argparse.Namespace(**{**vars(plain), "report": str(report_dir) if report_dir else None})
+            try:
+                code, report, seconds = _validate(run, quiet=True)
+            except ProviderError as e:  # the stack broke under this release (the canary, a crash)
+                providers.close_dml_worker()
+                _out(f"DirectML {version}: not run: {' '.join(str(e).split())}")
+                codes.append(2)
+                continue
+        codes.append(code)
+        assert report is not None  # the selection holds cases
+        _out(f"DirectML {version}: {summary_line(report, strict=args.strict, seconds=seconds)}")
+        ran.append(report_dir if report_dir is not None else report)
+    providers.close_dml_worker()
+    if ran:
+        matrix = merge_reports(ran)
+        for line in matrix.bisect_lines(cases=0):
+            _out(line)
+        if report_root is not None:
+            paths = write_matrix(matrix, report_root, text=True)
+            _out(f"reports: {report_root / RELEASE_DIR.format(version='<V>')}/ for each release; the release "
+                 f"matrix: {paths['text']}, {paths['json'].name}, {paths['html'].name}")
+    return max(codes)
+
+
+def _run_validate(args: argparse.Namespace) -> int:
     if getattr(args, "dml_version", None):
         return _run_validate_dml_version(args)
+    return _validate(args)[0]
+
+
+def _validate(args: argparse.Namespace, *, quiet: bool = False) -> tuple[int, Any, float]:
+    """One validation run: its exit status, its report (None when the selection is empty) and
+    its wall time. ``quiet``: no summary and reports lines (the caller prints its own)."""
+    from ort_layouts.engine.session import ValidationSession, validation_meta
     from ort_layouts.reports.report import Report, summary_line
     from ort_layouts.reports.writer import ReportWriter
 
     setup = _check_validate(args)
     cases = _select_cases(args, setup)
     if not cases:
-        return _nothing_to_validate(args)
+        return _nothing_to_validate(args), None, 0.0
     provider = setup.provider
     meta = validation_meta(
         provider=provider, device_id=args.device_id, command=shlex.join([PROG, *args.argv]), model=args.model,
@@ -799,14 +884,15 @@ def _run_validate(args: argparse.Namespace) -> int:
     report = outcome.summary
     if report is None:
         report = Report({**meta, "device": outcome.device}, outcome.results)
-    _out(summary_line(report, strict=args.strict, seconds=outcome.seconds))
-    if report_dir is not None:
+    if not quiet:
+        _out(summary_line(report, strict=args.strict, seconds=outcome.seconds))
+    if report_dir is not None and not quiet:
         _out(f"reports: {report_dir / 'report.html'}, report.json, junit.xml, results.jsonl")
         if args.shard:
             _out(f"shard {args.shard[0]}/{args.shard[1]}; once every shard has run: "
                  f"{shlex.join([PROG, 'merge', '--shards', args.report])}")
     failures = report.failures(strict=args.strict)
-    return 1 if failures or not report.complete else 0
+    return (1 if failures or not report.complete else 0), report, outcome.seconds
 
 
 # ---- merge ---------------------------------------------------------------------------------
@@ -900,7 +986,8 @@ def _add_bench(p: argparse.ArgumentParser) -> None:
         return
     p.add_argument("--sections", type=_sections, default=DEFAULT_SECTIONS,
                    help=f"comma-separated sections to run (default: {','.join(DEFAULT_SECTIONS)})")
-    p.add_argument("--provider", default="cpu", help="EP of the suite and memory sections (default: cpu)")
+    p.add_argument("--provider", default="cpu",
+                   help="EP of the suite, floor and memory sections (default: cpu)")
     p.add_argument("--gpu-provider", default="auto", choices=GPU_PROVIDERS,
                    help="EP of the gpu section: auto, webgpu, dml, cuda (default: auto)")
     p.add_argument("--device-id", type=non_negative_int, default=0,
@@ -928,7 +1015,7 @@ def _check_bench(args: argparse.Namespace) -> None:
 
     if args.json:
         check_output_file(args.json, "--json")
-    if {"suite", "memory"} & set(args.sections):
+    if {"suite", "floor", "memory"} & set(args.sections):
         _argument("--provider", resolve_validation_provider, args.provider)
 
 

@@ -16,7 +16,10 @@ Reports of DirectML runs through the worker carry the DirectML release that was 
 (``meta["stack"]["directml_version"]``, read by the worker from the loaded ``DirectML.dll``); a
 column's label names it, so reports of one suite under several releases merge into a release
 matrix, and :meth:`Matrix.bisect` says, for each case whose status differs, the first release
-where it changed and the diagnosis there.
+where it changed and the diagnosis there (:meth:`Matrix.bisect_groups`: the same, one line per op
+and change). ``validate --provider dml --dml-version V1,V2,... --report DIR`` writes each
+release's report into ``DIR/dml-<V>/`` and this matrix into ``DIR`` (:func:`write_matrix` with
+``matrix.txt``).
 """
 
 from __future__ import annotations
@@ -52,8 +55,10 @@ from ort_layouts.reports.writer import ReportWriter
 __all__ = [
     "MATRIX_HTML",
     "MATRIX_JSON",
+    "MATRIX_TEXT",
     "SHARDS_FILE",
     "Change",
+    "ChangeGroup",
     "Column",
     "Matrix",
     "find_shards",
@@ -68,6 +73,7 @@ _SHARD_DIR = re.compile(r"shard-(\d+)-of-(\d+)")
 
 MATRIX_JSON = "matrix.json"
 MATRIX_HTML = "matrix.html"
+MATRIX_TEXT = "matrix.txt"
 _SHORT = {Status.PASS: "ok", Status.MISMATCH: "MISMATCH", Status.ERROR: "ERROR", Status.UNSUPPORTED: "unsup"}
 
 
@@ -111,9 +117,54 @@ class Change:
 
     def __str__(self) -> str:
         why = f": {self.diagnosis}" if self.diagnosis else ""
-        was = f" (was: {self.before_diagnosis[:200]})" if self.before_diagnosis and not why else ""
+        was = f" (was: {_shorten(self.before_diagnosis, 200)})" if self.before_diagnosis and not why else ""
         return (f"{self.case_id}: {self.before_status} on DirectML {self.before_version}, "
                 f"{self.status} from {self.version}{why}{was}")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ChangeGroup:
+    """The changes of :meth:`Matrix.bisect` that one op (in one mode, for the ops that have
+    modes: Pad, DepthToSpace) made alike: the same statuses on the same two neighbouring releases
+    (:meth:`Matrix.bisect_groups`).
+
+    Attributes:
+        op: the op of every case.
+        mode: their mode ("" for an op without one, or the op's default).
+        before_version, before_status, version, status: as in :class:`Change`.
+        case_ids: the cases, in the matrix's order.
+        dtypes: their data types, in first-seen order.
+        diagnosis, before_diagnosis: the first case's (:class:`Change`).
+    """
+
+    op: str
+    mode: str
+    before_version: str
+    before_status: str
+    version: str
+    status: str
+    case_ids: tuple[str, ...]
+    dtypes: tuple[str, ...]
+    diagnosis: str
+    before_diagnosis: str
+
+    def __str__(self) -> str:
+        why = (f": {_shorten(self.diagnosis)}" if self.diagnosis
+               else f" (was: {_shorten(self.before_diagnosis)})" if self.before_diagnosis else "")
+        n = len(self.case_ids)
+        mode = f" mode {self.mode}" if self.mode else ""
+        return (f"{self.op}{mode} ({n} case{'' if n == 1 else 's'}; {', '.join(self.dtypes)}): "
+                f"{self.before_status} on DirectML {self.before_version}, {self.status} from {self.version}; "
+                f"e.g. {self.case_ids[0]}{why}")
+
+
+def _shorten(text: str, limit: int = 300) -> str:
+    """``text`` cut in the middle to at most about ``limit`` characters: ONNX Runtime's messages
+    name the failing call at their end (``... 80070057 Invalid parameter``)."""
+    if len(text) <= limit:
+        return text
+    tail = limit * 2 // 3
+    return f"{text[:limit - tail - 5]} ... {text[-tail:]}"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -183,6 +234,39 @@ class Matrix:
                                       before))
         return tuple(out)
 
+    def bisect_groups(self) -> tuple[ChangeGroup, ...]:
+        """:meth:`bisect`'s changes grouped by op and mode and by the change (the two releases
+        and the two statuses), in the order of their first case."""
+        cases = {c.id: c for c in self.cases}
+        groups: dict[tuple[str, str, str, str, str, str], list[Change]] = {}
+        for change in self.bisect():
+            case = cases[change.case_id]
+            key = (case.op, case.mode, change.before_version, change.before_status, change.version,
+                   change.status)
+            groups.setdefault(key, []).append(change)
+        return tuple(
+            ChangeGroup(op, mode, v0, s0, v1, s1, tuple(c.case_id for c in changes),
+                        tuple(dict.fromkeys(cases[c.case_id].data_type.name.lower() for c in changes)),
+                        changes[0].diagnosis, changes[0].before_diagnosis)
+            for (op, mode, v0, s0, v1, s1), changes in groups.items())
+
+    def bisect_lines(self, *, cases: int = 50) -> list[str]:
+        """The bisect summary as text: a head line, one line per :class:`ChangeGroup`, then up to
+        ``cases`` changes one by one ("no difference found" when nothing changed); [] unless
+        two DirectML releases or more are merged."""
+        if sum(1 for c in self.columns if c.directml_version) < 2:
+            return []
+        changes = self.bisect()
+        releases = sorted({c.directml_version for c in self.columns if c.directml_version}, key=_version_key)
+        lines = [f"bisect over DirectML releases: {len(changes)} change{'' if len(changes) == 1 else 's'}"
+                 + ("" if changes else " (no difference found)") + f" across {', '.join(releases)}"]
+        lines += [f"  {g}" for g in self.bisect_groups()]
+        if cases:
+            lines += [f"  {c}" for c in changes[:cases]]
+            if len(changes) > cases:
+                lines.append(f"  ... and {len(changes) - cases} more (see {MATRIX_JSON})")
+        return lines
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "schema": "ort_layouts.matrix/1",
@@ -194,6 +278,7 @@ class Matrix:
                 for c in self.cases],
             "differing": list(self.differing()),
             "bisect": [dataclasses.asdict(c) for c in self.bisect()],
+            "bisect_groups": [dataclasses.asdict(g) for g in self.bisect_groups()],
         }
 
     def text_table(self) -> str:
@@ -229,13 +314,7 @@ class Matrix:
             for cid in differing[:20]]
         if len(differing) > 20:
             lines.append(f"  ... and {len(differing) - 20} more (see {MATRIX_JSON})")
-        if sum(1 for c in self.columns if c.directml_version) > 1:
-            changes = self.bisect()
-            lines.append(f"bisect over DirectML releases: {len(changes)} changes"
-                         + ("" if changes else " (no difference found)"))
-            lines += [f"  {c}" for c in changes[:50]]
-            if len(changes) > 50:
-                lines.append(f"  ... and {len(changes) - 50} more (see {MATRIX_JSON})")
+        lines += self.bisect_lines()
         return "\n".join(lines) + "\n"
 
     def to_html(self) -> str:
@@ -277,6 +356,10 @@ class Matrix:
         if sum(1 for c in self.columns if c.directml_version) > 1:
             changes = self.bisect()
             body.append(f'<section id="bisect"><h2>Changes between DirectML releases ({len(changes)})</h2>')
+            groups = self.bisect_groups()
+            if groups:
+                body.append("<h3>By op</h3><ul>" + "".join(f"<li>{escape(str(g))}</li>" for g in groups)
+                            + "</ul><h3>By case</h3>")
             body.append("<ul>" + "".join(f"<li>{escape(str(c))}</li>" for c in changes) + "</ul>"
                         if changes else "<p>no difference found</p>")
             body.append("</section>")
@@ -286,9 +369,9 @@ class Matrix:
 def _cell(r: CaseResult) -> dict[str, Any]:
     d: dict[str, Any] = {"status": r.status.value}
     for key in ("node_provider", "mismatch_count", "first_mismatch_index", "diagnosis", "known_issue",
-                "message"):
+                "message", "recovered"):
         value = getattr(r, key)
-        if value not in (None, "", 0):
+        if value not in (None, "", 0, {}):
             d[key] = list(value) if isinstance(value, tuple) else value
     return d
 
@@ -342,8 +425,9 @@ def merge_reports(sources: Sequence[str | os.PathLike[str] | Report]) -> Matrix:
     return Matrix(tuple(columns), tuple(cases.values()), {k: tuple(v) for k, v in table.items()})
 
 
-def write_matrix(matrix: Matrix, directory: str | os.PathLike[str]) -> dict[str, Path]:
-    """Write matrix.json and matrix.html into ``directory`` (created if missing), atomically."""
+def write_matrix(matrix: Matrix, directory: str | os.PathLike[str], *, text: bool = False) -> dict[str, Path]:
+    """Write matrix.json and matrix.html (and, with ``text``, matrix.txt: :meth:`Matrix.text_table`)
+    into ``directory`` (created if missing), atomically."""
     out = Path(directory)
     if out.exists() and not out.is_dir():
         raise ReportError(f"output directory {str(out)!r} is a file")
@@ -351,6 +435,9 @@ def write_matrix(matrix: Matrix, directory: str | os.PathLike[str]) -> dict[str,
     paths = {"json": out / MATRIX_JSON, "html": out / MATRIX_HTML}
     atomic_write_text(paths["json"], json.dumps(matrix.to_dict(), indent=1) + "\n")
     atomic_write_text(paths["html"], matrix.to_html())
+    if text:
+        paths["text"] = out / MATRIX_TEXT
+        atomic_write_text(paths["text"], matrix.text_table())
     return paths
 
 

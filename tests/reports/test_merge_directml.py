@@ -86,3 +86,57 @@ def test_reports_without_a_directml_release_keep_their_labels() -> None:
                                                  "CPUExecutionProvider / cpu b / h"]
     assert matrix.bisect() == ()
     assert "bisect" not in matrix.text_table()
+
+
+def test_bisect_groups_one_line_per_op_and_change(tmp_path: Path) -> None:
+    # two wrap Pads and an Expand fail on 1.9.1 and pass from 1.10.1; a Transpose breaks on 1.12.0;
+    # a reflect Pad that fails on 1.9.1 alone is a group of its own
+    p3 = Case("Pad", DataType.UINT8, (4,), pads=(1, 2), mode="reflect")
+    p2 = Case("Pad", DataType.UINT8, (4,), pads=(1, 2), mode="wrap")
+    reports = [
+        _report("1.9.1", _ok(T), _error(P, "run failed: 80070057 a"), _error(p2, "run failed: 80070057 b"),
+                _error(E, "run failed: zeros"), _error(p3, "the worker died")),
+        _report("1.10.1", _ok(T), _ok(P), _ok(p2), _ok(E), _ok(p3)),
+        _report("1.12.0", _error(T, "run failed: T"), _ok(P), _ok(p2), _ok(E), _ok(p3)),
+    ]
+    matrix = merge_reports(reports)
+    groups = matrix.bisect_groups()
+    assert [(g.op, g.mode, g.before_version, g.before_status, g.version, g.status, g.case_ids, g.dtypes)
+            for g in groups] == [
+        ("Transpose", "", "1.10.1", "ok", "1.12.0", "ERROR", (T.id,), ("float32",)),
+        ("Pad", "wrap", "1.9.1", "ERROR", "1.10.1", "ok", (P.id, p2.id), ("float16", "uint8")),
+        ("Expand", "", "1.9.1", "ERROR", "1.10.1", "ok", (E.id,), ("int32",)),
+        ("Pad", "reflect", "1.9.1", "ERROR", "1.10.1", "ok", (p3.id,), ("uint8",)),
+    ]
+    assert str(groups[1]) == (f"Pad mode wrap (2 cases; float16, uint8): ERROR on DirectML 1.9.1, ok from "
+                              f"1.10.1; e.g. {P.id} (was: error: run failed: 80070057 a)")
+    assert str(groups[0]).endswith(f"e.g. {T.id}: error: run failed: T")
+    lines = matrix.bisect_lines(cases=1)
+    assert lines[0] == "bisect over DirectML releases: 5 changes across 1.9.1, 1.10.1, 1.12.0"
+    assert lines[1:5] == [f"  {g}" for g in groups]
+    assert lines[5].startswith(f"  {T.id}: ok on DirectML 1.10.1, ERROR from 1.12.0")
+    assert lines[6] == "  ... and 4 more (see matrix.json)"
+    paths = write_matrix(matrix, tmp_path / "m", text=True)
+    assert paths["text"].read_text() == matrix.text_table()
+    assert [g["case_ids"] for g in json.loads(paths["json"].read_text())["bisect_groups"]] == \
+        [[T.id], [P.id, p2.id], [E.id], [p3.id]]
+    assert "<h3>By op</h3>" in paths["html"].read_text()
+
+
+def test_bisect_lines_need_two_releases() -> None:
+    assert merge_reports([_report("1.9.1", _ok(T))]).bisect_lines() == []
+    one_change = merge_reports([_report("1.9.1", _error(T, "x")), _report("1.15.4", _ok(T))])
+    assert one_change.bisect_lines(cases=0) == [
+        "bisect over DirectML releases: 1 change across 1.9.1, 1.15.4",
+        f"  Transpose (1 case; float32): ERROR on DirectML 1.9.1, ok from 1.15.4; e.g. {T.id} "
+        "(was: error: x)"]
+
+
+def test_a_long_diagnosis_keeps_its_end() -> None:
+    # ONNX Runtime's message names the failing call last: the middle is cut, never the end
+    text = "run failed: " + "x" * 600 + " 80070057 Invalid parameter."
+    matrix = merge_reports([_report("1.9.1", _error(T, text)), _report("1.15.4", _ok(T))])
+    (group,) = matrix.bisect_groups()
+    line = str(group)
+    assert line.endswith("x 80070057 Invalid parameter.)") and " ... " in line
+    assert len(line) < len(text)

@@ -22,6 +22,8 @@ Idempotent: each step checks what is there and does only what is missing.
    the Transpose under each release with the newest ``onnxruntime.dll``; a release that ONNX
    Runtime cannot drive (a missing entry point such as ``DMLCreateDevice1``, or a feature level
    the EP asks for) is reported in one line and kept out of the available versions.
+   ``validate --dml-version V1,V2,...`` runs the same check (:func:`directml_release_problem`)
+   before each release, and skips one that fails it with one line saying why.
 
    ========  ==============================  ========
    DirectML  onnxruntime-directml wheel      Python
@@ -55,6 +57,7 @@ import time
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ort_layouts._errors import ProviderError
 from ort_layouts.engine.dml.stack import (
@@ -68,7 +71,11 @@ from ort_layouts.engine.dml.stack import (
     worker_source_digest,
 )
 
-__all__ = ["APT_PACKAGES", "DmlSetupError", "compile_worker", "setup_directml", "setup_dml"]
+if TYPE_CHECKING:
+    from ort_layouts.engine.dml.client import DmlWorker
+
+__all__ = ["APT_PACKAGES", "DmlSetupError", "compile_worker", "directml_release_problem", "setup_directml",
+           "setup_dml"]
 
 APT_PACKAGES = ("wine", "wine64", "xvfb", "xauth", "libvulkan1", "gcc-mingw-w64-x86-64",
                 "mingw-w64-x86-64-dev")
@@ -352,13 +359,11 @@ def _check_directml(stack: DmlStack, log: Log) -> bool:
     return True
 
 
-def _check(stack: DmlStack, log: Log) -> None:
-    """One Transpose through the worker on ``stack``, compared bit for bit. Mesa 22 is expected
-    to return zeros (the stack bug it is kept for): that is logged, not raised."""
+def _check_transpose(worker: DmlWorker) -> tuple[Any, Any, str]:
+    """The check's Transpose (perm [1, 0] of a float32 [2, 3] iota) in ``worker``: its input,
+    its output and the EP ONNX Runtime placed it on."""
     import numpy as np
     from onnx import TensorProto, helper
-
-    from ort_layouts.engine.dml.client import DmlWorker
 
     graph = helper.make_graph(
         [helper.make_node("Transpose", ["x"], ["y"], name="check_transpose", perm=[1, 0])], "check",
@@ -366,12 +371,55 @@ def _check(stack: DmlStack, log: Log) -> None:
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 2])])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=9)
     x = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
+    with worker.create_session(model.SerializeToString()) as session:
+        (y,) = session.run(None, {"x": x})
+        placement = session.node_assignment().get("check_transpose", "?")
+    return x, y, placement
+
+
+# onnxruntime.dll delay-loads DirectML.dll: the delay-load helper's exceptions (VcppException of
+# ERROR_MOD_NOT_FOUND / ERROR_PROC_NOT_FOUND) end the worker with these codes
+_DELAY_LOAD_FAILURES = {
+    "0xc06d007e": "0xC06D007E: onnxruntime.dll's delay-load of DirectML.dll found no loadable module",
+    "0xc06d007f": "0xC06D007F: an entry point onnxruntime.dll imports from DirectML.dll is missing",
+}
+
+
+def directml_release_problem(worker: DmlWorker) -> str:
+    """Whether ONNX Runtime drives the DirectML release of ``worker``'s stack here: "" when the
+    worker starts, has loaded that release's DirectML.dll
+    (:meth:`~ort_layouts.engine.dml.stack.DmlStackInfo.from_worker`) and runs the check's
+    Transpose on the DML EP bit for bit; else one line saying why not (a missing entry point
+    such as ``DMLCreateDevice1``, a DLL that does not load, a feature level the EP needs, wrong
+    bits). Never raises: the caller goes on with other releases."""
+    import numpy as np
+
+    try:
+        worker.stack_info()
+        x, y, placement = _check_transpose(worker)
+    except Exception as e:  # the reason is the line
+        text = " ".join(str(e).split())
+        hints = [hint for code, hint in _DELAY_LOAD_FAILURES.items() if code in text.lower()]
+        return f"{type(e).__name__}: {text[:400]}" + "".join(f" ({hint})" for hint in hints)
+    if placement != "DmlExecutionProvider":
+        return f"the check's Transpose ran on {placement}, not on the DML EP"
+    if np.asarray(y).tobytes() != np.ascontiguousarray(x.T).tobytes():
+        return (f"the check's Transpose returned {np.asarray(y).ravel().tolist()} instead of "
+                f"{x.T.ravel().tolist()}")
+    return ""
+
+
+def _check(stack: DmlStack, log: Log) -> None:
+    """One Transpose through the worker on ``stack``, compared bit for bit. Mesa 22 is expected
+    to return zeros (the stack bug it is kept for): that is logged, not raised."""
+    import numpy as np
+
+    from ort_layouts.engine.dml.client import DmlWorker
+
     start = time.perf_counter()
     with DmlWorker(stack) as worker:
         info = worker.stack_info()
-        with worker.create_session(model.SerializeToString()) as session:
-            (y,) = session.run(None, {"x": x})
-            placement = session.node_assignment().get("check_transpose", "?")
+        x, y, placement = _check_transpose(worker)
     seconds = time.perf_counter() - start
     if y.tobytes() == np.ascontiguousarray(x.T).tobytes():
         dml = f", DirectML {stack.directml_version}" if stack.directml_version else ""

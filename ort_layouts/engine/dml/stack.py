@@ -44,7 +44,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +60,8 @@ __all__ = [
     "DmlStackInfo",
     "DmlStackMissingError",
     "available_directml_versions",
+    "check_directml_version",
+    "check_directml_versions",
     "dml_home",
     "directml_file_version",
     "run_environment",
@@ -128,6 +130,25 @@ def check_directml_version(version: str) -> str:
         raise ProviderError(f"DirectML {version!r} is not a known release; choices: "
                             f"{', '.join(sorted(DIRECTML_WHEELS, key=_version_key))}")
     return version
+
+
+def check_directml_versions(versions: Sequence[str]) -> tuple[str, ...]:
+    """``versions`` (each given once, in the order given) when every one is a DirectML release of
+    :data:`DIRECTML_WHEELS`.
+
+    Raises:
+        ProviderError: none given, or unknown ones (the message names each and lists the choices).
+    """
+    if not versions:
+        raise ProviderError("no DirectML release given; choices: "
+                            f"{', '.join(sorted(DIRECTML_WHEELS, key=_version_key))}")
+    unknown = [v for v in dict.fromkeys(versions) if v not in DIRECTML_WHEELS]
+    if len(unknown) == 1:
+        check_directml_version(unknown[0])
+    if unknown:
+        raise ProviderError(f"DirectML {', '.join(map(repr, unknown))} are not known releases; choices: "
+                            f"{', '.join(sorted(DIRECTML_WHEELS, key=_version_key))}")
+    return tuple(dict.fromkeys(versions))
 
 
 def available_directml_versions(home: str | os.PathLike[str] | None = None) -> list[str]:
