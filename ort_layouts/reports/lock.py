@@ -13,6 +13,7 @@ import json
 import os
 import platform
 import sys
+import time
 from pathlib import Path
 from typing import IO, Any
 
@@ -74,7 +75,7 @@ class DirectoryLock:
         self.path = self.directory / LOCK_FILE
         self._file: IO[bytes] | None = open(self.path, "a+b")  # noqa: SIM115 - closed in release()
         if not _try_lock(self._file):
-            holder = self.holder()
+            holder = self._wait_for_holder()
             self._file.close()
             self._file = None
             raise ReportError(
@@ -86,6 +87,16 @@ class DirectoryLock:
         self._file.truncate()
         self._file.write(json.dumps(self.info).encode("utf-8") + b"\n")
         self._file.flush()
+
+    def _wait_for_holder(self, timeout_s: float = 2.0) -> dict[str, Any]:
+        """The holder's record, waiting up to ``timeout_s`` for it: a run writes it just after
+        taking the lock, so a run refused in between would otherwise find the file empty."""
+        deadline = time.monotonic() + timeout_s
+        holder = self.holder()
+        while not holder and time.monotonic() < deadline:
+            time.sleep(0.02)
+            holder = self.holder()
+        return holder
 
     def holder(self) -> dict[str, Any]:
         """What the lock file says of its holder ({} when it says nothing readable)."""

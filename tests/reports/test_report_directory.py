@@ -409,3 +409,27 @@ def test_merge_shards_refuses(tmp_path: Path, layout: str, message: str) -> None
     with pytest.raises(ReportError, match=message):
         merge_shards(sources, tmp_path / "merged")
     assert not (tmp_path / "merged").exists()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX")
+def test_a_refusal_waits_for_the_holder_to_say_who_it_is(tmp_path: Path) -> None:
+    """The holder writes its record just after taking the lock: a run refused in between
+    quotes the record once it is there, not an empty file."""
+    import fcntl
+    import threading
+
+    from ort_layouts._errors import ReportError
+    from ort_layouts.reports.lock import LOCK_FILE, DirectoryLock
+
+    with open(tmp_path / LOCK_FILE, "a+b") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+        def say_who() -> None:
+            held.write(b'{"pid": 4242, "host": "ci-7", "command": "ort-layouts validate", "started": ""}\n')
+            held.flush()
+
+        timer = threading.Timer(0.3, say_who)
+        timer.start()
+        with pytest.raises(ReportError, match="in use by another run: pid 4242 on host ci-7"):
+            DirectoryLock(tmp_path)
+        timer.join()
