@@ -380,6 +380,9 @@ def render_report_html(report: Report, *, strict: bool = False) -> str:
     if known:
         body.append(_case_table(("diagnosis", "known issue"), known, lambda r: (r.diagnosis, r.known_issue),
                                 detail=failure_text, anchor=not strict))
+        for i, r in enumerate([k for k in known if k.recovered]):  # what each known deviation applied
+            section = recovered_section(r, draw=i < MAX_PICTURES)
+            body.append(f"<h3><code>{escape(r.case.id)}</code></h3>{section}")
     body.append("</section>")
     body.append(f'<section id="unsupported"><h2>Unsupported cases ({len(unsupported)})</h2>')
     if unsupported:
