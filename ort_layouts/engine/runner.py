@@ -2,10 +2,13 @@
 
 Cases are grouped by opset, op and data type and cut into batches of ``batch_size``; each batch
 becomes one model (see :mod:`ort_layouts.engine.graphs`) and one session. A batch whose session
-cannot be created, or whose run fails, is split in two and each half retried, until the culprit
-cases stand alone: a lone case whose session fails is *unsupported* (with CPU fallback off, that
-is how an EP says it cannot take a node), one whose run fails is an *error*. The rest still run.
-Each result goes to ``on_result`` as soon as it is known.
+cannot be created, or whose run fails, loses its culprits and runs again: the node ONNX
+Runtime's error names, with its kin (the cases of the batch that share its kernel signature),
+or the nodes a placement probe would move off the EP; else it is split in two and each half
+retried, until the culprits stand alone. A lone case whose session fails is *unsupported* (with
+CPU fallback off, that is how an EP says it cannot take a node), one whose run fails is an
+*error*. The rest still run. Each result goes to ``on_result`` as soon as it is known; a
+mismatch is diagnosed, and may be run again alone for that (:meth:`_Run._rerun`).
 
 A case whose operator has several data inputs (Concat) is fed ``x{i}``, ``x{i}_1``, ... cut from
 its one input tensor; one with several outputs (Split) has each output compared bit for bit,
@@ -188,6 +191,16 @@ def _mismatch_offsets(op: Any, index: Sequence[int], output: int = 0) -> tuple[i
         return None, None
 
 
+def _kin(items: list[tuple[int, _Prepared]], culprit: int, *, with_mode: bool) -> list[tuple[int, _Prepared]]:
+    """The items of a batch with the kernel signature of item ``culprit`` (op, data type, opset:
+    what a kernel registry is keyed on; and the mode, ``with_mode``), the culprit included."""
+    def signature(case: Case) -> tuple[Any, ...]:
+        return (case.op, case.data_type, case.opset, case.mode if with_mode else None)
+
+    wanted = signature(items[culprit][1].case)
+    return [item for item in items if signature(item[1].case) == wanted]
+
+
 def _release(session: Any) -> None:
     """Free a session now: a DirectML worker's session lives in the worker until released (an
     in-process session goes with its last reference)."""
@@ -348,13 +361,11 @@ class _Run:
         match = _NAMED_NODE.search(message)
         if match is None or int(match.group(1)) >= len(items):
             return False
-        culprit = items[int(match.group(1))][1].case
         lowered = message.lower()
         if "could not find an implementation" in lowered or "provider type for" in lowered:
             # no kernel for this signature anywhere (with fallback off, ONNX Runtime says the
             # node's provider type "is not set"): every case of the batch that shares it fails alike
-            signature = (culprit.op, culprit.data_type, culprit.opset)
-            bad = [(k, p) for k, p in items if (p.case.op, p.case.data_type, p.case.opset) == signature]
+            bad = _kin(items, int(match.group(1)), with_mode=False)
         else:
             bad = [items[int(match.group(1))]]
         seconds = (time.perf_counter() - start) / len(bad)
@@ -405,7 +416,7 @@ class _Run:
         """The reason a case is unsupported, without the batch's own node names."""
         text = _NAMED_NODE.sub(f"name '{case.op}'", message)
         text = text.removeprefix(f"{self.config.name} could not create the session: ")
-        opset = case.opset or provider_opset(self.config.name)
+        opset = case.opset or self.opset
         return (f"{self.config.name} could not create a session for {case.op} on "
                 f"{case.data_type.name.lower()} (opset {opset}): {text}")
 
@@ -424,11 +435,7 @@ class _Run:
         match = _RUN_NODE.search(message)
         if match is None or int(match.group(1)) >= len(items):
             return False
-        culprit = items[int(match.group(1))][1].case
-        signature = (culprit.op, culprit.data_type, culprit.opset, culprit.mode)
-        alone = [item for item in items
-                 if (item[1].case.op, item[1].case.data_type, item[1].case.opset, item[1].case.mode)
-                 == signature]
+        alone = _kin(items, int(match.group(1)), with_mode=True)
         for item in alone:
             self.batch([item])
         rest = [item for item in items if item not in alone]
@@ -444,17 +451,16 @@ class _Run:
         if self.reruns_left <= 0:
             return None
         case = prep.case
-        operator = operator_for_type(case.op)
         dtype = case.data_type.to_numpy()
-        outputs = [output_name(0, k) for k in range(len(operator.output_shapes(case)))]
+        outputs = [output_name(0, k) for k in range(len(prep.output_shapes))]
+        model = build_model([case], opset=case.opset or self.opset, ir_version=self.ir_version,
+                            shapes=[(prep.input_shapes, prep.output_shapes)])
 
         def rerun(x: np.ndarray) -> list[np.ndarray]:
             if self.reruns_left <= 0:
                 raise ProviderError(f"this run has spent its {RERUN_LIMIT} diagnosis re-runs")
             self.reruns_left -= 1
-            feeds = operator.input_feeds(case, np.asarray(x, dtype=dtype))
-            model = build_model([case], opset=case.opset or provider_opset(self.config.name),
-                                ir_version=self.ir_version)
+            feeds = prep.operator.input_feeds(case, np.asarray(x, dtype=dtype))
             inputs = {input_name(0, k): np.ascontiguousarray(f, dtype=dtype) for k, f in enumerate(feeds)}
 
             def create_and_run() -> list[Any]:  # on the session thread, in turn with the batches

@@ -19,7 +19,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from ort_layouts._errors import DescriptorError, ShapeError
+from ort_layouts._errors import ShapeError
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.registry import operator_for_type
 from ort_layouts.reference.buffers import (
@@ -30,7 +30,13 @@ from ort_layouts.reference.buffers import (
     raw_bytes,
     strided_view,
 )
-from ort_layouts.reference.execute import AnyDmlOperator, DmlOperator, output_values, output_values_all
+from ort_layouts.reference.execute import (
+    AnyDmlOperator,
+    DmlOperator,
+    input_views,
+    output_values,
+    output_values_all,
+)
 
 __all__ = [
     "dml_operator",
@@ -199,17 +205,7 @@ def _output_values_all(op: Any, input_buffers: Sequence[np.ndarray]) -> list[np.
         return output_values_all(op, input_buffers)
     for desc in outputs:
         desc.validate(is_output=True)
-    inputs = tuple(op.inputs)
-    if len(input_buffers) != len(inputs):
-        raise DescriptorError(
-            "buffer-count", len(input_buffers),
-            f"{len(input_buffers)} input buffers given; the operator has {len(inputs)} inputs")
-    srcs = []
-    for k, (desc, buffer) in enumerate(zip(inputs, input_buffers, strict=True)):
-        raw = raw_bytes(buffer)
-        check_buffer_size(raw, desc, f"input {k}", addressed=True)
-        elements = buffer_elements(raw[: desc.total_tensor_size_in_bytes], desc.data_type)
-        srcs.append(strided_view(elements, desc, writeable=False))
+    srcs = input_views(tuple(op.inputs), input_buffers)
     values = [np.zeros(d.sizes, dtype=d.data_type.to_numpy()) for d in outputs]
     dsts = [v.view(UINT_OF_SIZE[d.data_type.bitwidth // 8]) for v, d in zip(values, outputs, strict=True)]
     op.run_all(dsts, srcs, threads=None)

@@ -340,7 +340,9 @@ def _same_type(numpy_dtype: np.dtype[Any], dtype: DataType) -> bool:
 
 
 # ---- several tensors -----------------------------------------------------------------------
-def _input_views(descs: Sequence[BufferTensorDesc], buffers: Sequence[Any]) -> list[np.ndarray]:
+def input_views(descs: Sequence[BufferTensorDesc], buffers: Sequence[Any]) -> list[np.ndarray]:
+    """Read-only strided views of each input buffer through its descriptor, after checking
+    there is one buffer per descriptor and each holds every byte its descriptor addresses."""
     if len(buffers) != len(descs):
         raise DescriptorError(
             "buffer-count", len(buffers),
@@ -391,7 +393,7 @@ def execute_all(
     outputs = tuple(multi.outputs)
     for desc in outputs:
         desc.validate(is_output=True)
-    srcs = _input_views(tuple(multi.inputs), input_buffers)
+    srcs = input_views(tuple(multi.inputs), input_buffers)
     if outs is not None and len(outs) != len(outputs):
         raise DescriptorError("buffer-count", len(outs),
                               f"{len(outs)} output buffers given; the operator has {len(outputs)} outputs")
@@ -451,7 +453,7 @@ def verify_all(op: AnyDmlOperator, input_buffers: Sequence[Any], actuals: Sequen
                               f"{len(actuals)} actual outputs given; the operator has {len(outputs)}")
     for desc in outputs:
         desc.validate(is_output=True)
-    srcs = _input_views(tuple(multi.inputs), input_buffers)
+    srcs = input_views(tuple(multi.inputs), input_buffers)
     acts = [np.asarray(a) for a in actuals]
     fast = all(not is_nibble(d.data_type) and a.size == d.element_count and a.dtype.byteorder != ">"
                and _same_type(a.dtype, d.data_type) for a, d in zip(acts, outputs, strict=True))

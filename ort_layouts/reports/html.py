@@ -246,9 +246,8 @@ def recovered_section(result: CaseResult, *, draw: bool = True) -> str:
     rec = result.recovered
     if not rec:
         return ""
-    applied = rec.get("applied") if isinstance(rec.get("applied"), Mapping) else {}
-    expected = rec.get("expected") if isinstance(rec.get("expected"), Mapping) else {}
-    assert isinstance(applied, Mapping) and isinstance(expected, Mapping)
+    applied, expected = (side if isinstance(side := rec.get(name), Mapping) else {}
+                         for name in ("applied", "expected"))
     keys = [k for k in dict.fromkeys([*expected, *applied]) if k != "operator_dict"]
     differs = ' class="differs"'
     rows = "".join(

@@ -140,3 +140,17 @@ def test_a_long_diagnosis_keeps_its_end() -> None:
     line = str(group)
     assert line.endswith("x 80070057 Invalid parameter.)") and " ... " in line
     assert len(line) < len(text)
+
+
+def test_the_matrix_keeps_each_release_s_recovered_descriptor() -> None:
+    recovered = {"kind": "read", "operator": "DML_OPERATOR_ELEMENT_WISE_IDENTITY",
+                 "applied": {"sizes": [3, 2], "strides_in_elements": [3, 1], "offset_in_elements": 0},
+                 "expected": {"sizes": [3, 2], "strides_in_elements": [1, 3], "offset_in_elements": 0},
+                 "names": ["the input read packed"], "text": "recovered: ..."}
+    wrong = CaseResult(T, Status.MISMATCH, DML, device="lavapipe", node_provider=DML, mismatch_count=4,
+                       recovered=recovered)
+    matrix = merge_reports([_report("1.9.1", wrong), _report("1.15.4", _ok(T))])
+    (row,) = [c for c in matrix.to_dict()["cases"] if c["id"] == T.id]
+    old, new = row["results"]
+    assert old["recovered"] == recovered
+    assert "recovered" not in new
