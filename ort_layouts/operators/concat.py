@@ -42,7 +42,7 @@ from ort_layouts.operators.base import (
     output_name,
 )
 from ort_layouts.operators.case import Case
-from ort_layouts.operators.join_split import JoinOp, along_axis, padded_desc, part_orders
+from ort_layouts.operators.join_split import JoinOp, other_axes, padded_desc, part_orders
 from ort_layouts.operators.onnx_nodes import Flagged, Graph, add_node, attrs, check_size, static
 from ort_layouts.operators.shapes import SUITE_SHAPES, rotating
 
@@ -205,9 +205,6 @@ class Concat(Operator):
         op = ctx.op
         assert isinstance(op, JoinOp)
         buffers = ctx.input_buffers
-        rank = ctx.case.rank
-        pad = op.dimension_count - rank
-        onnx_axis = op.axis - pad
         counts = [d.element_count for d in op.inputs]
 
         def joined(alt: JoinOp, inputs: Sequence[np.ndarray] | None = None) -> Callable[[], CandidateResult]:
@@ -216,20 +213,12 @@ class Concat(Operator):
         if op.input_count > 1:
             flat_inputs = tuple(padded_desc(ctx.dtype, (c,)) for c in counts)
             flat = JoinOp(flat_inputs, padded_desc(ctx.dtype, (sum(counts),)), 3)
-            unadjusted = (f": JOIN along DML axis {onnx_axis}, a leading size-1 axis, the ONNX axis "
-                          f"{onnx_axis} not adjusted for the padding to {op.dimension_count}-D (Axis "
-                          f"{op.axis} expected)") if onnx_axis < pad else ""
+            unadjusted, others = other_axes("JOIN", op.output, counts, op.axis, ctx.case.rank)
             yield (f"the inputs' buffers placed one after another (joined along an outer axis"
                    f"{unadjusted})", joined(flat))
-            for k in range(op.dimension_count):
-                descs = along_axis(op.output, counts, k) if k != op.axis else None
-                if descs is None:
-                    continue
-                note = (f", the ONNX axis {onnx_axis} not adjusted for the padding to "
-                        f"{op.dimension_count}-D") if k == onnx_axis and pad else ""
-                where = f"ONNX axis {k - pad}" if k >= pad else "a leading size-1 axis"
-                yield (f"a JOIN along DML axis {k} ({where}{note}) instead of {op.axis}: the inputs read "
-                       f"as sizes {[list(d.sizes) for d in descs]}", joined(JoinOp(descs, op.output, k)))
+            for k, descs, what in others:
+                yield (f"{what}: the inputs read as sizes {[list(d.sizes) for d in descs]}",
+                       joined(JoinOp(descs, op.output, k)))
         parts = [d.sizes[op.axis] for d in op.inputs]
         for order in part_orders(op.input_count):
             alt = JoinOp(tuple(op.inputs[j] for j in order), op.output, op.axis)

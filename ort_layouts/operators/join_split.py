@@ -50,6 +50,7 @@ __all__ = [
     "SplitOp",
     "along_axis",
     "dml_adjusted_axis",
+    "other_axes",
     "padded_desc",
     "part_orders",
 ]
@@ -110,6 +111,31 @@ def along_axis(whole: BufferTensorDesc, counts: Sequence[int],
         sizes[axis] = count // rest
         descs.append(BufferTensorDesc(whole.data_type, tuple(sizes)))
     return tuple(descs)
+
+
+def other_axes(kind: str, whole: BufferTensorDesc, counts: Sequence[int], axis: int,
+               rank: int) -> tuple[str, list[tuple[int, tuple[BufferTensorDesc, ...], str]]]:
+    """A JOIN or SPLIT (``kind``) of ``counts``-element tensors with ``whole`` along the wrong
+    axis, for the diagnosis: the note for the tensors placed back to back when the ONNX axis of
+    a rank-``rank`` tensor was not adjusted for the padding to ``whole``'s dimension count (""
+    when it needs none), and for each other DML axis the tensors' packed descriptors along it
+    (:func:`along_axis`) with words that name that axis."""
+    dimension_count = whole.dimension_count
+    pad = dimension_count - rank
+    onnx_axis = axis - pad
+    unadjusted = (f": {kind} along DML axis {onnx_axis}, a leading size-1 axis, the ONNX axis "
+                  f"{onnx_axis} not adjusted for the padding to {dimension_count}-D (Axis "
+                  f"{axis} expected)") if onnx_axis < pad else ""
+    others = []
+    for k in range(dimension_count):
+        descs = along_axis(whole, counts, k) if k != axis else None
+        if descs is None:
+            continue
+        note = (f", the ONNX axis {onnx_axis} not adjusted for the padding to "
+                f"{dimension_count}-D") if k == onnx_axis and pad else ""
+        where = f"ONNX axis {k - pad}" if k >= pad else "a leading size-1 axis"
+        others.append((k, descs, f"a {kind} along DML axis {k} ({where}{note}) instead of {axis}"))
+    return unadjusted, others
 
 
 def part_orders(count: int) -> list[tuple[int, ...]]:

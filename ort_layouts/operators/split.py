@@ -46,7 +46,7 @@ from ort_layouts.operators.base import (
 )
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.concat import axis_parts_cases, cut_along, with_size_along
-from ort_layouts.operators.join_split import SplitOp, along_axis, padded_desc, part_orders
+from ort_layouts.operators.join_split import SplitOp, other_axes, padded_desc, part_orders
 from ort_layouts.operators.onnx_nodes import Graph, attrs, check_size, const_ints, int64_initializer
 from ort_layouts.operators.shapes import SUITE_SHAPES, rotating
 
@@ -246,9 +246,6 @@ class Split(Operator):
         cut in another order; each output read one part too far or too early."""
         op = ctx.op
         assert isinstance(op, SplitOp)
-        rank = ctx.case.rank
-        pad = op.dimension_count - rank
-        onnx_axis = op.axis - pad
         counts = [d.element_count for d in op.outputs]
         parts = [d.sizes[op.axis] for d in op.outputs]
         starts = list(op.offsets_along_axis)
@@ -259,20 +256,12 @@ class Split(Operator):
         if op.output_count > 1:
             flat = SplitOp(padded_desc(ctx.dtype, (sum(counts),)),
                            tuple(padded_desc(ctx.dtype, (c,)) for c in counts), 3)
-            unadjusted = (f": SPLIT along DML axis {onnx_axis}, a leading size-1 axis, the ONNX axis "
-                          f"{onnx_axis} not adjusted for the padding to {op.dimension_count}-D (Axis "
-                          f"{op.axis} expected)") if onnx_axis < pad else ""
+            unadjusted, others = other_axes("SPLIT", op.input, counts, op.axis, ctx.case.rank)
             yield (f"the input buffer cut into consecutive pieces of {fmt_ints(counts)} elements (split "
                    f"along an outer axis{unadjusted})", run(flat))
-            for k in range(op.dimension_count):
-                descs = along_axis(op.input, counts, k) if k != op.axis else None
-                if descs is None:
-                    continue
-                note = (f", the ONNX axis {onnx_axis} not adjusted for the padding to "
-                        f"{op.dimension_count}-D") if k == onnx_axis and pad else ""
-                where = f"ONNX axis {k - pad}" if k >= pad else "a leading size-1 axis"
-                yield (f"a SPLIT along DML axis {k} ({where}{note}) instead of {op.axis}: the outputs "
-                       f"written as sizes {[list(d.sizes) for d in descs]}", run(SplitOp(op.input, descs, k)))
+            for k, descs, what in others:
+                yield (f"{what}: the outputs written as sizes {[list(d.sizes) for d in descs]}",
+                       run(SplitOp(op.input, descs, k)))
         for order in part_orders(op.output_count):
             offsets = [0] * op.output_count
             position = 0

@@ -79,3 +79,17 @@ def test_a_mismatch_carries_the_recovered_read(monkeypatch: Any) -> None:
 def test_passing_cases_carry_no_recovery() -> None:
     (result,) = run_cases([Case("Transpose", "float32", (2, 3), perm=(1, 0))], provider="cpu")
     assert result.status is Status.PASS and result.recovered == {}
+
+
+def test_the_re_runs_of_a_validation_are_capped(monkeypatch: Any) -> None:
+    """A broken stack fails every case: the recovery makes at most ``RERUN_LIMIT`` re-runs,
+    and the rest are still reported (diagnosed from their own inputs)."""
+    from ort_layouts.engine import runner as _runner
+
+    made = _plain_copy_ep(monkeypatch)
+    monkeypatch.setattr(_runner, "RERUN_LIMIT", 3)
+    # 8-bit 16x16: more elements than patterns, so each recovery needs two re-runs
+    cases = [Case("Transpose", "uint8", (16, 16), perm=(1, 0), seed=s) for s in range(4)]
+    results = run_cases(cases, provider="cpu")
+    assert [r.status for r in results] == [Status.MISMATCH] * 4
+    assert len(made) - 1 <= 3  # the batch's own session, then at most three re-runs
