@@ -6,9 +6,10 @@ generator (a ``SeedSequence`` hashed into a ``PCG64`` state) costs several times
 small case's values. Here the seeds of all the cases are hashed together, with numpy's
 ``SeedSequence`` algorithm vectorized over them, into the ``PCG64`` states ``default_rng``
 would reach, and one generator is set to each state in turn. The draws that follow are
-``make_input``'s own, so every array is bit for bit the one it returns (the tests compare
-both on every case of the standard suite). A case with a seed outside ``[0, 2**32)`` or with
-more than :data:`LARGE_CASE_ELEMENTS` elements is left to ``make_input`` itself.
+``make_input``'s own (:func:`~ort_layouts.operators.values.draw_input`), so every array is bit
+for bit the one it returns (the tests compare both on every case of the standard suite). A
+case with a seed outside ``[0, 2**32)`` or with more than :data:`LARGE_CASE_ELEMENTS` elements
+is left to ``make_input`` itself.
 
 The algorithms mirrored (numpy's ``bit_generator.pyx``, ``SeedSequence.mix_entropy`` and
 ``generate_state``; ``pcg64.c``, ``pcg64_set_seed``) are part of numpy's stream
@@ -17,16 +18,13 @@ compatibility promise (NEP 19): a seed gives the same stream in every release.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
-from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.operators.case import Case
-from ort_layouts.operators.values import make_input, special_values
+from ort_layouts.operators.values import draw_input, make_input
 
 __all__ = ["LARGE_CASE_ELEMENTS", "generator_states", "make_inputs", "pcg64_states"]
 
@@ -123,19 +121,6 @@ def pcg64_states(seeds: Sequence[int]) -> list[tuple[int, int]]:
     return out
 
 
-@functools.cache
-def _special_pool(data_type: DataType) -> np.ndarray:
-    pool = special_values(data_type)
-    pool.flags.writeable = False
-    return pool
-
-
-@functools.cache
-def _iinfo(dtype: np.dtype[Any]) -> tuple[int, int]:
-    info = np.iinfo(dtype)
-    return int(info.min), int(info.max)
-
-
 def generator_states(cases: Sequence[Case]) -> list[tuple[int, int] | None]:
     """Each case's ``PCG64`` state (:func:`pcg64_states`), or None for a case whose input is
     left to ``make_input`` (iota values draw nothing; a seed outside ``[0, 2**32)``; more than
@@ -170,15 +155,5 @@ def make_inputs(cases: Sequence[Case],
             continue
         bit_generator.state = {"bit_generator": "PCG64", "state": {"state": state[0], "inc": state[1]},
                                "has_uint32": 0, "uinteger": 0}
-        dtype = case.data_type.to_numpy()
-        count = math.prod(case.shape)
-        if case.values == "special":
-            pool = _special_pool(case.data_type)
-            flat = pool[rng.permutation(np.resize(np.arange(pool.size), count))] if count else pool[:0]
-        elif case.data_type.is_float:
-            flat = (rng.standard_normal(count) * 100).astype(dtype)
-        else:
-            low, high = _iinfo(dtype)
-            flat = rng.integers(low, high, size=count, dtype=dtype, endpoint=True)
-        out.append(np.asarray(flat.reshape(case.shape), order="C"))
+        out.append(draw_input(case, rng))
     return out

@@ -11,7 +11,7 @@ import numpy as np
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.operators.case import Case
 
-__all__ = ["make_input", "special_values"]
+__all__ = ["draw_input", "make_input", "special_values"]
 
 
 def special_values(data_type: DataType) -> np.ndarray:
@@ -75,9 +75,15 @@ def make_input(case: Case) -> np.ndarray:
     tensor (``rng.standard_normal(count) * 100`` cast to the type, ``rng.integers`` over the
     type's range, ``pool[rng.permutation(np.resize(np.arange(pool.size), count))]``).
     """
+    return draw_input(case, np.random.default_rng(case.seed))
+
+
+def draw_input(case: Case, rng: np.random.Generator) -> np.ndarray:
+    """The case's input with its values drawn from ``rng`` (:func:`make_input` seeds it with
+    ``case.seed``; a caller may set a generator to the state that seed gives, as
+    :func:`~ort_layouts.engine.inputs.make_inputs` does for many cases at once)."""
     dtype = case.data_type.to_numpy()
     count = math.prod(case.shape)
-    rng = np.random.default_rng(case.seed)
     flat = np.empty(count, dtype=dtype)
     if case.values == "iota":
         _fill_iota(flat, case.data_type.is_float)
