@@ -17,17 +17,20 @@ and a mismatch names the first output that differs ("output 1 of 3: ...").
 How a run goes, so that it costs little more than ONNX Runtime creating and running the same
 sessions on its own:
 
-- every case is planned first (its operator, DirectML operator, descriptors and tensor shapes,
-  each asked of its operator module once), then its batch is filled when the batch comes: the
-  inputs of all its cases at once (:func:`~ort_layouts.engine.inputs.make_inputs`, the values of
-  ``make_input``), and the expected outputs from the descriptors;
+- every case's operator module and tensor shapes are looked up first, to cut the batches; a
+  batch's cases are planned (DirectML operator and descriptors, each asked of its operator
+  module once) when the batch is filled, with the inputs of all its cases at once
+  (:func:`~ort_layouts.engine.inputs.make_inputs`, the values of ``make_input``) and the
+  expected outputs from the descriptors (on the DML EP every case is planned first, so that
+  what DirectML cannot express is reported before any session);
 - the sessions are created and run on one thread of their own (ONNX Runtime lets go of
-  Python's lock meanwhile) while the next batch is filled and the last one judged;
+  Python's lock for most of that) while the next batch is filled and the last one judged;
 - a case passes when each output has the expected element type and shape and the same bytes
   (bit-for-bit equality); any other case is compared in full, with the figures and diagnosis
   a mismatch gets;
-- Python's cycle collector is paused for the run: a run makes many small objects and no
-  cycles worth collecting before it ends.
+- for the run, Python's cycle collector is paused (a run makes many small objects and no
+  cycles worth collecting before it ends) and Python's lock changes hands every 0.2 ms
+  instead of every 5 ms, so the session thread gets it back soon (:func:`_collector_paused`).
 
 Note: the runner works in-process; a native crash of the EP ends the process.
 """
@@ -38,6 +41,7 @@ import dataclasses
 import gc
 import math
 import re
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -91,25 +95,53 @@ _BYTES_EQUAL_LIMIT = 64 << 10
 
 
 class _Prepared:
-    """A planned case: its operator module, DirectML operator (None when DirectML cannot express
-    the case), descriptors and tensor shapes; once its batch is filled, its input (the whole
-    tensor and the node's feeds) and expected outputs."""
+    """A case on its way through a run: its operator module and tensor shapes; once planned
+    (:meth:`plan`), its DirectML operator (None when DirectML cannot express the case) and
+    descriptors; once its batch is filled, its input (the whole tensor and the node's feeds)
+    and expected outputs."""
 
     __slots__ = ("case", "descriptors", "expected", "feeds", "input", "input_shapes", "op", "operator",
-                 "output_shapes", "reason", "seconds")
+                 "output_shapes", "planned", "reason", "seconds")
 
-    def __init__(self, case: Case, operator: Operator, op: Any, reason: str, seconds: float) -> None:
+    def __init__(self, case: Case, operator: Operator) -> None:
+        start = time.perf_counter()
         self.case = case
         self.operator = operator
-        self.op = op
-        self.reason = reason
-        self.descriptors: dict[str, Any] = op.to_dict() if op is not None else {}
+        self.op: Any = None
+        self.reason = ""
+        self.planned = False
+        self.descriptors: dict[str, Any] = {}
         self.input_shapes = operator.input_shapes(case)
         self.output_shapes = operator.output_shapes(case)
         self.input: np.ndarray = np.empty(0)
         self.feeds: list[np.ndarray] = []
         self.expected: list[np.ndarray | PendingOutput] = []
-        self.seconds = seconds
+        self.seconds = time.perf_counter() - start
+
+    def plan(self, provider: str) -> str:
+        """Find the case's DirectML operator and descriptors; return the reason the case is
+        unsupported on ``provider`` ("" when it runs). DirectML cannot express some cases (a
+        Pad that crops): on the DML EP they are unsupported, unless the EP runs them without
+        DirectML (an empty tensor); elsewhere their outputs come from numpy's reading."""
+        if self.planned:
+            return ""
+        start = time.perf_counter()
+        case, operator = self.case, self.operator
+        reason = operator.inexpressible_reason(case)
+        if reason:
+            if provider == DML and not operator.skips_dispatch(case):
+                return reason
+        else:
+            try:
+                self.op = operator.dml_operator(case)
+            except NotExpressibleError as e:
+                if provider == DML:
+                    return str(e)
+        self.reason = reason
+        self.descriptors = self.op.to_dict() if self.op is not None else {}
+        self.planned = True
+        self.seconds += time.perf_counter() - start
+        return ""
 
     @property
     def is_edge(self) -> bool:
@@ -151,21 +183,8 @@ class _Prepared:
 
 def _plan(case: Case, provider: str) -> _Prepared | str:
     """The planned case, or the reason it is unsupported on ``provider`` (a str)."""
-    start = time.perf_counter()
-    operator = operator_for_type(case.op)
-    op = None
-    reason = operator.inexpressible_reason(case)
-    if reason:
-        # an empty tensor: the EP runs the node without DirectML, and its outputs are checked
-        if provider == DML and not operator.skips_dispatch(case):
-            return reason
-    else:
-        try:
-            op = operator.dml_operator(case)
-        except NotExpressibleError as e:
-            if provider == DML:
-                return str(e)
-    return _Prepared(case, operator, op, reason, time.perf_counter() - start)
+    prepared = _Prepared(case, operator_for_type(case.op))
+    return prepared.plan(provider) or prepared
 
 
 def _prepare(case: Case, provider: str, inputs: Mapping[str, np.ndarray] | None) -> _Prepared | str:
@@ -523,37 +542,54 @@ class _Run:
 
 
 
+# how often, at most, the thread holding Python's lock is asked to let another have it, during a run
+_SWITCH_INTERVAL_S = 0.0002
+
+
 @contextmanager
 def _collector_paused() -> Iterator[None]:
-    """Python's cycle collector paused (and restored as it was): a run allocates many small
-    objects, which would set off full collections of everything alive, and frees them by
-    reference counting."""
+    """For the run: Python's cycle collector paused, and the lock handed between threads
+    every 0.2 ms instead of 5 ms (both restored as they were after).
+
+    A run allocates many small objects, which would set off full collections of everything
+    alive, and frees them by reference counting. The session thread takes Python's lock back
+    many times while ONNX Runtime creates a session (on the standard suite, beside the busy
+    main thread, at 5 ms it spent about three times as long as ONNX Runtime alone; at 0.2 ms
+    about 1.5 times)."""
     enabled = gc.isenabled()
+    interval = sys.getswitchinterval()
     gc.disable()
+    sys.setswitchinterval(min(interval, _SWITCH_INTERVAL_S))
     try:
         yield
     finally:
+        sys.setswitchinterval(interval)
         if enabled:
             gc.enable()
 
 
 def _chunks(run: _Run, case_list: Sequence[Case], batch_size: int) -> list[list[tuple[int, _Prepared]]]:
-    """Plan every case (reporting those that cannot run) and cut them into batches: one model
+    """Take every case in (reporting those that cannot run) and cut them into batches: one model
     per (opset, op, data type), since a kernel missing for a type fails a whole group alike;
     edge cases (a rank-0 or an empty tensor) one per session, since the DML EP dispatches
     nothing for a node with an empty tensor and outputs of other nodes in the same DirectML
-    session came back unwritten beside them."""
+    session came back unwritten beside them.
+
+    On the DML EP every case is planned here, so that the cases DirectML cannot express are
+    reported unsupported before any session; elsewhere each batch's cases are planned when the
+    batch is filled (:func:`_filler`), while the session thread works on the batch before."""
     name = run.config.name
     groups: dict[tuple[int, str, int, bool], list[tuple[int, _Prepared]]] = {}
     for key, case in enumerate(case_list):
         try:
-            prepared = _plan(case, name)
-            edge = isinstance(prepared, _Prepared) and prepared.is_edge
+            prepared = _Prepared(case, operator_for_type(case.op))
+            unsupported = prepared.plan(name) if name == DML else ""
+            edge = prepared.is_edge
         except Exception as e:  # the case itself is bad, or the oracle rejected it
             run.fail(key, case, Status.ERROR, f"preparing the case failed: {type(e).__name__}: {e}")
             continue
-        if isinstance(prepared, str):
-            run.fail(key, case, Status.UNSUPPORTED, prepared)
+        if unsupported:
+            run.fail(key, case, Status.UNSUPPORTED, unsupported)
             continue
         group = (case.opset or run.opset, case.op, int(case.data_type), edge)
         groups.setdefault(group, []).append((key, prepared))
@@ -567,12 +603,26 @@ def _chunks(run: _Run, case_list: Sequence[Case], batch_size: int) -> list[list[
 
 def _filler(run: _Run, case_list: Sequence[Case], inputs: Mapping[str, np.ndarray] | None
             ) -> Callable[[list[tuple[int, _Prepared]]], list[tuple[int, _Prepared]]]:
-    """fill(batch): the batch's inputs and expected outputs set, the cases whose preparation
-    failed reported as errors and left out. The generators' states of every case are computed
+    """fill(batch): the batch's cases planned (:meth:`_Prepared.plan`), their inputs and expected
+    outputs set; the cases whose preparation failed are reported as errors, those the provider
+    cannot run as unsupported, and both left out. The generators' states of every case are computed
     at once, ahead."""
     states = generator_states(case_list)
 
-    def fill(items: list[tuple[int, _Prepared]]) -> list[tuple[int, _Prepared]]:
+    name = run.config.name
+
+    def fill(chunk: list[tuple[int, _Prepared]]) -> list[tuple[int, _Prepared]]:
+        items = []
+        for key, prep in chunk:
+            try:
+                unsupported = prep.plan(name)
+            except Exception as e:  # the case itself is bad, or the oracle rejected it
+                run.fail(key, prep.case, Status.ERROR, f"preparing the case failed: {type(e).__name__}: {e}")
+                continue
+            if unsupported:
+                run.fail(key, prep.case, Status.UNSUPPORTED, unsupported)
+                continue
+            items.append((key, prep))
         given = inputs or {}
         made = [k for k, p in items if p.case.id not in given]
         start = time.perf_counter()
@@ -711,7 +761,20 @@ def batch_cases(cases: Iterable[Case], *, provider: str = "auto", batch_size: in
     if batch_size < 1:
         raise ValueError(f"batch_size {batch_size} must be >= 1")
     run = _new_run(provider, 0, None, False, None)
-    return [[p.case for _, p in chunk] for chunk in _chunks(run, list(cases), batch_size)]
+    batches = []
+    for chunk in _chunks(run, list(cases), batch_size):
+        batch = [p.case for _, p in chunk if _plans(p, run.config.name)]
+        if batch:
+            batches.append(batch)
+    return batches
+
+
+def _plans(prep: _Prepared, provider: str) -> bool:
+    """Whether the case plans for ``provider`` (the filler leaves out those that do not)."""
+    try:
+        return not prep.plan(provider)
+    except Exception:
+        return False
 
 
 def plan_batches(

@@ -6,6 +6,7 @@ ones ``run_cases`` creates."""
 from __future__ import annotations
 
 import gc
+import sys
 import threading
 from typing import Any
 
@@ -77,6 +78,23 @@ def test_sessions_run_on_their_thread_and_are_released(recorded: dict[str, list[
     assert sessions == len(batch_cases(cases, provider="cpu")) > 2
     assert all(name.startswith("ort_layouts_sessions") for name in recorded["threads"])
     assert len(recorded["released"]) == len(set(recorded["released"])) == sessions
+
+
+def test_the_lock_changes_hands_often_during_a_run_only() -> None:
+    seen: list[float] = []
+    before = sys.getswitchinterval()
+    run_cases([Case("Transpose", "float32", (2, 3), perm=(1, 0))], provider="cpu",
+              on_result=lambda r: seen.append(sys.getswitchinterval()))
+    assert seen and seen[0] <= 0.0002 < before  # Python's default is 0.005 s
+    assert sys.getswitchinterval() == before
+    sys.setswitchinterval(0.0001)  # a shorter interval of the caller's is kept
+    shorter = sys.getswitchinterval()  # as Python stores it (whole microseconds)
+    try:
+        run_cases([Case("Transpose", "float32", (2, 3), perm=(1, 0))], provider="cpu",
+                  on_result=lambda r: seen.append(sys.getswitchinterval()))
+        assert seen[-1] == sys.getswitchinterval() == shorter < 0.0002
+    finally:
+        sys.setswitchinterval(before)
 
 
 def test_a_disabled_collector_stays_disabled() -> None:
