@@ -558,12 +558,15 @@ def _collector_paused() -> Iterator[None]:
     about 1.5 times)."""
     enabled = gc.isenabled()
     interval = sys.getswitchinterval()
+    shorten = interval > _SWITCH_INTERVAL_S  # (Python keeps whole microseconds: set only to change it)
     gc.disable()
-    sys.setswitchinterval(min(interval, _SWITCH_INTERVAL_S))
+    if shorten:
+        sys.setswitchinterval(_SWITCH_INTERVAL_S)
     try:
         yield
     finally:
-        sys.setswitchinterval(interval)
+        if shorten:
+            sys.setswitchinterval(interval)
         if enabled:
             gc.enable()
 
