@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -74,6 +75,8 @@ _TO_ONNX = {v: k for k, v in _FROM_ONNX.items()}
 
 
 def _ints(values: Any, what: str) -> list[int]:
+    if type(values) is tuple and all(type(v) is int for v in values):  # as a Case holds them
+        return list(values)
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__") or any(
             isinstance(v, bool) or not isinstance(v, (int, np.integer)) for v in values):
         raise ShapeError(f"{what} {values!r} is not a sequence of integers")
@@ -114,6 +117,20 @@ def split_onnx_pads(
     >>> split_onnx_pads([1, 2, 3, 4], 3, axes=[-1, 0])
     ((2, 0, 1), (4, 0, 3))
     """
+    if _plain_ints(pads) and type(rank) is int and (axes is None or _plain_ints(axes)):  # a Case's
+        return _cached_split(pads, rank, axes)
+    return _split(pads, rank, axes)
+
+
+def _plain_ints(values: Any) -> bool:
+    """A tuple of Python ints (a cache key that equals only itself: 1.0 and True equal 1 but
+    are no integers here)."""
+    return type(values) is tuple and all(type(v) is int for v in values)
+
+
+def _split(pads: Sequence[int], rank: int,
+           axes: Sequence[int] | None) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """:func:`split_onnx_pads`, computed."""
     values = _ints(pads, "pads")
     axis_list = list(range(rank)) if axes is None else _ints(axes, "Pad axes")
     for a in axis_list:
@@ -131,6 +148,10 @@ def split_onnx_pads(
         begins[a] = values[i]
         ends[a] = values[len(norm) + i]
     return tuple(begins), tuple(ends)
+
+
+# the split depends on the pads, rank and axes alone: cases of every data type share it
+_cached_split = functools.lru_cache(maxsize=4096)(_split)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

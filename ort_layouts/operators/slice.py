@@ -44,6 +44,7 @@ lists 8-, 16- and 32-bit types; the suite's 64-bit cases run bit-exact on Direct
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -104,6 +105,8 @@ def _wrap32(value: int) -> int:
 
 
 def _ints(values: Any, what: str) -> tuple[int, ...]:
+    if type(values) is tuple and all(type(v) is int for v in values):  # as a Case holds them
+        return values
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__") or any(
             isinstance(v, bool) or not isinstance(v, (int, np.integer)) for v in values):
         raise ShapeError(f"Slice {what} {values!r} is not a sequence of integers")
@@ -156,6 +159,20 @@ def ep_slice_window(shape: Sequence[int], starts: Sequence[int], ends: Sequence[
         NotExpressibleError: the EP rejects the parameters (``steps`` without ``axes``).
         ShapeError: the EP's own checks fail (lengths, an axis out of range, a step 0).
     """
+    if all(map(_plain_ints, (shape, starts, ends, axes, steps))):  # as a Case holds them
+        return _cached_window(shape, starts, ends, axes, steps)  # the geometry alone decides
+    return _window(shape, starts, ends, axes, steps)
+
+
+def _plain_ints(values: Any) -> bool:
+    """A tuple of Python ints, or None (a cache key that equals only itself: 1.0 and True
+    equal 1 but are no integers here)."""
+    return values is None or (type(values) is tuple and all(type(v) is int for v in values))
+
+
+def _window(shape: Sequence[int], starts: Sequence[int], ends: Sequence[int],
+            axes: Sequence[int] | None, steps: Sequence[int] | None) -> SliceWindow:
+    """The window of :func:`ep_slice_window`, computed."""
     dims = tuple(int(n) for n in shape)
     rank = len(dims)
     start_list = [_clamp32(v) for v in _ints(starts, "starts")]
@@ -201,6 +218,9 @@ def ep_slice_window(shape: Sequence[int], starts: Sequence[int], ends: Sequence[
         out[d] = size // magnitude + (size % magnitude != 0)
         offsets[d], strides[d], sizes[d] = start, step, size
     return SliceWindow(tuple(offsets), tuple(sizes), tuple(strides), tuple(out))
+
+
+_cached_window = functools.lru_cache(maxsize=4096)(_window)
 
 
 # ---- ONNX's result -------------------------------------------------------------------------
@@ -492,6 +512,7 @@ def _check(shape: tuple[int, ...], starts: tuple[int, ...] | None, ends: tuple[i
             raise ShapeError(f"Slice steps {list(steps)} contain 0 (valid: any nonzero integer)")
 
 
+@functools.lru_cache(maxsize=4096)  # the geometry alone decides: cases of every data type share it
 def _ep_reason(shape: tuple[int, ...], starts: tuple[int, ...], ends: tuple[int, ...],
                axes: tuple[int, ...] | None, steps: tuple[int, ...] | None) -> str:
     """Why the DML EP builds no (valid) SLICE1 for the parameters ("" when it builds one)."""

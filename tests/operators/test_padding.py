@@ -98,3 +98,12 @@ def test_direct_construction_checks_sizes() -> None:
     desc = BufferTensorDesc("float32", (1, 1, 3, 4))
     with pytest.raises(ShapeError, match="8"):
         PaddingOp(desc, BufferTensorDesc("float32", (1, 1, 8, 4)), (0, 0, 1, 0), (0, 0, 1, 0))
+
+
+def test_the_split_cache_keeps_integers_apart_from_floats_and_bools() -> None:
+    # a Case's tuples are cached by value; 1.0 and True equal 1 but are no pads
+    assert split_onnx_pads((1, 2), 1) == ((1,), (2,))
+    for bad in ((1.0, 2), (True, 2)):
+        with pytest.raises(ShapeError, match="not a sequence of integers"):
+            split_onnx_pads(bad, 1)
+    assert split_onnx_pads([np.int64(1), 2], 1) == ((1,), (2,))
