@@ -31,6 +31,7 @@ from typing import Any
 import onnx
 
 from ort_layouts._errors import OrtLayoutsError, ProviderError
+from ort_layouts.engine.session_process import apply_settings, graph_assignment
 
 __all__ = [
     "DML",
@@ -50,6 +51,7 @@ __all__ = [
     "register_plugin_ep",
     "resolve_provider",
     "session_options",
+    "session_settings",
 ]
 
 DML = "DmlExecutionProvider"
@@ -412,9 +414,10 @@ def resolve_provider(name: str) -> str:
 
 
 # ---- sessions -------------------------------------------------------------------------------
-def session_options(config: ProviderConfig) -> Any:
-    """The ``onnxruntime.SessionOptions`` every in-process session on ``config`` is created
-    with (:func:`make_session`).
+def session_settings(config: ProviderConfig) -> dict[str, Any]:
+    """The session options of ``config`` as data (what
+    :func:`~ort_layouts.engine.session_process.apply_settings` sets): the settings every
+    session on ``config`` is created with, in this process or in the CPU EP's session process.
 
     The CPU EP runs each node on the calling thread (``intra_op_num_threads`` 1): a layout
     node is far too small to share out, and the default pool of one thread per core spins
@@ -422,20 +425,28 @@ def session_options(config: ProviderConfig) -> Any:
     machine."""
     import onnxruntime as ort
 
-    so = ort.SessionOptions()
-    so.log_severity_level = 4  # failures surface as exceptions with the same text
-    so.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_ENABLE_ALL if config.optimize
-                                   else ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
-    so.enable_mem_pattern = False  # the DML EP requires it; harmless elsewhere
-    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    entries = []
     if config.fallback_disabled:
-        so.add_session_config_entry(_CONFIG_DISABLE_FALLBACK, "1")
+        entries.append((_CONFIG_DISABLE_FALLBACK, "1"))
     if config.record_assignment and hasattr(ort.InferenceSession, "get_provider_graph_assignment_info"):
-        so.add_session_config_entry(_CONFIG_RECORD_ASSIGNMENT, "1")
+        entries.append((_CONFIG_RECORD_ASSIGNMENT, "1"))
     if config.name == DML and config.per_node:
-        so.add_session_config_entry(_CONFIG_DML_NO_FUSION, "1")
-    if config.name == CPU:
-        so.intra_op_num_threads = 1
+        entries.append((_CONFIG_DML_NO_FUSION, "1"))
+    return {
+        "log_severity_level": 4,  # failures surface as exceptions with the same text
+        "optimize": config.optimize,
+        "intra_op_num_threads": 1 if config.name == CPU else 0,
+        "config_entries": entries,
+    }
+
+
+def session_options(config: ProviderConfig) -> Any:
+    """The ``onnxruntime.SessionOptions`` every in-process session on ``config`` is created
+    with (:func:`make_session`), from :func:`session_settings`."""
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    apply_settings(so, session_settings(config))
     return so
 
 
@@ -511,14 +522,7 @@ def node_assignment(session: Any) -> dict[str, str]:
     recorded = getattr(session, "node_assignment", None)
     if recorded is not None:  # a DirectML worker session
         return dict(recorded())
-    get = getattr(session, "get_provider_graph_assignment_info", None)
-    if get is None:
-        return {}
-    try:
-        subgraphs = get()
-    except Exception:  # recording was not enabled for this session
-        return {}
-    return {node.name: sub.ep_name for sub in subgraphs for node in sub.get_nodes()}
+    return graph_assignment(session)
 
 
 def node_assignment_from_profile(path: str | os.PathLike[str]) -> dict[str, str]:

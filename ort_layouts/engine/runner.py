@@ -37,6 +37,7 @@ Note: the runner works in-process; a native crash of the EP ends the process.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import gc
 import math
@@ -64,8 +65,16 @@ from ort_layouts.engine.providers import (
     make_session,
     node_assignment,
     resolve_provider,
+    session_settings,
 )
 from ort_layouts.engine.result import CaseResult, Status
+from ort_layouts.engine.session_process import (
+    SessionProcess,
+    SessionProcessCreateError,
+    SessionProcessDiedError,
+    SessionProcessRunError,
+    session_process,
+)
 from ort_layouts.operators.base import Operator, input_name, output_name
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.expected import expected_output, expected_outputs
@@ -82,6 +91,10 @@ from ort_layouts.reference.execute import (
 __all__ = ["BatchPlan", "batch_cases", "plan_batches", "run_cases"]
 
 OnResult = Callable[[CaseResult], None]
+
+# a CPU EP run of at least this many cases creates and runs its sessions in the session process
+# (:mod:`~ort_layouts.engine.session_process`), which takes about half a second to start once
+PROCESS_MIN_CASES = 2000
 
 #: re-runs of failing cases per run that the diagnosis may make (each a one-node session)
 RERUN_LIMIT = 64
@@ -232,15 +245,16 @@ class _Attempt:
     """One batch's session, created and run (on the session thread): its outputs, or the
     error of the step that failed, and which EP got each node."""
 
-    __slots__ = ("config", "create_error", "feeds", "model", "names", "outputs", "placed", "run_error",
-                 "seconds")
+    __slots__ = ("config", "create_error", "feeds", "model", "names", "outputs", "placed", "process",
+                 "run_error", "seconds")
 
     def __init__(self, config: ProviderConfig, model: Any, feeds: dict[str, np.ndarray],
-                 names: list[str]) -> None:
+                 names: list[str], process: SessionProcess | None = None) -> None:
         self.config = config
         self.model = model
         self.feeds = feeds
         self.names = names
+        self.process = process
         self.outputs: list[Any] = []
         self.placed: dict[str, str] = {}
         self.create_error: SessionCreationError | OrtLayoutsError | None = None
@@ -250,6 +264,9 @@ class _Attempt:
     def __call__(self) -> _Attempt:
         start = time.perf_counter()
         try:
+            if self.process is not None:
+                self._in_process(self.process)
+                return self
             try:
                 session = make_session(self.model, self.config)
             except (SessionCreationError, OrtLayoutsError) as e:
@@ -266,6 +283,18 @@ class _Attempt:
         finally:
             self.seconds = time.perf_counter() - start
 
+    def _in_process(self, process: SessionProcess) -> None:
+        """Create and run the session in the CPU EP's session process; a refused session is a
+        creation error with :func:`make_session`'s text, a failed run or a died process a run
+        error."""
+        try:
+            self.outputs, self.placed = process.run_batch(
+                self.model.SerializeToString(), session_settings(self.config), self.feeds, self.names)
+        except SessionProcessCreateError as e:
+            self.create_error = SessionCreationError(f"{self.config.name} could not create the session: {e}")
+        except (SessionProcessRunError, SessionProcessDiedError) as e:
+            self.run_error = e
+
 
 class _Run:
     def __init__(self, config: ProviderConfig, device: str, on_result: OnResult | None) -> None:
@@ -277,6 +306,7 @@ class _Run:
         self.reruns_left = RERUN_LIMIT
         self.opset = provider_opset(config.name)
         self.sessions: ThreadPoolExecutor | None = None  # the session thread, while a run lasts
+        self.process: SessionProcess | None = None  # the CPU EP's session process, when a run uses it
 
     def emit(self, key: int, result: CaseResult) -> None:
         self.results[key] = result
@@ -311,7 +341,10 @@ class _Run:
             attempt = _Attempt(self.config, None, feeds, names)
             attempt.create_error = e
             return attempt
-        return _Attempt(self.config, model, feeds, names)
+        process = self.process
+        if process is not None and sum(x.nbytes for x in feeds.values()) >= LARGE_OUTPUT_BYTES:
+            process = None  # large tensors stay in this process: no copies through a pipe
+        return _Attempt(self.config, model, feeds, names, process)
 
     def batch(self, items: list[tuple[int, _Prepared]]) -> None:
         """Run one batch; on failure isolate the culprits (by the node the error names, else by
@@ -650,33 +683,55 @@ def _filler(run: _Run, case_list: Sequence[Case], inputs: Mapping[str, np.ndarra
     return fill
 
 
+# batches handed to the session thread before the oldest is judged, at most: batches differ
+# (one node or 256, a large tensor or small ones), and a queue lets the filling and the
+# sessions even out; beyond the first, at most this many bytes of inputs and expected outputs
+_AHEAD_BATCHES = 4
+_AHEAD_BYTES = 64 << 20
+
+_Pending = tuple[list[tuple[int, _Prepared]], _Attempt, "Future[_Attempt] | None", int]
+
+
 def _pipeline(run: _Run, chunks: Iterable[list[tuple[int, _Prepared]]],
               fill: Callable[[list[tuple[int, _Prepared]]], list[tuple[int, _Prepared]]]) -> None:
     """Run the batches: each batch's session is created and run on the session thread while
-    the next batch is filled and this one's predecessor judged, in order."""
-    pending: tuple[list[tuple[int, _Prepared]], _Attempt, Future[_Attempt] | None] | None = None
+    the next batches are filled and the earlier ones judged, in order (up to
+    ``_AHEAD_BATCHES`` batches queued, and ``_AHEAD_BYTES`` of their data past the oldest)."""
+    pending: collections.deque[_Pending] = collections.deque()
+    queued_bytes = 0
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ort_layouts_sessions") as sessions:
         run.sessions = sessions
         try:
             for chunk in chunks:
                 items = fill(chunk)
-                current = None
                 if items:
                     attempt = run.attempt(items)
                     future = sessions.submit(attempt) if attempt.model is not None else None
-                    current = (items, attempt, future)
-                if pending is not None:
-                    _judge_pending(run, pending)
-                pending = current
-            if pending is not None:
-                _judge_pending(run, pending)
+                    held = sum(_held_bytes(p) for _, p in items)
+                    pending.append((items, attempt, future, held))
+                    queued_bytes += held
+                while len(pending) > 1 and (len(pending) > _AHEAD_BATCHES
+                                            or queued_bytes - pending[0][3] > _AHEAD_BYTES):
+                    queued_bytes -= pending[0][3]
+                    _judge_pending(run, pending.popleft())
+            while pending:
+                _judge_pending(run, pending.popleft())
         finally:
             run.sessions = None
 
 
-def _judge_pending(run: _Run, pending: tuple[list[tuple[int, _Prepared]], _Attempt,
-                                             Future[_Attempt] | None]) -> None:
-    items, attempt, future = pending
+def _held_bytes(prep: _Prepared) -> int:
+    """The bytes a filled case holds: its input and expected outputs (its feeds are its input,
+    or views of it)."""
+    held = prep.input.nbytes
+    for e in prep.expected:
+        if type(e) is np.ndarray:
+            held += e.nbytes
+    return held
+
+
+def _judge_pending(run: _Run, pending: _Pending) -> None:
+    items, attempt, future, _ = pending
     if future is not None:
         future.result()
     run.judge(items, attempt)
@@ -717,6 +772,9 @@ def run_cases(
         raise ValueError(f"batch_size {batch_size} must be >= 1")
     run = _new_run(provider, device_id, provider_options, optimize, on_result)
     case_list = list(cases)
+    if run.config.name == CPU and len(case_list) >= PROCESS_MIN_CASES:
+        run.process = session_process()
+        run.process.start()  # it starts up while the cases are taken in
     with _collector_paused():
         chunks = _chunks(run, case_list, batch_size)
         if chunks:
@@ -724,11 +782,20 @@ def run_cases(
                 _canary(run.config)
             keep_alive = _keep_alive_session(run.config)
             try:
-                _pipeline(run, chunks, _filler(run, case_list, inputs))
+                _pipeline(run, _consumed(chunks), _filler(run, case_list, inputs))
             finally:
                 _release(keep_alive)
                 del keep_alive
     return [run.results[k] for k in range(len(case_list))]
+
+
+def _consumed(chunks: list[list[tuple[int, _Prepared]]]) -> Iterator[list[tuple[int, _Prepared]]]:
+    """The batches in order, each let go of as it is taken, so that a judged batch's inputs and
+    expected outputs are freed at once (and not left for the cycle collector's pass when the
+    run ends)."""
+    chunks.reverse()
+    while chunks:
+        yield chunks.pop()
 
 
 def _new_run(provider: str, device_id: int, provider_options: Mapping[str, Any] | None, optimize: bool,

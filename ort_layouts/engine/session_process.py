@@ -1,0 +1,235 @@
+"""The CPU EP's sessions in a process of their own, beside the process that checks them.
+
+ONNX Runtime's Python binding takes Python's lock back many times while it creates a session,
+so a session thread in the checking process contends with the thread that plans, fills and
+judges the batches: on the standard suite, on 2 cores, the thread made a run no faster than
+creating the sessions in turn on the main thread, at about 1.3 times the processor time. A
+process of its own creates and runs the sessions at ONNX Runtime's own speed while the checking
+process works, and a native crash of ONNX Runtime there is a failed batch, not the end of the
+validation (the runner then isolates the culprit as for any failed run, and the next batch
+starts a new process).
+
+The child is this file run as a script (``python -P session_process.py``: its folder is not put
+on ``sys.path``): it imports only the standard library, numpy and onnxruntime, so it starts in
+about half a second. Requests and
+replies are pickled tuples on its stdin and stdout:
+
+- ``("batch", model bytes, settings, feeds, output names)`` -> ``("ok", outputs, {node: EP})``,
+  ``("create", message)`` when ONNX Runtime refused the session, or ``("run", message)`` when
+  ``Run`` failed;
+- ``("quit",)`` -> the child exits.
+
+``settings`` are the session options as data (:func:`apply_settings`), the same that
+:func:`~ort_layouts.engine.providers.session_options` applies in-process.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Mapping, Sequence
+from typing import IO, Any
+
+__all__ = ["SessionProcess", "SessionProcessCreateError", "SessionProcessDiedError",
+           "SessionProcessRunError", "apply_settings", "graph_assignment", "session_process"]
+
+_CPU = "CPUExecutionProvider"
+# how much of the child's standard error a died error quotes
+_STDERR_TAIL_BYTES = 2000
+
+
+def apply_settings(so: Any, settings: Mapping[str, Any]) -> None:
+    """Set an ``onnxruntime.SessionOptions`` from settings as data: ``log_severity_level``,
+    ``optimize`` (all graph optimizations, or none), ``intra_op_num_threads`` (0: ONNX Runtime's
+    default) and ``config_entries`` (session config key/value pairs). Memory patterns are off
+    (the DML EP requires it; harmless elsewhere) and execution is sequential."""
+    import onnxruntime as ort
+
+    so.log_severity_level = int(settings["log_severity_level"])
+    so.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_ENABLE_ALL if settings["optimize"]
+                                   else ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    so.enable_mem_pattern = False
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    for key, value in settings["config_entries"]:
+        so.add_session_config_entry(key, value)
+    if settings["intra_op_num_threads"]:
+        so.intra_op_num_threads = int(settings["intra_op_num_threads"])
+
+
+def graph_assignment(session: Any) -> dict[str, str]:
+    """{node name: EP name} as ONNX Runtime recorded it for an ``InferenceSession``; {} when
+    this runtime cannot say, or recording was off."""
+    get = getattr(session, "get_provider_graph_assignment_info", None)
+    if get is None:
+        return {}
+    try:
+        subgraphs = get()
+    except Exception:  # recording was not enabled for this session
+        return {}
+    return {node.name: sub.ep_name for sub in subgraphs for node in sub.get_nodes()}
+
+
+class SessionProcessCreateError(Exception):
+    """ONNX Runtime refused the session in the child (its own message)."""
+
+
+class SessionProcessRunError(Exception):
+    """``Run`` failed in the child (ONNX Runtime's own message)."""
+
+
+class SessionProcessDiedError(Exception):
+    """The child died or broke the protocol while it had the batch; the next batch starts a new one."""
+
+
+class SessionProcess:
+    """A child process that creates and runs CPU EP sessions, one batch at a time (thread-safe:
+    one request at a time; started on first use, restarted after it died)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._stderr: IO[bytes] | None = None
+
+    def start(self) -> None:
+        """Start the child now, if it is not running (it starts on first use otherwise)."""
+        with self._lock:
+            self._ensure()
+
+    def _ensure(self) -> subprocess.Popen[bytes]:
+        if self._proc is not None and self._proc.poll() is None:
+            return self._proc
+        self._stop()
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in _stop
+        command = [sys.executable, "-P", "-u", os.path.abspath(__file__)]
+        self._proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      stderr=self._stderr)
+        return self._proc
+
+    def run_batch(self, model: bytes, settings: Mapping[str, Any], feeds: Mapping[str, Any],
+                  names: Sequence[str]) -> tuple[list[Any], dict[str, str]]:
+        """Create a CPU EP session of ``model`` with ``settings`` and run it on ``feeds``.
+
+        Returns:
+            (the outputs named ``names``, {node name: EP name}).
+
+        Raises:
+            SessionProcessCreateError: ONNX Runtime refused the session.
+            SessionProcessRunError: ``Run`` failed.
+            SessionProcessDiedError: the child died (its exit status and the end of its
+                standard error are in the message).
+        """
+        with self._lock:
+            proc = self._ensure()
+            assert proc.stdin is not None and proc.stdout is not None
+            try:
+                pickle.dump(("batch", bytes(model), dict(settings), dict(feeds), list(names)), proc.stdin,
+                            protocol=pickle.HIGHEST_PROTOCOL)
+                proc.stdin.flush()
+                reply = pickle.load(proc.stdout)
+            except (OSError, EOFError, pickle.UnpicklingError) as e:
+                raise SessionProcessDiedError(self._died_text(e)) from None
+        if reply[0] == "ok":
+            return reply[1], reply[2]
+        if reply[0] == "create":
+            raise SessionProcessCreateError(reply[1])
+        raise SessionProcessRunError(reply[1])
+
+    def _died_text(self, error: BaseException) -> str:
+        proc, stderr = self._proc, self._stderr
+        code = None
+        if proc is not None:
+            try:
+                code = proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                code = proc.wait()
+        tail = ""
+        if stderr is not None:
+            stderr.seek(0, os.SEEK_END)
+            stderr.seek(max(0, stderr.tell() - _STDERR_TAIL_BYTES))
+            tail = stderr.read().decode("utf-8", "replace").strip()
+        self._stop()
+        cause = str(error) or type(error).__name__
+        text = f"the session process died (exit status {code}) while it had the batch ({cause})"
+        return text + (f"; its last words: {tail.splitlines()[-1]}" if tail else "")
+
+    def _stop(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            if proc.poll() is None:
+                try:
+                    assert proc.stdin is not None
+                    pickle.dump(("quit",), proc.stdin)
+                    proc.stdin.close()
+                    proc.wait(timeout=5)
+                except (OSError, subprocess.TimeoutExpired, ValueError):
+                    proc.kill()
+                    proc.wait()
+            for stream in (proc.stdin, proc.stdout):
+                if stream is not None:
+                    stream.close()
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+
+    @property
+    def pid(self) -> int | None:
+        """The running child's process id, or None."""
+        proc = self._proc
+        return proc.pid if proc is not None and proc.poll() is None else None
+
+    def close(self) -> None:
+        """Stop the child."""
+        with self._lock:
+            self._stop()
+
+
+_SHARED: SessionProcess | None = None
+_SHARED_LOCK = threading.Lock()
+
+
+def session_process() -> SessionProcess:
+    """The process-wide :class:`SessionProcess` (stopped when Python exits)."""
+    global _SHARED
+    with _SHARED_LOCK:
+        if _SHARED is None:
+            _SHARED = SessionProcess()
+            atexit.register(_SHARED.close)
+        return _SHARED
+
+
+# ---- the child ---------------------------------------------------------------------------------
+def _serve(requests: IO[bytes], replies: IO[bytes]) -> None:
+    import onnxruntime as ort
+
+    while True:
+        try:
+            request = pickle.load(requests)
+        except EOFError:
+            return
+        if request[0] != "batch":
+            return
+        _, model, settings, feeds, names = request
+        try:
+            so = ort.SessionOptions()
+            apply_settings(so, settings)
+            session = ort.InferenceSession(model, sess_options=so, providers=[_CPU])
+        except Exception as e:
+            reply: tuple[Any, ...] = ("create", str(e))
+        else:
+            try:
+                reply = ("ok", session.run(names, feeds), graph_assignment(session))
+            except Exception as e:
+                reply = ("run", str(e))
+            del session
+        pickle.dump(reply, replies, protocol=pickle.HIGHEST_PROTOCOL)
+        replies.flush()
+
+
+if __name__ == "__main__":
+    _serve(sys.stdin.buffer, sys.stdout.buffer)

@@ -1,0 +1,124 @@
+"""The CPU EP's session process: the same outputs and errors as a session in this process, a
+child that dies costing one failed batch (the next one starts a new child), and a run that
+uses it giving the results of one that does not."""
+
+from __future__ import annotations
+
+import os
+import signal
+from typing import Any
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper
+
+from ort_layouts.engine import runner as _runner
+from ort_layouts.engine.providers import CPU, DML, ProviderConfig, session_options, session_settings
+from ort_layouts.engine.runner import run_cases
+from ort_layouts.engine.session_process import (
+    SessionProcess,
+    SessionProcessCreateError,
+    SessionProcessDiedError,
+    SessionProcessRunError,
+)
+from ort_layouts.engine.suite import standard_suite
+from ort_layouts.operators.case import Case
+
+
+def _transpose_model(opset: int = 17) -> bytes:
+    node = helper.make_node("Transpose", ["x"], ["y"], perm=[1, 0], name="n0_Transpose")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+@pytest.fixture
+def process() -> Any:
+    p = SessionProcess()
+    yield p
+    p.close()
+
+
+def _bits() -> np.ndarray:
+    # NaN payloads and -0.0 among the values: the outputs must come back bit for bit
+    raw = np.array([0x7FC00001, 0xFFA00002, 0x80000000, 1, 0x3F800000, 0x7F800000], dtype=np.uint32)
+    return raw.view(np.float32).reshape(2, 3)
+
+
+def test_outputs_and_placement_are_those_of_a_session_here(process: SessionProcess) -> None:
+    config = ProviderConfig(CPU)
+    x = _bits()
+    outputs, placed = process.run_batch(_transpose_model(), session_settings(config), {"x": x}, ["y"])
+    here = ort.InferenceSession(_transpose_model(), sess_options=session_options(config), providers=[CPU])
+    assert outputs[0].tobytes() == here.run(["y"], {"x": x})[0].tobytes() == x.T.copy().tobytes()
+    assert outputs[0].dtype == np.float32 and outputs[0].shape == (3, 2)
+    if hasattr(ort.InferenceSession, "get_provider_graph_assignment_info"):
+        assert placed == {"n0_Transpose": CPU}
+
+
+def test_a_refused_session_and_a_failed_run_carry_onnx_runtimes_text(process: SessionProcess) -> None:
+    settings = session_settings(ProviderConfig(CPU))
+    bad = onnx.load_from_string(_transpose_model())
+    bad.graph.node[0].op_type = "NoSuchOp"
+    with pytest.raises(SessionProcessCreateError, match="NoSuchOp"):
+        process.run_batch(bad.SerializeToString(), settings, {"x": _bits()}, ["y"])
+    with pytest.raises(SessionProcessRunError, match="x_wrong"):
+        process.run_batch(_transpose_model(), settings, {"x_wrong": _bits()}, ["y"])
+    outputs, _ = process.run_batch(_transpose_model(), settings, {"x": _bits()}, ["y"])  # and it lives on
+    assert outputs[0].tobytes() == _bits().T.copy().tobytes()
+
+
+def test_a_child_that_dies_fails_its_batch_and_the_next_starts_a_new_one(process: SessionProcess) -> None:
+    settings = session_settings(ProviderConfig(CPU))
+    process.start()
+    first = process.pid
+    assert first is not None
+    os.kill(first, signal.SIGKILL)
+    with pytest.raises(SessionProcessDiedError, match=r"exit status -9"):
+        process.run_batch(_transpose_model(), settings, {"x": _bits()}, ["y"])
+    outputs, _ = process.run_batch(_transpose_model(), settings, {"x": _bits()}, ["y"])
+    assert process.pid not in (None, first)
+    assert outputs[0].tobytes() == _bits().T.copy().tobytes()
+
+
+def test_the_settings_are_the_session_options_here() -> None:
+    for config in (ProviderConfig(CPU), ProviderConfig(CPU, optimize=True), ProviderConfig(DML)):
+        settings = session_settings(config)
+        so = session_options(config)
+        assert so.intra_op_num_threads == settings["intra_op_num_threads"] == (1 if config.name == CPU else 0)
+        assert (so.graph_optimization_level == ort.GraphOptimizationLevel.ORT_ENABLE_ALL) == config.optimize
+        assert so.log_severity_level == 4 and not so.enable_mem_pattern
+        for key, value in settings["config_entries"]:
+            assert so.get_session_config_entry(key) == value
+    assert ("session.disable_cpu_ep_fallback", "1") in session_settings(ProviderConfig(DML))["config_entries"]
+
+
+def test_a_run_through_the_process_gives_the_results_of_one_without(monkeypatch: pytest.MonkeyPatch) -> None:
+    cases = [*standard_suite(ops=["Transpose", "Pad", "Slice", "Split"], dtypes=["float16", "int8"],
+                             ranks=[1, 2]),
+             Case("Pad", "int16", (2, 3), pads=(0, 1, 0, 1), opset=25)]  # no CPU kernel: unsupported
+    monkeypatch.setattr(_runner, "PROCESS_MIN_CASES", 10**9)
+    here = run_cases(cases, provider="cpu")
+    shared = _runner.session_process()
+    calls: list[int | None] = []
+    real = SessionProcess.run_batch
+
+    def run_batch(self: SessionProcess, *args: Any) -> Any:
+        calls.append(self.pid)
+        if len(calls) == 2 and self.pid is not None:  # the child dies under the second batch
+            os.kill(self.pid, signal.SIGKILL)
+        return real(self, *args)
+
+    monkeypatch.setattr(SessionProcess, "run_batch", run_batch)
+    monkeypatch.setattr(_runner, "PROCESS_MIN_CASES", 1)
+    there = run_cases(cases, provider="cpu")
+    assert len(set(calls)) >= 2 and shared.pid is not None  # a new child after the death
+    assert [r.status for r in there] == [r.status for r in here]
+    assert there[-1].status.value == "unsupported" and "Pad(25)" in there[-1].message
+    for a, b in zip(here, there, strict=True):
+        assert (a.case, a.element_count, a.mismatch_count, a.message, a.descriptors) == \
+            (b.case, b.element_count, b.mismatch_count, b.message, b.descriptors)
