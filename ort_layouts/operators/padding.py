@@ -379,11 +379,16 @@ def _border_regions(op: PaddingOp, out: np.ndarray, interior: tuple[slice, ...]
         yield np.moveaxis(region, axis, 0), s, n, e
 
 
-def _border_runs(op: PaddingOp, s: int, n: int, e: int) -> list[tuple[int, int, int, int]]:
+def _border_runs(op: PaddingOp, s: int, n: int, e: int) -> tuple[tuple[int, int, int, int], ...]:
     """The copy runs ``(first, count, source, step)`` of one axis's borders (not CONSTANT)."""
+    return _mode_runs(op.mode, s, n, e)
+
+
+@functools.lru_cache(maxsize=4096)  # the mode and the axis's sizes alone decide
+def _mode_runs(mode: PaddingMode, s: int, n: int, e: int) -> tuple[tuple[int, int, int, int], ...]:
     positions = [*range(s), *range(s + n, s + n + e)]
-    sources = [s + source_index(op.mode, p - s, n) for p in positions]
-    return _runs(positions, sources)
+    sources = [s + source_index(mode, p - s, n) for p in positions]
+    return tuple(_runs(positions, sources))
 
 
 def _run_source(moved: np.ndarray, count: int, source: int, step: int) -> np.ndarray:
