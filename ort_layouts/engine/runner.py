@@ -773,8 +773,11 @@ def run_cases(
     run = _new_run(provider, device_id, provider_options, optimize, on_result)
     case_list = list(cases)
     if run.config.name == CPU and len(case_list) >= PROCESS_MIN_CASES:
-        run.process = session_process()
-        run.process.start()  # it starts up while the cases are taken in
+        try:
+            session_process().start()  # it starts up while the cases are taken in
+            run.process = session_process()
+        except OSError:  # no Python to start it with (an embedded interpreter): sessions stay here
+            run.process = None
     with _collector_paused():
         chunks = _chunks(run, case_list, batch_size)
         if chunks:

@@ -96,7 +96,11 @@ class SessionProcess:
         self._stderr: IO[bytes] | None = None
 
     def start(self) -> None:
-        """Start the child now, if it is not running (it starts on first use otherwise)."""
+        """Start the child now, if it is not running (it starts on first use otherwise).
+
+        Raises:
+            OSError: the child could not be started (no Python executable to start it with).
+        """
         with self._lock:
             self._ensure()
 
@@ -191,6 +195,16 @@ class SessionProcess:
 
 _SHARED: SessionProcess | None = None
 _SHARED_LOCK = threading.Lock()
+
+
+def _forget_after_fork() -> None:
+    """A forked process does not share its parent's child (nor its pipes): it starts its own."""
+    global _SHARED
+    _SHARED = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_after_fork)
 
 
 def session_process() -> SessionProcess:

@@ -122,3 +122,26 @@ def test_a_run_through_the_process_gives_the_results_of_one_without(monkeypatch:
     for a, b in zip(here, there, strict=True):
         assert (a.case, a.element_count, a.mismatch_count, a.message, a.descriptors) == \
             (b.case, b.element_count, b.mismatch_count, b.message, b.descriptors)
+
+
+def test_a_run_whose_process_cannot_start_keeps_its_sessions_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(self: SessionProcess) -> None:
+        raise OSError("no Python executable")
+
+    monkeypatch.setattr(SessionProcess, "start", refuse)
+    monkeypatch.setattr(_runner, "PROCESS_MIN_CASES", 1)
+    sent: list[int] = []
+    monkeypatch.setattr(SessionProcess, "run_batch", lambda self, *a: sent.append(1))
+    results = run_cases([Case("Transpose", "float32", (2, 3), perm=(1, 0))], provider="cpu")
+    assert results[0].passed and not sent
+
+
+def test_a_forked_process_starts_its_own_child() -> None:
+    from ort_layouts.engine import session_process as module
+
+    shared = module.session_process()
+    pid = os.fork()
+    if pid == 0:  # the child: a fresh handle, not the parent's pipes
+        os._exit(0 if module._SHARED is None and module.session_process() is not shared else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
