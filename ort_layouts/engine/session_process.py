@@ -26,6 +26,7 @@ replies are pickled tuples on its stdin and stdout:
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import pickle
 import subprocess
@@ -176,7 +177,8 @@ class SessionProcess:
                     proc.wait()
             for stream in (proc.stdin, proc.stdout):
                 if stream is not None:
-                    stream.close()
+                    with contextlib.suppress(OSError):  # what was left to flush to a child that died
+                        stream.close()
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None

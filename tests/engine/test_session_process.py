@@ -72,14 +72,35 @@ def test_a_refused_session_and_a_failed_run_carry_onnx_runtimes_text(process: Se
     assert outputs[0].tobytes() == _bits().T.copy().tobytes()
 
 
-def test_a_child_that_dies_fails_its_batch_and_the_next_starts_a_new_one(process: SessionProcess) -> None:
+def test_a_child_that_dies_fails_its_batch_and_the_next_starts_a_new_one(
+        process: SessionProcess, monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = session_settings(ProviderConfig(CPU))
+    real = SessionProcess._ensure
+    killed: list[int] = []
+
+    def ensure_then_die(self: SessionProcess) -> Any:  # the child dies once it has the batch
+        proc = real(self)
+        if not killed:
+            killed.append(proc.pid)
+            proc.kill()
+            proc.wait()
+        return proc
+
+    monkeypatch.setattr(SessionProcess, "_ensure", ensure_then_die)
+    with pytest.raises(SessionProcessDiedError, match=r"exit status -9"):
+        process.run_batch(_transpose_model(), settings, {"x": _bits()}, ["y"])
+    outputs, _ = process.run_batch(_transpose_model(), settings, {"x": _bits()}, ["y"])
+    assert process.pid not in (None, killed[0])
+    assert outputs[0].tobytes() == _bits().T.copy().tobytes()
+
+
+def test_a_child_that_died_between_batches_is_replaced_quietly(process: SessionProcess) -> None:
     settings = session_settings(ProviderConfig(CPU))
     process.start()
     first = process.pid
     assert first is not None
     os.kill(first, signal.SIGKILL)
-    with pytest.raises(SessionProcessDiedError, match=r"exit status -9"):
-        process.run_batch(_transpose_model(), settings, {"x": _bits()}, ["y"])
+    os.waitpid(first, 0)
     outputs, _ = process.run_batch(_transpose_model(), settings, {"x": _bits()}, ["y"])
     assert process.pid not in (None, first)
     assert outputs[0].tobytes() == _bits().T.copy().tobytes()
