@@ -15,6 +15,34 @@ __all__ = ["CaseResult", "Status"]
 _RENAMED = {"input_offset": "input_offset_in_elements", "output_offset": "output_offset_in_elements"}
 
 
+def _defaults(cls: type) -> dict[str, Any]:
+    """The default of each field of a dataclass that has one (``default_factory``'s value)."""
+    found: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING:
+            found[f.name] = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            found[f.name] = f.default_factory()
+    return found
+
+
+def _is_default(defaults: dict[str, Any], name: str, value: Any) -> bool:
+    """Whether a field's value (as ``to_dict`` holds it) equals the field's default; False for
+    a field without one."""
+    if name not in defaults:
+        return False
+    default = defaults[name]
+    if default is None:
+        return value is None
+    try:
+        return bool(value == default)
+    except (TypeError, ValueError):  # a value that does not compare to a bool (an array): kept
+        return False
+
+
+_CASE_DEFAULTS = _defaults(Case)
+
+
 class Status(enum.StrEnum):
     PASS = "pass"
     MISMATCH = "mismatch"
@@ -81,20 +109,37 @@ class CaseResult:
         """A mismatch or error that no known issue explains."""
         return self.status is Status.ERROR or (self.status is Status.MISMATCH and not self.known_issue)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, defaults: bool = True) -> dict[str, Any]:
+        """The result as JSON-ready data: its fields, its case's (``Case.to_dict``) under
+        ``"case"``, the status by value and the case's ``id``.
+
+        Args:
+            defaults: keep the fields equal to their defaults; False leaves them out, of the
+                result and of its case (but ``op``, ``data_type`` and ``shape``), as
+                ``results.jsonl`` and ``report.json`` hold a result. :meth:`from_dict` reads
+                both back to an equal result.
+        """
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         d["case"] = self.case.to_dict()
         d["id"] = self.case.id
         d["status"] = self.status.value
         if self.first_mismatch_index is not None:
             d["first_mismatch_index"] = list(self.first_mismatch_index)
+        if not defaults:
+            d = {k: v for k, v in d.items() if not _is_default(_RESULT_DEFAULTS, k, v)}
+            d["case"] = {k: v for k, v in d["case"].items() if not _is_default(_CASE_DEFAULTS, k, v)}
         return d
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CaseResult:
+        """A result from :meth:`to_dict`'s data, with or without the fields equal to their
+        defaults (a field left out takes its default)."""
         d = {_RENAMED.get(k, k): v for k, v in data.items() if k != "id"}
         d["case"] = Case.from_dict(d["case"])
         d["status"] = Status(d["status"])
         if d.get("first_mismatch_index") is not None:
             d["first_mismatch_index"] = tuple(d["first_mismatch_index"])
         return cls(**d)
+
+
+_RESULT_DEFAULTS = _defaults(CaseResult)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import collections
 import html
 import json
+import operator
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ort_layouts.engine.result import CaseResult, Status
@@ -16,11 +18,12 @@ from ort_layouts.reports.report import (
     failure_text,
     group_status,
     is_failure,
+    not_passed,
     result_figures,
     results_by_group,
 )
 
-__all__ = ["picture", "render_report_html"]
+__all__ = ["picture", "render_report_html", "report_html_pieces"]
 
 MAX_PICTURES = 100  # failing cases drawn in full; the rest are listed
 
@@ -48,6 +51,9 @@ code,pre{font-family:ui-monospace,Consolas,monospace;font-size:.9em}pre{backgrou
 
 
 _HTML_SPECIAL = re.compile("[&<>\"']")  # what html.escape(text, quote=True) replaces
+_STATUS_OF = operator.attrgetter("status")
+_CASE_ID_OF = operator.attrgetter("case.id")
+_STATUS_VALUES = tuple((s, s.value) for s in Status)
 
 
 def escape(value: object) -> str:
@@ -57,9 +63,17 @@ def escape(value: object) -> str:
 
 def page(title: str, body: str) -> str:
     """A complete HTML document with the shared style sheet inline."""
+    return _page_head(title) + body + _PAGE_TAIL
+
+
+def _page_head(title: str) -> str:
+    """:func:`page` up to its body."""
     return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            f"<title>{escape(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n")
+            f"<title>{escape(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n")
+
+
+_PAGE_TAIL = "\n</body>\n</html>\n"
 
 
 def case_anchor(case_id: str) -> str:
@@ -287,12 +301,9 @@ def _matrix(report: Report, *, strict: bool = False) -> str:
                 if not rs:
                     cells.append('<td class="cell none">&mdash;</td>')
                     continue
-                cls = group_status(rs, strict=strict)
-                passed = sum(r.passed for r in rs)
-                breakdown = ", ".join(f"{n} {s}" for s, n in _count(rs).items() if n)
-                label = f"{passed}/{len(rs)}"
-                bad = next((r for r in rs if is_failure(r, strict=strict)), None) or next(
-                    (r for r in rs if r.status is Status.MISMATCH), None)
+                cls, counts, bad = _group_summary(rs, strict=strict)
+                breakdown = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+                label = f"{counts[Status.PASS.value]}/{len(rs)}"
                 if bad is not None:
                     label = f'<a href="#{escape(case_anchor(bad.case.id))}">{label}</a>'
                 cells.append(f'<td class="cell {cls}" data-op="{escape(op)}" data-dtype="{escape(dt)}" '
@@ -302,11 +313,20 @@ def _matrix(report: Report, *, strict: bool = False) -> str:
     return "\n".join(out)
 
 
-def _count(results: Sequence[CaseResult]) -> dict[str, int]:
-    counts = {s.value: 0 for s in Status}
-    for r in results:
-        counts[r.status.value] += 1
-    return counts
+def _group_summary(
+    results: Sequence[CaseResult], *, strict: bool
+) -> tuple[str, dict[str, int], CaseResult | None]:
+    """A matrix cell's group: its colour class (:func:`group_status`), its results per status
+    (every status, in order) and the case its label links to: its first failure (an error,
+    or a mismatch no known issue explains), else its first mismatch, else None."""
+    found = collections.Counter(map(_STATUS_OF, results))
+    counts = {value: found[s] for s, value in _STATUS_VALUES}
+    if found[Status.PASS] == len(results):  # most groups: all passed
+        return "pass", counts, None
+    bad = next((r for r in results if is_failure(r, strict=strict)), None)
+    if bad is None:
+        bad = next((r for r in results if r.status is Status.MISMATCH), None)
+    return group_status(results, strict=strict), counts, bad
 
 
 def _environment_rows(meta: Mapping[str, Any]) -> str:
@@ -327,16 +347,30 @@ def _environment_rows(meta: Mapping[str, Any]) -> str:
 
 def _all_cases_rows(results: Sequence[CaseResult]) -> str:
     """A row for each case: its id, status, node provider and seconds."""
+    return "".join(_all_cases_row_pieces(results))
+
+
+# rows per piece of _all_cases_row_pieces
+_PIECE_ROWS = 512
+
+
+def _all_cases_row_pieces(results: Sequence[CaseResult]) -> Iterator[str]:
+    """:func:`_all_cases_rows`' text in pieces of a few hundred rows."""
     status_cells = {s: f'<td class="{s.value}">{escape(s.value)}</td>' for s in Status}
     providers: dict[str, str] = {}
-    rows = []
-    for r in results:
-        provider = providers.get(r.node_provider)
-        if provider is None:
-            provider = providers[r.node_provider] = escape(r.node_provider)
-        rows.append(f'<tr><td><code>{escape(r.case.id)}</code></td>{status_cells[r.status]}<td>{provider}</td>'
-                    f'<td class="seconds">{r.seconds:.4f}</td></tr>')
-    return "".join(rows)
+    for start in range(0, max(len(results), 1), _PIECE_ROWS):
+        some = results[start:start + _PIECE_ROWS]
+        ids = list(map(_CASE_ID_OF, some))
+        if _HTML_SPECIAL.search("".join(ids)):  # rarely: the ids of these rows are escaped
+            ids = [escape(case_id) for case_id in ids]
+        rows = []
+        for r, case_id in zip(some, ids, strict=True):
+            provider = providers.get(r.node_provider)
+            if provider is None:
+                provider = providers[r.node_provider] = escape(r.node_provider)
+            rows.append(f'<tr><td><code>{case_id}</code></td>{status_cells[r.status]}<td>{provider}</td>'
+                        f'<td class="seconds">{r.seconds:.4f}</td></tr>')
+        yield "".join(rows)
 
 
 def render_report_html(report: Report, *, strict: bool = False) -> str:
@@ -345,10 +379,16 @@ def render_report_html(report: Report, *, strict: bool = False) -> str:
 
     With ``strict`` the known issues and the unsupported cases are failing cases here as in
     JUnit and report.json: in the verdict, the matrix colours and the failing cases' list."""
+    return "".join(report_html_pieces(report, strict=strict))
+
+
+def report_html_pieces(report: Report, *, strict: bool = False) -> Iterator[str]:
+    """:func:`render_report_html`'s page in pieces (the list of all cases a few hundred rows
+    a piece)."""
     counts = report.counts()
     failures = report.failures(strict=strict)
     known = report.known_issues()
-    unsupported = [r for r in report.results if r.status is Status.UNSUPPORTED]
+    unsupported = [r for r in not_passed(report.results) if r.status is Status.UNSUPPORTED]
     failed = bool(failures)
     verdict = "FAIL" if failed else "PASS"
     if not report.complete:
@@ -388,8 +428,9 @@ def render_report_html(report: Report, *, strict: bool = False) -> str:
         body.append(_case_table(("reason",), unsupported, lambda r: (r.message,), anchor=not strict))
     body.append("</section>")
     body.append(f'<section id="all"><h2>All cases</h2><details><summary>{len(report.results)} cases</summary>'
-                "<table><tr><th>case</th><th>status</th><th>node provider</th><th>seconds</th></tr>"
-                + _all_cases_rows(report.results) + "</table></details></section>")
+                "<table><tr><th>case</th><th>status</th><th>node provider</th><th>seconds</th></tr>")
     where = f"{report.meta.get('provider', '')} {report.meta.get('device', '')}".strip()
     title = f"ort_layouts {verdict}: {where}"
-    return page(title, "\n".join(body))
+    yield _page_head(title) + "\n".join(body)
+    yield from _all_cases_row_pieces(report.results)
+    yield "</table></details></section>" + _PAGE_TAIL

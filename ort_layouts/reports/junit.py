@@ -1,28 +1,33 @@
-"""JUnit XML for CI systems: one testcase per case, with the case's figures as properties.
+"""JUnit XML for CI systems: one testcase per case, with the case's figures as properties (a
+passing case's without those that are empty: a pass has no first mismatch, diagnosis or message).
 
 The XML is written as text, as :mod:`xml.etree.ElementTree` writes such a tree after
 ``ET.indent`` (two spaces a level; ``<tag ... />`` for an element with neither text nor
 children; attribute values and text escaped as it escapes them), at a fraction of the cost of
-building the tree: a full suite's JUnit file has a testcase and some twenty properties for each
+building the tree: a full suite's JUnit file has a testcase and ten to twenty properties for each
 of its thousands of cases.
 """
 
 from __future__ import annotations
 
 import json
+import operator
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from ort_layouts.engine.result import CaseResult, Status
 from ort_layouts.reports.report import Report, failure_text, result_figures
 
-__all__ = ["render_junit"]
+__all__ = ["junit_pieces", "render_junit"]
 
 # characters XML 1.0 cannot hold, even escaped
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 # what an attribute value cannot hold as it is: what XML escapes, and what it cannot hold
 _SPECIAL = re.compile('[&<>"\r\n\t\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]')
 _INDENT = "  "
+_SECONDS_OF = operator.attrgetter("seconds")
+_CASE_ID_OF = operator.attrgetter("case.id")
+_SORTED_JSON = json.JSONEncoder(sort_keys=True)  # json.dumps(..., sort_keys=True), made once
 
 
 def _clean(text: object) -> str:
@@ -91,7 +96,7 @@ def _classname(result: CaseResult) -> str:
 def _system_out(result: CaseResult, figures: Mapping[str, str]) -> str:
     lines = [f"{k}: {v}" for k, v in figures.items() if v != ""]
     if result.descriptors:
-        lines.append("descriptors: " + json.dumps(result.descriptors, sort_keys=True))
+        lines.append("descriptors: " + _SORTED_JSON.encode(result.descriptors))
     return "\n".join(lines) + "\n"
 
 
@@ -116,8 +121,9 @@ def _outcome(result: CaseResult, *, strict: bool) -> str | None:
 
 def _testcase(result: CaseResult, *, strict: bool) -> str:
     r = result
-    figures = result_figures(r)
-    if r.status is Status.PASS:  # most cases: one format of the layout every pass shares
+    if r.status is Status.PASS:
+        # a pass: the figures that are empty are left out (a pass has no mismatch to describe)
+        figures = {k: v for k, v in result_figures(r).items() if v != "" or k == "case_id"}
         values = [_classname(r), f"{r.seconds:.6f}", *figures.values()]
         try:
             plain = _SPECIAL.search("".join(values)) is None
@@ -129,6 +135,8 @@ def _testcase(result: CaseResult, *, strict: bool) -> str:
             if template is None:
                 template = _PASS_TEMPLATES[names] = _pass_template(names)
             return template.format(*values)
+    else:
+        figures = result_figures(r)
     children = []
     outcome = _outcome(r, strict=strict)
     if outcome is not None:
@@ -140,13 +148,15 @@ def _testcase(result: CaseResult, *, strict: bool) -> str:
     return _parent("testcase", attrs, children, 2)
 
 
+def _field(text: str) -> str:
+    """Text as a format string holds it literally."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
 def _pass_template(names: tuple[str, ...]) -> str:
     """The testcase of a pass whose figures are ``names`` (the first its case id), as a format
     of its class name, time and figures, none of them holding a character XML escapes."""
-    def field(text: str) -> str:
-        return _attr(text).replace("{", "{{").replace("}", "}}")
-
-    rows = [f'<property name="{field(n)}" value="{{{i + 2}}}" />' for i, n in enumerate(names)]
+    rows = [f'<property name="{_field(_attr(n))}" value="{{{i + 2}}}" />' for i, n in enumerate(names)]
     attrs = f' classname="{{0}}" name="{{{names.index("case_id") + 2}}}" time="{{1}}"'
     return _parent("testcase", attrs, [_parent("properties", "", rows, 3)], 2)
 
@@ -154,14 +164,93 @@ def _pass_template(names: tuple[str, ...]) -> str:
 # the testcase of a pass, for each list of figure names
 _PASS_TEMPLATES: dict[tuple[str, ...], str] = {}
 
+# the figures of a pass (result_figures) whose template _clean_pass makes; with other figures
+# (another version of result_figures, a recovery) a pass takes _testcase's general way
+_CLEAN_NAMES = ("case_id", "status", "op", "data_type", "shape", "provider", "device", "node_provider",
+                "element_count", "mismatch_count", "first_mismatch_index", "input_offset_in_elements",
+                "output_offset_in_elements", "expected_hex", "actual_hex", "diagnosis", "known_issue",
+                "message")
+# what each testcase fills in: the case id {0}, time {1}, shape {2}, element and mismatch counts {3} {4}
+_CLEAN_SLOTS = {"case_id": "{0}", "shape": "{2}", "element_count": "{3}", "mismatch_count": "{4}"}
+_SLOT = re.compile(r"\{(\d)\}")
+# the clean pass's template of each (op, data type, provider, device, node provider, rank > 0):
+# the text between the case id, time, case id, shape, element count and mismatch count; () where
+# one of them holds a character XML escapes
+_CLEAN_TEMPLATES: dict[tuple[object, ...], tuple[str, ...]] = {}
+
+
+def _clean_pass(result: CaseResult, plain_id: bool = False) -> str | None:
+    """The testcase of a pass that has no figure of a mismatch, no message and no recovery (as
+    most cases of a run), filled into a template made once for its op, data type, provider,
+    device and node provider: what :func:`_testcase` writes for it. None for another pass, or
+    one whose text XML would escape (``plain_id``: its case id has been seen to escape
+    nothing)."""
+    r = result
+    case = r.case
+    if (r.first_mismatch_index is not None or r.input_offset_in_elements is not None
+            or r.output_offset_in_elements is not None or r.expected_hex != "" or r.actual_hex != ""
+            or r.diagnosis != "" or r.known_issue != "" or r.message != "" or r.recovered
+            or type(r.element_count) is not int or type(r.mismatch_count) is not int):
+        return None
+    shape = case.shape
+    key = (case.op, case.data_type, r.provider, r.device, r.node_provider, len(shape) > 0)
+    t = _CLEAN_TEMPLATES.get(key)
+    if t is None:
+        t = _CLEAN_TEMPLATES[key] = _clean_template(r)
+    case_id = case.id
+    if not t or not (plain_id or _SPECIAL.search(case_id) is None):
+        return None
+    return "".join((t[0], case_id, t[1], f"{r.seconds:.6f}", t[2], case_id, t[3], "x".join(map(str, shape)),
+                    t[4], str(r.element_count), t[5], str(r.mismatch_count), t[6]))
+
+
+def _clean_template(result: CaseResult) -> tuple[str, ...]:
+    """:func:`_clean_pass`'s template for the results like ``result``; () where there is none."""
+    figures = result_figures(result)
+    classname = _classname(result)
+    if tuple(figures) != _CLEAN_NAMES or _SPECIAL.search(classname) is not None:
+        return ()
+    rows: list[str] = []
+    for name, value in figures.items():
+        if name in _CLEAN_SLOTS:
+            if value == "" and name == "shape":
+                text = "{2}"  # nothing: a scalar's pass has no shape row; its shape text is ""
+                rows[-1] += text
+                continue
+            text = _CLEAN_SLOTS[name]
+        elif value == "":
+            continue
+        elif not isinstance(value, str) or _SPECIAL.search(value) is not None or "{" in value:
+            return ()
+        else:
+            text = value
+        rows.append(f'<property name="{name}" value="{text}" />')
+    if "{" in classname:
+        return ()
+    attrs = f' classname="{classname}" name="{{0}}" time="{{1}}"'
+    parts = _SLOT.split(_parent("testcase", attrs, [_parent("properties", "", rows, 3)], 2))
+    if parts[1::2] != ["0", "1", "0", "2", "3", "4"]:
+        return ()
+    return tuple(parts[0::2])
+
 
 def render_junit(report: Report, *, strict: bool = False) -> str:
     """The report as JUnit XML (one testsuite; testcase classname ``ort_layouts.<op>.<dtype>``).
 
     Mismatches are ``<failure>``, errors ``<error>``, unsupported cases ``<skipped>`` (or a
     ``<failure type="unsupported">`` when ``strict``). Each testcase carries its figures as
-    ``<properties>`` and in ``<system-out>``.
+    ``<properties>`` (a pass: those that are not empty) and, unless it passed, in
+    ``<system-out>``.
     """
+    return "".join(junit_pieces(report, strict=strict))
+
+
+# testcases per piece of junit_pieces: some hundred kilobytes
+_PIECE_CASES = 128
+
+
+def junit_pieces(report: Report, *, strict: bool = False) -> Iterator[str]:
+    """:func:`render_junit`'s text in pieces, one for each few hundred testcases."""
     counts = report.counts()
     known = len(report.known_issues())
     unsupported_fail = strict and counts["unsupported"]
@@ -172,7 +261,7 @@ def render_junit(report: Report, *, strict: bool = False) -> str:
                          + (counts["unsupported"] if unsupported_fail else 0))),
         ("errors", str(counts["error"])),
         ("skipped", str(0 if strict else counts["unsupported"] + known)),
-        ("time", f"{sum(r.seconds for r in report.results):.3f}"),
+        ("time", f"{sum(map(_SECONDS_OF, report.results)):.3f}"),
         ("timestamp", str(report.meta.get("started", ""))),
         ("hostname", str(report.meta.get("environment", {}).get("hostname", ""))),
     ))
@@ -187,7 +276,18 @@ def render_junit(report: Report, *, strict: bool = False) -> str:
         **{f"version.{k}": v for k, v in env.get("versions", {}).items()},
         **{f"stack.{k}": v for k, v in (report.meta.get("stack") or {}).items()},
     }
-    children = [_properties(suite_props, 2)]
-    children.extend(_testcase(r, strict=strict) for r in report.results)
-    suite = _parent("testsuite", suite_attrs, children, 1)
-    return f'<?xml version="1.0" encoding="utf-8"?>\n{_parent("testsuites", "", [suite], 0)}\n'
+    # as _parent("testsuites", "", [_parent("testsuite", suite_attrs, [properties, *testcases], 1)], 0)
+    inner = "\n" + _INDENT * 2
+    yield (f'<?xml version="1.0" encoding="utf-8"?>\n<testsuites>\n{_INDENT}<testsuite{suite_attrs}>'
+           f"{inner}{_properties(suite_props, 2)}")
+    results = report.results
+    passed = Status.PASS
+    for start in range(0, len(results), _PIECE_CASES):
+        some = results[start:start + _PIECE_CASES]
+        plain_ids = _SPECIAL.search("".join(map(_CASE_ID_OF, some))) is None
+        texts = []
+        for r in some:
+            text = _clean_pass(r, plain_ids) if r.status is passed else None
+            texts.append(_testcase(r, strict=strict) if text is None else text)
+        yield inner + inner.join(texts)
+    yield f"\n{_INDENT}</testsuite>\n</testsuites>\n"

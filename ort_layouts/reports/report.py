@@ -7,9 +7,11 @@ A report directory holds:
     where and how the run was made (machine, OS, versions, provider, device, command, the
     case selection and the planned case ids), written once when the run starts.
 ``results.jsonl``
-    one JSON line per case result (:meth:`CaseResult.to_dict`), appended and flushed as each
-    result arrives, so a crash of the process or a GPU reset loses nothing already run; fsynced
-    at most every ``FSYNC_INTERVAL_S`` seconds and at the end.
+    one JSON line per case result (:func:`result_dict`: :meth:`CaseResult.to_dict` without the
+    fields equal to their defaults, of the result and of its case; a field left out reads back
+    as its default), appended and flushed as each result arrives, so a crash of the process or
+    a GPU reset loses nothing already run; fsynced at most every ``FSYNC_INTERVAL_S`` seconds
+    and at the end.
 ``report.json``, ``junit.xml``, ``report.html``
     the summaries, written atomically (temporary file, then ``os.replace``) when the run
     starts, at most every 30 s while it goes, and when it ends; ``results.jsonl`` is the record
@@ -28,16 +30,21 @@ writes the same files into ``shard-K-of-N/`` under its report directory;
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import datetime
+import itertools
 import json
+import operator
 import os
+import sys
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ort_layouts._errors import ReportError
+from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.engine.result import CaseResult, Status
 
 __all__ = [
@@ -48,6 +55,7 @@ __all__ = [
     "RESULTS_FILE",
     "Report",
     "atomic_write_text",
+    "atomic_write_texts",
     "load_report",
 ]
 
@@ -59,6 +67,9 @@ JUNIT_FILE = "junit.xml"
 HTML_FILE = "report.html"
 FSYNC_INTERVAL_S = 0.2  # results.jsonl reaches the disk at least this often during a run
 
+_STATUS_OF = operator.attrgetter("status")
+_CASE_ID_OF = operator.attrgetter("case.id")
+
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)
 
@@ -67,21 +78,50 @@ def now_iso() -> str:
     return datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
 
 
-def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and ``os.replace``: readers see the
-    old file or the new one, never half of one."""
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+def atomic_write_text(path: str | os.PathLike[str], text: str | Iterable[str]) -> None:
+    """Write ``text`` (UTF-8), or the pieces of text one after another, to ``path`` through a
+    temporary file and ``os.replace``: readers see the old file or the new one, never half of
+    one.
+
+    A report's summaries are written as pieces (a few hundred results' text each): joining
+    megabytes into one string, or encoding one, costs a copy into memory the process has not
+    touched yet, which costs more than the copy itself.
+    """
+    atomic_write_texts([(path, text)])
+
+
+def atomic_write_texts(files: Sequence[tuple[str | os.PathLike[str], str | Iterable[str]]]) -> None:
+    """:func:`atomic_write_text` for several files: each is written to its temporary file (the
+    disk starts writing each as soon as it is written, while the next is made), then each is
+    synced and put in place."""
+    written: list[tuple[Path, str, BinaryIO]] = []
     try:
-        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600 files; give what open() would
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
+        for path, text in files:
+            target = Path(path)
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+            out = os.fdopen(fd, "wb")
+            written.append((target, tmp, out))
+            os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600 files; give what open() would
+            for piece in (text,) if isinstance(text, str) else text:
+                out.write(piece.encode("utf-8"))
+            out.flush()
+            if _START_WRITEBACK is not None:  # Linux: the dirty pages go to the disk now, not when synced
+                _START_WRITEBACK(fd, 0, 0, _DONTNEED)
+        for _, _, synced in written:
+            os.fsync(synced.fileno())
+            synced.close()
+        for target, tmp, _ in written:
+            os.replace(tmp, target)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        for _, left, unfinished in written:
+            unfinished.close()
+            Path(left).unlink(missing_ok=True)
         raise
+
+
+# posix_fadvise(POSIX_FADV_DONTNEED) starts writing a file's dirty pages back at once on Linux
+_START_WRITEBACK = getattr(os, "posix_fadvise", None) if sys.platform.startswith("linux") else None
+_DONTNEED = getattr(os, "POSIX_FADV_DONTNEED", 4)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -99,10 +139,8 @@ class Report:
 
     def counts(self) -> dict[str, int]:
         """Results per status, every status present (``{"pass": 10, "mismatch": 0, ...}``)."""
-        counts = {s.value: 0 for s in Status}
-        for r in self.results:
-            counts[r.status.value] += 1
-        return counts
+        found = collections.Counter(map(_STATUS_OF, self.results))
+        return {s.value: found[s] for s in Status}
 
     @property
     def planned_count(self) -> int:
@@ -115,29 +153,28 @@ class Report:
         planned = self.meta.get("planned")
         if not isinstance(planned, list):
             return True
-        done = {r.case.id for r in self.results}
-        return all(cid in done for cid in planned)
+        return set(map(_CASE_ID_OF, self.results)).issuperset(planned)
 
     def failures(self, *, strict: bool = False) -> tuple[CaseResult, ...]:
         """Errors and the mismatches no known issue explains; with ``strict`` also the known
         issues and the unsupported cases."""
-        return tuple(r for r in self.results if is_failure(r, strict=strict))
+        return tuple(r for r in not_passed(self.results) if is_failure(r, strict=strict))
 
     def known_issues(self) -> tuple[CaseResult, ...]:
         """Mismatches that a known execution-provider deviation explains."""
-        return tuple(r for r in self.results if r.status is Status.MISMATCH and r.known_issue)
+        return tuple(r for r in not_passed(self.results) if r.status is Status.MISMATCH and r.known_issue)
 
     def to_dict(self, *, strict: bool | None = None) -> dict[str, Any]:
         """The report as JSON-ready data: the meta (but the planned ids), ``planned_count``,
         ``complete``, ``summary`` (results per status), ``strict``, ``failures`` (the number of
         failing cases, as JUnit and HTML count them), ``verdict`` ("pass" or "fail") and
-        ``results``.
+        ``results`` (each as :func:`result_dict` gives it, as ``report.json`` holds it).
 
         Args:
             strict: known issues and unsupported cases count as failures; None: as the meta's
                 ``strict`` says.
         """
-        return {**report_header(self, strict=strict), "results": [r.to_dict() for r in self.results]}
+        return {**report_header(self, strict=strict), "results": [result_dict(r) for r in self.results]}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, source: str = "<dict>") -> Report:
@@ -152,12 +189,21 @@ class Report:
         return cls(meta, results)
 
 
+def result_dict(result: CaseResult) -> dict[str, Any]:
+    """A result as ``results.jsonl`` and ``report.json`` hold it: ``CaseResult.to_dict`` without
+    the fields equal to their defaults (``to_dict(defaults=False)``); a result of a class with
+    a ``to_dict`` of its own, as that gives it. :meth:`CaseResult.from_dict` reads it back."""
+    if type(result).to_dict is CaseResult.to_dict:
+        return result.to_dict(defaults=False)
+    return result.to_dict()
+
+
 def report_header(report: Report, *, strict: bool | None = None) -> dict[str, Any]:
     """:meth:`Report.to_dict` but its ``results``: every field before them, in order."""
     if strict is None:
         strict = bool(report.meta.get("strict", False))
     meta = {k: v for k, v in report.meta.items() if k != "planned"}
-    failures = sum(1 for r in report.results if is_failure(r, strict=strict))
+    failures = len(report.failures(strict=strict))
     return {
         "schema": SCHEMA,
         **meta,
@@ -168,6 +214,12 @@ def report_header(report: Report, *, strict: bool | None = None) -> dict[str, An
         "failures": failures,
         "verdict": "fail" if failures else "pass",
     }
+
+
+def not_passed(results: Sequence[CaseResult]) -> list[CaseResult]:
+    """The results that did not pass, in order (a run's few: found without a step of Python
+    for each result)."""
+    return list(itertools.compress(results, map(Status.PASS.__ne__, map(_STATUS_OF, results))))
 
 
 def is_failure(result: CaseResult, *, strict: bool = False) -> bool:
@@ -295,9 +347,17 @@ def summary_line(report: Report, *, strict: bool = False, seconds: float | None 
 
 def results_by_group(results: Iterable[CaseResult]) -> dict[tuple[str, str, int], list[CaseResult]]:
     """Results grouped by (op, data type name, rank), in first-seen order."""
-    groups: dict[tuple[str, str, int], list[CaseResult]] = {}
+    by_type: dict[tuple[str, DataType, int], list[CaseResult]] = {}
     for r in results:
-        groups.setdefault((r.case.op, r.case.data_type.name.lower(), r.case.rank), []).append(r)
+        case = r.case
+        key = (case.op, case.data_type, len(case.shape))
+        try:
+            by_type[key].append(r)
+        except KeyError:
+            by_type[key] = [r]
+    groups: dict[tuple[str, str, int], list[CaseResult]] = {}
+    for (op, data_type, rank), found in by_type.items():
+        groups.setdefault((op, data_type.name.lower(), rank), []).extend(found)
     return groups
 
 

@@ -17,19 +17,19 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import operator
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any
 
 from ort_layouts._errors import ReportError
-from ort_layouts.engine.result import CaseResult
+from ort_layouts.descriptors.dtypes import DataType
+from ort_layouts.engine.result import CaseResult, Status
 from ort_layouts.operators.case import Case
-from ort_layouts.reports.html import render_report_html
-from ort_layouts.reports.junit import render_junit
+from ort_layouts.reports.html import report_html_pieces
+from ort_layouts.reports.junit import junit_pieces
 from ort_layouts.reports.lock import DirectoryLock
 from ort_layouts.reports.report import (
     FSYNC_INTERVAL_S,
@@ -40,11 +40,13 @@ from ort_layouts.reports.report import (
     RESULTS_FILE,
     Report,
     atomic_write_text,
+    atomic_write_texts,
     now_iso,
     ordered_positions,
     read_json,
     read_results,
     report_header,
+    result_dict,
 )
 
 __all__ = ["ReportWriter", "cases_sha256", "result_json", "result_line", "write_report"]
@@ -66,10 +68,12 @@ def write_report(
 
 
 def _write_files(
-    report: Report, directory: str | os.PathLike[str], *, strict: bool | None, lines: Sequence[str] | None
+    report: Report, directory: str | os.PathLike[str], *, strict: bool | None, lines: Sequence[str] | None,
+    also: Sequence[tuple[Path, str]] = (),
 ) -> dict[str, Path]:
     """:func:`write_report`, with the results' JSON (``lines``, one per result, as
-    :func:`result_json` makes them) already made, or None to make them here."""
+    :func:`result_json` makes them) already made, or None to make them here; ``also``: other
+    files (path, text) to write with them."""
     if strict is None:
         strict = bool(report.meta.get("strict", False))
     if lines is None:
@@ -77,19 +81,55 @@ def _write_files(
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / JSON_FILE, "junit": out / JUNIT_FILE, "html": out / HTML_FILE}
-    atomic_write_text(paths["json"], _report_json(report, lines, strict=strict))
-    atomic_write_text(paths["junit"], render_junit(report, strict=strict))
-    atomic_write_text(paths["html"], render_report_html(report, strict=strict))
+    atomic_write_texts([*also, (paths["json"], _report_json_pieces(report, lines, strict=strict)),
+                        (paths["junit"], junit_pieces(report, strict=strict)),
+                        (paths["html"], report_html_pieces(report, strict=strict))])
     return paths
+
+
+# lines per piece of the summaries' text: some hundred kilobytes
+_PIECE_LINES = 128
 
 
 def _report_json(report: Report, lines: Sequence[str], *, strict: bool) -> str:
     """The text of ``report.json``: :meth:`Report.to_dict` as JSON, its fields one a line
     (indented by one space) and then its results, one a line, as ``lines`` holds them."""
+    return "".join(_report_json_pieces(report, lines, strict=strict))
+
+
+def _report_json_pieces(report: Report, lines: Sequence[str], *, strict: bool) -> Iterator[str]:
+    """:func:`_report_json`'s text in pieces, one for each few hundred results."""
     head = json.dumps(report_header(report, strict=strict), indent=1)  # "{\n ...\n}"
     if not lines:
-        return head[:-2] + ',\n "results": []\n}\n'
-    return head[:-2] + ',\n "results": [\n  ' + ",\n  ".join(lines) + "\n ]\n}\n"
+        yield head[:-2] + ',\n "results": []\n}\n'
+        return
+    yield head[:-2] + ',\n "results": [\n  '
+    separator = ",\n  "
+    for start in range(0, len(lines), _PIECE_LINES):
+        yield (separator if start else "") + separator.join(lines[start:start + _PIECE_LINES])
+    yield "\n ]\n}\n"
+
+
+def _lines_pieces(lines: Sequence[str]) -> Iterator[str]:
+    """The text of a ``results.jsonl`` of ``lines``, in pieces."""
+    for start in range(0, len(lines), _PIECE_LINES):
+        yield "\n".join(lines[start:start + _PIECE_LINES]) + "\n"
+
+
+def _meta_text(meta: Mapping[str, Any]) -> str:
+    """The text of ``meta.json``: ``json.dumps(meta, indent=1)`` and a newline, made with
+    Python's C encoder for the planned case ids (thousands of them; ``indent`` takes the
+    encoder written in Python)."""
+    planned = meta.get("planned")
+    if not (isinstance(planned, list) and planned and all(type(cid) is str for cid in planned)):
+        return json.dumps(meta, indent=1) + "\n"
+    marker = "\x00planned\x00"
+    text = json.dumps({**meta, "planned": marker}, indent=1)
+    encoded_marker = json.dumps(marker)
+    if text.count(encoded_marker) != 1:
+        return json.dumps(meta, indent=1) + "\n"
+    ids = "[\n  " + ",\n  ".join(map(encode_basestring_ascii, planned)) + "\n ]"
+    return text.replace(encoded_marker, ids) + "\n"
 
 
 def cases_sha256(case_ids: Sequence[str]) -> str:
@@ -105,10 +145,111 @@ def _not_json(value: object) -> Any:
 _ENCODER = json.JSONEncoder(separators=(",", ":"))
 _C_ENCODE = None if c_make_encoder is None else c_make_encoder(
     None, _not_json, encode_basestring_ascii, None, ":", ",", False, False, True)
-_CASE_FIELDS = tuple(f.name for f in dataclasses.fields(Case))
-_RESULT_FIELDS = tuple(f.name for f in dataclasses.fields(CaseResult))
-_case_values = operator.attrgetter(*_CASE_FIELDS)
-_result_values = operator.attrgetter(*_RESULT_FIELDS)
+_DATA_TYPE_NAMES = {t: t.name for t in DataType}
+_STATUS_VALUES = {s: s.value for s in Status}
+
+
+def _field_defaults(cls: type) -> tuple[tuple[str, Any], ...]:
+    return tuple((f.name, f.default if f.default_factory is dataclasses.MISSING else f.default_factory())
+                 for f in dataclasses.fields(cls))
+
+
+_NONE = dataclasses.MISSING  # a field without a default
+# the fields and defaults that _case_dict and _result_dict below know; while Case and CaseResult
+# have exactly these, a line is made by them, else by CaseResult.to_dict
+_FAST = _field_defaults(Case) == (
+    ("op", _NONE), ("data_type", _NONE), ("shape", _NONE), ("perm", None), ("target_shape", None),
+    ("pads", None), ("mode", ""), ("pad_value_hex", ""), ("axes", None), ("starts", None), ("ends", None),
+    ("steps", None), ("axis", None), ("parts", None), ("num_outputs", None), ("repeats", None),
+    ("blocksize", None), ("opset", None), ("values", "random"), ("seed", 0), ("origin", "suite"),
+) and _field_defaults(CaseResult) == (
+    ("case", _NONE), ("status", _NONE), ("provider", _NONE), ("device", ""), ("node_provider", ""),
+    ("element_count", 0), ("mismatch_count", 0), ("first_mismatch_index", None),
+    ("input_offset_in_elements", None), ("output_offset_in_elements", None), ("expected_hex", ""),
+    ("actual_hex", ""), ("diagnosis", ""), ("known_issue", ""), ("recovered", {}), ("message", ""),
+    ("descriptors", {}), ("seconds", 0.0),
+)
+
+
+def _case_dict(case: Case) -> dict[str, Any]:
+    """``Case.to_dict`` without the fields equal to their defaults (tuples as they are: JSON
+    writes them as lists)."""
+    d: dict[str, Any] = {"op": case.op, "data_type": _DATA_TYPE_NAMES[case.data_type], "shape": case.shape}
+    if case.perm is not None:
+        d["perm"] = case.perm
+    if case.target_shape is not None:
+        d["target_shape"] = case.target_shape
+    if case.pads is not None:
+        d["pads"] = case.pads
+    if case.mode != "":
+        d["mode"] = case.mode
+    if case.pad_value_hex != "":
+        d["pad_value_hex"] = case.pad_value_hex
+    if case.axes is not None:
+        d["axes"] = case.axes
+    if case.starts is not None:
+        d["starts"] = case.starts
+    if case.ends is not None:
+        d["ends"] = case.ends
+    if case.steps is not None:
+        d["steps"] = case.steps
+    if case.axis is not None:
+        d["axis"] = case.axis
+    if case.parts is not None:
+        d["parts"] = case.parts
+    if case.num_outputs is not None:
+        d["num_outputs"] = case.num_outputs
+    if case.repeats is not None:
+        d["repeats"] = case.repeats
+    if case.blocksize is not None:
+        d["blocksize"] = case.blocksize
+    if case.opset is not None:
+        d["opset"] = case.opset
+    if case.values != "random":
+        d["values"] = case.values
+    if case.seed != 0:
+        d["seed"] = case.seed
+    if case.origin != "suite":
+        d["origin"] = case.origin
+    return d
+
+
+def _result_dict(r: CaseResult, case_id: str) -> dict[str, Any]:
+    """``CaseResult.to_dict(defaults=False)``, made without its copies of every field."""
+    d: dict[str, Any] = {"case": _case_dict(r.case), "status": _STATUS_VALUES[r.status],
+                         "provider": r.provider}
+    if r.device != "":
+        d["device"] = r.device
+    if r.node_provider != "":
+        d["node_provider"] = r.node_provider
+    if r.element_count != 0:
+        d["element_count"] = r.element_count
+    if r.mismatch_count != 0:
+        d["mismatch_count"] = r.mismatch_count
+    if r.first_mismatch_index is not None:
+        d["first_mismatch_index"] = r.first_mismatch_index
+    if r.input_offset_in_elements is not None:
+        d["input_offset_in_elements"] = r.input_offset_in_elements
+    if r.output_offset_in_elements is not None:
+        d["output_offset_in_elements"] = r.output_offset_in_elements
+    if r.expected_hex != "":
+        d["expected_hex"] = r.expected_hex
+    if r.actual_hex != "":
+        d["actual_hex"] = r.actual_hex
+    if r.diagnosis != "":
+        d["diagnosis"] = r.diagnosis
+    if r.known_issue != "":
+        d["known_issue"] = r.known_issue
+    if r.recovered != {}:
+        d["recovered"] = r.recovered
+    if r.message != "":
+        d["message"] = r.message
+    if r.descriptors != {}:
+        d["descriptors"] = r.descriptors
+    if r.seconds != 0.0:
+        d["seconds"] = r.seconds
+    d["id"] = case_id
+    return d
 
 
 def _compact_json(data: dict[str, Any]) -> str:
@@ -119,25 +260,59 @@ def _compact_json(data: dict[str, Any]) -> str:
 
 def result_json(result: CaseResult, case_id: str | None = None) -> str:
     """A result as one line of ``results.jsonl`` holds it (without the newline): the JSON of
-    :meth:`CaseResult.to_dict`, compact.
+    :func:`~ort_layouts.reports.report.result_dict` (``CaseResult.to_dict(defaults=False)``:
+    the fields equal to their defaults left out), compact.
 
-    The same JSON as ``to_dict`` gives, made without its copies of every field (its case's
-    ``Case.to_dict`` copies each value through ``dataclasses.asdict``): the fields as they are,
-    the data type and status by name, the case's ``id`` (``case_id`` when the caller has it).
+    The same JSON as that dict gives, made without ``to_dict``'s copies of every field (its
+    case's ``Case.to_dict`` copies each value through ``dataclasses.asdict``): the fields as
+    they are, the data type and status by name, the case's ``id`` (``case_id`` when the caller
+    has it).
     """
-    case = result.case
-    if type(result) is not CaseResult or type(case) is not Case:
-        return _ENCODER.encode(result.to_dict())
-    case_dict = dict(zip(_CASE_FIELDS, _case_values(case), strict=True))
-    case_dict["data_type"] = case.data_type.name
-    d = dict(zip(_RESULT_FIELDS, _result_values(result), strict=True))
-    d["case"] = case_dict
-    d["id"] = case.id if case_id is None else case_id
-    d["status"] = result.status.value
+    r = result
+    case = r.case
+    if not _FAST or type(r) is not CaseResult or type(case) is not Case:
+        return _ENCODER.encode(result_dict(r))
+    if case_id is None:
+        case_id = case.id
     try:
-        return _compact_json(d)
+        if (_C_ENCODE is not None and r.mismatch_count == 0 and r.first_mismatch_index is None
+                and r.input_offset_in_elements is None and r.output_offset_in_elements is None
+                and r.expected_hex == "" and r.actual_hex == "" and r.diagnosis == "" and r.known_issue == ""
+                and r.recovered == {} and r.message == "" and type(r.element_count) is int
+                and r.element_count != 0 and type(r.seconds) is float and r.seconds - r.seconds == 0.0
+                and r.seconds != 0.0 and type(r.descriptors) is dict and r.descriptors
+                and type(case_id) is str):
+            # most results (a pass): their fields but the case, descriptors, seconds and id in one
+            # piece of text for each status, provider, device and node provider
+            head = _HEADS.get((r.status, r.provider, r.device, r.node_provider))
+            if head is None:
+                head = _head(r)
+            if head:
+                return "".join((
+                    '{"case":', "".join(_C_ENCODE(_case_dict(case), 0)), head, str(r.element_count),
+                    ',"descriptors":', "".join(_C_ENCODE(r.descriptors, 0)), ',"seconds":', repr(r.seconds),
+                    ',"id":', encode_basestring_ascii(case_id), "}"))
+        return _compact_json(_result_dict(r, case_id))
     except (TypeError, ValueError, RecursionError):  # JSON does not hold a value as it is: to_dict's way
-        return _ENCODER.encode(result.to_dict())
+        return _ENCODER.encode(result_dict(r))
+
+
+# the JSON of "status" ... "node_provider" of each (status, provider, device, node provider) of
+# a pass, up to its element count; "" for one that is not a str
+_HEADS: dict[tuple[Any, ...], str] = {}
+
+
+def _head(r: CaseResult) -> str:
+    values = (r.status, r.provider, r.device, r.node_provider)
+    if not all(isinstance(v, str) for v in values):
+        return ""
+    d = {"status": _STATUS_VALUES[r.status], "provider": r.provider}
+    if r.device != "":
+        d["device"] = r.device
+    if r.node_provider != "":
+        d["node_provider"] = r.node_provider
+    head = _HEADS[values] = "," + _compact_json(d)[1:-1] + ',"element_count":'
+    return head
 
 
 def result_line(result: CaseResult) -> bytes:
@@ -247,8 +422,8 @@ class ReportWriter:
             for name in (JSON_FILE, JUNIT_FILE, HTML_FILE):
                 (self.directory / name).unlink(missing_ok=True)
         self.meta = new_meta
-        atomic_write_text(meta_path, json.dumps(self.meta, indent=1) + "\n")
-        self._file = open(results_path, "ab")  # noqa: SIM115 - closed in close()
+        atomic_write_text(meta_path, _meta_text(self.meta))
+        self._file = open(results_path, "ab", buffering=0)  # noqa: SIM115 - closed in close()
         self.write_summaries()
 
     @property
@@ -263,7 +438,7 @@ class ReportWriter:
     def update_meta(self, **values: Any) -> None:
         """Change meta fields (e.g. the device once the first result names it)."""
         self.meta.update(values)
-        atomic_write_text(self.directory / META_FILE, json.dumps(self.meta, indent=1) + "\n")
+        atomic_write_text(self.directory / META_FILE, _meta_text(self.meta))
 
     def add(self, result: CaseResult) -> None:
         """Append one result to results.jsonl and flush it to the operating system at once (a
@@ -272,8 +447,7 @@ class ReportWriter:
         summaries when ``interval_s`` has passed since the last time."""
         case_id = result.case.id
         line = result_json(result, case_id)
-        self._file.write((line + "\n").encode("utf-8"))
-        self._file.flush()
+        self._append((line + "\n").encode("utf-8"))
         self._results.append(result)
         self._ids.append(case_id)
         self._lines.append(line)
@@ -282,6 +456,17 @@ class ReportWriter:
             self._sync()
         if now - self._last_write >= self.interval_s:
             self.write_summaries()
+
+    def _append(self, data: bytes) -> None:
+        """Write ``data`` to results.jsonl, unbuffered: it is with the operating system when
+        this returns."""
+        written = self._file.write(data)
+        while written < len(data):  # a short write (a signal, a full disk): the rest, or the error
+            more = self._file.write(data[written:])
+            if not more:
+                raise ReportError(f"{self.directory / RESULTS_FILE}: the operating system took no more "
+                                  f"of a result's line ({written} of {len(data)} bytes written)")
+            written += more
 
     def report(self) -> Report:
         return Report(dict(self.meta), tuple(self._results[i] for i in self._ordered()))
@@ -297,16 +482,17 @@ class ReportWriter:
         results.jsonl is rewritten, atomically, in planned order: one line per case.
         """
         positions = self._ordered()
+        meta: list[tuple[Path, str]] = []
         if finished:
             self.meta.setdefault("finished", now_iso())
-            atomic_write_text(self.directory / META_FILE, json.dumps(self.meta, indent=1) + "\n")
+            meta.append((self.directory / META_FILE, _meta_text(self.meta)))  # written with the summaries
             # a new report's results.jsonl holds self._lines; in planned order, it is as it must be
             if self.resumed or positions != list(range(len(self._results))):
                 self._rewrite_results(positions)
                 positions = list(range(len(self._results)))
         report = Report(dict(self.meta), tuple(self._results[i] for i in positions))
         lines = [self._lines[i] for i in positions]
-        _write_files(report, self.directory, strict=self.strict, lines=lines)
+        _write_files(report, self.directory, strict=self.strict, lines=lines, also=meta)
         self._last_write = time.monotonic()
         return report
 
@@ -320,9 +506,9 @@ class ReportWriter:
         if reopen:
             self._file.flush()
             self._file.close()
-        atomic_write_text(path, "\n".join(self._lines) + "\n" if self._lines else "")
+        atomic_write_text(path, _lines_pieces(self._lines))
         if reopen:
-            self._file = open(path, "ab")  # noqa: SIM115 - closed in close()
+            self._file = open(path, "ab", buffering=0)  # noqa: SIM115 - closed in close()
             self._last_fsync = time.monotonic()
 
     def _sync(self) -> None:

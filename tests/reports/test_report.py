@@ -5,6 +5,7 @@ from __future__ import annotations
 import html.parser
 import itertools
 import json
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -384,3 +385,22 @@ def test_each_result_is_flushed_at_once_and_fsynced_at_a_bounded_rate(
     assert 9 <= len(during) <= 10
     assert all(b - a >= 0.2 - 1e-9 for a, b in itertools.pairwise(during))
     assert len(synced) == len(during) + 1  # closing syncs what is left
+
+
+def test_a_matrix_cell_links_to_its_first_failure() -> None:
+    from ort_layouts.reports.html import case_anchor, render_report_html
+    from ort_layouts.reports.report import Report
+
+    def result(perm: tuple[int, int], status: Status, known: str = "") -> CaseResult:
+        return CaseResult(Case("Transpose", "float32", (2, 3), perm=perm), status, "CPUExecutionProvider",
+                          known_issue=known, message="x")
+
+    known = result((0, 1), Status.MISMATCH, known="a known deviation")
+    error = result((1, 0), Status.ERROR)
+    page = render_report_html(Report({"provider": "CPUExecutionProvider"}, (known, error)))
+    cell = re.search(r'<td class="cell [^"]*" data-op="Transpose".*?</td>', page)
+    assert cell is not None and f'href="#{case_anchor(error.case.id)}"' in cell.group(0)
+    # with no failure the cell links to its (known) mismatch
+    page = render_report_html(Report({"provider": "CPUExecutionProvider"}, (known,)))
+    cell = re.search(r'<td class="cell [^"]*" data-op="Transpose".*?</td>', page)
+    assert cell is not None and f'href="#{case_anchor(known.case.id)}"' in cell.group(0)

@@ -1,12 +1,14 @@
 """The reports as the writer makes them hold what they held when each was made the plain way:
-each results.jsonl line the JSON of ``CaseResult.to_dict``, report.json ``Report.to_dict``,
-junit.xml what ElementTree writes for the tree the JUnit format describes, and the HTML's list
-of all cases. The references here are the plain ways, written out in this file: json.dumps of
-``to_dict``, an ElementTree tree serialized after ``ET.indent``, ``html.escape``, and ordering
-by sort."""
+each results.jsonl line the JSON of ``CaseResult.to_dict`` without the fields equal to their
+dataclass defaults, report.json ``Report.to_dict``, junit.xml what ElementTree writes for the
+tree the JUnit format describes (a pass without its empty properties), and the HTML's list of
+all cases. The references here are the plain ways, written out in this file: json.dumps of
+``to_dict`` less its defaults (read from ``dataclasses.fields``), an ElementTree tree
+serialized after ``ET.indent``, ``html.escape``, and ordering by sort."""
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import math
@@ -49,8 +51,27 @@ AWKWARD = 'a<b>&"c"\'d\'\n\r\tе→{0}{}{{%s\\ \x01\x1f\ufffe end'
 
 # ---- the references: the plain ways -------------------------------------------------------
 
+def _without_defaults(data: dict[str, Any], cls: type) -> dict[str, Any]:
+    """``data`` (a dataclass's ``to_dict``) without the fields whose value equals the field's
+    default."""
+    defaults = {}
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING:
+            defaults[f.name] = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            defaults[f.name] = f.default_factory()
+    return {k: v for k, v in data.items()
+            if k not in defaults or (v is not None if defaults[k] is None else v != defaults[k])}
+
+
+def _plain_dict(result: CaseResult) -> dict[str, Any]:
+    d = _without_defaults(result.to_dict(), CaseResult)
+    d["case"] = _without_defaults(d["case"], Case)
+    return d
+
+
 def _plain_line(result: CaseResult) -> str:
-    return json.dumps(result.to_dict(), separators=(",", ":"))
+    return json.dumps(_plain_dict(result), separators=(",", ":"))
 
 
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -107,6 +128,8 @@ def _reference_junit(report: Report, *, strict: bool = False) -> str:
         case_props = ET.SubElement(case, "properties")
         figures = result_figures(r)
         for name, value in figures.items():
+            if r.status is Status.PASS and value == "" and name != "case_id":  # a pass: not its empty ones
+                continue
             ET.SubElement(case_props, "property", {"name": name, "value": _clean(value)})
         if r.status is not Status.PASS:
             lines = [f"{k}: {v}" for k, v in figures.items() if v != ""]
@@ -193,9 +216,33 @@ def test_each_line_is_the_json_of_to_dict() -> None:
 def test_each_line_of_every_standard_suite_case_is_the_json_of_to_dict() -> None:
     statuses = list(Status)
     for i, case in enumerate(standard_suite()):
-        r = CaseResult(case, statuses[i % len(statuses)], CPU, element_count=i, seconds=i / 7,
-                       first_mismatch_index=(i, 0) if i % 3 else None)
-        assert result_json(r, case.id) == _plain_line(r), case.id
+        r = CaseResult(case, statuses[i % len(statuses)], CPU, device="cpu" if i % 5 else "",
+                       node_provider=CPU if i % 7 else "", element_count=i, seconds=i / 7,
+                       first_mismatch_index=(i, 0) if i % 3 else None,
+                       descriptors={"operator": "DML_OPERATOR_X", "n": i, "s": None} if i % 2 else {})
+        line = result_json(r, case.id)
+        assert line == _plain_line(r), case.id
+        assert CaseResult.from_dict(json.loads(line)) == r
+
+
+def test_a_line_leaves_out_exactly_the_fields_equal_to_their_defaults() -> None:
+    case = Case("Pad", DataType.FLOAT16, (3, 4), pads=(1, 0, 0, 2), mode="reflect")
+    full = CaseResult(case, Status.MISMATCH, CPU, device="d", node_provider=CPU, element_count=30,
+                      mismatch_count=2, first_mismatch_index=(0, 0), input_offset_in_elements=0,
+                      output_offset_in_elements=0, expected_hex="00", actual_hex="01", diagnosis="x",
+                      known_issue="k", recovered={"kind": "k"}, message="m", descriptors={"a": 1},
+                      seconds=0.5)
+    data = json.loads(result_json(full))
+    assert set(data) == {"case", "id", *(f.name for f in dataclasses.fields(CaseResult))}
+    assert data["case"] == {"op": "Pad", "data_type": "FLOAT16", "shape": [3, 4], "pads": [1, 0, 0, 2],
+                            "mode": "reflect"}
+    bare = CaseResult(Case("Transpose", DataType.INT8, (2,), perm=(0,), seed=0), Status.PASS, CPU)
+    assert json.loads(result_json(bare)) == {
+        "case": {"op": "Transpose", "data_type": "INT8", "shape": [2], "perm": [0]},
+        "status": "pass", "provider": CPU, "id": bare.case.id}
+    for r in (full, bare):
+        assert CaseResult.from_dict(json.loads(result_json(r))) == r
+        assert CaseResult.from_dict(r.to_dict()) == r == CaseResult.from_dict(r.to_dict(defaults=False))
 
 
 def test_a_value_json_cannot_hold_fails_as_to_dict_does() -> None:
@@ -208,14 +255,14 @@ def test_a_value_json_cannot_hold_fails_as_to_dict_does() -> None:
 
 
 class _MyResult(CaseResult):
-    def to_dict(self) -> dict[str, Any]:
-        return {**CaseResult.to_dict(self), "extra": 1}
+    def to_dict(self, *, defaults: bool = True) -> dict[str, Any]:
+        return {**CaseResult.to_dict(self, defaults=defaults), "extra": 1}
 
 
 def test_a_result_of_another_class_is_written_by_its_to_dict() -> None:
     r = _MyResult(Case("Transpose", DataType.FLOAT32, (2, 3), perm=(1, 0)), Status.PASS, CPU)
     assert json.loads(result_json(r))["extra"] == 1
-    assert result_json(r) == _plain_line(r)
+    assert result_json(r) == json.dumps(r.to_dict(), separators=(",", ":"))
 
 
 # ---- junit.xml -------------------------------------------------------------------------------
@@ -293,7 +340,8 @@ def _check_directory(directory: Path, meta: dict[str, Any], planned: list[str],
     assert written_meta["planned"] == planned
     assert {k: v for k, v in meta.items() if k != "selection"}.items() <= written_meta.items()
     assert data == json.loads(json.dumps(Report(written_meta, tuple(expected)).to_dict(strict=strict)))
-    assert data["results"] == [r.to_dict() for r in expected]
+    assert data["results"] == [_plain_dict(r) for r in expected]
+    assert [CaseResult.from_dict(x) for x in data["results"]] == list(expected)
     junit = (directory / JUNIT_FILE).read_bytes().decode("utf-8")  # "\r" in text stays
     assert junit == _reference_junit(Report(written_meta, tuple(expected)), strict=strict)
 
@@ -339,6 +387,83 @@ def test_a_resumed_run_writes_the_plain_reports(tmp_path: Path) -> None:
     finally:
         second.close()
     _check_directory(tmp_path, meta, planned, results, False)
+
+
+@pytest.fixture(scope="module")
+def suite_results() -> list[CaseResult]:
+    """The standard suite's results on the CPU EP, as a run gives them."""
+    from ort_layouts.engine.runner import run_cases
+
+    return list(run_cases(standard_suite(), provider="cpu"))
+
+
+def test_the_whole_suite_s_reports_are_what_the_plain_ways_make_and_read_back(
+        tmp_path: Path, suite_results: list[CaseResult]) -> None:
+    results = suite_results
+    assert {r.status for r in results} >= {Status.PASS, Status.UNSUPPORTED}
+    planned = [r.case.id for r in results]
+    meta = {k: v for k, v in META.items() if k != "started"}
+    with ReportWriter(tmp_path, meta=meta, planned=planned, interval_s=math.inf) as writer:
+        for r in results:
+            writer.add(r)
+        writer.write_summaries(finished=True)
+    lines = (tmp_path / RESULTS_FILE).read_text(encoding="utf-8").splitlines()
+    assert lines == [_plain_line(r) for r in results]
+    # each line reads back to the result it was made of, as a line of the full to_dict does
+    assert [CaseResult.from_dict(json.loads(x)) for x in lines] == results
+    assert [CaseResult.from_dict(json.loads(json.dumps(r.to_dict()))) for r in results] == results
+    loaded = load_report(tmp_path)
+    assert loaded.results == tuple(results) and loaded.meta["planned"] == planned
+    data = json.loads((tmp_path / JSON_FILE).read_text(encoding="utf-8"))
+    assert data["results"] == [_plain_dict(r) for r in results]
+    assert load_report(tmp_path / JSON_FILE).results == tuple(results)
+    assert data["summary"] == {s.value: sum(r.status is s for r in results) for s in Status}
+    # junit.xml: the tree ElementTree writes (a pass without its empty properties)
+    junit = (tmp_path / JUNIT_FILE).read_bytes()
+    reference = _reference_junit(Report(loaded.meta, tuple(results)))
+    assert _trees_equal(ET.fromstring(junit), ET.fromstring(reference.encode("utf-8")))
+    assert junit.decode("utf-8") == reference
+    # what the omission leaves out: only empty properties, only of passes
+    for case in ET.fromstring(junit).iter("testcase"):
+        props = {p.get("name"): p.get("value") for p in case.iter("property")}
+        if props["status"] == "pass":
+            assert "" not in props.values() and {"case_id", "element_count", "mismatch_count"} <= set(props)
+        else:
+            assert len(props) >= 18
+    page = (tmp_path / "report.html").read_bytes().decode("utf-8")  # "\r" in text stays
+    assert page == render_report_html(Report(loaded.meta, tuple(results)))
+    rows = "".join(f'<tr><td><code>{html.escape(r.case.id)}</code></td><td class="{r.status.value}">'
+                   f"{html.escape(r.status.value)}</td><td>{html.escape(r.node_provider)}</td>"
+                   f'<td class="seconds">{r.seconds:.4f}</td></tr>' for r in results)
+    assert rows in page
+
+
+def test_meta_json_is_json_dumps_with_indent_one(tmp_path: Path) -> None:
+    from ort_layouts.reports.writer import _meta_text
+
+    metas: list[dict[str, Any]] = [
+        {}, {"planned": []}, {"planned": ["a", "b"]}, {**META, "planned": ["x<é>\"\n", "y"]},
+        {"a": {"planned": 1}, "planned": ["\x00planned\x00", "z"], "z": [1, {"b": None}]},
+        {"planned": ["a", 3]}, {"planned": "not a list"}]
+    for meta in metas:
+        assert _meta_text(meta) == json.dumps(meta, indent=1) + "\n"
+
+
+def test_files_written_together_replace_all_or_none(tmp_path: Path) -> None:
+    from ort_layouts.reports.report import atomic_write_texts
+
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    atomic_write_texts([(a, "one é\n"), (b, iter(["pieces ", "of ", "text"]))])
+    assert a.read_text(encoding="utf-8") == "one é\n" and b.read_text() == "pieces of text"
+
+    def failing() -> Any:
+        yield "half"
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        atomic_write_texts([(a, "new"), (b, failing())])
+    assert a.read_text(encoding="utf-8") == "one é\n" and b.read_text() == "pieces of text"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.txt"]  # no temporary file left
 
 
 def test_write_report_writes_the_plain_report_json(tmp_path: Path) -> None:
