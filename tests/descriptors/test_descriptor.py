@@ -394,3 +394,24 @@ def test_canonical_fields_are_still_validated(kwargs: dict, rule: str) -> None:
     with pytest.raises(DescriptorError) as info:
         BufferTensorDesc(DataType.FLOAT32, **kwargs)
     assert info.value.rule == rule
+
+
+def test_a_descriptor_built_again_is_validated_again_where_it_differs() -> None:
+    # the same canonical fields twice: the second takes the first's validation
+    a = BufferTensorDesc(DataType.FLOAT16, (3, 5), (1, 3))
+    b = BufferTensorDesc(DataType.FLOAT16, (3, 5), (1, 3))
+    assert a == b and b.total_tensor_size_in_bytes == 32  # 15 halves = 30 bytes, rounded up to 4
+    # what is invalid stays invalid however often it is built
+    for _ in range(2):
+        with pytest.raises(DescriptorError, match="multiple of 4"):
+            BufferTensorDesc(DataType.FLOAT16, (3, 5), (1, 3), total_tensor_size_in_bytes=34)
+        with pytest.raises(DescriptorError, match="GuaranteedBaseOffsetAlignment"):
+            BufferTensorDesc(DataType.FLOAT32, (3, 5), guaranteed_base_offset_alignment=2)
+    # values equal to valid ones but of other types are checked and normalised, not taken as seen
+    BufferTensorDesc(DataType.FLOAT32, (3, 5), guaranteed_base_offset_alignment=16)
+    with pytest.raises(DescriptorError, match="GuaranteedBaseOffsetAlignment"):
+        BufferTensorDesc(DataType.FLOAT32, (3, 5), guaranteed_base_offset_alignment=True)  # type: ignore[arg-type]
+    c = BufferTensorDesc(DataType.FLOAT32, (np.int64(3), 5), total_tensor_size_in_bytes=np.int64(60))
+    assert type(c.sizes[0]) is int and type(c.total_tensor_size_in_bytes) is int
+    with pytest.raises(DescriptorError, match="not an integer"):
+        BufferTensorDesc(DataType.FLOAT32, (3.0, 5))  # type: ignore[arg-type]  # equal to (3, 5), no integer
