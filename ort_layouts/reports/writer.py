@@ -18,7 +18,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
@@ -375,7 +374,6 @@ class ReportWriter:
         self._lines: list[str] = []  # the JSON of each result, as results.jsonl holds it
         self._last_write = time.monotonic()
         self._last_fsync = time.monotonic()
-        self._syncer = _Syncer()  # results.jsonl's syncs to the disk, beside the run
         if self.directory.exists() and not self.directory.is_dir():
             raise ReportError(f"report directory {str(self.directory)!r} is a file")
         new_meta = dict(meta)
@@ -507,7 +505,6 @@ class ReportWriter:
         reopen = not self._file.closed
         if reopen:
             self._file.flush()
-            self._syncer.wait()  # before its descriptor goes
             self._file.close()
         atomic_write_text(path, _lines_pieces(self._lines))
         if reopen:
@@ -515,9 +512,7 @@ class ReportWriter:
             self._last_fsync = time.monotonic()
 
     def _sync(self) -> None:
-        """Start syncing results.jsonl to the disk on the syncing thread (the run goes on
-        meanwhile; the disk's wait takes no processor), unless a sync is still under way."""
-        self._syncer.start(self._file.fileno())
+        os.fsync(self._file.fileno())
         self._last_fsync = time.monotonic()
 
     def close(self) -> None:
@@ -525,8 +520,7 @@ class ReportWriter:
         try:
             if not self._file.closed:
                 self._file.flush()
-                self._syncer.wait()
-                os.fsync(self._file.fileno())
+                self._sync()
                 self._file.close()
         finally:
             self._lock.release()
@@ -536,41 +530,6 @@ class ReportWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-class _Syncer:
-    """``os.fsync`` of a file descriptor on a thread of its own, one at a time; an error it
-    met is raised by the next :meth:`start` or :meth:`wait`."""
-
-    def __init__(self) -> None:
-        self._thread: threading.Thread | None = None
-        self._error: OSError | None = None
-
-    def _run(self, fd: int) -> None:
-        try:
-            os.fsync(fd)
-        except OSError as e:
-            self._error = e
-
-    def _raise(self) -> None:
-        error, self._error = self._error, None
-        if error is not None:
-            raise ReportError(f"syncing results.jsonl to the disk failed: {error}") from error
-
-    def start(self, fd: int) -> None:
-        """Sync ``fd`` unless a sync is still running (that one syncs what was written before it)."""
-        self._raise()
-        if self._thread is not None and self._thread.is_alive():
-            return
-        self._thread = threading.Thread(target=self._run, args=(fd,), name="ort_layouts_fsync", daemon=True)
-        self._thread.start()
-
-    def wait(self) -> None:
-        """Wait for the sync under way, if any."""
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-        self._raise()
 
 
 def _used_selection(directory: Path) -> dict[str, Any] | None:

@@ -6,7 +6,6 @@ import html.parser
 import itertools
 import json
 import re
-import threading
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -380,7 +379,6 @@ def test_each_result_is_flushed_at_once_and_fsynced_at_a_bounded_rate(
             w.add(r)
             with open(tmp_path / RESULTS_FILE, "rb") as f:  # another reader sees it at once
                 assert f.read().count(b"\n") == i + 1
-        w._syncer.wait()  # the syncs run on their own thread
         during = list(synced)
     # 200 results over 2 s of fake time: a sync each time 0.2 s has passed since the last one
     assert _report.FSYNC_INTERVAL_S == 0.2
@@ -406,31 +404,3 @@ def test_a_matrix_cell_links_to_its_first_failure() -> None:
     page = render_report_html(Report({"provider": "CPUExecutionProvider"}, (known,)))
     cell = re.search(r'<td class="cell [^"]*" data-op="Transpose".*?</td>', page)
     assert cell is not None and f'href="#{case_anchor(known.case.id)}"' in cell.group(0)
-
-
-def test_results_are_synced_beside_the_run_and_a_failed_sync_is_an_error(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ort_layouts.reports import writer as _report
-
-    now = [1000.0]
-    threads: list[str] = []
-    monkeypatch.setattr(_report.time, "monotonic", lambda: now[0])
-    monkeypatch.setattr(_report.os, "fsync", lambda fd: threads.append(threading.current_thread().name))
-    results = make_results()
-    w = ReportWriter(tmp_path, meta=META, planned=[r.case.id for r in results], interval_s=3600)
-    threads.clear()  # the meta and the first summaries, written atomically as the run starts
-    now[0] += 1
-    w.add(results[0])
-    w._syncer.wait()
-    assert threads == ["ort_layouts_fsync"]
-
-    def broken(fd: int) -> None:
-        raise OSError(5, "Input/output error")
-
-    monkeypatch.setattr(_report.os, "fsync", broken)
-    now[0] += 1
-    w.add(results[1])  # starts the sync that fails
-    with pytest.raises(ReportError, match=r"syncing results\.jsonl to the disk failed: .*Input/output error"):
-        w._syncer.wait()
-    monkeypatch.setattr(_report.os, "fsync", lambda fd: None)
-    w.close()
