@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import io
 import re
+import time
 
 import numpy as np
+import pytest
 
 from ort_layouts.engine.runner import batch_cases
 from ort_layouts.engine.suite import standard_suite
@@ -23,8 +25,13 @@ def test_floor_prints_the_three_rates_their_ratios_and_the_reports_share() -> No
         "validate with reports",
         "validate with reports / bare",
         "reports' share of the validation",
+        "processor time: bare / validate with reports",
     ]
     by_name = {f.name: f for f in figures}
+    cpu = by_name["processor time: bare / validate with reports"]
+    seconds = re.search(r"bare ([\d.]+) s, run_cases ([\d.]+) s, validate ([\d.]+) s", cpu.detail)
+    assert seconds and float(seconds[1]) > 0 and float(seconds[3]) > 0
+    assert abs(cpu.value - float(seconds[1]) / float(seconds[3])) < 0.05 * cpu.value + 0.01  # 2 decimals
     for f in figures:
         assert f.section == "floor" and np.isfinite(f.value) and f.value >= 0 and f.line() in out.getvalue()
     bare = by_name["bare ONNX Runtime, the same sessions (CPUExecutionProvider)"]
@@ -64,3 +71,13 @@ def test_the_suite_section_times_whole_batches_of_the_suite() -> None:
 def test_bench_floor_takes_the_provider_and_batch_size() -> None:
     figures = bench_floor(provider="cpu", repeats=1, ranks=[0], batch_size=1)
     assert figures[0].name.endswith("(CPUExecutionProvider)") and "of one node" in figures[0].detail
+
+
+def test_processor_time_counts_the_session_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ort_layouts.engine import runner
+    from ort_layouts.engine.runner import run_cases
+    from ort_layouts.frontends.bench import _processor_seconds
+
+    monkeypatch.setattr(runner, "PROCESS_MIN_CASES", 1)
+    run_cases(standard_suite(ranks=[1], ops=["Transpose", "Pad"]), provider="cpu")  # the child has worked
+    assert _processor_seconds() - time.process_time() > 0  # the child's own seconds are in it
