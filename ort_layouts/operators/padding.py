@@ -150,6 +150,10 @@ def _split(pads: Sequence[int], rank: int,
     return tuple(begins), tuple(ends)
 
 
+# outputs up to this many elements are written whole before their interior (a large one is
+# written once: its borders, then its interior)
+_SMALL_ELEMENTS = 1 << 16
+
 # the split depends on the pads, rank and axes alone: cases of every data type share it
 _cached_split = functools.lru_cache(maxsize=4096)(_split)
 
@@ -243,12 +247,18 @@ class PaddingOp:
         return self.input.dimension_count
 
     def run(self, dst: np.ndarray, src: np.ndarray, *, threads: int | None = None) -> None:
-        """PADDING1: the interior in one strided copy, then the borders axis by axis."""
+        """PADDING1: the interior in one strided copy, then the borders axis by axis (a small
+        CONSTANT output: the value everywhere, then the interior over it)."""
         value = _padding_value(self, dst.dtype)
         interior = tuple(slice(s, s + n) for s, n in zip(self.start_padding, src.shape, strict=True))
+        constant = self.mode == PaddingMode.CONSTANT
+        if constant and dst.size <= _SMALL_ELEMENTS:  # two numpy calls instead of a few per axis
+            dst[...] = value
+            strided_copy(dst[interior], src, threads=threads)
+            return
         strided_copy(dst[interior], src, threads=threads)
         for moved, s, n, e in _border_regions(self, dst, interior):
-            if self.mode == PaddingMode.CONSTANT:
+            if constant:
                 moved[:s] = value
                 moved[s + n:] = value
                 continue

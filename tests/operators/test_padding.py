@@ -107,3 +107,17 @@ def test_the_split_cache_keeps_integers_apart_from_floats_and_bools() -> None:
         with pytest.raises(ShapeError, match="not a sequence of integers"):
             split_onnx_pads(bad, 1)
     assert split_onnx_pads([np.int64(1), 2], 1) == ((1,), (2,))
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (300, 250)])  # a small output, and one of 90,000 elements
+def test_constant_padding_writes_the_value_bits_around_the_input(shape: tuple[int, int]) -> None:
+    from ort_layouts.reference.buffers import unpack
+    from ort_layouts.reference.execute import execute
+
+    rng = np.random.default_rng(7)
+    x = rng.integers(0, 2**32, size=shape, dtype=np.uint32).view(np.float32)  # NaN payloads among them
+    op = PaddingOp.from_onnx(BufferTensorDesc("float32", shape), [1, 2, 3, 4], mode="constant",
+                             value=bytes.fromhex("0100c07f"))  # a quiet NaN with payload 1
+    got = unpack(op.output, execute(op, x)).reshape(shape[0] + 4, shape[1] + 6)
+    want = np.pad(x.view(np.uint32), ((1, 3), (2, 4)), constant_values=0x7FC00001)
+    assert got.view(np.uint32).tobytes() == want.tobytes()
