@@ -24,7 +24,10 @@ sessions on its own:
   expected outputs from the descriptors (on the DML EP every case is planned first, so that
   what DirectML cannot express is reported before any session);
 - the sessions are created and run on one thread of their own (ONNX Runtime lets go of
-  Python's lock for most of that) while the next batch is filled and the last one judged;
+  Python's lock for most of that) while the next batches are filled and the earlier ones
+  judged, up to four batches queued; on the CPU EP a run of ``PROCESS_MIN_CASES`` cases or more
+  hands them from that thread to the session process
+  (:mod:`~ort_layouts.engine.session_process`), where no lock is shared with this process;
 - a case passes when each output has the expected element type and shape and the same bytes
   (bit-for-bit equality); any other case is compared in full, with the figures and diagnosis
   a mismatch gets;
@@ -32,7 +35,9 @@ sessions on its own:
   cycles worth collecting before it ends) and Python's lock changes hands every 0.2 ms
   instead of every 5 ms, so the session thread gets it back soon (:func:`_collector_paused`).
 
-Note: the runner works in-process; a native crash of the EP ends the process.
+Note: apart from the session process, the runner works in-process; a native crash of an EP
+in this process ends it (in the session process it fails the batch, and the next batch starts
+a new one).
 """
 
 from __future__ import annotations
