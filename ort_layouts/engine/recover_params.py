@@ -555,24 +555,29 @@ def _join(op: JoinOp, m: IndexMap, feeds: Sequence[np.ndarray]) -> Found | None:
 
 def _join_found(op: JoinOp, axis: int, offsets: list[int], found: list[int | None], parts: list[int],
                 past: int) -> Found:
+    notes = []
+    for k, (o, e) in enumerate(zip(offsets, op.offsets_along_axis, strict=True)):
+        if found[k] is None and o == past:
+            notes.append(f"input {k} not written")
+        elif found[k] is None:
+            notes.append(f"input {k} overwritten")
+        elif o != e or axis != op.axis:
+            notes.append(f"input {k} written at offset {o} instead of {e} along axis {axis}")
+    return _along_axis_found("join", op, axis, offsets, parts, "input", "joined", "at", notes)
+
+
+def _along_axis_found(kind: str, op: JoinOp | SplitOp, axis: int, offsets: list[int], parts: list[int],
+                      tensor: str, verb: str, preposition: str, notes: list[str]) -> Found:
+    """A JOIN's or SPLIT's recovered axis and offsets, named: the other axis, then the
+    ``tensor``s' other order along the axis or, when they are in no other order, ``notes``
+    (what happened to each)."""
     expected = list(op.offsets_along_axis)
-    names = []
-    if axis != op.axis:
-        names.append(f"joined along axis {axis} instead of {op.axis}")
-    order = _order_name(offsets, parts, "input") if axis == op.axis else None
-    if order:
-        names.append(order)
-    else:
-        for k, (o, e) in enumerate(zip(offsets, expected, strict=True)):
-            if found[k] is None and o == past:
-                names.append(f"input {k} not written")
-            elif found[k] is None:
-                names.append(f"input {k} overwritten")
-            elif o != e or axis != op.axis:
-                names.append(f"input {k} written at offset {o} instead of {e} along axis {axis}")
-    text = (f"recovered: the GPU joined along axis {axis} at offsets {fmt(offsets)}; expected axis {op.axis} "
-            f"offsets {fmt(expected)}: {'; '.join(names)}")
-    return Found("join", operator_name(op), {"axis": axis, "offsets_along_axis": offsets},
+    names = [f"{verb} along axis {axis} instead of {op.axis}"] if axis != op.axis else []
+    order = _order_name(offsets, parts, tensor) if axis == op.axis else None
+    names += [order] if order else notes
+    text = (f"recovered: the GPU {verb} along axis {axis} {preposition} offsets {fmt(offsets)}; "
+            f"expected axis {op.axis} offsets {fmt(expected)}: {'; '.join(names)}")
+    return Found(kind, operator_name(op), {"axis": axis, "offsets_along_axis": offsets},
                  {"axis": op.axis, "offsets_along_axis": expected}, tuple(names), text)
 
 
@@ -622,23 +627,13 @@ def _split(op: SplitOp, m: IndexMap) -> Found | None:
 
 def _split_found(op: SplitOp, axis: int, offsets: list[int], found: list[int | None],
                  parts: list[int]) -> Found:
-    expected = list(op.offsets_along_axis)
-    names = []
-    if axis != op.axis:
-        names.append(f"split along axis {axis} instead of {op.axis}")
-    order = _order_name(offsets, parts, "output") if axis == op.axis else None
-    if order:
-        names.append(order)
-    else:
-        for k, (o, e) in enumerate(zip(offsets, expected, strict=True)):
-            if found[k] is None:
-                names.append(f"output {k} read entirely past the end of the input")
-            elif o != e or axis != op.axis:
-                names.append(f"output {k} read from offset {o} instead of {e} along axis {axis}")
-    text = (f"recovered: the GPU split along axis {axis} from offsets {fmt(offsets)}; expected axis "
-            f"{op.axis} offsets {fmt(expected)}: {'; '.join(names)}")
-    return Found("split", operator_name(op), {"axis": axis, "offsets_along_axis": offsets},
-                 {"axis": op.axis, "offsets_along_axis": expected}, tuple(names), text)
+    notes = []
+    for k, (o, e) in enumerate(zip(offsets, op.offsets_along_axis, strict=True)):
+        if found[k] is None:
+            notes.append(f"output {k} read entirely past the end of the input")
+        elif o != e or axis != op.axis:
+            notes.append(f"output {k} read from offset {o} instead of {e} along axis {axis}")
+    return _along_axis_found("split", op, axis, offsets, parts, "output", "split", "from", notes)
 
 
 # ---- TILE -----------------------------------------------------------------------------------

@@ -8,14 +8,14 @@ from typing import Any
 
 from ort_layouts.operators.case import Case
 
-__all__ = ["CaseResult", "Status"]
+__all__ = ["CaseResult", "Status", "field_defaults"]
 
 
 # fields of reports written before their names carried the unit
 _RENAMED = {"input_offset": "input_offset_in_elements", "output_offset": "output_offset_in_elements"}
 
 
-def _defaults(cls: type) -> dict[str, Any]:
+def field_defaults(cls: type) -> dict[str, Any]:
     """The default of each field of a dataclass that has one (``default_factory``'s value)."""
     found: dict[str, Any] = {}
     for f in dataclasses.fields(cls):
@@ -40,7 +40,7 @@ def _is_default(defaults: dict[str, Any], name: str, value: Any) -> bool:
         return False
 
 
-_CASE_DEFAULTS = _defaults(Case)
+_CASE_DEFAULTS = field_defaults(Case)
 
 
 class Status(enum.StrEnum):
@@ -142,4 +142,4 @@ class CaseResult:
         return cls(**d)
 
 
-_RESULT_DEFAULTS = _defaults(CaseResult)
+_RESULT_DEFAULTS = field_defaults(CaseResult)

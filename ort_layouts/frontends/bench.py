@@ -237,8 +237,8 @@ def bench_floor(*, provider: str = "cpu", repeats: int = 2, ranks: Sequence[int]
     import shutil
     import tempfile
 
-    from ort_layouts.engine.providers import CPU, resolve_provider
-    from ort_layouts.engine.runner import PROCESS_MIN_CASES, plan_batches, run_cases
+    from ort_layouts.engine.providers import resolve_provider
+    from ort_layouts.engine.runner import plan_batches, run_cases, uses_session_process
     from ort_layouts.engine.session import ValidationSession, validation_meta
     from ort_layouts.engine.suite import standard_suite
     from ort_layouts.reports.writer import ReportWriter
@@ -271,7 +271,7 @@ def bench_floor(*, provider: str = "cpu", repeats: int = 2, ranks: Sequence[int]
     bare, run, full = n / t_bare, n / t_run, n / t_validate
     share = max(0.0, (t_validate - t_run) / t_validate)
     nodes = _nodes_text([p.nodes for p in plans])
-    where = ("sessions in the session process" if name == CPU and n >= PROCESS_MIN_CASES
+    where = ("sessions in the session process" if uses_session_process(name, n)
              else "sessions on the session thread")
     return [
         Figure("floor", f"bare ONNX Runtime, the same sessions ({name})", bare, "cases/s",

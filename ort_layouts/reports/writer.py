@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import operator
 import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -26,7 +27,7 @@ from typing import Any
 
 from ort_layouts._errors import ReportError
 from ort_layouts.descriptors.dtypes import DataType
-from ort_layouts.engine.result import CaseResult, Status
+from ort_layouts.engine.result import CaseResult, Status, field_defaults
 from ort_layouts.operators.case import Case
 from ort_layouts.reports.html import report_html_pieces
 from ort_layouts.reports.junit import junit_pieces
@@ -149,105 +150,39 @@ _DATA_TYPE_NAMES = {t: t.name for t in DataType}
 _STATUS_VALUES = {s: s.value for s in Status}
 
 
-def _field_defaults(cls: type) -> tuple[tuple[str, Any], ...]:
-    return tuple((f.name, f.default if f.default_factory is dataclasses.MISSING else f.default_factory())
-                 for f in dataclasses.fields(cls))
+_REQUIRED = object()  # the "default" of a field that has none: no value equals it
 
 
-_NONE = dataclasses.MISSING  # a field without a default
-# the fields and defaults that _case_dict and _result_dict below know; while Case and CaseResult
-# have exactly these, a line is made by them, else by CaseResult.to_dict
-_FAST = _field_defaults(Case) == (
-    ("op", _NONE), ("data_type", _NONE), ("shape", _NONE), ("perm", None), ("target_shape", None),
-    ("pads", None), ("mode", ""), ("pad_value_hex", ""), ("axes", None), ("starts", None), ("ends", None),
-    ("steps", None), ("axis", None), ("parts", None), ("num_outputs", None), ("repeats", None),
-    ("blocksize", None), ("opset", None), ("values", "random"), ("seed", 0), ("origin", "suite"),
-) and _field_defaults(CaseResult) == (
-    ("case", _NONE), ("status", _NONE), ("provider", _NONE), ("device", ""), ("node_provider", ""),
-    ("element_count", 0), ("mismatch_count", 0), ("first_mismatch_index", None),
-    ("input_offset_in_elements", None), ("output_offset_in_elements", None), ("expected_hex", ""),
-    ("actual_hex", ""), ("diagnosis", ""), ("known_issue", ""), ("recovered", {}), ("message", ""),
-    ("descriptors", {}), ("seconds", 0.0),
-)
+def _fields_and_defaults(cls: type) -> tuple[tuple[str, ...], tuple[Any, ...]]:
+    """A dataclass's field names and the default of each (``_REQUIRED`` for none)."""
+    names = tuple(f.name for f in dataclasses.fields(cls))
+    defaults = field_defaults(cls)
+    return names, tuple(defaults.get(name, _REQUIRED) for name in names)
+
+
+_CASE_NAMES, _CASE_DEFAULTS = _fields_and_defaults(Case)
+_RESULT_NAMES, _RESULT_DEFAULTS = _fields_and_defaults(CaseResult)
+_case_values = operator.attrgetter(*_CASE_NAMES)
+_result_values = operator.attrgetter(*_RESULT_NAMES)
 
 
 def _case_dict(case: Case) -> dict[str, Any]:
     """``Case.to_dict`` without the fields equal to their defaults (tuples as they are: JSON
     writes them as lists)."""
-    d: dict[str, Any] = {"op": case.op, "data_type": _DATA_TYPE_NAMES[case.data_type], "shape": case.shape}
-    if case.perm is not None:
-        d["perm"] = case.perm
-    if case.target_shape is not None:
-        d["target_shape"] = case.target_shape
-    if case.pads is not None:
-        d["pads"] = case.pads
-    if case.mode != "":
-        d["mode"] = case.mode
-    if case.pad_value_hex != "":
-        d["pad_value_hex"] = case.pad_value_hex
-    if case.axes is not None:
-        d["axes"] = case.axes
-    if case.starts is not None:
-        d["starts"] = case.starts
-    if case.ends is not None:
-        d["ends"] = case.ends
-    if case.steps is not None:
-        d["steps"] = case.steps
-    if case.axis is not None:
-        d["axis"] = case.axis
-    if case.parts is not None:
-        d["parts"] = case.parts
-    if case.num_outputs is not None:
-        d["num_outputs"] = case.num_outputs
-    if case.repeats is not None:
-        d["repeats"] = case.repeats
-    if case.blocksize is not None:
-        d["blocksize"] = case.blocksize
-    if case.opset is not None:
-        d["opset"] = case.opset
-    if case.values != "random":
-        d["values"] = case.values
-    if case.seed != 0:
-        d["seed"] = case.seed
-    if case.origin != "suite":
-        d["origin"] = case.origin
+    values = _case_values(case)
+    d = {name: value for name, value, default in zip(_CASE_NAMES, values, _CASE_DEFAULTS, strict=True)
+         if value != default}
+    d["data_type"] = _DATA_TYPE_NAMES[case.data_type]
     return d
 
 
 def _result_dict(r: CaseResult, case_id: str) -> dict[str, Any]:
     """``CaseResult.to_dict(defaults=False)``, made without its copies of every field."""
-    d: dict[str, Any] = {"case": _case_dict(r.case), "status": _STATUS_VALUES[r.status],
-                         "provider": r.provider}
-    if r.device != "":
-        d["device"] = r.device
-    if r.node_provider != "":
-        d["node_provider"] = r.node_provider
-    if r.element_count != 0:
-        d["element_count"] = r.element_count
-    if r.mismatch_count != 0:
-        d["mismatch_count"] = r.mismatch_count
-    if r.first_mismatch_index is not None:
-        d["first_mismatch_index"] = r.first_mismatch_index
-    if r.input_offset_in_elements is not None:
-        d["input_offset_in_elements"] = r.input_offset_in_elements
-    if r.output_offset_in_elements is not None:
-        d["output_offset_in_elements"] = r.output_offset_in_elements
-    if r.expected_hex != "":
-        d["expected_hex"] = r.expected_hex
-    if r.actual_hex != "":
-        d["actual_hex"] = r.actual_hex
-    if r.diagnosis != "":
-        d["diagnosis"] = r.diagnosis
-    if r.known_issue != "":
-        d["known_issue"] = r.known_issue
-    if r.recovered != {}:
-        d["recovered"] = r.recovered
-    if r.message != "":
-        d["message"] = r.message
-    if r.descriptors != {}:
-        d["descriptors"] = r.descriptors
-    if r.seconds != 0.0:
-        d["seconds"] = r.seconds
+    values = _result_values(r)
+    d = {name: value for name, value, default in zip(_RESULT_NAMES, values, _RESULT_DEFAULTS, strict=True)
+         if value != default}
+    d["case"] = _case_dict(r.case)
+    d["status"] = _STATUS_VALUES[r.status]
     d["id"] = case_id
     return d
 
@@ -270,7 +205,7 @@ def result_json(result: CaseResult, case_id: str | None = None) -> str:
     """
     r = result
     case = r.case
-    if not _FAST or type(r) is not CaseResult or type(case) is not Case:
+    if type(r) is not CaseResult or type(case) is not Case:
         return _ENCODER.encode(result_dict(r))
     if case_id is None:
         case_id = case.id

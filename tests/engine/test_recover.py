@@ -412,6 +412,15 @@ def test_recovery_gives_the_applied_and_expected_parameters(
     assert Recovery.from_dict(json.loads(json.dumps(found.to_dict()))) == found
 
 
+def test_join_and_split_recoveries_read_as_one_line() -> None:
+    join = _recovery(C43, lambda x: np.concatenate([x[1:], x[:1]]))
+    assert join.text == ("recovered: the GPU joined along axis 2 at offsets [3,0]; expected axis 2 offsets "
+                         "[0,1]: inputs 0 and 1 swapped")
+    split = _recovery(SP62, lambda x: [np.ascontiguousarray(x[:2]), np.ascontiguousarray(x[1:5])])
+    assert split.text == ("recovered: the GPU split along axis 2 from offsets [0,1]; expected axis 2 offsets "
+                          "[0,2]: output 1 read from offset 1 instead of 2 along axis 2")
+
+
 def test_the_recovered_operators_can_be_drawn_side_by_side() -> None:
     """Where the applied parameters make a DirectML operator, both sides carry its to_dict,
     which the reports read back and draw."""

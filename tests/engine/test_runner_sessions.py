@@ -147,3 +147,27 @@ def test_explicit_inputs_are_what_the_session_gets(recorded: dict[str, list[Any]
     assert names == ["y0", "y1", "y2"]
     assert feeds["x1"] == given.astype(np.float32).tobytes()
     assert feeds["x0"] == make_input(cases[0]).tobytes() and feeds["x2"] == make_input(cases[2]).tobytes()
+
+
+@pytest.mark.parametrize(("ahead_bytes", "attempts_before_first_judge"), [(64 << 20, 5), (0, 2)])
+def test_batches_queue_ahead_up_to_a_count_and_a_byte_size(
+        monkeypatch: pytest.MonkeyPatch, ahead_bytes: int, attempts_before_first_judge: int) -> None:
+    events: list[str] = []
+    attempt, judge = _runner._Run.attempt, _runner._Run.judge
+
+    def attempted(self: Any, items: Any) -> Any:
+        events.append("a")  # a batch filled and handed to the session thread
+        return attempt(self, items)
+
+    def judged(self: Any, items: Any, a: Any) -> None:
+        events.append("j")
+        judge(self, items, a)
+
+    monkeypatch.setattr(_runner._Run, "attempt", attempted)
+    monkeypatch.setattr(_runner._Run, "judge", judged)
+    monkeypatch.setattr(_runner, "_AHEAD_BYTES", ahead_bytes)
+    assert _runner._AHEAD_BATCHES == 4
+    cases = standard_suite(ops=["Transpose"], dtypes=["float32"], ranks=[2, 3])
+    results = run_cases(cases, provider="cpu", batch_size=2)
+    assert all(r.passed for r in results) and events.count("a") == events.count("j") > 6
+    assert events.index("j") == attempts_before_first_judge

@@ -166,3 +166,25 @@ def test_a_forked_process_starts_its_own_child() -> None:
         os._exit(0 if module._SHARED is None and module.session_process() is not shared else 1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_readme_says_when_and_what_the_session_process_runs() -> None:
+    import ast
+    import sys
+    from pathlib import Path
+
+    from ort_layouts.engine import session_process as module
+    from ort_layouts.engine.runner import PROCESS_MIN_CASES, uses_session_process
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert f"a run of {PROCESS_MIN_CASES:,} cases or more" in readme
+    assert uses_session_process(CPU, PROCESS_MIN_CASES)
+    assert not uses_session_process(CPU, PROCESS_MIN_CASES - 1)
+    assert not uses_session_process(DML, 10**6)
+    # "a child Python that imports only numpy and ONNX Runtime": the script's imports
+    tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+                for alias in node.names}
+    imported |= {node.module.split(".")[0] for node in ast.walk(tree)
+                 if isinstance(node, ast.ImportFrom) and node.module}
+    assert imported - set(sys.stdlib_module_names) - {"__future__"} == {"onnxruntime"}  # numpy comes with it
