@@ -61,6 +61,7 @@ from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.engine.graphs import build_model, provider_ir_version, provider_opset
 from ort_layouts.engine.inputs import generator_states, make_inputs
 from ort_layouts.engine.known_issues import known_issue_for
+from ort_layouts.engine.parallel import MAX_JOBS, Budget, Unit, run_units, start_workers, usable_cores
 from ort_layouts.engine.providers import (
     CPU,
     DML,
@@ -695,10 +696,19 @@ _Pending = tuple[list[tuple[int, _Prepared]], _Attempt, "Future[_Attempt] | None
 
 
 def _pipeline(run: _Run, chunks: Iterable[list[tuple[int, _Prepared]]],
-              fill: Callable[[list[tuple[int, _Prepared]]], list[tuple[int, _Prepared]]]) -> None:
+              fill: Callable[[list[tuple[int, _Prepared]]], list[tuple[int, _Prepared]]],
+              *, threaded: bool = True) -> None:
     """Run the batches: each batch's session is created and run on the session thread while
     the next batches are filled and the earlier ones judged, in order (up to
-    ``_AHEAD_BATCHES`` batches queued, and ``_AHEAD_BYTES`` of their data past the oldest)."""
+    ``_AHEAD_BATCHES`` batches queued, and ``_AHEAD_BYTES`` of their data past the oldest);
+    not ``threaded``: each batch in turn on this thread (a worker process, beside others that
+    keep the other processors busy)."""
+    if not threaded:
+        for chunk in chunks:
+            items = fill(chunk)
+            if items:
+                run.batch(items)
+        return
     pending: collections.deque[_Pending] = collections.deque()
     queued_bytes = 0
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ort_layouts_sessions") as sessions:
@@ -749,6 +759,7 @@ def run_cases(
     batch_size: int = 256,
     on_result: OnResult | None = None,
     inputs: Mapping[str, np.ndarray] | None = None,
+    jobs: int | None = None,
 ) -> list[CaseResult]:
     """Run cases on an execution provider and compare each output bit for bit with the oracle.
 
@@ -763,35 +774,153 @@ def run_cases(
         on_result: called with each result as soon as it is known (batches finish out of order
             when one is split), always from the calling thread.
         inputs: explicit input data by case id (default: :func:`make_input`'s).
+        jobs: worker processes that share the batches (:mod:`~ort_layouts.engine.parallel`); 1
+            keeps the run in this process; None (the default): :func:`resolve_jobs`'s choice.
 
     Returns:
         One result per case, in the order of ``cases``.
 
     Raises:
         ProviderError: the provider is unknown or not available (lists the available ones).
+        ValueError: ``batch_size`` or ``jobs`` is not valid.
+        ProviderError: ``jobs`` above 1 on the DML EP.
+        WorkerProcessError: a worker process raised (a fault of the harness, not of a case).
     """
     if batch_size < 1:
         raise ValueError(f"batch_size {batch_size} must be >= 1")
     run = _new_run(provider, device_id, provider_options, optimize, on_result)
     case_list = list(cases)
-    if uses_session_process(run.config.name, len(case_list)):
+    workers = resolve_jobs(jobs, run.config.name, len(case_list))
+    if workers > 1:
         try:
-            session_process().start()  # it starts up while the cases are taken in
+            start_workers(workers)  # they start up while the cases are taken in
+        except OSError:  # no Python to start them with (an embedded interpreter): the run stays here
+            workers = 1
+    if workers == 1 and uses_session_process(run.config.name, len(case_list)):
+        try:
+            session_process().start()
             run.process = session_process()
-        except OSError:  # no Python to start it with (an embedded interpreter): sessions stay here
+        except OSError:  # sessions stay in this process
             run.process = None
     with _collector_paused():
-        chunks = _chunks(run, case_list, batch_size)
-        if chunks:
-            if run.config.name == DML:
-                _canary(run.config)
-            keep_alive = _keep_alive_session(run.config)
-            try:
-                _pipeline(run, _consumed(chunks), _filler(run, case_list, inputs))
-            finally:
-                _release(keep_alive)
-                del keep_alive
+        if workers > 1:
+            chunks = _chunks(run, case_list, batch_size)
+            if chunks:
+                _run_parallel(run, case_list, chunks, inputs, workers, batch_size)
+        else:
+            _run_here(run, case_list, batch_size, inputs)
     return [run.results[k] for k in range(len(case_list))]
+
+
+def _run_here(run: _Run, case_list: list[Case], batch_size: int, inputs: Mapping[str, np.ndarray] | None,
+              *, keep_alive: bool = True, threaded: bool = True) -> None:
+    """Run the cases in this process (its sessions on the session thread, or in the session
+    process when ``run.process`` is set; not ``threaded``: in turn on this thread);
+    ``keep_alive``: hold a session open for the run (:func:`_keep_alive_session`)."""
+    chunks = _chunks(run, case_list, batch_size)
+    if not chunks:
+        return
+    if run.config.name == DML:
+        _canary(run.config)
+    held = _keep_alive_session(run.config) if keep_alive else None
+    try:
+        _pipeline(run, _consumed(chunks), _filler(run, case_list, inputs), threaded=threaded)
+    finally:
+        _release(held)
+        del held
+
+
+# CaseResult's fields that a worker sends back: all but the case, the provider and the device,
+# which the process that asked knows
+_FIELDS = tuple(f.name for f in dataclasses.fields(CaseResult))
+_SENT = _FIELDS[4:]
+assert _FIELDS[:4] == ("case", "status", "provider", "device")
+
+
+def _units(chunks: Sequence[Sequence[tuple[int, _Prepared]]], jobs: int, batch_size: int) -> list[Unit]:
+    """The batches' keys cut into units of whole batches, in order: about eight units a worker,
+    so that the workers finish together, each of at least one batch. A unit's batches are cut
+    again in its worker as they were here (same groups, same order, ``batch_size``)."""
+    target = max(1, sum(len(chunk) for chunk in chunks) // (8 * jobs))
+    units: list[Unit] = []
+    keys: list[int] = []
+    for chunk in chunks:
+        keys += [key for key, _ in chunk]
+        if len(keys) >= target:
+            units.append((keys, batch_size))
+            keys = []
+    if keys:
+        units.append((keys, batch_size))
+    return units
+
+
+def _run_parallel(run: _Run, case_list: Sequence[Case], chunks: Sequence[Sequence[tuple[int, _Prepared]]],
+                  inputs: Mapping[str, np.ndarray] | None, jobs: int, batch_size: int) -> None:
+    """Run the batches on ``jobs`` worker processes (:mod:`~ort_layouts.engine.parallel`), each
+    unit with :func:`run_unit`; each result goes to ``run.emit`` in this thread, around this
+    process's own case. The diagnosis re-runs are lent to the units in shares, so that the run
+    makes at most ``RERUN_LIMIT`` in all."""
+    config = run.config
+    options = tuple(config.options)
+    budget = Budget(run.reruns_left, max(1, RERUN_LIMIT // jobs))
+
+    def request(unit: Unit) -> tuple[Any, ...]:
+        keys, size = unit
+        cases = [case_list[k] for k in keys]
+        given = None if inputs is None else {c.id: inputs[c.id] for c in cases if c.id in inputs}
+        return ("run", config.name, config.device_id, options, config.optimize, size, cases, given,
+                budget.lend())
+
+    name, device = config.name, run.device
+    for (keys, _), sent, reply in run_units(_units(chunks, jobs, batch_size), request, jobs):
+        lent = sent[-1] if sent else 0
+        if reply[0] == "ok":
+            budget.repay(lent - reply[2])
+            for key, values in zip(keys, reply[1], strict=True):
+                run.emit(key, CaseResult(case_list[key], values[0], name, device, *values[1:]))
+            continue
+        budget.repay(lent)
+        if reply[0] == "died":
+            run.fail(keys[0], case_list[keys[0]], Status.ERROR, reply[1])
+    run.reruns_left = budget.left
+
+
+def run_unit(request: tuple[Any, ...], keep_alive: dict[Any, Any]) -> tuple[list[tuple[Any, ...]], int]:
+    """A worker's side of :func:`_run_parallel`: run one unit in this process, each batch in
+    turn, and return (each case's status and fields after the device, diagnosis re-runs used).
+    ``keep_alive`` holds a session per provider config across units (:func:`_keep_alive_session`)."""
+    _, name, device_id, options, optimize, batch_size, cases, inputs, budget = request
+    run = _new_run(name, device_id, dict(options) or None, optimize, None)
+    run.reruns_left = budget
+    if run.config not in keep_alive:
+        keep_alive[run.config] = _keep_alive_session(run.config)
+    with _collector_paused():
+        _run_here(run, list(cases), batch_size, inputs, keep_alive=False, threaded=False)
+    values = []
+    for k in range(len(cases)):
+        result = run.results[k]
+        values.append((result.status, *(getattr(result, f) for f in _SENT)))
+    return values, budget - run.reruns_left
+
+
+def resolve_jobs(jobs: int | None, provider: str, case_count: int) -> int:
+    """The worker processes a run of ``case_count`` cases on ``provider`` (a full EP name) uses:
+    ``jobs`` when given (1: the run stays in this process); by default, for a CPU EP run of
+    ``PROCESS_MIN_CASES`` cases or more, one a usable processor up to ``MAX_JOBS``, else 1.
+
+    Raises:
+        ValueError: ``jobs`` is not an int >= 1 (nor None).
+        ProviderError: ``jobs`` is above 1 on the DML EP, which one process drives.
+    """
+    if jobs is None:
+        if provider != CPU or case_count < PROCESS_MIN_CASES:
+            return 1
+        return min(usable_cores(), MAX_JOBS)
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs {jobs!r} is not valid; valid: an int >= 1, or None for the default")
+    if jobs > 1 and provider == DML:
+        raise ProviderError(f"jobs {jobs} is not valid on {DML}, which one process drives; valid: 1")
+    return jobs
 
 
 def uses_session_process(provider: str, case_count: int) -> bool:

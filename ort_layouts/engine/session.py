@@ -243,7 +243,7 @@ class ValidationSession(Generic[R]):
 
     Args:
         cases: the planned cases, in order.
-        provider, device_id, optimize, provider_options, batch_size: as for
+        provider, device_id, optimize, provider_options, batch_size, jobs: as for
             :func:`~ort_layouts.engine.runner.run_cases`.
         writer: receives each result; cases whose ids it already holds (``done_ids``) are
             skipped. The session writes its summaries and closes it when the run ends, or stops.
@@ -262,6 +262,7 @@ class ValidationSession(Generic[R]):
         batch_size: int = 256,
         writer: ResultWriter[R] | None = None,
         device: str = "",
+        jobs: int | None = None,
     ) -> None:
         self.cases = list(cases)
         self.provider = provider
@@ -269,6 +270,7 @@ class ValidationSession(Generic[R]):
         self.optimize = optimize
         self.provider_options = dict(provider_options or {})
         self.batch_size = batch_size
+        self.jobs = jobs
         self.writer = writer
         self.device = device
         done = writer.done_ids if writer is not None else frozenset()
@@ -303,7 +305,8 @@ class ValidationSession(Generic[R]):
             if self.todo:
                 runner.run_cases(self.todo, provider=self.provider, device_id=self.device_id,
                                  optimize=self.optimize, provider_options=self.provider_options or None,
-                                 batch_size=self.batch_size, on_result=lambda r: self._add(r, on_result))
+                                 batch_size=self.batch_size, jobs=self.jobs,
+                                 on_result=lambda r: self._add(r, on_result))
             seconds = time.monotonic() - started
         finally:
             if self.writer is not None:

@@ -126,13 +126,16 @@ def _interleaved(fns: Sequence[Callable[[], Any]], repeats: int,
 
 
 def _processor_seconds() -> float:
-    """Processor seconds used so far by this process (every thread) and by the CPU EP's
-    session process, while it runs (Linux: from ``/proc``; elsewhere this process alone)."""
+    """Processor seconds used so far by this process (every thread), by the CPU EP's session
+    process and by the run's worker processes, while they run (Linux: from ``/proc``; elsewhere
+    this process alone)."""
+    from ort_layouts.engine.parallel import worker_pids
     from ort_layouts.engine.session_process import session_process
 
     used = time.process_time()
-    pid = session_process().pid
-    if pid is not None:
+    for pid in (session_process().pid, *worker_pids()):
+        if pid is None:
+            continue
         try:
             with open(f"/proc/{pid}/stat", encoding="ascii") as f:
                 fields = f.read().rsplit(")", 1)[1].split()
@@ -227,67 +230,83 @@ def _bare_loop(plans: Sequence[Any]) -> int:
 
 
 def bench_floor(*, provider: str = "cpu", repeats: int = 2, ranks: Sequence[int] | None = None,
-                batch_size: int = 256) -> list[Figure]:
-    """The standard suite three ways, interleaved, best of ``repeats``: ONNX Runtime alone
-    creating and running the engine's sessions (:func:`~ort_layouts.engine.runner.plan_batches`:
-    the same models, options and inputs, made ahead and not timed), ``run_cases`` (inputs, the
-    oracle, the comparison, the results), and a validation with its reports (``validate
-    --report``'s session and report writer; the run's meta is made ahead). Rates are over every
-    case of the suite."""
+                batch_size: int = 256, jobs: int | None = None) -> list[Figure]:
+    """The standard suite, interleaved, best of ``repeats``: ONNX Runtime alone creating and
+    running the engine's sessions (:func:`~ort_layouts.engine.runner.plan_batches`: the same
+    models, options and inputs, made ahead and not timed), ``run_cases`` (inputs, the oracle,
+    the comparison, the results), and a validation with its reports (``validate --report``'s
+    session and report writer; the run's meta is made ahead), each with ``jobs`` worker
+    processes (None: the runner's choice); when that is more than one, a validation in one
+    process too. Rates are over every case of the suite."""
     import shutil
     import tempfile
 
     from ort_layouts.engine.providers import resolve_provider
-    from ort_layouts.engine.runner import plan_batches, run_cases, uses_session_process
+    from ort_layouts.engine.runner import plan_batches, resolve_jobs, run_cases, uses_session_process
     from ort_layouts.engine.session import ValidationSession, validation_meta
     from ort_layouts.engine.suite import standard_suite
     from ort_layouts.reports.writer import ReportWriter
 
     name = resolve_provider(provider)
     cases = standard_suite(ranks=ranks)
+    n = len(cases)
+    workers = resolve_jobs(jobs, name, n)
     plans = plan_batches(cases, provider=name, batch_size=batch_size)
     meta = validation_meta(provider=name, command="ort-layouts bench --sections floor")
     ids = [c.id for c in cases]
-    warm = cases[:: max(1, len(cases) // 16)]
-    run_cases(warm, provider=name, batch_size=batch_size)  # imports, the provider, a DirectML worker
+    warm = cases[:: max(1, n // 16)]
+    run_cases(warm, provider=name, batch_size=batch_size, jobs=workers)  # imports, the provider, the workers
     _bare_loop(plans[:4])
 
     def engine() -> None:
-        run_cases(cases, provider=name, batch_size=batch_size)
+        run_cases(cases, provider=name, batch_size=batch_size, jobs=workers)
 
-    def validate() -> None:
+    def validate(count: int) -> None:
         directory = tempfile.mkdtemp(prefix="ort_layouts_floor_")
         try:
             writer = ReportWriter(directory, meta=meta, planned=ids)
             ValidationSession(cases, provider=name, batch_size=batch_size, writer=writer,
-                              device=meta["device"]).run()
+                              device=meta["device"], jobs=count).run()
         finally:
             shutil.rmtree(directory, ignore_errors=True)
 
     ran = _bare_loop(plans)
     cpu: list[float] = []
-    t_bare, t_run, t_validate = _interleaved([lambda: _bare_loop(plans), engine, validate], repeats, cpu)
-    n = len(cases)
+    timed = [lambda: _bare_loop(plans), engine, lambda: validate(workers)]
+    if workers > 1:
+        timed.append(lambda: validate(1))
+    t_bare, t_run, t_validate, *t_one = _interleaved(timed, repeats, cpu)
     bare, run, full = n / t_bare, n / t_run, n / t_validate
     share = max(0.0, (t_validate - t_run) / t_validate)
     nodes = _nodes_text([p.nodes for p in plans])
-    where = ("sessions in the session process" if uses_session_process(name, n)
-             else "sessions on the session thread")
-    return [
+    if workers > 1:
+        where = f"{workers} worker processes"
+    elif uses_session_process(name, n):
+        where = "one process; sessions in the session process"
+    else:
+        where = "one process; sessions on the session thread"
+    figures = [
         Figure("floor", f"bare ONNX Runtime, the same sessions ({name})", bare, "cases/s",
                detail=f"{n} cases, {t_bare:.2f} s; {nodes}; {ran} ran, {len(plans) - ran} failed"),
         Figure("floor", "run_cases: inputs, oracle, compare, results", run, "cases/s",
                detail=f"{t_run:.2f} s; {where}"),
         Figure("floor", "run_cases / bare", run / bare, "x", detail="the same sessions"),
         Figure("floor", "validate with reports", full, "cases/s",
-               detail=f"{t_validate:.2f} s: results.jsonl, report.json, junit.xml, report.html"),
+               detail=f"{t_validate:.2f} s: results.jsonl, report.json, junit.xml, report.html; {where}"),
         Figure("floor", "validate with reports / bare", full / bare, "x", ">= 0.8x", full / bare >= 0.8),
+    ]
+    if t_one:
+        figures.append(Figure("floor", "validate with reports in one process (jobs 1) / bare",
+                              n / t_one[0] / bare, "x", detail=f"{t_one[0]:.2f} s"))
+    processes = "this process, its workers and the session process"
+    figures += [
         Figure("floor", "reports' share of the validation", 100 * share, "%", "<= 10%", share <= 0.10,
                detail="(validate - run_cases) / validate"),
         Figure("floor", "processor time: bare / validate with reports", cpu[0] / cpu[2], "x",
                detail=f"bare {cpu[0]:.2f} s, run_cases {cpu[1]:.2f} s, validate {cpu[2]:.2f} s "
-                      "(this process and the session process)"),
+                      f"({processes})"),
     ]
+    return figures
 
 
 # ---- DirectML through the worker -------------------------------------------------------------
@@ -648,6 +667,7 @@ def run_benchmarks(
     repeats: int = 3,
     allow_cpu_gpu_section: bool = False,
     out: TextIO | None = None,
+    jobs: int | None = None,
 ) -> list[Figure]:
     """Run the named sections, print a header and each figure as it is measured, return them all.
 
@@ -666,7 +686,8 @@ def run_benchmarks(
     runners: dict[str, Callable[[], list[Figure]]] = {
         "suite": lambda: bench_suite(provider=provider, sample_size=suite_sample, ranks=suite_ranks,
                                      repeats=max(1, repeats - 1)),
-        "floor": lambda: bench_floor(provider=provider, repeats=max(1, repeats - 1), ranks=suite_ranks),
+        "floor": lambda: bench_floor(provider=provider, repeats=max(1, repeats - 1), ranks=suite_ranks,
+                                     jobs=jobs),
         "oracle": lambda: bench_oracle(size_in_bytes=oracle_bytes, repeats=repeats),
         "gpu": lambda: bench_gpu(provider=gpu_provider, device_id=device_id, size_in_bytes=gpu_bytes,
                                  iterations=gpu_iterations, repeats=repeats, allow_cpu=allow_cpu_gpu_section),

@@ -570,6 +570,10 @@ def _add_validate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strict", action="store_true",
                    help="known issues and unsupported cases fail the run (in every report too)")
     p.add_argument("--batch-size", type=positive_int, default=256, help="cases per session (default 256)")
+    p.add_argument("--jobs", type=positive_int, default=None,
+                   help="worker processes that share the batches (default: on the CPU EP, for 2,000 "
+                        "cases or more, one a usable processor up to 8; else 1: the run stays in "
+                        "this process)")
     p.add_argument("--dml-version", type=name_list, action="append", metavar="V[,V...]",
                    help="DirectML only: run under this DirectML release, set up with `setup dml "
                         "--dml-version V` (default the stack's own); several (comma-separated or "
@@ -612,6 +616,7 @@ class _ValidateSetup:
 def _check_validate(args: argparse.Namespace) -> _ValidateSetup:
     """Every check of validate's arguments that needs no case: their combinations, the model
     file, the report directory, the provider, its device index and its options."""
+    from ort_layouts.engine.runner import resolve_jobs
     from ort_layouts.engine.session import (
         check_device_id,
         check_provider_options,
@@ -640,6 +645,7 @@ def _check_validate(args: argparse.Namespace) -> _ValidateSetup:
             raise UsageError(f"argument --report: {str(report_dir)!r} is a file, not a directory")
     provider = _argument("--provider", resolve_validation_provider, args.provider)
     _argument("--device-id", lambda d: check_device_id(provider, d), args.device_id)
+    _argument("--jobs", lambda j: resolve_jobs(j, provider, 0), args.jobs)
     options = _argument("--provider-option",
                         lambda o: check_provider_options(provider, args.device_id, o), args.provider_option)
     return _ValidateSetup(provider, options, dims, selection, report_dir)
@@ -868,7 +874,7 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False) -> tuple[int, An
             print(f"{PROG}: {args.model}: {line.strip()}", file=sys.stderr)
     session = ValidationSession(cases, provider=provider, device_id=args.device_id, optimize=args.optimize,
                                 provider_options=setup.provider_options, batch_size=args.batch_size,
-                                writer=writer, device=meta["device"])
+                                writer=writer, device=meta["device"], jobs=args.jobs)
     try:
         if writer and writer.resumed:
             print(f"{PROG}: resuming {report_dir}: {session.done_count} of {len(cases)} cases "
@@ -1005,6 +1011,8 @@ def _add_bench(p: argparse.ArgumentParser) -> None:
                    help="size of the large memory-section case in MiB (default 256)")
     p.add_argument("--repeats", type=positive_int, default=3,
                    help="interleaved repeats, best kept (default 3)")
+    p.add_argument("--jobs", type=positive_int, default=None,
+                   help="worker processes of the floor section's runs (default: the runner's choice)")
     p.add_argument("--gpu-on-cpu", action="store_true",
                    help="run the gpu section on the CPU EP when no GPU EP is there (tests the code path)")
     p.add_argument("--json", metavar="FILE", default=None, help="also write the machine and figures as JSON")
@@ -1028,7 +1036,7 @@ def _run_bench(args: argparse.Namespace) -> int:
         args.sections, provider=args.provider, gpu_provider=args.gpu_provider, device_id=args.device_id,
         suite_sample=args.suite_sample, suite_ranks=args.suite_ranks or None, oracle_bytes=args.oracle_mb,
         gpu_bytes=args.gpu_mb, gpu_iterations=args.gpu_iterations, memory_bytes=args.memory_mb,
-        repeats=args.repeats, allow_cpu_gpu_section=args.gpu_on_cpu)
+        repeats=args.repeats, allow_cpu_gpu_section=args.gpu_on_cpu, jobs=args.jobs)
     if args.json:
         from ort_layouts.reports.report import atomic_write_text
 

@@ -123,7 +123,7 @@ def test_a_run_through_the_process_gives_the_results_of_one_without(monkeypatch:
                              ranks=[1, 2]),
              Case("Pad", "int16", (2, 3), pads=(0, 1, 0, 1), opset=25)]  # no CPU kernel: unsupported
     monkeypatch.setattr(_runner, "PROCESS_MIN_CASES", 10**9)
-    here = run_cases(cases, provider="cpu")
+    here = run_cases(cases, provider="cpu", jobs=1)
     shared = _runner.session_process()
     calls: list[int | None] = []
     real = SessionProcess.run_batch
@@ -136,7 +136,7 @@ def test_a_run_through_the_process_gives_the_results_of_one_without(monkeypatch:
 
     monkeypatch.setattr(SessionProcess, "run_batch", run_batch)
     monkeypatch.setattr(_runner, "PROCESS_MIN_CASES", 1)
-    there = run_cases(cases, provider="cpu")
+    there = run_cases(cases, provider="cpu", jobs=1)
     assert len(set(calls)) >= 2 and shared.pid is not None  # a new child after the death
     assert [r.status for r in there] == [r.status for r in here]
     assert there[-1].status.value == "unsupported" and "Pad(25)" in there[-1].message
@@ -153,7 +153,7 @@ def test_a_run_whose_process_cannot_start_keeps_its_sessions_here(monkeypatch: p
     monkeypatch.setattr(_runner, "PROCESS_MIN_CASES", 1)
     sent: list[int] = []
     monkeypatch.setattr(SessionProcess, "run_batch", lambda self, *a: sent.append(1))
-    results = run_cases([Case("Transpose", "float32", (2, 3), perm=(1, 0))], provider="cpu")
+    results = run_cases([Case("Transpose", "float32", (2, 3), perm=(1, 0))], provider="cpu", jobs=1)
     assert results[0].passed and not sent
 
 

@@ -1,0 +1,330 @@
+"""Worker processes that run units of cases for a run spread over several processes.
+
+:func:`~ort_layouts.engine.runner.run_cases` with ``jobs`` above 1 cuts its batches into units of
+whole batches, in order, and :func:`run_units` hands them to ``jobs`` worker processes from a
+shared queue (a worker that finishes early takes the next unit). Each worker runs its unit with
+the one-process runner (:func:`~ort_layouts.engine.runner.run_unit`), so a unit's batches,
+sessions, verdicts and diagnoses are those of a one-process run; the results travel back as
+plain field values, and the runner rebuilds each ``CaseResult`` around its own ``Case``.
+
+A worker is ``python -P -u -c`` importing this module (the package's folder is put on
+``sys.path``, the current one is not): requests and replies are pickled tuples on its stdin and
+stdout, its own standard output goes to its standard error, and it ignores SIGINT (the process
+that started it stops it):
+
+- ``("run", provider, device_id, options, optimize, batch_size, cases, inputs, rerun_budget)``
+  -> ``("ok", [(status, other fields ...) per case], re-runs used)``, or ``("error", text)``
+  when the unit raised (a fault of the harness, raised again as :class:`WorkerProcessError`);
+- ``("quit",)`` -> the worker exits.
+
+A worker that dies (a native crash of an EP) fails only its unit: the unit's cases go back on
+the queue one case to a unit, and a lone case whose worker dies is an error that quotes the
+worker's exit status and last words. The workers are kept for the next run of this process
+(about half a second each to start) and stopped when Python exits; a forked process starts its
+own.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import pickle
+import queue
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import IO, Any
+
+from ort_layouts._errors import OrtLayoutsError
+
+__all__ = ["MAX_JOBS", "Budget", "Unit", "WorkerProcessError", "run_units", "start_workers", "usable_cores",
+           "worker_pids"]
+
+#: workers a run takes at most when it picks the count itself
+MAX_JOBS = 8
+
+# how much of a died worker's standard error its cases' error quotes
+_STDERR_TAIL_BYTES = 2000
+# the folder that holds the ort_layouts package, for the worker's sys.path
+_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_WORKER_CODE = ("import sys; sys.path.insert(0, sys.argv[1]); "
+                "from ort_layouts.engine.parallel import _serve; _serve()")
+
+
+class WorkerProcessError(OrtLayoutsError):
+    """A worker process raised while it ran a unit (a fault of the harness, not of a case): the
+    worker's exception and traceback."""
+
+
+class _WorkerDied(Exception):
+    """The worker died or broke the protocol while it had a unit."""
+
+
+def usable_cores() -> int:
+    """The processors this process may run on (its affinity where the system tells it)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+class _Worker:
+    """One worker process, started on first use and again after it died; used by one thread at a
+    time."""
+
+    def __init__(self) -> None:
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._stderr: IO[bytes] | None = None
+
+    def ensure(self) -> subprocess.Popen[bytes]:
+        if self._proc is not None and self._proc.poll() is None:
+            return self._proc
+        self.stop()
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in stop
+        self._proc = subprocess.Popen([sys.executable, "-P", "-u", "-c", _WORKER_CODE, _PACKAGE_PARENT],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr)
+        return self._proc
+
+    def call(self, request: tuple[Any, ...]) -> tuple[Any, ...]:
+        proc = self.ensure()
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            pickle.dump(request, proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+            proc.stdin.flush()
+            reply = pickle.load(proc.stdout)
+        except (OSError, EOFError, pickle.UnpicklingError, ValueError) as e:
+            raise _WorkerDied(self._died_text(e)) from None
+        if not isinstance(reply, tuple) or not reply:
+            raise _WorkerDied(self._died_text(ValueError(f"unexpected reply {type(reply).__name__}")))
+        return reply
+
+    def _died_text(self, error: BaseException) -> str:
+        proc, stderr = self._proc, self._stderr
+        code = None
+        if proc is not None:
+            try:
+                code = proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                code = proc.wait()
+        tail = ""
+        if stderr is not None:
+            stderr.seek(0, os.SEEK_END)
+            stderr.seek(max(0, stderr.tell() - _STDERR_TAIL_BYTES))
+            tail = stderr.read().decode("utf-8", "replace").strip()
+        self.stop()
+        cause = str(error) or type(error).__name__
+        text = f"the worker process died (exit status {code}) while it ran the case ({cause})"
+        return text + (f"; its last words: {tail.splitlines()[-1]}" if tail else "")
+
+    def stop(self, *, kill: bool = False) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            if proc.poll() is None:
+                try:
+                    if kill:
+                        raise OSError("killed")
+                    assert proc.stdin is not None
+                    pickle.dump(("quit",), proc.stdin)
+                    proc.stdin.close()
+                    proc.wait(timeout=5)
+                except (OSError, subprocess.TimeoutExpired, ValueError):
+                    proc.kill()
+                    proc.wait()
+            for stream in (proc.stdin, proc.stdout):
+                if stream is not None:
+                    with contextlib.suppress(OSError):
+                        stream.close()
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+
+    @property
+    def pid(self) -> int | None:
+        proc = self._proc
+        return proc.pid if proc is not None and proc.poll() is None else None
+
+
+class _Pool:
+    """The process's workers, kept between runs; one run uses them at a time."""
+
+    def __init__(self) -> None:
+        self.workers: list[_Worker] = []
+        self.lock = threading.Lock()  # held by the run that uses the workers
+
+    def take(self, count: int) -> list[_Worker]:
+        while len(self.workers) < count:
+            self.workers.append(_Worker())
+        return self.workers[:count]
+
+    def close(self) -> None:
+        for worker in self.workers:
+            worker.stop()
+
+
+_POOL: _Pool | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _forget_after_fork() -> None:
+    """A forked process does not share its parent's workers (nor their pipes)."""
+    global _POOL
+    _POOL = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_after_fork)
+
+
+def _pool() -> _Pool:
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = _Pool()
+            atexit.register(_POOL.close)
+        return _POOL
+
+
+def start_workers(count: int) -> None:
+    """Start ``count`` workers now, if they are not running (a run starts them otherwise), so
+    that they import while the run takes its cases in.
+
+    Raises:
+        OSError: a worker could not be started.
+    """
+    pool = _pool()
+    with pool.lock:
+        for worker in pool.take(count):
+            worker.ensure()
+
+
+def worker_pids() -> list[int]:
+    """The running workers' process ids."""
+    pool = _POOL
+    if pool is None:
+        return []
+    return [pid for pid in (w.pid for w in pool.workers) if pid is not None]
+
+
+# ---- a run ----------------------------------------------------------------------------------
+class Budget:
+    """A count lent out in shares and paid back with what a share did not use (thread-safe),
+    so that the workers together never spend more than the whole."""
+
+    def __init__(self, total: int, share: int) -> None:
+        self.left = total
+        self.share = share
+        self.lock = threading.Lock()
+
+    def lend(self) -> int:
+        with self.lock:
+            lent = min(self.left, self.share)
+            self.left -= lent
+            return lent
+
+    def repay(self, count: int) -> None:
+        with self.lock:
+            self.left += count
+
+
+Unit = tuple[list[int], int]  # (the keys of its cases, its batch size)
+
+
+def run_units(units: Sequence[Unit], make_request: Callable[[Unit], tuple[Any, ...]], jobs: int
+              ) -> Iterator[tuple[Unit, tuple[Any, ...], tuple[Any, ...]]]:
+    """Hand ``units`` to ``jobs`` workers from a shared queue; yield ``(unit, request, reply)``
+    in the calling thread as each comes back (``make_request(unit)`` runs on the unit's worker
+    thread, as the unit is sent). A unit of several cases whose worker died goes back on the
+    queue one case to a unit, and is not yielded; for a unit of one case, the reply is
+    ``("died", text)``. When the caller stops early (an error, an interrupt), the units not sent
+    are dropped and the busy workers killed."""
+    pool = _pool()
+    work: queue.Queue[Unit | None] = queue.Queue()
+    done: queue.Queue[tuple[Unit, tuple[Any, ...], tuple[Any, ...]]] = queue.Queue()
+    for unit in units:
+        work.put(unit)
+    outstanding = len(units)
+
+    def drive(worker: _Worker) -> None:
+        while True:
+            unit = work.get()
+            if unit is None:
+                return
+            request: tuple[Any, ...] = ()
+            try:
+                request = make_request(unit)
+                reply = worker.call(request)
+            except _WorkerDied as e:
+                reply = ("died", str(e))
+            except BaseException as e:
+                reply = ("error", f"{type(e).__name__}: {e}")
+            done.put((unit, request, reply))
+
+    with pool.lock:
+        workers = pool.take(jobs)
+        threads = [threading.Thread(target=drive, args=(w,), name=f"ort_layouts_job{k}", daemon=True)
+                   for k, w in enumerate(workers)]
+        for thread in threads:
+            thread.start()
+        finished = False
+        try:
+            while outstanding:
+                unit, request, reply = done.get()
+                outstanding -= 1
+                keys = unit[0]
+                if reply[0] == "died" and len(keys) > 1:
+                    for key in keys:  # each case alone, so that the one that kills a worker is found
+                        work.put(([key], 1))
+                    outstanding += len(keys)
+                    yield unit, request, ("requeued",)
+                    continue
+                if reply[0] == "error":
+                    raise WorkerProcessError(
+                        f"a worker process failed while it ran {len(keys)} cases: {reply[1]}")
+                yield unit, request, reply
+            finished = True
+        finally:
+            with contextlib.suppress(queue.Empty):
+                while True:
+                    work.get_nowait()
+            for _ in threads:
+                work.put(None)
+            if not finished:  # the workers' units are dropped
+                for worker in workers:
+                    worker.stop(kill=True)
+            for thread in threads:
+                thread.join()
+
+
+# ---- the worker ----------------------------------------------------------------------------
+def _serve() -> None:
+    """The worker's loop (stdin: requests; the original stdout: replies): each unit runs with
+    :func:`~ort_layouts.engine.runner.run_unit`."""
+    import signal
+    import traceback
+
+    from ort_layouts.engine.runner import run_unit
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # anything printed goes to standard error, not into the replies
+    sys.stdout = sys.stderr
+    requests = sys.stdin.buffer
+    keep_alive: dict[Any, Any] = {}
+    while True:
+        try:
+            request = pickle.load(requests)
+        except EOFError:
+            return
+        if not request or request[0] != "run":
+            return
+        try:
+            values, used = run_unit(request, keep_alive)
+            reply: tuple[Any, ...] = ("ok", values, used)
+        except Exception as e:
+            reply = ("error", f"{type(e).__name__}: {e}\n{traceback.format_exc()}")
+        pickle.dump(reply, replies, protocol=pickle.HIGHEST_PROTOCOL)
+        replies.flush()
+

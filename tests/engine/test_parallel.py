@@ -1,0 +1,193 @@
+"""A run spread over worker processes gives the results of a one-process run, survives a
+worker's death, and keeps to the run's contracts (on_result in the calling thread, re-run
+budget, typed errors)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from typing import Any
+
+import pytest
+
+from ort_layouts._errors import ProviderError
+from ort_layouts.engine import parallel
+from ort_layouts.engine import runner as _runner
+from ort_layouts.engine.parallel import MAX_JOBS, Budget, WorkerProcessError, _Worker, usable_cores
+from ort_layouts.engine.providers import CPU, DML
+from ort_layouts.engine.result import CaseResult, Status
+from ort_layouts.engine.runner import PROCESS_MIN_CASES, resolve_jobs, run_cases
+from ort_layouts.engine.suite import standard_suite
+from ort_layouts.operators.case import Case
+
+# a sample with several ops, data types, edge cases and a case no CPU kernel takes
+CASES = [*standard_suite(ops=["Transpose", "Pad", "Split", "Expand"], dtypes=["float16", "int8"],
+                         ranks=[0, 1, 2]),
+         Case("Pad", "int16", (2, 3), pads=(0, 1, 0, 1), opset=25)]
+
+
+def _without_seconds(result: CaseResult) -> dict[str, Any]:
+    data = result.to_dict()
+    data.pop("seconds")
+    return data
+
+
+@pytest.fixture(scope="module")
+def one_process() -> list[dict[str, Any]]:
+    return [_without_seconds(r) for r in run_cases(CASES, provider="cpu", jobs=1)]
+
+
+def test_two_workers_give_the_results_of_one_process(one_process: list[dict[str, Any]]) -> None:
+    seen: list[tuple[CaseResult, int]] = []
+    results = run_cases(CASES, provider="cpu", jobs=2, batch_size=16,
+                        on_result=lambda r: seen.append((r, threading.get_ident())))
+    assert [_without_seconds(r) for r in results] == one_process
+    assert all(r.case is c for r, c in zip(results, CASES, strict=True))  # this process's own cases
+    assert sorted(id(r) for r, _ in seen) == sorted(id(r) for r in results)  # each result once
+    assert {t for _, t in seen} == {threading.get_ident()}  # always from the calling thread
+    assert results[-1].status == Status.UNSUPPORTED and "Pad(25)" in results[-1].message
+    assert len(parallel.worker_pids()) >= 2
+
+
+def test_a_worker_killed_under_a_unit_costs_no_result(monkeypatch: pytest.MonkeyPatch,
+                                                      one_process: list[dict[str, Any]]) -> None:
+    real = _Worker.call
+    sent: list[list[Case]] = []
+    killed: list[list[Case]] = []
+    lock = threading.Lock()
+
+    def call(self: _Worker, request: tuple[Any, ...]) -> tuple[Any, ...]:
+        proc = self.ensure()
+        with lock:
+            sent.append(list(request[6]))
+            kill = not killed and len(request[6]) > 1  # the first unit of several cases: its worker dies
+            if kill:
+                killed.append(list(request[6]))
+        if kill:
+            os.kill(proc.pid, signal.SIGKILL)
+        return real(self, request)
+
+    monkeypatch.setattr(_Worker, "call", call)
+    results = run_cases(CASES, provider="cpu", jobs=2, batch_size=16)
+    assert [_without_seconds(r) for r in results] == one_process
+    assert killed and all([case] in sent for case in killed[0])  # the lost unit went back one case at a time
+
+
+def test_a_case_that_kills_its_worker_is_an_error_and_the_rest_run(
+        monkeypatch: pytest.MonkeyPatch, one_process: list[dict[str, Any]]) -> None:
+    deadly = CASES[5]
+    real = _Worker.call
+
+    def call(self: _Worker, request: tuple[Any, ...]) -> tuple[Any, ...]:
+        proc = self.ensure()
+        if any(c == deadly for c in request[6]):  # as a native crash on this case would
+            os.kill(proc.pid, signal.SIGKILL)
+        return real(self, request)
+
+    monkeypatch.setattr(_Worker, "call", call)
+    results = run_cases(CASES, provider="cpu", jobs=2, batch_size=16)
+    assert results[5].status == Status.ERROR
+    assert results[5].message.startswith("the worker process died (exit status -9)")
+    others = [_without_seconds(r) for k, r in enumerate(results) if k != 5]
+    assert others == [d for k, d in enumerate(one_process) if k != 5]
+
+
+def test_a_worker_that_raises_is_a_typed_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_Worker, "call", lambda self, request: ("error", "RuntimeError: boom\nTraceback ..."))
+    with pytest.raises(WorkerProcessError,
+                       match=r"a worker process failed while it ran \d+ cases: RuntimeError: boom"):
+        run_cases(CASES, provider="cpu", jobs=2)
+
+
+def test_the_worker_itself_reports_what_raised() -> None:
+    worker = _Worker()
+    try:
+        reply = worker.call(("run", "NoSuchExecutionProvider", 0, (), False, 1, CASES[:1], None, 0))
+        assert reply[0] == "error" and reply[1].startswith("ProviderError: ")
+        assert "NoSuchExecutionProvider" in reply[1]
+        ok = worker.call(("run", CPU, 0, (), False, 4, CASES[:3], None, 0))  # the same worker goes on
+        assert ok[0] == "ok" and len(ok[1]) == 3 and ok[2] == 0
+    finally:
+        worker.stop()
+
+
+def test_an_error_in_on_result_stops_the_run_and_the_next_works(one_process: list[dict[str, Any]]) -> None:
+    def explode(result: CaseResult) -> None:
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        run_cases(CASES, provider="cpu", jobs=2, batch_size=16, on_result=explode)
+    results = run_cases(CASES, provider="cpu", jobs=2, batch_size=16)
+    assert [_without_seconds(r) for r in results] == one_process
+
+
+def test_units_are_whole_batches_in_order() -> None:
+    chunks = [[(k, None) for k in range(start, start + size)]
+              for start, size in ((0, 5), (5, 1), (6, 7), (13, 2), (15, 9))]
+    for jobs in (1, 2, 3, 8):
+        units = _runner._units(chunks, jobs, 16)  # type: ignore[arg-type]
+        assert {size for _, size in units} == {16}
+        assert [k for keys, _ in units for k in keys] == list(range(24))
+        bounds = {0, 5, 6, 13, 15, 24}
+        position = 0
+        for keys, _ in units:
+            assert position in bounds and position + len(keys) in bounds
+            position += len(keys)
+    assert len(_runner._units(chunks, 8, 16)) == 5  # type: ignore[arg-type]  # a unit a batch
+
+
+def test_the_rerun_budget_is_never_overspent() -> None:
+    budget = Budget(10, 4)
+    lent = [budget.lend() for _ in range(4)]
+    assert lent == [4, 4, 2, 0]
+    budget.repay(3)  # a unit used 1 of its 4
+    assert budget.lend() == 3 and budget.left == 0
+
+
+def test_resolve_jobs() -> None:
+    assert resolve_jobs(None, CPU, PROCESS_MIN_CASES) == min(usable_cores(), MAX_JOBS)
+    assert resolve_jobs(None, CPU, PROCESS_MIN_CASES - 1) == 1
+    assert resolve_jobs(None, "WebGpuExecutionProvider", 10**6) == 1
+    assert resolve_jobs(None, DML, 10**6) == 1
+    assert resolve_jobs(3, CPU, 1) == 3 and resolve_jobs(1, DML, 10**6) == 1
+    for bad in (0, -1, True, 2.0, "2"):
+        with pytest.raises(ValueError, match=f"jobs {bad!r} is not valid; valid: an int >= 1"):
+            resolve_jobs(bad, CPU, 1)  # type: ignore[arg-type]
+    with pytest.raises(ProviderError, match=r"jobs 2 is not valid on DmlExecutionProvider.*valid: 1"):
+        resolve_jobs(2, DML, 1)
+
+
+def test_a_bad_jobs_is_refused_before_any_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_runner, "start_workers", lambda n: pytest.fail("workers started"))
+    with pytest.raises(ValueError, match="jobs 0 is not valid"):
+        run_cases(CASES, provider="cpu", jobs=0)
+
+
+def test_a_run_whose_workers_cannot_start_stays_in_this_process(monkeypatch: pytest.MonkeyPatch,
+                                                                one_process: list[dict[str, Any]]) -> None:
+    def refuse(count: int) -> None:
+        raise OSError("no Python executable")
+
+    monkeypatch.setattr(_runner, "start_workers", refuse)
+    monkeypatch.setattr(_runner, "_run_parallel", lambda *a: pytest.fail("ran on workers"))
+    results = run_cases(CASES, provider="cpu", jobs=2)
+    assert [_without_seconds(r) for r in results] == one_process
+
+
+def test_a_forked_process_starts_its_own_workers() -> None:
+    parallel.start_workers(1)
+    pid = os.fork()
+    if pid == 0:  # the child: no handle on the parent's workers
+        os._exit(0 if parallel._POOL is None and parallel.worker_pids() == [] else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_readme_says_when_and_how_many_workers_a_run_takes() -> None:
+    from pathlib import Path
+
+    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8").split())
+    words = {1: "one", 2: "two", 4: "four", 8: "8"}
+    assert (f"on the CPU EP a run of {PROCESS_MIN_CASES:,} cases or more (a standard-suite validation) is "
+            f"spread over worker processes, one per usable processor up to {words[MAX_JOBS]}") in readme
