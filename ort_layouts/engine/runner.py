@@ -25,8 +25,8 @@ sessions on its own:
   what DirectML cannot express is reported before any session);
 - the sessions are created and run on one thread of their own (ONNX Runtime lets go of
   Python's lock for most of that) while the next batches are filled and the earlier ones
-  judged, up to four batches queued; on the CPU EP a run of ``PROCESS_MIN_CASES`` cases or more
-  hands them from that thread to the session process
+  judged, up to four batches queued; on the CPU EP a one-process run of ``PROCESS_MIN_CASES``
+  cases or more hands them from that thread to the session process
   (:mod:`~ort_layouts.engine.session_process`), where no lock is shared with this process;
 - a case passes when each output has the expected element type and shape and the same bytes
   (bit-for-bit equality); any other case is compared in full, with the figures and diagnosis
@@ -35,9 +35,17 @@ sessions on its own:
   cycles worth collecting before it ends) and Python's lock changes hands every 0.2 ms
   instead of every 5 ms, so the session thread gets it back soon (:func:`_collector_paused`).
 
-Note: apart from the session process, the runner works in-process; a native crash of an EP
-in this process ends it (in the session process it fails the batch, and the next batch starts
-a new one).
+A run with ``jobs`` above 1 (by default a CPU EP run of ``PROCESS_MIN_CASES`` cases or more, on a
+machine with several usable processors: :func:`resolve_jobs`) cuts its batches into units of
+whole batches and hands them to worker processes (:mod:`~ort_layouts.engine.parallel`); each
+worker runs its units as above, each batch in turn (:func:`run_unit`), and this process rebuilds
+each result around its own case and hands it to ``on_result``. The batches, and so the results,
+are those of a one-process run.
+
+Note: apart from the worker processes and the session process, the runner works in-process; a
+native crash of an EP in this process ends it (in the session process it fails the batch, and
+the next batch starts a new one; in a worker it fails the unit, whose cases then run one to a
+unit, so that the one that kills its worker is reported as an error).
 """
 
 from __future__ import annotations
@@ -46,6 +54,7 @@ import collections
 import dataclasses
 import gc
 import math
+import operator
 import re
 import sys
 import time
@@ -833,7 +842,7 @@ def _run_here(run: _Run, case_list: list[Case], batch_size: int, inputs: Mapping
 # CaseResult's fields that a worker sends back: all but the case, the provider and the device,
 # which the process that asked knows
 _FIELDS = tuple(f.name for f in dataclasses.fields(CaseResult))
-_SENT = _FIELDS[4:]
+_sent_values = operator.attrgetter(*_FIELDS[4:])
 assert _FIELDS[:4] == ("case", "status", "provider", "device")
 
 
@@ -896,10 +905,8 @@ def run_unit(request: tuple[Any, ...], keep_alive: dict[Any, Any]) -> tuple[list
         keep_alive[run.config] = _keep_alive_session(run.config)
     with _collector_paused():
         _run_here(run, list(cases), batch_size, inputs, keep_alive=False, threaded=False)
-    values = []
-    for k in range(len(cases)):
-        result = run.results[k]
-        values.append((result.status, *(getattr(result, f) for f in _SENT)))
+    results = run.results
+    values = [(results[k].status, *_sent_values(results[k])) for k in range(len(cases))]
     return values, budget - run.reruns_left
 
 

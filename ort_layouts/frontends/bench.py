@@ -630,7 +630,8 @@ def bench_memory(*, provider: str = "cpu", size_in_bytes: int = 256 * MIB,
                  ranks: Sequence[int] | None = None) -> list[Figure]:
     """Peak resident memory (VmHWM, else ru_maxrss) of a validation run in a fresh process: the
     standard suite, and one large NCHW->NHWC transpose; growth over the process before the run,
-    against the input and output tensors the run holds. The large case's growth has a target:
+    against the input and output tensors the run holds; for a run spread over worker processes,
+    their peaks too. The large case's growth has a target:
     at most 1.1x its tensors (its input made in place, its output checked from the descriptors
     without an expected copy)."""
     figures = []
@@ -648,6 +649,12 @@ def bench_memory(*, provider: str = "cpu", size_in_bytes: int = 256 * MIB,
             Figure("memory", f"{label}: input + output tensors", tensors / MIB, "MiB"),
             Figure("memory", f"{label}: growth / tensors", ratio, "x", target, met),
         ]
+        workers = d.get("worker_peak_kib") or []
+        if workers:
+            figures.append(Figure("memory", f"{label}: the worker processes' peak RSS, together",
+                                  sum(workers) / 1024, "MiB",
+                                  detail=f"{len(workers)} workers, {min(workers) / 1024:.0f} - "
+                                         f"{max(workers) / 1024:.0f} MiB each, imports included"))
     return figures
 
 

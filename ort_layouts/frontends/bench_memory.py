@@ -4,7 +4,9 @@
 KIND is ``suite`` (the standard suite, of RANKS: ``all`` or a comma list) or ``large`` (one
 NCHW->NHWC transpose of about SIZE bytes). After warming up (imports, arenas) it resets the
 peak resident memory where the OS allows it, runs the cases on PROVIDER, and prints one JSON
-line: base_kib, peak_kib, reset, input_bytes, output_bytes, cases, passed.
+line: base_kib, peak_kib, reset, input_bytes, output_bytes, cases, passed, and the peak resident
+memory of each worker process the run used (``worker_peak_kib``, Linux; [] for a run in one
+process).
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from typing import Any
 import numpy as np
 
 from ort_layouts.descriptors.dtypes import DataType
-from ort_layouts.engine.runner import run_cases
+from ort_layouts.engine.parallel import worker_pids
+from ort_layouts.engine.providers import resolve_provider
+from ort_layouts.engine.runner import resolve_jobs, run_cases
 from ort_layouts.engine.suite import standard_suite
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.registry import operator_for_type
@@ -26,11 +30,11 @@ from ort_layouts.operators.registry import operator_for_type
 __all__ = ["main", "measure", "peak_kib", "reset_peak"]
 
 
-def peak_kib() -> int:
-    """The peak resident memory of this process in KiB: VmHWM, the peak since the last reset
-    (Linux); else ru_maxrss."""
+def peak_kib(pid: int | None = None) -> int:
+    """The peak resident memory of this process (or of process ``pid``) in KiB: VmHWM, the peak
+    since the last reset (Linux); else this process's ru_maxrss."""
     try:
-        with open("/proc/self/status") as f:
+        with open(f"/proc/{'self' if pid is None else pid}/status") as f:
             return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
     except (OSError, StopIteration):
         return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
@@ -54,6 +58,7 @@ def measure(provider: str, kind: str, size_in_bytes: int, ranks: str) -> dict[st
     else:
         side = max(2, round((size_in_bytes // 4 // 64) ** 0.5))
         cases = [Case("Transpose", DataType.FLOAT32, (1, 64, side, side), perm=(0, 2, 3, 1))]
+    provider_name = resolve_provider(provider)
     run_cases(standard_suite(ranks=[1], ops=["Transpose"])[:4], provider=provider)  # imports, arenas
     item = {c: np.dtype(c.data_type.to_numpy()).itemsize for c in cases}
     inputs = sum(int(np.prod(c.shape)) * item[c] for c in cases)
@@ -63,8 +68,11 @@ def measure(provider: str, kind: str, size_in_bytes: int, ranks: str) -> dict[st
     base = peak_kib()
     results = run_cases(cases, provider=provider)
     peak = peak_kib()
+    spread = resolve_jobs(None, provider_name, len(cases)) > 1
+    workers = [peak_kib(pid) for pid in worker_pids()] if spread else []
     return {"base_kib": base, "peak_kib": peak, "reset": reset, "input_bytes": inputs,
-            "output_bytes": outputs, "cases": len(cases), "passed": sum(1 for r in results if r)}
+            "output_bytes": outputs, "cases": len(cases), "passed": sum(1 for r in results if r),
+            "worker_peak_kib": workers}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
