@@ -845,6 +845,10 @@ def _run_validate(args: argparse.Namespace) -> int:
     return _validate(args)[0]
 
 
+class _ReportedInterrupt(KeyboardInterrupt):
+    """An interrupt whose line (what was kept) is already printed."""
+
+
 def _validate(args: argparse.Namespace, *, quiet: bool = False) -> tuple[int, Any, float]:
     """One validation run: its exit status, its report (None when the selection is empty) and
     its wall time. ``quiet``: no summary and reports lines (the caller prints its own)."""
@@ -886,6 +890,7 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False) -> tuple[int, An
         if writer:
             print(f"\n{PROG}: interrupted; {len(writer.results)} results kept in {report_dir} "
                   "(--resume continues)", file=sys.stderr)
+            raise _ReportedInterrupt from None
         raise
     report = outcome.summary
     if report is None:
@@ -1311,8 +1316,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as e:
         _error(str(e))
         return 2
-    except KeyboardInterrupt:
-        print(f"\n{PROG}: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as e:
+        if not isinstance(e, _ReportedInterrupt):
+            print(f"\n{PROG}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 1

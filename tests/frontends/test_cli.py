@@ -523,5 +523,6 @@ def test_interrupt_keeps_the_results_and_exits_130(monkeypatch: pytest.MonkeyPat
     code, _, err = run(["validate", *SMALL, "--report", str(tmp_path)], capsys)
     assert code == 130
     assert "interrupted; 3 results kept" in err and "Traceback" not in err
+    assert err.count("interrupted") == 1  # one line says it, with what was kept
     data = json.loads((tmp_path / JSON_FILE).read_text())
     assert len(data["results"]) == 3 and data["complete"] is False
