@@ -7,23 +7,24 @@ import html
 import json
 import operator
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.engine.result import CaseResult, Status
 from ort_layouts.operators.identity import IDENTITY
 from ort_layouts.operators.padding import PADDING1
 from ort_layouts.reports.report import (
     Report,
+    Totals,
     failure_text,
     group_status,
     is_failure,
-    not_passed,
     result_figures,
     results_by_group,
 )
 
-__all__ = ["picture", "render_report_html", "report_html_pieces"]
+__all__ = ["MatrixTally", "all_cases_row_texts", "picture", "render_report_html", "report_html_pieces"]
 
 MAX_PICTURES = 100  # failing cases drawn in full; the rest are listed
 
@@ -282,35 +283,139 @@ def recovered_section(result: CaseResult, *, draw: bool = True) -> str:
     return "".join(parts)
 
 
+# a matrix cell: its colour class, its results per status (every status, in order), its number
+# of results and the case id its label links to (None: no link)
+_Cell = tuple[str, dict[str, int], int, str | None]
+
+
 def _matrix(report: Report, *, strict: bool = False) -> str:
-    groups = results_by_group(report.results)
-    ops = list(dict.fromkeys(op for op, _, _ in groups))
-    out = ['<p class="legend"><span class="pass">all pass</span><span class="fail">mismatch or error</span>'
+    cells: dict[tuple[str, str, int], _Cell] = {}
+    for key, rs in results_by_group(report.results).items():
+        cls, counts, bad = _group_summary(rs, strict=strict)
+        cells[key] = (cls, counts, len(rs), None if bad is None else bad.case.id)
+    return _matrix_text(cells)
+
+
+_LEGEND = ('<p class="legend"><span class="pass">all pass</span><span class="fail">mismatch or error</span>'
            '<span class="known">known issue</span>'
            '<span class="partial">pass and unsupported</span><span class="unsupported">unsupported</span>'
-           "cells: passed / cases</p>"]
-    for op in ops:
-        dtypes = list(dict.fromkeys(dt for o, dt, _ in groups if o == op))
-        ranks = sorted({rank for o, _, rank in groups if o == op})
-        out.append(f'<h3>{escape(op)}</h3>\n<table class="matrix" data-op="{escape(op)}">'
+           "cells: passed / cases</p>")
+
+
+def _matrix_text(cells: Mapping[tuple[str, str, int], _Cell]) -> str:
+    """The matrix of the cells of each (op, data type name, rank): a table for each op, a row
+    for each data type, in the order the groups were first seen, a column for each rank."""
+    by_op: dict[str, dict[tuple[str, int], _Cell]] = {}
+    for (op, dt, rank), item in cells.items():
+        found = by_op.get(op)
+        if found is None:
+            found = by_op[op] = {}
+        found[dt, rank] = item
+    out = [_LEGEND]
+    passed = Status.PASS.value
+    for op, found in by_op.items():
+        op_text = escape(op)
+        dtypes = list(dict.fromkeys(dt for dt, _ in found))
+        ranks = sorted({rank for _, rank in found})
+        out.append(f'<h3>{op_text}</h3>\n<table class="matrix" data-op="{op_text}">'
                    "<tr><th>data type \\ rank</th>" + "".join(f"<th>{rank}</th>" for rank in ranks) + "</tr>")
         for dt in dtypes:
-            cells = []
+            dt_text = escape(dt)
+            row = []
             for rank in ranks:
-                rs = groups.get((op, dt, rank))
-                if not rs:
-                    cells.append('<td class="cell none">&mdash;</td>')
+                cell = found.get((dt, rank))
+                if cell is None:
+                    row.append('<td class="cell none">&mdash;</td>')
                     continue
-                cls, counts, bad = _group_summary(rs, strict=strict)
+                cls, counts, size, bad_id = cell
                 breakdown = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
-                label = f"{counts[Status.PASS.value]}/{len(rs)}"
-                if bad is not None:
-                    label = f'<a href="#{escape(case_anchor(bad.case.id))}">{label}</a>'
-                cells.append(f'<td class="cell {cls}" data-op="{escape(op)}" data-dtype="{escape(dt)}" '
-                             f'data-rank="{rank}" title="{escape(breakdown)}">{label}</td>')
-            out.append(f"<tr><th>{escape(dt)}</th>{''.join(cells)}</tr>")
+                label = f"{counts[passed]}/{size}"
+                if bad_id is not None:
+                    label = f'<a href="#{escape(case_anchor(bad_id))}">{label}</a>'
+                row.append(f'<td class="cell {cls}" data-op="{op_text}" data-dtype="{dt_text}" '
+                           f'data-rank="{rank}" title="{escape(breakdown)}">{label}</td>')
+            out.append(f"<tr><th>{dt_text}</th>{''.join(row)}</tr>")
         out.append("</table>")
     return "\n".join(out)
+
+
+class MatrixGroup:
+    """The results of one (op, data type, rank) that a :class:`MatrixTally` counts: how many,
+    how many passed, and those that did not pass by case id."""
+
+    __slots__ = ("key", "others", "passed", "size")
+
+    def __init__(self, key: tuple[str, str, int]) -> None:
+        self.key = key  # (op, data type name, rank), as results_by_group names its groups
+        self.size = 0
+        self.passed = 0
+        self.others: dict[str, CaseResult] = {}
+
+
+class MatrixTally:
+    """The matrix kept as results arrive (a report's results as a run writes them, one case
+    at a time, out of order): how many results each (op, data type, rank) has, how many passed,
+    and those few that did not pass. :meth:`text` makes the matrix :func:`render_report_html`
+    makes of the same results, without a step for each result."""
+
+    def __init__(self) -> None:
+        self._groups: dict[tuple[str, DataType, int], MatrixGroup] = {}
+
+    def add(self, result: CaseResult) -> MatrixGroup:
+        """Count ``result``; returns its group (for :meth:`remove` and :meth:`text`)."""
+        case = result.case
+        key = (case.op, case.data_type, len(case.shape))
+        group = self._groups.get(key)
+        if group is None:
+            group = self._groups[key] = MatrixGroup((case.op, case.data_type.name.lower(), key[2]))
+        group.size += 1
+        if result.status is Status.PASS:
+            group.passed += 1
+        else:
+            group.others[case.id] = result
+        return group
+
+    @staticmethod
+    def remove(result: CaseResult, group: MatrixGroup) -> None:
+        """Count ``result`` (added into ``group``) no more: a later result of its case replaces it."""
+        group.size -= 1
+        if result.status is Status.PASS:
+            group.passed -= 1
+        else:
+            group.others.pop(result.case.id, None)
+
+    @staticmethod
+    def text(groups: Iterable[MatrixGroup], rank: Callable[[str], Any], *, strict: bool = False) -> str:
+        """The matrix of the results counted, as :func:`_matrix` makes it of them in a report's
+        order: ``groups`` the groups in the order of their first results in the report,
+        ``rank`` the key of a case id that sorts the cases that did not pass in that order."""
+        merged: dict[tuple[str, str, int], list[MatrixGroup]] = {}
+        for group in groups:  # as results_by_group: data types of one name in one group
+            found = merged.get(group.key)
+            if found is None:
+                merged[group.key] = [group]
+            else:
+                found.append(group)
+        cells: dict[tuple[str, str, int], _Cell] = {}
+        no_counts = dict.fromkeys((value for _, value in _STATUS_VALUES), 0)
+        pass_value = Status.PASS.value
+        for key, found in merged.items():
+            size = sum(g.size for g in found)
+            passed = sum(g.passed for g in found)
+            if passed == size:  # most groups: all passed
+                cells[key] = ("pass", {**no_counts, pass_value: size}, size, None)
+                continue
+            others = [r for g in found for r in sorted(g.others.values(), key=lambda r: rank(r.case.id))]
+            counts = {value: passed if s is Status.PASS else sum(r.status is s for r in others)
+                      for s, value in _STATUS_VALUES}
+            bad = next((r for r in others if is_failure(r, strict=strict)), None)
+            if bad is None:
+                bad = next((r for r in others if r.status is Status.MISMATCH), None)
+            cls = group_status(others, strict=strict)  # with passes: "partial" rather than "unsupported"
+            if cls == "unsupported" and passed:
+                cls = "partial"
+            cells[key] = (cls, counts, size, None if bad is None else bad.case.id)
+        return _matrix_text(cells)
 
 
 def _group_summary(
@@ -373,6 +478,35 @@ def _all_cases_row_pieces(results: Sequence[CaseResult]) -> Iterator[str]:
         yield "".join(rows)
 
 
+_STATUS_CELLS = {s: f'<td class="{s.value}">{escape(s.value)}</td>' for s in Status}
+
+
+def all_cases_row_texts(results: Sequence[CaseResult], ids: Sequence[str] | None = None) -> list[str]:
+    """The row of each result in the list of all cases, as :func:`_all_cases_rows` writes it;
+    ``ids``: their case ids, when the caller has them."""
+    if ids is None:
+        ids = list(map(_CASE_ID_OF, results))
+    joined = "".join(ids)
+    if any(c in joined for c in "&<>\"'"):  # rarely (what _HTML_SPECIAL finds): these ids are escaped
+        ids = [escape(case_id) for case_id in ids]
+    providers = _PROVIDER_TEXTS
+    cells = _STATUS_CELLS
+    rows = []
+    for r, case_id in zip(results, ids, strict=True):
+        provider = providers.get(r.node_provider)
+        if provider is None:
+            if len(providers) >= 64:
+                providers.clear()
+            provider = providers[r.node_provider] = escape(r.node_provider)
+        rows.append(f'<tr><td><code>{case_id}</code></td>{cells[r.status]}<td>{provider}</td>'
+                    f'<td class="seconds">{r.seconds:.4f}</td></tr>')
+    return rows
+
+
+# the escaped text of each node provider seen
+_PROVIDER_TEXTS: dict[str, str] = {}
+
+
 def render_report_html(report: Report, *, strict: bool = False) -> str:
     """One self-contained page: a summary, the op x data type x rank matrix, and each failing
     case with its descriptors, layout picture and diagnosis.
@@ -382,16 +516,28 @@ def render_report_html(report: Report, *, strict: bool = False) -> str:
     return "".join(report_html_pieces(report, strict=strict))
 
 
-def report_html_pieces(report: Report, *, strict: bool = False) -> Iterator[str]:
+def report_html_pieces(
+    report: Report, *, strict: bool = False, rows: Sequence[str] | None = None, matrix: str | None = None,
+    totals: Totals | None = None,
+) -> Iterator[str]:
     """:func:`render_report_html`'s page in pieces (the list of all cases a few hundred rows
-    a piece)."""
-    counts = report.counts()
-    failures = report.failures(strict=strict)
-    known = report.known_issues()
-    unsupported = [r for r in not_passed(report.results) if r.status is Status.UNSUPPORTED]
+    a piece).
+
+    Args:
+        rows: each result's row of the list of all cases (:func:`all_cases_row_texts`), made
+            before (a run makes them as its results arrive); None: made here.
+        matrix: the matrix (:meth:`MatrixTally.text`), made before; None: made here.
+        totals: the report's totals, found before; None: found here.
+    """
+    if totals is None:
+        totals = Totals.of(report)
+    counts = totals.counts
+    failures = totals.failures(strict=strict)
+    known = totals.known_issues()
+    unsupported = [r for r in totals.not_passed if r.status is Status.UNSUPPORTED]
     failed = bool(failures)
     verdict = "FAIL" if failed else "PASS"
-    if not report.complete:
+    if not totals.complete:
         verdict += f" (incomplete: {len(report.results)} of {report.planned_count} cases run)"
     count_cells = "".join(f'<td class="{s}">{counts[s]}</td>' for s in counts)
     body = [
@@ -405,7 +551,7 @@ def report_html_pieces(report: Report, *, strict: bool = False) -> Iterator[str]
         + ("fail this run (--strict)." if strict else "do not fail this run.") + "</p>",
         f'<table class="environment">{_environment_rows(report.meta)}</table></section>',
         f'<section id="matrix"><h2>Matrix: op &times; data type &times; rank</h2>'
-        f"{_matrix(report, strict=strict)}</section>",
+        f"{_matrix(report, strict=strict) if matrix is None else matrix}</section>",
         f'<section id="failures"><h2>Failing cases ({len(failures)})</h2>',
     ]
     if strict and failures:
@@ -432,5 +578,9 @@ def report_html_pieces(report: Report, *, strict: bool = False) -> Iterator[str]
     where = f"{report.meta.get('provider', '')} {report.meta.get('device', '')}".strip()
     title = f"ort_layouts {verdict}: {where}"
     yield _page_head(title) + "\n".join(body)
-    yield from _all_cases_row_pieces(report.results)
+    if rows is None:
+        yield from _all_cases_row_pieces(report.results)
+    else:
+        for start in range(0, len(rows), _PIECE_ROWS):
+            yield "".join(rows[start:start + _PIECE_ROWS])
     yield "</table></details></section>" + _PAGE_TAIL

@@ -31,14 +31,18 @@ writes the same files into ``shard-K-of-N/`` under its report directory;
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import datetime
 import itertools
 import json
 import operator
 import os
+import queue
+import stat
 import sys
 import tempfile
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -91,10 +95,14 @@ def atomic_write_text(path: str | os.PathLike[str], text: str | Iterable[str]) -
 
 
 def atomic_write_texts(files: Sequence[tuple[str | os.PathLike[str], str | Iterable[str]]]) -> None:
-    """:func:`atomic_write_text` for several files: each is written to its temporary file (the
-    disk starts writing each as soon as it is written, while the next is made), then each is
-    synced and put in place."""
+    """:func:`atomic_write_text` for several files: each is written to its temporary file, then
+    each is synced and put in place, in order.
+
+    The disk starts writing each file as soon as it is written, and another thread syncs it
+    (Python's lock is free while the disk works), while this one makes and writes the next.
+    """
     written: list[tuple[Path, str, BinaryIO]] = []
+    syncer = _Syncer()
     try:
         for path, text in files:
             target = Path(path)
@@ -107,16 +115,96 @@ def atomic_write_texts(files: Sequence[tuple[str | os.PathLike[str], str | Itera
             out.flush()
             if _START_WRITEBACK is not None:  # Linux: the dirty pages go to the disk now, not when synced
                 _START_WRITEBACK(fd, 0, 0, _DONTNEED)
+            syncer.sync(fd)
+        syncer.finish()
         for _, _, synced in written:
-            os.fsync(synced.fileno())
             synced.close()
-        for target, tmp, _ in written:
-            os.replace(tmp, target)
+        held: list[int] = []  # the files replaced: their blocks are freed when closed, not when replaced
+        try:
+            for target, tmp, _ in written:
+                old = _hold(target)
+                if old is not None:
+                    held.append(old)
+                os.replace(tmp, target)
+        finally:
+            close_later(*held)
     except BaseException:
+        syncer.finish(raising=False)
         for _, left, unfinished in written:
             unfinished.close()
             Path(left).unlink(missing_ok=True)
         raise
+
+
+class _Syncer:
+    """Syncs files to the disk (``os.fsync``) in a thread of its own, in the order given."""
+
+    def __init__(self) -> None:
+        self._fds: queue.SimpleQueue[int | None] = queue.SimpleQueue()
+        self._failed: list[BaseException] = []
+        self._thread: threading.Thread | None = None
+
+    def sync(self, fd: int) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="ort_layouts_report_sync", daemon=True)
+            self._thread.start()
+        self._fds.put(fd)
+
+    def _run(self) -> None:
+        while (fd := self._fds.get()) is not None:
+            if not self._failed:
+                try:
+                    os.fsync(fd)
+                except BaseException as e:
+                    self._failed.append(e)
+
+    def finish(self, *, raising: bool = True) -> None:
+        """Wait until each file given is synced; raises what syncing raised."""
+        if self._thread is not None:
+            self._fds.put(None)
+            self._thread.join()
+            self._thread = None
+        if self._failed and raising:
+            raise self._failed[0]
+
+
+def _hold(path: Path) -> int | None:
+    """A descriptor of the regular file at ``path`` (None: there is none, or a file open cannot
+    be replaced here)."""
+    if not REPLACE_WHILE_OPEN:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
+# a file open in this process can be replaced (POSIX); not on Windows
+REPLACE_WHILE_OPEN = os.name == "posix"
+
+
+def close_later(*files: BinaryIO | int) -> None:
+    """Close files (or file descriptors) in a thread of its own: closing the last reference to a
+    replaced file frees its blocks on the disk (milliseconds for megabytes), which nothing needs
+    to wait for."""
+    if files:
+        threading.Thread(target=_close_all, args=files, name="ort_layouts_close", daemon=True).start()
+
+
+def _close_all(*files: BinaryIO | int) -> None:
+    for file in files:
+        with contextlib.suppress(OSError):
+            if isinstance(file, int):
+                os.close(file)
+            else:
+                file.close()
 
 
 # posix_fadvise(POSIX_FADV_DONTNEED) starts writing a file's dirty pages back at once on Linux
@@ -198,18 +286,51 @@ def result_dict(result: CaseResult) -> dict[str, Any]:
     return result.to_dict()
 
 
-def report_header(report: Report, *, strict: bool | None = None) -> dict[str, Any]:
-    """:meth:`Report.to_dict` but its ``results``: every field before them, in order."""
+@dataclasses.dataclass(frozen=True, slots=True)
+class Totals:
+    """What a report's summaries (report.json, JUnit, HTML) say of its results as a whole,
+    found once for all three.
+
+    Attributes:
+        counts: :meth:`Report.counts`.
+        not_passed: the results that did not pass, in the report's order.
+        complete: :attr:`Report.complete`.
+    """
+
+    counts: dict[str, int]
+    not_passed: tuple[CaseResult, ...]
+    complete: bool
+
+    @classmethod
+    def of(cls, report: Report) -> Totals:
+        return cls(report.counts(), tuple(not_passed(report.results)), report.complete)
+
+    def failures(self, *, strict: bool = False) -> tuple[CaseResult, ...]:
+        """:meth:`Report.failures`."""
+        return tuple(r for r in self.not_passed if is_failure(r, strict=strict))
+
+    def known_issues(self) -> tuple[CaseResult, ...]:
+        """:meth:`Report.known_issues`."""
+        return tuple(r for r in self.not_passed if r.status is Status.MISMATCH and r.known_issue)
+
+
+def report_header(
+    report: Report, *, strict: bool | None = None, totals: Totals | None = None
+) -> dict[str, Any]:
+    """:meth:`Report.to_dict` but its ``results``: every field before them, in order
+    (``totals``: the report's, found before; None: found here)."""
     if strict is None:
         strict = bool(report.meta.get("strict", False))
+    if totals is None:
+        totals = Totals.of(report)
     meta = {k: v for k, v in report.meta.items() if k != "planned"}
-    failures = len(report.failures(strict=strict))
+    failures = len(totals.failures(strict=strict))
     return {
         "schema": SCHEMA,
         **meta,
         "planned_count": report.planned_count,
-        "complete": report.complete,
-        "summary": report.counts(),
+        "complete": totals.complete,
+        "summary": totals.counts,
         "strict": strict,
         "failures": failures,
         "verdict": "fail" if failures else "pass",

@@ -2,6 +2,11 @@
 written when the run starts, rewritten atomically at most every ``interval_s`` while it goes
 and when it ends, and resuming a run that stopped.
 
+What the summaries hold of each result (its JUnit testcase, its row of the HTML list of all
+cases, its count in the HTML matrix) is made a few dozen results at a time as they arrive,
+while a run's workers are busy, and the results are kept in the report's order as they come:
+writing the summaries, above all at the end of a run, then joins text and writes it.
+
 A report directory belongs to one run at a time (:class:`~ort_layouts.reports.lock.DirectoryLock`)
 and to one selection: the meta's ``selection`` carries ``cases_sha256``, the SHA-256 of the
 planned case ids, which name every case's content (its seed is derived from it). A run resumes
@@ -16,21 +21,22 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import json
 import operator
 import os
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ort_layouts._errors import ReportError
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.engine.result import CaseResult, Status, field_defaults
 from ort_layouts.operators.case import Case
-from ort_layouts.reports.html import report_html_pieces
-from ort_layouts.reports.junit import junit_pieces
+from ort_layouts.reports.html import MatrixGroup, MatrixTally, all_cases_row_texts, report_html_pieces
+from ort_layouts.reports.junit import junit_pieces, testcase_texts
 from ort_layouts.reports.lock import DirectoryLock
 from ort_layouts.reports.report import (
     FSYNC_INTERVAL_S,
@@ -38,10 +44,14 @@ from ort_layouts.reports.report import (
     JSON_FILE,
     JUNIT_FILE,
     META_FILE,
+    REPLACE_WHILE_OPEN,
     RESULTS_FILE,
     Report,
+    Totals,
     atomic_write_text,
     atomic_write_texts,
+    close_later,
+    not_passed,
     now_iso,
     ordered_positions,
     read_json,
@@ -51,6 +61,9 @@ from ort_layouts.reports.report import (
 )
 
 __all__ = ["ReportWriter", "cases_sha256", "result_json", "result_line", "write_report"]
+
+# results whose testcases and rows a writer makes at a time, as they arrive
+_MAKE_BATCH = 64
 
 
 def write_report(
@@ -70,11 +83,19 @@ def write_report(
 
 def _write_files(
     report: Report, directory: str | os.PathLike[str], *, strict: bool | None, lines: Sequence[str] | None,
-    also: Sequence[tuple[Path, str]] = (),
+    also: Sequence[tuple[Path, str | Iterable[str]]] = (), testcases: Sequence[str] | None = None,
+    rows: Sequence[str] | None = None, matrix: Callable[[], str] | None = None,
+    totals: Callable[[], Totals] | None = None,
 ) -> dict[str, Path]:
     """:func:`write_report`, with the results' JSON (``lines``, one per result, as
     :func:`result_json` makes them) already made, or None to make them here; ``also``: other
-    files (path, text) to write with them."""
+    files (path, text) to write first, with them; ``testcases`` and ``rows``: the results' JUnit
+    testcases and their rows of the HTML list of all cases, already made
+    (:func:`~ort_layouts.reports.junit.junit_pieces` and
+    :func:`~ort_layouts.reports.html.report_html_pieces` say how), or None to make them here;
+    ``matrix`` and ``totals``: what makes the HTML matrix and the report's totals, or None to
+    make them here. The summaries are made as they are written (the first files are being
+    written meanwhile), the totals once for all three."""
     if strict is None:
         strict = bool(report.meta.get("strict", False))
     if lines is None:
@@ -82,9 +103,25 @@ def _write_files(
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / JSON_FILE, "junit": out / JUNIT_FILE, "html": out / HTML_FILE}
-    atomic_write_texts([*also, (paths["json"], _report_json_pieces(report, lines, strict=strict)),
-                        (paths["junit"], junit_pieces(report, strict=strict)),
-                        (paths["html"], report_html_pieces(report, strict=strict))])
+    found: list[Totals] = []
+
+    def known() -> Totals:
+        if not found:
+            found.append(Totals.of(report) if totals is None else totals())
+        return found[0]
+
+    def json_pieces() -> Iterator[str]:
+        yield from _report_json_pieces(report, lines, strict=strict, totals=known())
+
+    def junit() -> Iterator[str]:
+        yield from junit_pieces(report, strict=strict, testcases=testcases, totals=known())
+
+    def html() -> Iterator[str]:
+        made = None if matrix is None else matrix()
+        yield from report_html_pieces(report, strict=strict, rows=rows, matrix=made, totals=known())
+
+    atomic_write_texts([*also, (paths["json"], json_pieces()), (paths["junit"], junit()),
+                        (paths["html"], html())])
     return paths
 
 
@@ -98,9 +135,11 @@ def _report_json(report: Report, lines: Sequence[str], *, strict: bool) -> str:
     return "".join(_report_json_pieces(report, lines, strict=strict))
 
 
-def _report_json_pieces(report: Report, lines: Sequence[str], *, strict: bool) -> Iterator[str]:
+def _report_json_pieces(
+    report: Report, lines: Sequence[str], *, strict: bool, totals: Totals | None = None
+) -> Iterator[str]:
     """:func:`_report_json`'s text in pieces, one for each few hundred results."""
-    head = json.dumps(report_header(report, strict=strict), indent=1)  # "{\n ...\n}"
+    head = json.dumps(report_header(report, strict=strict, totals=totals), indent=1)  # "{\n ...\n}"
     if not lines:
         yield head[:-2] + ',\n "results": []\n}\n'
         return
@@ -117,20 +156,28 @@ def _lines_pieces(lines: Sequence[str]) -> Iterator[str]:
         yield "\n".join(lines[start:start + _PIECE_LINES]) + "\n"
 
 
-def _meta_text(meta: Mapping[str, Any]) -> str:
+def _meta_text(meta: Mapping[str, Any], planned_json: str | None = None) -> str:
     """The text of ``meta.json``: ``json.dumps(meta, indent=1)`` and a newline, made with
     Python's C encoder for the planned case ids (thousands of them; ``indent`` takes the
-    encoder written in Python)."""
+    encoder written in Python); ``planned_json``: :func:`_planned_json` of them, made before."""
     planned = meta.get("planned")
-    if not (isinstance(planned, list) and planned and all(type(cid) is str for cid in planned)):
+    ids = planned_json if planned_json is not None else _planned_json(planned)
+    if ids is None:
         return json.dumps(meta, indent=1) + "\n"
     marker = "\x00planned\x00"
     text = json.dumps({**meta, "planned": marker}, indent=1)
     encoded_marker = json.dumps(marker)
     if text.count(encoded_marker) != 1:
         return json.dumps(meta, indent=1) + "\n"
-    ids = "[\n  " + ",\n  ".join(map(encode_basestring_ascii, planned)) + "\n ]"
     return text.replace(encoded_marker, ids) + "\n"
+
+
+def _planned_json(planned: object) -> str | None:
+    """The planned case ids as ``json.dumps(meta, indent=1)`` writes them in meta.json; None
+    where :func:`_meta_text` leaves them to ``json.dumps`` (not a list of str, or empty)."""
+    if not (isinstance(planned, list) and planned and all(type(cid) is str for cid in planned)):
+        return None
+    return "[\n  " + ",\n  ".join(map(encode_basestring_ascii, planned)) + "\n ]"
 
 
 def cases_sha256(case_ids: Sequence[str]) -> str:
@@ -304,9 +351,21 @@ class ReportWriter:
         self.directory = Path(directory)
         self.strict = strict
         self.interval_s = interval_s
-        self._results: list[CaseResult] = []
+        self._results: list[CaseResult] = []  # as they arrived
         self._ids: list[str] = []  # the case id of each result
         self._lines: list[str] = []  # the JSON of each result, as results.jsonl holds it
+        # The results before _made are in _order, the report's order, with what the summaries
+        # hold of each, made a few dozen results at a time as they arrive (while a run's workers
+        # are busy): writing the summaries then joins text. _order is made for the planned ids
+        # _planned (a copy; _planned_ref: the list itself) and the strict _made_strict.
+        self._made = 0
+        self._make_at_add = True  # False once making failed: the summaries make them, failing as before
+        self._made_strict = strict
+        self._planned: object = None
+        self._planned_ref: object = None
+        self._order = _Order((), strict=strict)
+        self._planned_for_json: object = None  # the planned ids (a copy) of _planned_json
+        self._planned_json: str | None = None
         self._last_write = time.monotonic()
         self._last_fsync = time.monotonic()
         if self.directory.exists() and not self.directory.is_dir():
@@ -357,7 +416,7 @@ class ReportWriter:
             for name in (JSON_FILE, JUNIT_FILE, HTML_FILE):
                 (self.directory / name).unlink(missing_ok=True)
         self.meta = new_meta
-        atomic_write_text(meta_path, _meta_text(self.meta))
+        atomic_write_text(meta_path, self._meta_json())
         self._file = open(results_path, "ab", buffering=0)  # noqa: SIM115 - closed in close()
         self.write_summaries()
 
@@ -373,7 +432,7 @@ class ReportWriter:
     def update_meta(self, **values: Any) -> None:
         """Change meta fields (e.g. the device once the first result names it)."""
         self.meta.update(values)
-        atomic_write_text(self.directory / META_FILE, _meta_text(self.meta))
+        atomic_write_text(self.directory / META_FILE, self._meta_json())
 
     def add(self, result: CaseResult) -> None:
         """Append one result to results.jsonl and flush it to the operating system at once (a
@@ -386,6 +445,11 @@ class ReportWriter:
         self._results.append(result)
         self._ids.append(case_id)
         self._lines.append(line)
+        if self._make_at_add and len(self._results) - self._made >= _MAKE_BATCH:
+            try:
+                self._make(thorough=False)
+            except Exception:  # the summaries make them, and fail on them as they did
+                self._make_at_add = False
         now = time.monotonic()
         if now - self._last_fsync >= FSYNC_INTERVAL_S:
             self._sync()
@@ -403,12 +467,35 @@ class ReportWriter:
                                   f"of a result's line ({written} of {len(data)} bytes written)")
             written += more
 
-    def report(self) -> Report:
-        return Report(dict(self.meta), tuple(self._results[i] for i in self._ordered()))
+    def _make(self, *, thorough: bool = True) -> None:
+        """Put the results not yet there in the report's order, with what the summaries hold of
+        them (raising what the summaries raise on them, before anything changes). The order is
+        made again, of all results, when the planned ids are not those it was made for (by
+        identity, and unless ``thorough`` only so) or the writer's strict changed."""
+        planned = self.meta.get("planned")
+        if (planned is not self._planned_ref or (thorough and planned != self._planned)
+                or self.strict != self._made_strict):
+            self._planned_ref = planned
+            self._planned = list(planned) if isinstance(planned, list) else planned
+            self._made_strict = self.strict
+            self._order = _Order(planned or (), strict=self.strict)
+            self._made = 0
+        start, end = self._made, len(self._results)
+        if start < end:
+            self._order.add(self._results[start:end], self._ids[start:end], self._lines[start:end])
+            self._made = end
 
-    def _ordered(self) -> list[int]:
-        """Where the report's results are in ``_results``: one per case, in planned order."""
-        return ordered_positions(self._ids, self.meta.get("planned"))
+    def report(self) -> Report:
+        positions = ordered_positions(self._ids, self.meta.get("planned"))
+        return Report(dict(self.meta), tuple(self._results[i] for i in positions))
+
+    def _meta_json(self) -> str:
+        """The text of meta.json, the planned ids' JSON made once."""
+        planned = self.meta.get("planned")
+        if planned != self._planned_for_json:
+            self._planned_for_json = list(planned) if isinstance(planned, list) else planned
+            self._planned_json = _planned_json(planned)
+        return _meta_text(self.meta, self._planned_json)
 
     def write_summaries(self, *, finished: bool = False) -> Report:
         """Rewrite report.json, junit.xml and report.html from what has arrived so far.
@@ -416,35 +503,44 @@ class ReportWriter:
         With ``finished`` the meta gets its ``finished`` time (unless it has one) and
         results.jsonl is rewritten, atomically, in planned order: one line per case.
         """
-        positions = self._ordered()
-        meta: list[tuple[Path, str]] = []
+        self._make()
+        order = self._order
+        results, ids, lines, testcases, rows = order.view()
+        first: list[tuple[Path, str | Iterable[str]]] = []  # written before the summaries, with them
+        replaced = None  # results.jsonl as it was, open for appending
         if finished:
             self.meta.setdefault("finished", now_iso())
-            meta.append((self.directory / META_FILE, _meta_text(self.meta)))  # written with the summaries
             # a new report's results.jsonl holds self._lines; in planned order, it is as it must be
-            if self.resumed or positions != list(range(len(self._results))):
-                self._rewrite_results(positions)
-                positions = list(range(len(self._results)))
-        report = Report(dict(self.meta), tuple(self._results[i] for i in positions))
-        lines = [self._lines[i] for i in positions]
-        _write_files(report, self.directory, strict=self.strict, lines=lines, also=meta)
+            if self.resumed or self._results != results:
+                self._results, self._ids, self._lines = list(results), list(ids), list(lines)
+                self._made = len(self._results)
+                first.append((self.directory / RESULTS_FILE, _lines_pieces(lines)))
+                if not self._file.closed:
+                    replaced = self._file
+                    if not REPLACE_WHILE_OPEN:
+                        replaced.close()
+            first.append((self.directory / META_FILE, self._meta_json()))
+        report = Report(dict(self.meta), tuple(results))
+        planned = report.meta.get("planned")
+        complete = not isinstance(planned, list) or order.complete
+
+        def totals() -> Totals:
+            return Totals(report.counts(), tuple(not_passed(report.results)), complete)
+
+        def matrix() -> str:
+            return order.matrix(strict=self.strict)
+
+        try:
+            _write_files(report, self.directory, strict=self.strict, lines=lines, also=first,
+                         testcases=testcases, rows=rows, matrix=matrix if order.tally is not None else None,
+                         totals=totals)
+        finally:
+            if replaced is not None:  # the new results.jsonl, to append to
+                self._file = open(self.directory / RESULTS_FILE, "ab", buffering=0)  # noqa: SIM115
+                self._last_fsync = time.monotonic()
+                close_later(replaced)  # the last of the old file: its blocks are freed meanwhile
         self._last_write = time.monotonic()
         return report
-
-    def _rewrite_results(self, positions: Sequence[int]) -> None:
-        """Keep only the results at ``positions``, in that order, in results.jsonl too."""
-        self._results = [self._results[i] for i in positions]
-        self._ids = [self._ids[i] for i in positions]
-        self._lines = [self._lines[i] for i in positions]
-        path = self.directory / RESULTS_FILE
-        reopen = not self._file.closed
-        if reopen:
-            self._file.flush()
-            self._file.close()
-        atomic_write_text(path, _lines_pieces(self._lines))
-        if reopen:
-            self._file = open(path, "ab", buffering=0)  # noqa: SIM115 - closed in close()
-            self._last_fsync = time.monotonic()
 
     def _sync(self) -> None:
         os.fsync(self._file.fileno())
@@ -465,6 +561,110 @@ class ReportWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _Order:
+    """A report's results in its order as they arrive, out of order: the last result of each
+    case id, in planned order, unplanned ones after in the order they last arrived
+    (:func:`~ort_layouts.reports.report.ordered_positions`), each with its line of
+    results.jsonl, its JUnit testcase, its row of the HTML list of all cases and its group of
+    the HTML matrix (counted in ``tally``; None: the matrix is made of the report)."""
+
+    def __init__(self, planned: Iterable[str], *, strict: bool) -> None:
+        planned = list(planned)
+        place = {cid: i for i, cid in enumerate(planned)}
+        if len(place) == len(planned):  # each id planned once
+            self.ids, self.slots = planned, place
+        else:  # an id planned twice: at its last place
+            self.ids = sorted(place, key=place.__getitem__)
+            self.slots = {cid: k for k, cid in enumerate(self.ids)}
+        n = len(self.ids)
+        # the planned ids' slots, None until a result arrives
+        self.results: list[CaseResult | None] = [None] * n
+        self.lines: list[str | None] = [None] * n
+        self.testcases: list[str | None] = [None] * n
+        self.rows: list[str | None] = [None] * n
+        self.groups: list[MatrixGroup | None] = [None] * n
+        self.filled = 0
+        # the last result of each unplanned case id, in the order they last arrived
+        self.extra: dict[str, tuple[CaseResult, str, str, str, MatrixGroup | None]] = {}
+        self.strict = strict
+        self.tally: MatrixTally | None = MatrixTally()
+
+    @property
+    def complete(self) -> bool:
+        """Whether each planned id has a result."""
+        return self.filled == len(self.ids)
+
+    def add(self, results: Sequence[CaseResult], ids: Sequence[str], lines: Sequence[str]) -> None:
+        """Put results (their case ids and lines) in their places, each replacing an earlier one
+        of its case id. What the summaries hold of them is made first: what raises there raises
+        here, before anything changes."""
+        testcases = testcase_texts(results, strict=self.strict, ids=ids)
+        rows = all_cases_row_texts(results, ids)
+        slots, tally = self.slots, self.tally
+        slot_results, slot_lines, slot_testcases, slot_rows, slot_groups = (
+            self.results, self.lines, self.testcases, self.rows, self.groups)
+        for result, case_id, line, testcase, row in zip(results, ids, lines, testcases, rows, strict=True):
+            slot = slots.get(case_id)
+            if slot is None:
+                old = self.extra.pop(case_id, None)
+                previous, previous_group = (None, None) if old is None else (old[0], old[4])
+            else:
+                previous, previous_group = slot_results[slot], slot_groups[slot]
+            group = None
+            if tally is not None:
+                try:
+                    if previous is not None and previous_group is not None:  # counted no more
+                        tally.remove(previous, previous_group)
+                    group = tally.add(result)
+                except Exception:  # the matrix is made of the report, as it was
+                    tally = self.tally = None
+            if slot is None:
+                self.extra[case_id] = (result, line, testcase, row, group)
+                continue
+            if previous is None:
+                self.filled += 1
+            slot_results[slot] = result
+            slot_lines[slot] = line
+            slot_testcases[slot] = testcase
+            slot_rows[slot] = row
+            slot_groups[slot] = group
+
+    def view(self) -> tuple[list[CaseResult], list[str], list[str], list[str], list[str]]:
+        """The report's results, their case ids, lines, testcases and rows, in its order (the
+        slots themselves when every planned id, and no other, has a result: not to be changed)."""
+        if self.filled == len(self.ids) and not self.extra:
+            return (cast(list[CaseResult], self.results), self.ids, cast(list[str], self.lines),
+                    cast(list[str], self.testcases), cast(list[str], self.rows))
+        present = list(map(operator.is_not, self.results, itertools.repeat(None)))
+        results = cast(list[CaseResult], list(itertools.compress(self.results, present)))
+        ids = list(itertools.compress(self.ids, present))
+        lines = cast(list[str], list(itertools.compress(self.lines, present)))
+        testcases = cast(list[str], list(itertools.compress(self.testcases, present)))
+        rows = cast(list[str], list(itertools.compress(self.rows, present)))
+        for case_id, (result, line, testcase, row, _) in self.extra.items():
+            results.append(result)
+            ids.append(case_id)
+            lines.append(line)
+            testcases.append(testcase)
+            rows.append(row)
+        return results, ids, lines, testcases, rows
+
+    def matrix(self, *, strict: bool) -> str:
+        """The HTML matrix of the report's results (with a tally)."""
+        assert self.tally is not None
+        groups = dict.fromkeys(self.groups)
+        for _, _, _, _, group in self.extra.values():
+            groups[group] = None
+        groups.pop(None, None)
+        extra_places = {case_id: len(self.ids) + k for k, case_id in enumerate(self.extra)}
+
+        def place(case_id: str) -> int:
+            slot = self.slots.get(case_id)
+            return extra_places[case_id] if slot is None else slot
+
+        return self.tally.text(cast(dict[MatrixGroup, None], groups), place, strict=strict)
 
 
 def _used_selection(directory: Path) -> dict[str, Any] | None:

@@ -1,0 +1,263 @@
+"""A report directory written as results arrive holds, byte for byte, what writing the same
+results at once makes.
+
+The writer makes each result's JUnit testcase, its row of the HTML list of all cases and its
+count in the HTML matrix as the result arrives, and keeps the results in planned order as they
+come; the reference here is :func:`write_report`, which makes everything of the finished
+:class:`Report` at once, given the results in the order worked out in this file (the last
+result of each case id, in planned order, unplanned ones after in the order they last
+arrived). The results are a few hundred cases of the standard suite run on the CPU EP, and
+mismatches, known issues, errors and recoveries made of some of them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import random
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ort_layouts.engine.result import CaseResult, Status
+from ort_layouts.engine.suite import standard_suite
+from ort_layouts.reports.report import (
+    HTML_FILE,
+    JSON_FILE,
+    JUNIT_FILE,
+    META_FILE,
+    RESULTS_FILE,
+    Report,
+)
+from ort_layouts.reports.writer import ReportWriter, result_line, write_report
+
+CPU = "CPUExecutionProvider"
+# text that XML or HTML escapes or cannot hold, or that a format string would read
+AWKWARD = 'a<b>&"c"\'d\'\n\r\t{0}{}{{%s \x01 end'
+META: dict[str, Any] = {
+    "provider": CPU, "device": "cpu", "command": "ort-layouts validate " + AWKWARD,
+    "environment": {"hostname": "h&h", "os": "TestOS", "python": "3.11", "versions": {"onnx": "1"}},
+    "selection": {"provider": CPU, "ops": [], "shard": ""},
+}
+REPORT_FILES = (JSON_FILE, JUNIT_FILE, HTML_FILE)
+
+
+@pytest.fixture(scope="module")
+def sample() -> list[CaseResult]:
+    """Every 29th case of the standard suite as the CPU EP runs it (passes and unsupported
+    cases), some passes turned into each other way a case can go: a mismatch, a known issue,
+    an error, a mismatch with a recovery, a pass with a message, a pass on a device whose name
+    XML and HTML escape."""
+    from ort_layouts.engine.runner import run_cases
+
+    run = list(run_cases(standard_suite()[::29], provider="cpu"))
+    assert {r.status for r in run} >= {Status.PASS, Status.UNSUPPORTED}
+    made: list[CaseResult] = []
+    for i, r in enumerate(run):
+        kind = i % 17 if r.status is Status.PASS else -1
+        if kind == 1:
+            r = dataclasses.replace(r, status=Status.MISMATCH, mismatch_count=3, first_mismatch_index=(0,),
+                                    input_offset_in_elements=2, expected_hex="01", actual_hex="02",
+                                    diagnosis="strides ignored " + AWKWARD)
+        elif kind == 2:
+            r = dataclasses.replace(r, status=Status.MISMATCH, mismatch_count=1, first_mismatch_index=(0,),
+                                    diagnosis="d", known_issue="a known deviation " + AWKWARD)
+        elif kind == 3:
+            r = dataclasses.replace(r, status=Status.ERROR, message="session.run failed: " + AWKWARD)
+        elif kind == 4:
+            recovered = {"kind": "strided read", "operator": "IDENTITY", "names": ["strides"],
+                         "applied": {"sizes": [2, 3], "strides_in_elements": [1, 2]},
+                         "expected": {"sizes": [2, 3], "strides_in_elements": [3, 1]}}
+            r = dataclasses.replace(r, status=Status.MISMATCH, mismatch_count=2, first_mismatch_index=(0,),
+                                    known_issue="k" if i % 2 else "", recovered=recovered)
+        elif kind == 5:
+            r = dataclasses.replace(r, message="passed on a second try")
+        elif kind == 6:
+            r = dataclasses.replace(r, device=AWKWARD, node_provider="<" + CPU + ">")
+        made.append(r)
+    statuses = [r.status for r in made]
+    assert all(statuses.count(s) >= 5 for s in Status), statuses
+    return made
+
+
+# ---- the reference ------------------------------------------------------------------------
+
+def _in_report_order(arrived: Sequence[CaseResult], planned: Sequence[str]) -> list[CaseResult]:
+    """The last result of each case id, by the last place of its id in ``planned``, unplanned
+    ones after in the order they last arrived."""
+    last: dict[str, CaseResult] = {}
+    for r in arrived:
+        last.pop(r.case.id, None)
+        last[r.case.id] = r
+    place = {cid: i for i, cid in enumerate(planned)}
+    return sorted(last.values(), key=lambda r: place.get(r.case.id, len(planned)))
+
+
+def _check(directory: Path, arrived: Sequence[CaseResult], planned: Sequence[str], *, strict: bool,
+           finished: bool) -> None:
+    """The directory's report.json, junit.xml and report.html are those write_report makes of
+    the results in report order (with the meta the directory holds), byte for byte; its
+    results.jsonl holds each result in report order (finished) or as they arrived."""
+    meta = json.loads((directory / META_FILE).read_text(encoding="utf-8"))
+    expected = _in_report_order(arrived, planned)
+    reference = directory.parent / (directory.name + "-reference")
+    write_report(Report(meta, tuple(expected)), reference, strict=strict)
+    for name in REPORT_FILES:
+        assert (directory / name).read_bytes() == (reference / name).read_bytes(), name
+    lines = expected if finished else arrived
+    assert (directory / RESULTS_FILE).read_bytes() == b"".join(map(result_line, lines))
+
+
+def _arrivals(results: Sequence[CaseResult], seed: int) -> list[CaseResult]:
+    """``results`` shuffled, some of them run twice: a first try that failed, or a second run
+    whose result replaces the first (another time, or another status)."""
+    rng = random.Random(seed)
+    arrived = list(results)
+    rng.shuffle(arrived)
+    for r in rng.sample(results, 12):  # a first try, before the result that replaces it
+        at = arrived.index(r)
+        first_try = dataclasses.replace(r, status=Status.ERROR, message="first try")
+        arrived.insert(rng.randrange(at + 1), first_try)
+    for n, r in enumerate(rng.sample(results, 8)):  # a second run, after the first
+        at = arrived.index(r)
+        again = (dataclasses.replace(r, seconds=r.seconds + 1.0) if n % 2 else
+                 dataclasses.replace(r, status=Status.UNSUPPORTED, message="no kernel the second time"))
+        arrived.insert(rng.randrange(at + 1, len(arrived) + 1), again)
+    return arrived
+
+
+# ---- runs ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("strict", "replace_while_open"), [(False, True), (True, True), (False, False)])
+def test_a_run_out_of_order_writes_the_bytes_written_at_once(
+        tmp_path: Path, sample: list[CaseResult], strict: bool, replace_while_open: bool,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``replace_while_open`` off: as on Windows, where a file open cannot be replaced."""
+    from ort_layouts.reports import report as report_module
+    from ort_layouts.reports import writer as writer_module
+
+    monkeypatch.setattr(report_module, "REPLACE_WHILE_OPEN", replace_while_open)
+    monkeypatch.setattr(writer_module, "REPLACE_WHILE_OPEN", replace_while_open)
+    planned = [r.case.id for r in sample]
+    arrived = _arrivals(sample, seed=5)
+    directory = tmp_path / "run"
+    with ReportWriter(directory, meta=META, planned=planned, strict=strict, interval_s=math.inf) as writer:
+        for n, r in enumerate(arrived, 1):
+            writer.add(r)
+            if n % 50 == 0:  # what is on the disk: every line added so far, as it arrived
+                assert (directory / RESULTS_FILE).read_bytes() == b"".join(map(result_line, arrived[:n]))
+            if n in (1, 63, 64, 65, 150, 301):  # the summaries while results arrive
+                if n == 150:
+                    writer.update_meta(device="cpu & <co>")
+                writer.write_summaries()
+                _check(directory, arrived[:n], planned, strict=strict, finished=False)
+        writer.write_summaries(finished=True)
+        _check(directory, arrived, planned, strict=strict, finished=True)
+        writer.write_summaries(finished=True)  # again: the same
+        _check(directory, arrived, planned, strict=strict, finished=True)
+        # a result after the end goes to the end of the new results.jsonl
+        late = dataclasses.replace(sample[0], seconds=9.0)
+        writer.add(late)
+        expected = b"".join(map(result_line, [*_in_report_order(arrived, planned), late]))
+        assert (directory / RESULTS_FILE).read_bytes() == expected
+        writer.write_summaries(finished=True)
+        _check(directory, [*arrived, late], planned, strict=strict, finished=True)
+
+
+def test_a_run_in_planned_order_keeps_its_results_file(tmp_path: Path, sample: list[CaseResult]) -> None:
+    planned = [r.case.id for r in sample]
+    with ReportWriter(tmp_path / "run", meta=META, planned=planned, interval_s=math.inf) as writer:
+        for r in sample:
+            writer.add(r)
+        before = (tmp_path / "run" / RESULTS_FILE).stat().st_ino
+        writer.write_summaries(finished=True)
+    # in planned order already: not rewritten
+    assert (tmp_path / "run" / RESULTS_FILE).stat().st_ino == before
+    _check(tmp_path / "run", sample, planned, strict=False, finished=True)
+
+
+def test_unplanned_missing_and_twice_planned_cases(tmp_path: Path, sample: list[CaseResult]) -> None:
+    """Results of cases not planned come after the planned ones, in the order they last
+    arrived; planned cases without a result leave the report incomplete; a case planned twice
+    takes its last place."""
+    ids = [r.case.id for r in sample]
+    planned = [*ids[40:], "Transpose-never-run-1", "Transpose-never-run-2"]
+    planned.insert(3, ids[-1])  # planned twice: its place is the last
+    arrived = _arrivals(sample, seed=8)
+    arrived += [r for r in sample[:40:7]]  # unplanned ones arriving again, later
+    directory = tmp_path / "run"
+    with ReportWriter(directory, meta=META, planned=planned, interval_s=math.inf) as writer:
+        for n, r in enumerate(arrived, 1):
+            writer.add(r)
+            if n in (100, 200):
+                writer.write_summaries()
+                _check(directory, arrived[:n], planned, strict=False, finished=False)
+        report = writer.write_summaries(finished=True)
+    assert not report.complete
+    assert report.results == tuple(_in_report_order(arrived, planned))
+    _check(directory, arrived, planned, strict=False, finished=True)
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_resumed_run_writes_the_bytes_written_at_once(
+        tmp_path: Path, sample: list[CaseResult], strict: bool) -> None:
+    planned = [r.case.id for r in sample]
+    arrived = _arrivals(sample, seed=13)
+    first, second = arrived[:200], arrived[200:]
+    directory = tmp_path / "run"
+    writer = ReportWriter(directory, meta=META, planned=planned, strict=strict, interval_s=math.inf)
+    for r in first:
+        writer.add(r)
+    writer.close()  # the run stops before it ends
+    with (directory / RESULTS_FILE).open("ab") as f:
+        f.write(b'{"cut sho')  # and its last line was cut short
+    with ReportWriter(directory, meta=META, planned=planned, strict=strict, interval_s=math.inf,
+                      resume=True) as writer:
+        _check(directory, first, planned, strict=strict, finished=False)  # the summaries as it resumes
+        for n, r in enumerate(second, 1):
+            writer.add(r)
+            if n == 70:
+                writer.write_summaries()
+                _check(directory, first + second[:n], planned, strict=strict, finished=False)
+        writer.write_summaries(finished=True)
+    _check(directory, arrived, planned, strict=strict, finished=True)
+
+
+def test_a_result_the_summaries_cannot_write_fails_them_as_writing_at_once_does(
+        tmp_path: Path, sample: list[CaseResult]) -> None:
+    """A result whose time is not a number: its line is written (nothing already run is lost),
+    and the summaries fail on it, as write_report does."""
+    bad = dataclasses.replace(sample[0], seconds=None)  # type: ignore[arg-type]  # not a number, on purpose
+    results = [bad, *sample[1:100]]
+    with pytest.raises(TypeError):
+        write_report(Report(META, tuple(results)), tmp_path / "at-once")
+    directory = tmp_path / "run"
+    planned = [r.case.id for r in results]
+    with ReportWriter(directory, meta=META, planned=planned, interval_s=math.inf) as writer:
+        for r in results:
+            writer.add(r)
+        assert (directory / RESULTS_FILE).read_bytes() == b"".join(map(result_line, results))
+        with pytest.raises(TypeError):
+            writer.write_summaries(finished=True)
+    assert sorted(p.name for p in directory.iterdir() if p.name.endswith(".tmp")) == []
+
+
+def test_the_quick_check_of_case_ids_finds_what_xml_escapes_or_cannot_hold() -> None:
+    """What ElementTree escapes in an attribute value (``& < > "`` and the tab, line feed and
+    carriage return) and what XML 1.0 cannot hold (the other controls, surrogates, U+FFFE,
+    U+FFFF), in text of every character below 0x80 and some beyond."""
+    from ort_layouts.reports.junit import _plain
+
+    escaped = set('&<>"\t\n\r')
+    unheld = {chr(c) for c in [*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0xD800, 0xDFFF, 0xFFFE,
+                                0xFFFF]}
+    beyond = [chr(c) for c in (0xE9, 0x2192, 0xD800, 0xDFFF, 0xFFFE, 0xFFFF, 0x1F600)]
+    alphabet = [chr(c) for c in range(0x80)] + beyond
+    rng = random.Random(1)
+    texts = [f"id-{c}-s0" for c in alphabet]
+    texts += ["".join(rng.choices(alphabet, k=rng.randrange(8))) for _ in range(5000)]
+    for text in texts:
+        assert _plain(text) == (not set(text) & (escaped | unheld)), repr(text)
