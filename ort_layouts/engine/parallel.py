@@ -12,8 +12,9 @@ A worker is ``python -P -u -c`` importing this module (the package's folder is p
 stdout, its own standard output goes to its standard error, and it ignores SIGINT (the process
 that started it stops it):
 
-- ``("run", provider, device_id, options, optimize, batch_size, cases, inputs, rerun_budget)``
-  -> ``("ok", [(status, other fields ...) per case], re-runs used)``, or ``("error", text)``
+- ``("run", provider, device_id, options, optimize, batch_size, cases, inputs, rerun_budget,
+  device, encode)`` -> ``("ok", [(status, other fields ...) per case], re-runs used, [encode
+  of each result] or None)``, or ``("error", text)``
   when the unit raised (a fault of the harness, raised again as :class:`WorkerProcessError`);
 - ``("quit",)`` -> the worker exits.
 
@@ -321,8 +322,7 @@ def _serve() -> None:
         if not request or request[0] != "run":
             return
         try:
-            values, used = run_unit(request, keep_alive)
-            reply: tuple[Any, ...] = ("ok", values, used)
+            reply: tuple[Any, ...] = ("ok", *run_unit(request, keep_alive))
         except Exception as e:
             reply = ("error", f"{type(e).__name__}: {e}\n{traceback.format_exc()}")
         pickle.dump(reply, replies, protocol=pickle.HIGHEST_PROTOCOL)

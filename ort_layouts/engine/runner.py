@@ -106,6 +106,7 @@ from ort_layouts.reference.execute import (
 __all__ = ["BatchPlan", "batch_cases", "plan_batches", "run_cases", "uses_session_process"]
 
 OnResult = Callable[[CaseResult], None]
+OnEncoded = Callable[[CaseResult, Any], None]
 
 # a CPU EP run of at least this many cases creates and runs its sessions in the session process
 # (:mod:`~ort_layouts.engine.session_process`), which takes about half a second to start once
@@ -316,6 +317,8 @@ class _Run:
         self.config = config
         self.device = device
         self.on_result = on_result
+        self.encode: Callable[[CaseResult], Any] | None = None  # with on_encoded: run_cases' encode
+        self.on_encoded: OnEncoded | None = None
         self.results: dict[int, CaseResult] = {}
         self.ir_version = provider_ir_version(config.name)
         self.reruns_left = RERUN_LIMIT
@@ -323,8 +326,13 @@ class _Run:
         self.sessions: ThreadPoolExecutor | None = None  # the session thread, while a run lasts
         self.process: SessionProcess | None = None  # the CPU EP's session process, when a run uses it
 
-    def emit(self, key: int, result: CaseResult) -> None:
+    def emit(self, key: int, result: CaseResult, encoded: Any = None) -> None:
+        """Keep a result and hand it on: to ``on_encoded`` with ``encoded`` (``encode(result)``,
+        made here when not given), and to ``on_result``."""
         self.results[key] = result
+        if self.on_encoded is not None:
+            assert self.encode is not None
+            self.on_encoded(result, self.encode(result) if encoded is None else encoded)
         if self.on_result is not None:
             self.on_result(result)
 
@@ -769,6 +777,8 @@ def run_cases(
     on_result: OnResult | None = None,
     inputs: Mapping[str, np.ndarray] | None = None,
     jobs: int | None = None,
+    encode: Callable[[CaseResult], Any] | None = None,
+    on_encoded: OnEncoded | None = None,
 ) -> list[CaseResult]:
     """Run cases on an execution provider and compare each output bit for bit with the oracle.
 
@@ -785,19 +795,28 @@ def run_cases(
         inputs: explicit input data by case id (default: :func:`make_input`'s).
         jobs: worker processes that share the batches (:mod:`~ort_layouts.engine.parallel`); 1
             keeps the run in this process; None (the default): :func:`resolve_jobs`'s choice.
+        encode, on_encoded: together: ``on_encoded(result, encode(result))`` for each result
+            (before ``on_result``), with ``encode`` run where the result is made: in its worker
+            process, in a run with workers (so ``encode`` must pickle: a module-level function,
+            or an instance of a module-level class). A report writer's encoding of its lines
+            is made there, beside the results, instead of in this process.
 
     Returns:
         One result per case, in the order of ``cases``.
 
     Raises:
         ProviderError: the provider is unknown or not available (lists the available ones).
-        ValueError: ``batch_size`` or ``jobs`` is not valid.
+        ValueError: ``batch_size`` or ``jobs`` is not valid, or only one of ``encode`` and
+            ``on_encoded`` is given.
         ProviderError: ``jobs`` above 1 on the DML EP.
         WorkerProcessError: a worker process raised (a fault of the harness, not of a case).
     """
     if batch_size < 1:
         raise ValueError(f"batch_size {batch_size} must be >= 1")
+    if (encode is None) != (on_encoded is None):
+        raise ValueError("encode and on_encoded go together: give both, or neither")
     run = _new_run(provider, device_id, provider_options, optimize, on_result)
+    run.encode, run.on_encoded = encode, on_encoded
     case_list = list(cases)
     workers = resolve_jobs(jobs, run.config.name, len(case_list))
     if workers > 1:
@@ -878,15 +897,16 @@ def _run_parallel(run: _Run, case_list: Sequence[Case], chunks: Sequence[Sequenc
         cases = [case_list[k] for k in keys]
         given = None if inputs is None else {c.id: inputs[c.id] for c in cases if c.id in inputs}
         return ("run", config.name, config.device_id, options, config.optimize, size, cases, given,
-                budget.lend())
+                budget.lend(), run.device, run.encode)
 
     name, device = config.name, run.device
     for (keys, _), sent, reply in run_units(_units(chunks, jobs, batch_size), request, jobs):
-        lent = sent[-1] if sent else 0
+        lent = sent[8] if sent else 0
         if reply[0] == "ok":
             budget.repay(lent - reply[2])
-            for key, values in zip(keys, reply[1], strict=True):
-                run.emit(key, CaseResult(case_list[key], values[0], name, device, *values[1:]))
+            encoded = reply[3] if reply[3] is not None else [None] * len(keys)
+            for key, values, made in zip(keys, reply[1], encoded, strict=True):
+                run.emit(key, CaseResult(case_list[key], values[0], name, device, *values[1:]), made)
             continue
         budget.repay(lent)
         if reply[0] == "died":
@@ -894,20 +914,24 @@ def _run_parallel(run: _Run, case_list: Sequence[Case], chunks: Sequence[Sequenc
     run.reruns_left = budget.left
 
 
-def run_unit(request: tuple[Any, ...], keep_alive: dict[Any, Any]) -> tuple[list[tuple[Any, ...]], int]:
+def run_unit(request: tuple[Any, ...], keep_alive: dict[Any, Any]
+             ) -> tuple[list[tuple[Any, ...]], int, list[Any] | None]:
     """A worker's side of :func:`_run_parallel`: run one unit in this process, each batch in
-    turn, and return (each case's status and fields after the device, diagnosis re-runs used).
-    ``keep_alive`` holds a session per provider config across units (:func:`_keep_alive_session`)."""
-    _, name, device_id, options, optimize, batch_size, cases, inputs, budget = request
+    turn, and return (each case's status and fields after the device, diagnosis re-runs used,
+    ``encode`` of each result or None without it). The results name the asking process's
+    device. ``keep_alive`` holds a session per provider config across units
+    (:func:`_keep_alive_session`)."""
+    _, name, device_id, options, optimize, batch_size, cases, inputs, budget, device, encode = request
     run = _new_run(name, device_id, dict(options) or None, optimize, None)
+    run.device = device
     run.reruns_left = budget
     if run.config not in keep_alive:
         keep_alive[run.config] = _keep_alive_session(run.config)
     with _collector_paused():
         _run_here(run, list(cases), batch_size, inputs, keep_alive=False, threaded=False)
-    results = run.results
-    values = [(results[k].status, *_sent_values(results[k])) for k in range(len(cases))]
-    return values, budget - run.reruns_left
+    results = [run.results[k] for k in range(len(cases))]
+    values = [(r.status, *_sent_values(r)) for r in results]
+    return values, budget - run.reruns_left, None if encode is None else [encode(r) for r in results]
 
 
 def resolve_jobs(jobs: int | None, provider: str, case_count: int) -> int:

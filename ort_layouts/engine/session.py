@@ -22,7 +22,7 @@ import os
 import time
 from collections.abc import Callable, Mapping, Sequence, Set
 from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, cast, runtime_checkable
 
 from ort_layouts._errors import ProviderError
 from ort_layouts.engine import providers, runner
@@ -32,6 +32,7 @@ from ort_layouts.operators.case import Case
 
 __all__ = [
     "NOT_VALIDATABLE",
+    "EncodingResultWriter",
     "ResultWriter",
     "SessionOutcome",
     "ValidationSession",
@@ -70,6 +71,19 @@ class ResultWriter(Protocol[R_co]):
     def write_summaries(self, *, finished: bool = False) -> R_co: ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class EncodingResultWriter(ResultWriter[R_co], Protocol[R_co]):
+    """A :class:`ResultWriter` that takes each result with what it makes of it, made where the
+    result is made (in a worker process, in a run spread over several):
+    ``add_encoded(result, encode_result(result))`` stands for ``add(result)``.
+    ``encode_result`` must pickle."""
+
+    @property
+    def encode_result(self) -> Callable[[CaseResult], Any]: ...
+
+    def add_encoded(self, result: CaseResult, encoded: Any) -> None: ...
 
 
 def device_of(provider: str, device_id: int = 0) -> tuple[str, str]:
@@ -282,16 +296,28 @@ class ValidationSession(Generic[R]):
         """Planned cases that already have a result (resumed)."""
         return len(self.cases) - len(self.todo)
 
-    def _add(self, result: CaseResult, on_result: Callable[[CaseResult], None] | None) -> None:
+    def _add(self, result: CaseResult, on_result: Callable[[CaseResult], None] | None, *,
+             written: bool = False) -> None:
+        """Keep a result, hand it to the writer (unless ``written``: :meth:`_write_encoded` did),
+        then to ``on_result``."""
         self.results.append(result)
+        if not written:
+            self._device_from(result)
+            if self.writer is not None:
+                self.writer.add(result)
+        if on_result is not None:
+            on_result(result)
+
+    def _write_encoded(self, result: CaseResult, encoded: Any) -> None:
+        """Hand a result to an :class:`EncodingResultWriter` with what it made of it."""
+        self._device_from(result)
+        cast(EncodingResultWriter[R], self.writer).add_encoded(result, encoded)
+
+    def _device_from(self, result: CaseResult) -> None:
         if result.device and not self.device:
             self.device = result.device
             if self.writer is not None:
                 self.writer.update_meta(device=result.device)
-        if self.writer is not None:
-            self.writer.add(result)
-        if on_result is not None:
-            on_result(result)
 
     def run(self, on_result: Callable[[CaseResult], None] | None = None) -> SessionOutcome[R]:
         """Run the cases not yet done; ``on_result`` sees each result after the writer.
@@ -303,10 +329,15 @@ class ValidationSession(Generic[R]):
         summary: R | None = None
         try:
             if self.todo:
+                writer = self.writer
+                routes: dict[str, Any] = {}
+                if isinstance(writer, EncodingResultWriter):  # its lines made beside the results
+                    routes = {"encode": writer.encode_result, "on_encoded": self._write_encoded}
+                written = bool(routes)
                 runner.run_cases(self.todo, provider=self.provider, device_id=self.device_id,
                                  optimize=self.optimize, provider_options=self.provider_options or None,
                                  batch_size=self.batch_size, jobs=self.jobs,
-                                 on_result=lambda r: self._add(r, on_result))
+                                 on_result=lambda r: self._add(r, on_result, written=written), **routes)
             seconds = time.monotonic() - started
         finally:
             if self.writer is not None:

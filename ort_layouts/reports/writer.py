@@ -60,7 +60,7 @@ from ort_layouts.reports.report import (
     result_dict,
 )
 
-__all__ = ["ReportWriter", "cases_sha256", "result_json", "result_line", "write_report"]
+__all__ = ["ResultEncoder", "ReportWriter", "cases_sha256", "result_json", "result_line", "write_report"]
 
 # results whose testcases and rows a writer makes at a time, as they arrive
 _MAKE_BATCH = 64
@@ -302,6 +302,26 @@ def result_line(result: CaseResult) -> bytes:
     return (result_json(result) + "\n").encode("utf-8")
 
 
+Encoded = tuple[str, str, str, bool]  # (line, testcase, row, strict): what ResultEncoder makes
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ResultEncoder:
+    """What a :class:`ReportWriter` makes of each result (:meth:`ReportWriter.add_encoded`),
+    made where the result is: its line of ``results.jsonl`` (:func:`result_json`), its JUnit
+    testcase and its row of the HTML list of all cases, and the ``strict`` they were made for.
+    Picklable, so that a run's worker processes make them beside the results (the runner's
+    ``encode``)."""
+
+    strict: bool = False
+
+    def __call__(self, result: CaseResult) -> Encoded:
+        case_id = result.case.id
+        ids = [case_id]
+        return (result_json(result, case_id), testcase_texts([result], strict=self.strict, ids=ids)[0],
+                all_cases_row_texts([result], ids)[0], self.strict)
+
+
 # the keys of meta["selection"] that must match for a report to be resumed, as messages name them
 _SELECTION_LABELS = {
     "provider": "provider", "device_id": "device id", "suite": "suite", "ops": "ops",
@@ -354,6 +374,8 @@ class ReportWriter:
         self._results: list[CaseResult] = []  # as they arrived
         self._ids: list[str] = []  # the case id of each result
         self._lines: list[str] = []  # the JSON of each result, as results.jsonl holds it
+        # each result's JUnit testcase and HTML row when they came with it (add_encoded), else None
+        self._pieces: list[tuple[str, str, bool] | None] = []
         # The results before _made are in _order, the report's order, with what the summaries
         # hold of each, made a few dozen results at a time as they arrive (while a run's workers
         # are busy): writing the summaries then joins text. _order is made for the planned ids
@@ -400,6 +422,7 @@ class ReportWriter:
             self._results = read_results(results_path, repair=True)
             self._ids = [r.case.id for r in self._results]
             self._lines = [result_json(r, cid) for r, cid in zip(self._results, self._ids, strict=True)]
+            self._pieces = [None] * len(self._results)
             new_meta["started"] = old.get("started", new_meta["started"])
             new_meta["resumed"] = [*old.get("resumed", []), now_iso()]
             self.resumed = True
@@ -440,11 +463,35 @@ class ReportWriter:
         most every FSYNC_INTERVAL_S (an OS crash loses at most that much), and rewrite the
         summaries when ``interval_s`` has passed since the last time."""
         case_id = result.case.id
-        line = result_json(result, case_id)
+        self._added(result, case_id, result_json(result, case_id), None)
+
+    @property
+    def encode_result(self) -> ResultEncoder:
+        """What makes, of a result, what :meth:`add_encoded` takes (picklable: a parallel run's
+        workers make it beside the results)."""
+        return ResultEncoder(self.strict)
+
+    def add_encoded(self, result: CaseResult, encoded: Encoded) -> None:
+        """:meth:`add` with ``encoded``, what :attr:`encode_result` made of ``result``: its line
+        of results.jsonl, its JUnit testcase and HTML row, already made.
+
+        Raises:
+            TypeError: ``encoded`` is not what :attr:`encode_result` makes.
+        """
+        if (type(encoded) is not tuple or len(encoded) != 4
+                or not all(type(text) is str for text in encoded[:3]) or type(encoded[3]) is not bool):
+            raise TypeError(f"encoded {type(encoded).__name__} is not what encode_result makes: "
+                            "(line, testcase, row, strict)")
+        line, testcase, row, strict = encoded
+        self._added(result, result.case.id, line, (testcase, row, strict))
+
+    def _added(self, result: CaseResult, case_id: str, line: str,
+               pieces: tuple[str, str, bool] | None) -> None:
         self._append((line + "\n").encode("utf-8"))
         self._results.append(result)
         self._ids.append(case_id)
         self._lines.append(line)
+        self._pieces.append(pieces)
         if self._make_at_add and len(self._results) - self._made >= _MAKE_BATCH:
             try:
                 self._make(thorough=False)
@@ -482,7 +529,8 @@ class ReportWriter:
             self._made = 0
         start, end = self._made, len(self._results)
         if start < end:
-            self._order.add(self._results[start:end], self._ids[start:end], self._lines[start:end])
+            self._order.add(self._results[start:end], self._ids[start:end], self._lines[start:end],
+                            self._pieces[start:end])
             self._made = end
 
     def report(self) -> Report:
@@ -513,6 +561,7 @@ class ReportWriter:
             # a new report's results.jsonl holds self._lines; in planned order, it is as it must be
             if self.resumed or self._results != results:
                 self._results, self._ids, self._lines = list(results), list(ids), list(lines)
+                self._pieces = [None] * len(self._results)
                 self._made = len(self._results)
                 first.append((self.directory / RESULTS_FILE, _lines_pieces(lines)))
                 if not self._file.closed:
@@ -596,12 +645,18 @@ class _Order:
         """Whether each planned id has a result."""
         return self.filled == len(self.ids)
 
-    def add(self, results: Sequence[CaseResult], ids: Sequence[str], lines: Sequence[str]) -> None:
+    def add(self, results: Sequence[CaseResult], ids: Sequence[str], lines: Sequence[str],
+            pieces: Sequence[tuple[str, str, bool] | None] | None = None) -> None:
         """Put results (their case ids and lines) in their places, each replacing an earlier one
-        of its case id. What the summaries hold of them is made first: what raises there raises
-        here, before anything changes."""
-        testcases = testcase_texts(results, strict=self.strict, ids=ids)
-        rows = all_cases_row_texts(results, ids)
+        of its case id. What the summaries hold of them is made first, unless ``pieces`` has
+        it (a testcase and a row made for this ``strict``): what raises there raises here,
+        before anything changes."""
+        if pieces is None or any(p is None or p[2] != self.strict for p in pieces):
+            testcases = testcase_texts(results, strict=self.strict, ids=ids)
+            rows = all_cases_row_texts(results, ids)
+        else:
+            testcases = [p[0] for p in pieces]  # type: ignore[index]
+            rows = [p[1] for p in pieces]  # type: ignore[index]
         slots, tally = self.slots, self.tally
         slot_results, slot_lines, slot_testcases, slot_rows, slot_groups = (
             self.results, self.lines, self.testcases, self.rows, self.groups)

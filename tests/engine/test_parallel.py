@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -103,11 +104,14 @@ def test_a_worker_that_raises_is_a_typed_error(monkeypatch: pytest.MonkeyPatch) 
 def test_the_worker_itself_reports_what_raised() -> None:
     worker = _Worker()
     try:
-        reply = worker.call(("run", "NoSuchExecutionProvider", 0, (), False, 1, CASES[:1], None, 0))
+        reply = worker.call(("run", "NoSuchExecutionProvider", 0, (), False, 1, CASES[:1], None, 0, "", None))
         assert reply[0] == "error" and reply[1].startswith("ProviderError: ")
         assert "NoSuchExecutionProvider" in reply[1]
-        ok = worker.call(("run", CPU, 0, (), False, 4, CASES[:3], None, 0))  # the same worker goes on
+        ok = worker.call(("run", CPU, 0, (), False, 4, CASES[:3], None, 0, "a device", repr))  # it goes on
         assert ok[0] == "ok" and len(ok[1]) == 3 and ok[2] == 0
+        for text, case, values in zip(ok[3], CASES[:3], ok[1], strict=True):  # encode ran there
+            assert text.startswith(f"CaseResult(case={case!r}, status={values[0]!r}, provider='{CPU}', "
+                                   "device='a device', ")  # on results that name the given device
     finally:
         worker.stop()
 
@@ -191,3 +195,34 @@ def test_readme_says_when_and_how_many_workers_a_run_takes() -> None:
     words = {1: "one", 2: "two", 4: "four", 8: "8"}
     assert (f"on the CPU EP a run of {PROCESS_MIN_CASES:,} cases or more (a standard-suite validation) is "
             f"spread over worker processes, one per usable processor up to {words[MAX_JOBS]}") in readme
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_encode_runs_where_the_results_are_made(jobs: int) -> None:
+    calls: list[tuple[str, CaseResult, object]] = []
+    results = run_cases(CASES, provider="cpu", jobs=jobs, batch_size=16, encode=repr,
+                        on_encoded=lambda r, e: calls.append(("encoded", r, e)),
+                        on_result=lambda r: calls.append(("result", r, None)))
+    assert [kind for kind, _, _ in calls] == ["encoded", "result"] * len(CASES)  # before on_result
+    encoded = {id(r): e for kind, r, e in calls if kind == "encoded"}
+    assert [encoded[id(r)] for r in results] == [repr(r) for r in results]  # of the very result handed on
+
+
+def test_encode_and_on_encoded_go_together() -> None:
+    for kwargs in ({"encode": repr}, {"on_encoded": lambda r, e: None}):
+        with pytest.raises(ValueError, match="encode and on_encoded go together"):
+            run_cases(CASES[:1], provider="cpu", **kwargs)  # type: ignore[arg-type]
+
+
+def test_a_validation_on_workers_writes_the_lines_this_process_would(tmp_path: Path) -> None:
+    from ort_layouts.engine.session import ValidationSession, validation_meta
+    from ort_layouts.reports.report import RESULTS_FILE
+    from ort_layouts.reports.writer import ReportWriter, result_line
+
+    meta = validation_meta(provider=CPU, command="test")
+    writer = ReportWriter(tmp_path, meta=meta, planned=[c.id for c in CASES])
+    outcome = ValidationSession(CASES, provider="cpu", writer=writer, device=meta["device"], jobs=2,
+                                batch_size=16).run()
+    assert [r.case for r in outcome.results] != CASES  # they arrived out of planned order
+    assert sorted(outcome.results, key=lambda r: CASES.index(r.case)) == list(writer.results)
+    assert (tmp_path / RESULTS_FILE).read_bytes() == b"".join(map(result_line, writer.results))

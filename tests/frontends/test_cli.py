@@ -299,21 +299,16 @@ def test_validate_exit_1_on_mismatch_and_error(monkeypatch: pytest.MonkeyPatch, 
     import ort_layouts.engine.runner as runner
     from ort_layouts.engine.result import Status
 
-    real = runner.run_cases
+    real = runner._Run.emit
+    seen: list[object] = []
 
-    def broken(cases, **kwargs):  # type: ignore[no-untyped-def]
-        callback = kwargs.pop("on_result")
-        seen = []
+    def broken(self, key, result, encoded=None):  # type: ignore[no-untyped-def]
+        if not seen:  # the first result becomes an error, made again where the runner makes it
+            result, encoded = dataclasses.replace(result, status=Status.ERROR, message="device removed"), None
+        seen.append(result)
+        real(self, key, result, encoded)
 
-        def on_result(result):  # type: ignore[no-untyped-def]
-            if not seen:
-                result = dataclasses.replace(result, status=Status.ERROR, message="device removed")
-            seen.append(result)
-            callback(result)
-
-        return real(cases, on_result=on_result, **kwargs)
-
-    monkeypatch.setattr(runner, "run_cases", broken)
+    monkeypatch.setattr(runner._Run, "emit", broken)
     code, out, err = run(["validate", *SMALL, "--report", str(tmp_path)], capsys)
     assert code == 1
     assert "1 errors" in out

@@ -32,7 +32,7 @@ from ort_layouts.reports.report import (
     RESULTS_FILE,
     Report,
 )
-from ort_layouts.reports.writer import ReportWriter, result_line, write_report
+from ort_layouts.reports.writer import ReportWriter, ResultEncoder, result_line, write_report
 
 CPU = "CPUExecutionProvider"
 # text that XML or HTML escapes or cannot hold, or that a format string would read
@@ -261,3 +261,40 @@ def test_the_quick_check_of_case_ids_finds_what_xml_escapes_or_cannot_hold() -> 
     texts += ["".join(rng.choices(alphabet, k=rng.randrange(8))) for _ in range(5000)]
     for text in texts:
         assert _plain(text) == (not set(text) & (escaped | unheld)), repr(text)
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_results_added_with_what_was_made_of_them_elsewhere_write_the_same_bytes(
+        tmp_path: Path, sample: list[CaseResult], strict: bool) -> None:
+    """add_encoded with what the writer's encoder made of each result in another process (a
+    pickled copy of it), some results added plainly, some made for the other strict (which the
+    writer makes again): the files are those write_report makes."""
+    import pickle
+
+    planned = [r.case.id for r in sample]
+    arrived = _arrivals(sample, seed=11)
+    directory = tmp_path / "run"
+    with ReportWriter(directory, meta=META, planned=planned, strict=strict, interval_s=math.inf) as writer:
+        there = pickle.loads(pickle.dumps(writer.encode_result))
+        other = pickle.loads(pickle.dumps(ResultEncoder(not strict)))
+        for n, r in enumerate(arrived, 1):
+            if n % 7 == 0:
+                writer.add(r)
+            else:
+                writer.add_encoded(r, (other if n % 11 == 0 else there)(pickle.loads(pickle.dumps(r))))
+            if n in (64, 130):
+                writer.write_summaries()
+                _check(directory, arrived[:n], planned, strict=strict, finished=False)
+        writer.write_summaries(finished=True)
+        _check(directory, arrived, planned, strict=strict, finished=True)
+
+
+def test_add_encoded_refuses_what_the_encoder_does_not_make(tmp_path: Path, sample: list[CaseResult]) -> None:
+    directory = tmp_path / "run"
+    with ReportWriter(directory, meta=META, planned=[r.case.id for r in sample]) as writer:
+        line = result_line(sample[0]).decode("utf-8").rstrip("\n")
+        for bad in (line, (line, "", ""), (line, "", "", 1), (line, b"", "", False), [line, "", "", False]):
+            with pytest.raises(TypeError, match="is not what encode_result makes: "
+                                                r"\(line, testcase, row, strict\)"):
+                writer.add_encoded(sample[0], bad)  # type: ignore[arg-type]
+        assert (directory / RESULTS_FILE).read_bytes() == b""  # nothing written
