@@ -74,6 +74,7 @@ from ort_layouts.engine.parallel import MAX_JOBS, Budget, Unit, run_units, start
 from ort_layouts.engine.providers import (
     CPU,
     DML,
+    WEBGPU,
     ProviderConfig,
     SessionCreationError,
     device_description,
@@ -934,17 +935,23 @@ def run_unit(request: tuple[Any, ...], keep_alive: dict[Any, Any]
     return values, budget - run.reruns_left, None if encode is None else [encode(r) for r in results]
 
 
+# the EPs whose long runs are spread over worker processes unless told otherwise: the CPU EP, and
+# the WebGPU EP (on an NVIDIA H100 host, the standard suite's validation took 20 s with 8 workers,
+# 25 s with 4, 33 s with 2 and 34-36 s in one process)
+_SPREAD_BY_DEFAULT = frozenset({CPU, WEBGPU})
+
+
 def resolve_jobs(jobs: int | None, provider: str, case_count: int) -> int:
     """The worker processes a run of ``case_count`` cases on ``provider`` (a full EP name) uses:
-    ``jobs`` when given (1: the run stays in this process); by default, for a CPU EP run of
-    ``PROCESS_MIN_CASES`` cases or more, one a usable processor up to ``MAX_JOBS``, else 1.
+    ``jobs`` when given (1: the run stays in this process); by default, for a CPU or WebGPU EP
+    run of ``PROCESS_MIN_CASES`` cases or more, one a usable processor up to ``MAX_JOBS``, else 1.
 
     Raises:
         ValueError: ``jobs`` is not an int >= 1 (nor None).
         ProviderError: ``jobs`` is above 1 on the DML EP, which one process drives.
     """
     if jobs is None:
-        if provider != CPU or case_count < PROCESS_MIN_CASES:
+        if provider not in _SPREAD_BY_DEFAULT or case_count < PROCESS_MIN_CASES:
             return 1
         return min(usable_cores(), MAX_JOBS)
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:

@@ -571,9 +571,9 @@ def _add_validate(p: argparse.ArgumentParser) -> None:
                    help="known issues and unsupported cases fail the run (in every report too)")
     p.add_argument("--batch-size", type=positive_int, default=256, help="cases per session (default 256)")
     p.add_argument("--jobs", type=positive_int, default=None,
-                   help="worker processes that share the batches (default: on the CPU EP, for 2,000 "
-                        "cases or more, one a usable processor up to 8; else 1: the run stays in "
-                        "this process)")
+                   help="worker processes that share the batches (default: on the CPU and WebGPU "
+                        "EPs, for 2,000 cases or more, one a usable processor up to 8; else 1: the "
+                        "run stays in this process)")
     p.add_argument("--dml-version", type=name_list, action="append", metavar="V[,V...]",
                    help="DirectML only: run under this DirectML release, set up with `setup dml "
                         "--dml-version V` (default the stack's own); several (comma-separated or "

@@ -152,7 +152,9 @@ def test_the_rerun_budget_is_never_overspent() -> None:
 def test_resolve_jobs() -> None:
     assert resolve_jobs(None, CPU, PROCESS_MIN_CASES) == min(usable_cores(), MAX_JOBS)
     assert resolve_jobs(None, CPU, PROCESS_MIN_CASES - 1) == 1
-    assert resolve_jobs(None, "WebGpuExecutionProvider", 10**6) == 1
+    assert resolve_jobs(None, "WebGpuExecutionProvider", 10**6) == min(usable_cores(), MAX_JOBS)
+    assert resolve_jobs(None, "WebGpuExecutionProvider", PROCESS_MIN_CASES - 1) == 1
+    assert resolve_jobs(None, "CUDAExecutionProvider", 10**6) == 1
     assert resolve_jobs(None, DML, 10**6) == 1
     assert resolve_jobs(3, CPU, 1) == 3 and resolve_jobs(1, DML, 10**6) == 1
     for bad in (0, -1, True, 2.0, "2"):
