@@ -229,6 +229,12 @@ def _case_section(result: CaseResult, *, draw: bool) -> str:
     return "\n".join(parts)
 
 
+def failure_section_text(result: CaseResult) -> str:
+    """A failing case's section of the page, drawn (as :func:`report_html_pieces` writes it for
+    one of the first ``MAX_PICTURES`` failing cases)."""
+    return _case_section(result, draw=True)
+
+
 def _side_picture(result: CaseResult, side: Mapping[str, Any], caption: str) -> str:
     """One side of a recovery drawn: its DirectML operator (``operator_dict``) when it has one,
     else, for a strided read, the input descriptor with those sizes and strides."""
@@ -518,7 +524,7 @@ def render_report_html(report: Report, *, strict: bool = False) -> str:
 
 def report_html_pieces(
     report: Report, *, strict: bool = False, rows: Sequence[str] | None = None, matrix: str | None = None,
-    totals: Totals | None = None,
+    totals: Totals | None = None, sections: Callable[[CaseResult], str | None] | None = None,
 ) -> Iterator[str]:
     """:func:`render_report_html`'s page in pieces (the list of all cases a few hundred rows
     a piece).
@@ -528,6 +534,8 @@ def report_html_pieces(
             before (a run makes them as its results arrive); None: made here.
         matrix: the matrix (:meth:`MatrixTally.text`), made before; None: made here.
         totals: the report's totals, found before; None: found here.
+        sections: a failing result's drawn section (:func:`failure_section_text`), when it
+            was made before (None: made here).
     """
     if totals is None:
         totals = Totals.of(report)
@@ -559,7 +567,8 @@ def report_html_pieces(
     if not failures:
         body.append("<p>None.</p>")
     for i, r in enumerate(failures):
-        body.append(_case_section(r, draw=i < MAX_PICTURES))
+        made = sections(r) if sections is not None and i < MAX_PICTURES else None
+        body.append(_case_section(r, draw=i < MAX_PICTURES) if made is None else made)
     body.append("</section>")
     body.append(f'<section id="known"><h2>Known issues ({len(known)})</h2>')
     if known:

@@ -35,7 +35,13 @@ from ort_layouts._errors import ReportError
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.engine.result import CaseResult, Status, field_defaults
 from ort_layouts.operators.case import Case
-from ort_layouts.reports.html import MatrixGroup, MatrixTally, all_cases_row_texts, report_html_pieces
+from ort_layouts.reports.html import (
+    MatrixGroup,
+    MatrixTally,
+    all_cases_row_texts,
+    failure_section_text,
+    report_html_pieces,
+)
 from ort_layouts.reports.junit import junit_pieces, testcase_texts
 from ort_layouts.reports.lock import DirectoryLock
 from ort_layouts.reports.report import (
@@ -51,6 +57,7 @@ from ort_layouts.reports.report import (
     atomic_write_text,
     atomic_write_texts,
     close_later,
+    is_failure,
     not_passed,
     now_iso,
     ordered_positions,
@@ -85,7 +92,7 @@ def _write_files(
     report: Report, directory: str | os.PathLike[str], *, strict: bool | None, lines: Sequence[str] | None,
     also: Sequence[tuple[Path, str | Iterable[str]]] = (), testcases: Sequence[str] | None = None,
     rows: Sequence[str] | None = None, matrix: Callable[[], str] | None = None,
-    totals: Callable[[], Totals] | None = None,
+    totals: Callable[[], Totals] | None = None, sections: Callable[[CaseResult], str | None] | None = None,
 ) -> dict[str, Path]:
     """:func:`write_report`, with the results' JSON (``lines``, one per result, as
     :func:`result_json` makes them) already made, or None to make them here; ``also``: other
@@ -94,8 +101,9 @@ def _write_files(
     (:func:`~ort_layouts.reports.junit.junit_pieces` and
     :func:`~ort_layouts.reports.html.report_html_pieces` say how), or None to make them here;
     ``matrix`` and ``totals``: what makes the HTML matrix and the report's totals, or None to
-    make them here. The summaries are made as they are written (the first files are being
-    written meanwhile), the totals once for all three."""
+    make them here; ``sections``: a failing result's drawn HTML section, when made before. The
+    summaries are made as they are written (the first files are being written meanwhile), the
+    totals once for all three."""
     if strict is None:
         strict = bool(report.meta.get("strict", False))
     if lines is None:
@@ -118,7 +126,8 @@ def _write_files(
 
     def html() -> Iterator[str]:
         made = None if matrix is None else matrix()
-        yield from report_html_pieces(report, strict=strict, rows=rows, matrix=made, totals=known())
+        yield from report_html_pieces(report, strict=strict, rows=rows, matrix=made, totals=known(),
+                                      sections=sections)
 
     atomic_write_texts([*also, (paths["json"], json_pieces()), (paths["junit"], junit()),
                         (paths["html"], html())])
@@ -302,14 +311,16 @@ def result_line(result: CaseResult) -> bytes:
     return (result_json(result) + "\n").encode("utf-8")
 
 
-Encoded = tuple[str, str, str, bool]  # (line, testcase, row, strict): what ResultEncoder makes
+# (line, testcase, row, strict, failing case's section or ""): what ResultEncoder makes
+Encoded = tuple[str, str, str, bool, str]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ResultEncoder:
     """What a :class:`ReportWriter` makes of each result (:meth:`ReportWriter.add_encoded`),
     made where the result is: its line of ``results.jsonl`` (:func:`result_json`), its JUnit
-    testcase and its row of the HTML list of all cases, and the ``strict`` they were made for.
+    testcase and its row of the HTML list of all cases, the ``strict`` they were made for, and
+    for a failing case its drawn section of the HTML page ("" for another).
     Picklable, so that a run's worker processes make them beside the results (the runner's
     ``encode``)."""
 
@@ -318,8 +329,9 @@ class ResultEncoder:
     def __call__(self, result: CaseResult) -> Encoded:
         case_id = result.case.id
         ids = [case_id]
+        section = failure_section_text(result) if is_failure(result, strict=self.strict) else ""
         return (result_json(result, case_id), testcase_texts([result], strict=self.strict, ids=ids)[0],
-                all_cases_row_texts([result], ids)[0], self.strict)
+                all_cases_row_texts([result], ids)[0], self.strict, section)
 
 
 # the keys of meta["selection"] that must match for a report to be resumed, as messages name them
@@ -376,6 +388,8 @@ class ReportWriter:
         self._lines: list[str] = []  # the JSON of each result, as results.jsonl holds it
         # each result's JUnit testcase and HTML row when they came with it (add_encoded), else None
         self._pieces: list[tuple[str, str, bool] | None] = []
+        # the drawn HTML section of the last failing result of a case id that came with one
+        self._sections: dict[str, tuple[CaseResult, str]] = {}
         # The results before _made are in _order, the report's order, with what the summaries
         # hold of each, made a few dozen results at a time as they arrive (while a run's workers
         # are busy): writing the summaries then joins text. _order is made for the planned ids
@@ -478,11 +492,13 @@ class ReportWriter:
         Raises:
             TypeError: ``encoded`` is not what :attr:`encode_result` makes.
         """
-        if (type(encoded) is not tuple or len(encoded) != 4
-                or not all(type(text) is str for text in encoded[:3]) or type(encoded[3]) is not bool):
+        if (type(encoded) is not tuple or len(encoded) != 5 or type(encoded[3]) is not bool
+                or not all(type(encoded[k]) is str for k in (0, 1, 2, 4))):
             raise TypeError(f"encoded {type(encoded).__name__} is not what encode_result makes: "
-                            "(line, testcase, row, strict)")
-        line, testcase, row, strict = encoded
+                            "(line, testcase, row, strict, section)")
+        line, testcase, row, strict, section = encoded
+        if section and strict == self.strict:
+            self._sections[result.case.id] = (result, section)
         self._added(result, result.case.id, line, (testcase, row, strict))
 
     def _added(self, result: CaseResult, case_id: str, line: str,
@@ -582,7 +598,7 @@ class ReportWriter:
         try:
             _write_files(report, self.directory, strict=self.strict, lines=lines, also=first,
                          testcases=testcases, rows=rows, matrix=matrix if order.tally is not None else None,
-                         totals=totals)
+                         totals=totals, sections=self._section)
         finally:
             if replaced is not None:  # the new results.jsonl, to append to
                 self._file = open(self.directory / RESULTS_FILE, "ab", buffering=0)  # noqa: SIM115
@@ -590,6 +606,11 @@ class ReportWriter:
                 close_later(replaced)  # the last of the old file: its blocks are freed meanwhile
         self._last_write = time.monotonic()
         return report
+
+    def _section(self, result: CaseResult) -> str | None:
+        """The drawn HTML section that came with this very result (:meth:`add_encoded`)."""
+        made = self._sections.get(result.case.id)
+        return made[1] if made is not None and made[0] is result else None
 
     def _sync(self) -> None:
         os.fsync(self._file.fileno())

@@ -293,8 +293,9 @@ def test_add_encoded_refuses_what_the_encoder_does_not_make(tmp_path: Path, samp
     directory = tmp_path / "run"
     with ReportWriter(directory, meta=META, planned=[r.case.id for r in sample]) as writer:
         line = result_line(sample[0]).decode("utf-8").rstrip("\n")
-        for bad in (line, (line, "", ""), (line, "", "", 1), (line, b"", "", False), [line, "", "", False]):
+        for bad in (line, (line, "", "", False), (line, "", "", 1, ""), (line, b"", "", False, ""),
+                    (line, "", "", False, None), [line, "", "", False, ""]):
             with pytest.raises(TypeError, match="is not what encode_result makes: "
-                                                r"\(line, testcase, row, strict\)"):
+                                                r"\(line, testcase, row, strict, section\)"):
                 writer.add_encoded(sample[0], bad)  # type: ignore[arg-type]
         assert (directory / RESULTS_FILE).read_bytes() == b""  # nothing written
