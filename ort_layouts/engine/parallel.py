@@ -238,9 +238,11 @@ def run_units(units: Sequence[Unit], make_request: Callable[[Unit], tuple[Any, .
     """Hand ``units`` to ``jobs`` workers from a shared queue; yield ``(unit, request, reply)``
     in the calling thread as each comes back (``make_request(unit)`` runs on the unit's worker
     thread, as the unit is sent). A unit of several cases whose worker died goes back on the
-    queue one case to a unit, and is not yielded; for a unit of one case, the reply is
-    ``("died", text)``. When the caller stops early (an error, an interrupt), the units not sent
-    are dropped and the busy workers killed."""
+    queue one case to a unit, and is yielded with the reply ``("requeued",)`` (so that the
+    caller can settle what its request lent); for a unit of one case, the reply is ``("died",
+    text)``. A reply ``("error", text)`` is raised as :class:`WorkerProcessError`. When the
+    caller stops early (an error, an interrupt), the units not sent are dropped and the busy
+    workers killed."""
     pool = _pool()
     work: queue.Queue[Unit | None] = queue.Queue()
     done: queue.Queue[tuple[Unit, tuple[Any, ...], tuple[Any, ...]]] = queue.Queue()
