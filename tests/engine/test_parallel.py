@@ -228,3 +228,24 @@ def test_a_validation_on_workers_writes_the_lines_this_process_would(tmp_path: P
     assert [r.case for r in outcome.results] != CASES  # they arrived out of planned order
     assert sorted(outcome.results, key=lambda r: CASES.index(r.case)) == list(writer.results)
     assert (tmp_path / RESULTS_FILE).read_bytes() == b"".join(map(result_line, writer.results))
+
+
+def test_each_unit_is_lent_a_share_of_the_runs_reruns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A unit's request lends it at most RERUN_LIMIT // jobs diagnosis re-runs (at least one),
+    and what it did not use is paid back (Budget), so all workers together make at most the
+    run's RERUN_LIMIT."""
+    real = _runner.run_units
+    settled: list[tuple[int, int]] = []  # (lent, used) of each unit that came back
+
+    def counting(*args: Any) -> Any:
+        for unit, request, reply in real(*args):
+            settled.append((request[8], reply[2] if reply[0] == "ok" else 0))
+            yield unit, request, reply
+
+    monkeypatch.setattr(_runner, "run_units", counting)
+    monkeypatch.setattr(_runner, "RERUN_LIMIT", 5)
+    run_cases(CASES, provider="cpu", jobs=2, batch_size=4)
+    assert len(settled) >= 4
+    lent = [lent for lent, _ in settled]
+    assert max(lent) == 2 and min(lent) >= 0  # 5 // 2, or what is left while other units hold theirs
+    assert all(used == 0 for _, used in settled)  # nothing was re-run: all paid back
