@@ -120,13 +120,12 @@ class _Worker:
         text = f"the worker process died (exit status {code}) while it ran the case ({cause})"
         return text + (f"; its last words: {tail.splitlines()[-1]}" if tail else "")
 
-    def stop(self, *, kill: bool = False) -> None:
+    def stop(self) -> None:
+        """Ask the process to quit (killed after 5 s) and let its pipes go."""
         proc, self._proc = self._proc, None
         if proc is not None:
             if proc.poll() is None:
                 try:
-                    if kill:
-                        raise OSError("killed")
                     assert proc.stdin is not None
                     pickle.dump(("quit",), proc.stdin)
                     proc.stdin.close()
@@ -141,6 +140,14 @@ class _Worker:
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
+
+    def kill(self) -> None:
+        """Kill the process, if it runs (from any thread: the thread that uses the worker sees
+        it die, and cleans up)."""
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            with contextlib.suppress(OSError):
+                proc.kill()
 
     @property
     def pid(self) -> int | None:
@@ -294,9 +301,9 @@ def run_units(units: Sequence[Unit], make_request: Callable[[Unit], tuple[Any, .
                     work.get_nowait()
             for _ in threads:
                 work.put(None)
-            if not finished:  # the workers' units are dropped
+            if not finished:  # the workers' units are dropped: each thread sees its worker die
                 for worker in workers:
-                    worker.stop(kill=True)
+                    worker.kill()
             for thread in threads:
                 thread.join()
 

@@ -39,6 +39,19 @@ def one_process() -> list[dict[str, Any]]:
     return [_without_seconds(r) for r in run_cases(CASES, provider="cpu", jobs=1)]
 
 
+def _call_killed(worker: _Worker, request: tuple[Any, ...], real: Any) -> tuple[Any, ...]:
+    """``real(worker, request)`` on the worker's process killed first (and not started again for
+    this call), as if it had died under the request."""
+    proc = worker.ensure()
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    worker.ensure = lambda: proc  # type: ignore[method-assign]
+    try:
+        return real(worker, request)  # type: ignore[no-any-return]
+    finally:
+        del worker.ensure
+
+
 def test_two_workers_give_the_results_of_one_process(one_process: list[dict[str, Any]]) -> None:
     seen: list[tuple[CaseResult, int]] = []
     results = run_cases(CASES, provider="cpu", jobs=2, batch_size=16,
@@ -59,15 +72,12 @@ def test_a_worker_killed_under_a_unit_costs_no_result(monkeypatch: pytest.Monkey
     lock = threading.Lock()
 
     def call(self: _Worker, request: tuple[Any, ...]) -> tuple[Any, ...]:
-        proc = self.ensure()
         with lock:
             sent.append(list(request[6]))
             kill = not killed and len(request[6]) > 1  # the first unit of several cases: its worker dies
             if kill:
                 killed.append(list(request[6]))
-        if kill:
-            os.kill(proc.pid, signal.SIGKILL)
-        return real(self, request)
+        return _call_killed(self, request, real) if kill else real(self, request)
 
     monkeypatch.setattr(_Worker, "call", call)
     results = run_cases(CASES, provider="cpu", jobs=2, batch_size=16)
@@ -81,9 +91,8 @@ def test_a_case_that_kills_its_worker_is_an_error_and_the_rest_run(
     real = _Worker.call
 
     def call(self: _Worker, request: tuple[Any, ...]) -> tuple[Any, ...]:
-        proc = self.ensure()
         if any(c == deadly for c in request[6]):  # as a native crash on this case would
-            os.kill(proc.pid, signal.SIGKILL)
+            return _call_killed(self, request, real)
         return real(self, request)
 
     monkeypatch.setattr(_Worker, "call", call)
