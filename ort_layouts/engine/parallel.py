@@ -10,7 +10,8 @@ plain field values, and the runner rebuilds each ``CaseResult`` around its own `
 A worker is ``python -P -u -c`` importing this module (the package's folder is put on
 ``sys.path``, the current one is not): requests and replies are pickled tuples on its stdin and
 stdout, its own standard output goes to its standard error, and it ignores SIGINT (the process
-that started it stops it):
+that started it stops it). Once its imports are done it says ``("ready", 1)``; a worker that
+dies or says anything else first is not started (the run then stays in its own process):
 
 - ``("run", provider, device_id, options, optimize, batch_size, cases, inputs, rerun_budget,
   device, encode)`` -> ``("ok", [(status, other fields ...) per case], re-runs used, [encode
@@ -51,6 +52,8 @@ MAX_JOBS = 8
 _STDERR_TAIL_BYTES = 2000
 # the folder that holds the ort_layouts package, for the worker's sys.path
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# what a worker says once its imports are done, before it reads a request
+_READY = ("ready", 1)
 _WORKER_CODE = ("import sys; sys.path.insert(0, sys.argv[1]); "
                 "from ort_layouts.engine.parallel import _serve; _serve()")
 
@@ -80,13 +83,41 @@ class _Worker:
         self._stderr: IO[bytes] | None = None
 
     def ensure(self) -> subprocess.Popen[bytes]:
+        """The running process, started (and waited for: :meth:`wait_ready`) if there is none.
+
+        Raises:
+            OSError: it could not be started, or did not say it was ready.
+        """
         if self._proc is not None and self._proc.poll() is None:
             return self._proc
+        self.start()
+        return self.wait_ready()
+
+    def start(self) -> None:
+        """Start a new process (the one before, if any, stopped)."""
         self.stop()
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in stop
         self._proc = subprocess.Popen([sys.executable, "-P", "-u", "-c", _WORKER_CODE, _PACKAGE_PARENT],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr)
-        return self._proc
+
+    def wait_ready(self) -> subprocess.Popen[bytes]:
+        """Wait until the process just started says it is ready (its imports done).
+
+        Raises:
+            OSError: it died first, or said something else (``sys.executable`` is not a Python
+                that can import this package, say).
+        """
+        proc = self._proc
+        if proc is None or proc.stdout is None:
+            raise OSError("the worker process was not started")
+        try:
+            said = pickle.load(proc.stdout)
+        except Exception as e:  # died (EOF), or wrote what is not a pickle
+            raise OSError(self._died_text(e, "as it started")) from None
+        if said != _READY:
+            self.stop()
+            raise OSError(f"the worker process did not start: it said {said!r}, not {_READY!r}")
+        return proc
 
     def call(self, request: tuple[Any, ...]) -> tuple[Any, ...]:
         proc = self.ensure()
@@ -96,12 +127,13 @@ class _Worker:
             proc.stdin.flush()
             reply = pickle.load(proc.stdout)
         except (OSError, EOFError, pickle.UnpicklingError, ValueError) as e:
-            raise _WorkerDied(self._died_text(e)) from None
+            raise _WorkerDied(self._died_text(e, "while it ran the case")) from None
         if not isinstance(reply, tuple) or not reply:
-            raise _WorkerDied(self._died_text(ValueError(f"unexpected reply {type(reply).__name__}")))
+            raise _WorkerDied(self._died_text(ValueError(f"unexpected reply {type(reply).__name__}"),
+                                              "while it ran the case"))
         return reply
 
-    def _died_text(self, error: BaseException) -> str:
+    def _died_text(self, error: BaseException, when: str) -> str:
         proc, stderr = self._proc, self._stderr
         code = None
         if proc is not None:
@@ -117,7 +149,7 @@ class _Worker:
             tail = stderr.read().decode("utf-8", "replace").strip()
         self.stop()
         cause = str(error) or type(error).__name__
-        text = f"the worker process died (exit status {code}) while it ran the case ({cause})"
+        text = f"the worker process died (exit status {code}) {when} ({cause})"
         return text + (f"; its last words: {tail.splitlines()[-1]}" if tail else "")
 
     def stop(self) -> None:
@@ -204,8 +236,11 @@ def start_workers(count: int) -> None:
     """
     pool = _pool()
     with pool.lock:
-        for worker in pool.take(count):
-            worker.ensure()
+        starting = [w for w in pool.take(count) if w.pid is None]
+        for worker in starting:  # they import side by side
+            worker.start()
+        for worker in starting:
+            worker.wait_ready()
 
 
 def worker_pids() -> list[int]:
@@ -315,12 +350,15 @@ def _serve() -> None:
     import signal
     import traceback
 
-    from ort_layouts.engine.runner import run_unit
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # anything printed goes to standard error, not into the replies
     sys.stdout = sys.stderr
+
+    from ort_layouts.engine.runner import run_unit
+
+    pickle.dump(_READY, replies, protocol=pickle.HIGHEST_PROTOCOL)
+    replies.flush()
     requests = sys.stdin.buffer
     keep_alive: dict[Any, Any] = {}
     while True:

@@ -258,3 +258,18 @@ def test_each_unit_is_lent_a_share_of_the_runs_reruns(monkeypatch: pytest.Monkey
     lent = [lent for lent, _ in settled]
     assert max(lent) == 2 and min(lent) >= 0  # 5 // 2, or what is left while other units hold theirs
     assert all(used == 0 for _, used in settled)  # nothing was re-run: all paid back
+
+
+@pytest.mark.parametrize("code", ["import sys; sys.exit(3)", "print('not a worker')",
+                                  "import sys, pickle; pickle.dump(('hello',), sys.stdout.buffer)"])
+def test_workers_that_do_not_start_leave_the_run_in_this_process(
+        monkeypatch: pytest.MonkeyPatch, one_process: list[dict[str, Any]], code: str) -> None:
+    """As when ``sys.executable`` is not a Python that can import the package: a worker that
+    dies, or says anything but that it is ready, is not started."""
+    monkeypatch.setattr(parallel, "_POOL", None)  # a pool of its own (the shared one comes back after)
+    monkeypatch.setattr(parallel, "_WORKER_CODE", code)
+    with pytest.raises(OSError, match=r"the worker process (died .* as it started|did not start: it said)"):
+        parallel.start_workers(2)
+    results = run_cases(CASES, provider="cpu", jobs=2)
+    assert [_without_seconds(r) for r in results] == one_process
+    assert parallel.worker_pids() == []
