@@ -11,8 +11,9 @@ starts a new process).
 
 The child is this file run as a script (``python -P session_process.py``: its folder is not put
 on ``sys.path``): it imports only the standard library, numpy and onnxruntime, so it starts in
-about half a second. Requests and
-replies are pickled tuples on its stdin and stdout:
+about half a second. Once ONNX Runtime is imported it says ``("ready", 1)`` (a child that dies
+or says anything else first is not started: the run keeps its sessions in-process). Requests
+and replies are pickled tuples on its stdin and stdout:
 
 - ``("batch", model bytes, settings, feeds, output names)`` -> ``("ok", outputs, {node: EP})``,
   ``("create", message)`` when ONNX Runtime refused the session, or ``("run", message)`` when
@@ -40,6 +41,8 @@ __all__ = ["SessionProcess", "SessionProcessCreateError", "SessionProcessDiedErr
            "SessionProcessRunError", "apply_settings", "graph_assignment", "session_process"]
 
 _CPU = "CPUExecutionProvider"
+# what the child says once ONNX Runtime is imported, before it reads a request
+_READY = ("ready", 1)
 # how much of the child's standard error a died error quotes
 _STDERR_TAIL_BYTES = 2000
 
@@ -100,7 +103,8 @@ class SessionProcess:
         """Start the child now, if it is not running (it starts on first use otherwise).
 
         Raises:
-            OSError: the child could not be started (no Python executable to start it with).
+            OSError: the child could not be started (no Python executable to start it with), or
+                died or said anything else before it said it was ready (ONNX Runtime imported).
         """
         with self._lock:
             self._ensure()
@@ -111,9 +115,17 @@ class SessionProcess:
         self._stop()
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in _stop
         command = [sys.executable, "-P", "-u", os.path.abspath(__file__)]
-        self._proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                      stderr=self._stderr)
-        return self._proc
+        proc = self._proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                             stderr=self._stderr)
+        assert proc.stdout is not None
+        try:
+            said = pickle.load(proc.stdout)  # once ONNX Runtime is imported
+        except Exception as e:  # died (EOF), or wrote what is not a pickle
+            raise OSError(self._died_text(e, "as it started")) from None
+        if said != _READY:
+            self._stop()
+            raise OSError(f"the session process did not start: it said {said!r}, not {_READY!r}")
+        return proc
 
     def run_batch(self, model: bytes, settings: Mapping[str, Any], feeds: Mapping[str, Any],
                   names: Sequence[str]) -> tuple[list[Any], dict[str, str]]:
@@ -126,10 +138,13 @@ class SessionProcess:
             SessionProcessCreateError: ONNX Runtime refused the session.
             SessionProcessRunError: ``Run`` failed.
             SessionProcessDiedError: the child died (its exit status and the end of its
-                standard error are in the message).
+                standard error are in the message), or could not be started again.
         """
         with self._lock:
-            proc = self._ensure()
+            try:
+                proc = self._ensure()
+            except OSError as e:  # it died before, and does not start again
+                raise SessionProcessDiedError(str(e)) from None
             assert proc.stdin is not None and proc.stdout is not None
             try:
                 pickle.dump(("batch", bytes(model), dict(settings), dict(feeds), list(names)), proc.stdin,
@@ -144,7 +159,7 @@ class SessionProcess:
             raise SessionProcessCreateError(reply[1])
         raise SessionProcessRunError(reply[1])
 
-    def _died_text(self, error: BaseException) -> str:
+    def _died_text(self, error: BaseException, when: str = "while it had the batch") -> str:
         proc, stderr = self._proc, self._stderr
         code = None
         if proc is not None:
@@ -160,7 +175,7 @@ class SessionProcess:
             tail = stderr.read().decode("utf-8", "replace").strip()
         self._stop()
         cause = str(error) or type(error).__name__
-        text = f"the session process died (exit status {code}) while it had the batch ({cause})"
+        text = f"the session process died (exit status {code}) {when} ({cause})"
         return text + (f"; its last words: {tail.splitlines()[-1]}" if tail else "")
 
     def _stop(self) -> None:
@@ -222,6 +237,9 @@ def session_process() -> SessionProcess:
 # ---- the child ---------------------------------------------------------------------------------
 def _serve(requests: IO[bytes], replies: IO[bytes]) -> None:
     import onnxruntime as ort
+
+    pickle.dump(_READY, replies, protocol=pickle.HIGHEST_PROTOCOL)
+    replies.flush()
 
     while True:
         try:

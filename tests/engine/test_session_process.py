@@ -188,3 +188,26 @@ def test_readme_says_when_and_what_the_session_process_runs() -> None:
     imported |= {node.module.split(".")[0] for node in ast.walk(tree)
                  if isinstance(node, ast.ImportFrom) and node.module}
     assert imported - set(sys.stdlib_module_names) - {"__future__"} == {"onnxruntime"}  # numpy comes with it
+
+
+def test_a_child_that_does_not_say_it_is_ready_is_not_started(monkeypatch: pytest.MonkeyPatch,
+                                                               tmp_path: Any) -> None:
+    """As when ``sys.executable`` is not a Python that imports ONNX Runtime: the child exits,
+    or prints something else first; start() raises OSError (the runner then keeps its sessions
+    in-process), and a batch of a process that cannot start again fails as died."""
+    from ort_layouts.engine import session_process as module
+
+    for text in ("import sys; sys.exit(3)", "print('not a session process')"):
+        script = tmp_path / "child.py"
+        script.write_text(text, encoding="utf-8")
+        monkeypatch.setattr(module, "__file__", str(script))
+        child = SessionProcess()
+        try:
+            with pytest.raises(OSError, match=r"the session process (died \(exit status \d+\) as it started"
+                                              r"|did not start: it said)"):
+                child.start()
+            assert child.pid is None
+            with pytest.raises(SessionProcessDiedError, match=r"the session process .* as it started"):
+                child.run_batch(b"", {}, {}, [])
+        finally:
+            child.close()
