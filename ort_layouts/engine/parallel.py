@@ -28,7 +28,6 @@ own.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import os
 import pickle
@@ -41,6 +40,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
 
 from ort_layouts._errors import OrtLayoutsError
+from ort_layouts.engine.session_process import READY, PerProcess, died_text, stop_child, wait_ready
 
 __all__ = ["MAX_JOBS", "Budget", "Unit", "WorkerProcessError", "run_units", "start_workers", "usable_cores",
            "worker_pids"]
@@ -48,12 +48,8 @@ __all__ = ["MAX_JOBS", "Budget", "Unit", "WorkerProcessError", "run_units", "sta
 #: workers a run takes at most when it picks the count itself
 MAX_JOBS = 8
 
-# how much of a died worker's standard error its cases' error quotes
-_STDERR_TAIL_BYTES = 2000
 # the folder that holds the ort_layouts package, for the worker's sys.path
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-# what a worker says once its imports are done, before it reads a request
-_READY = ("ready", 1)
 _WORKER_CODE = ("import sys; sys.path.insert(0, sys.argv[1]); "
                 "from ort_layouts.engine.parallel import _serve; _serve()")
 
@@ -108,15 +104,13 @@ class _Worker:
                 that can import this package, say).
         """
         proc = self._proc
-        if proc is None or proc.stdout is None:
+        if proc is None:
             raise OSError("the worker process was not started")
         try:
-            said = pickle.load(proc.stdout)
-        except Exception as e:  # died (EOF), or wrote what is not a pickle
-            raise OSError(self._died_text(e, "as it started")) from None
-        if said != _READY:
+            wait_ready(proc, self._stderr, what="the worker process")
+        except OSError:
             self.stop()
-            raise OSError(f"the worker process did not start: it said {said!r}, not {_READY!r}")
+            raise
         return proc
 
     def call(self, request: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -134,44 +128,14 @@ class _Worker:
         return reply
 
     def _died_text(self, error: BaseException, when: str) -> str:
-        proc, stderr = self._proc, self._stderr
-        code = None
-        if proc is not None:
-            try:
-                code = proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                code = proc.wait()
-        tail = ""
-        if stderr is not None:
-            stderr.seek(0, os.SEEK_END)
-            stderr.seek(max(0, stderr.tell() - _STDERR_TAIL_BYTES))
-            tail = stderr.read().decode("utf-8", "replace").strip()
+        text = died_text(self._proc, self._stderr, error, what="the worker process", when=when)
         self.stop()
-        cause = str(error) or type(error).__name__
-        text = f"the worker process died (exit status {code}) {when} ({cause})"
-        return text + (f"; its last words: {tail.splitlines()[-1]}" if tail else "")
+        return text
 
     def stop(self) -> None:
         """Ask the process to quit (killed after 5 s) and let its pipes go."""
-        proc, self._proc = self._proc, None
-        if proc is not None:
-            if proc.poll() is None:
-                try:
-                    assert proc.stdin is not None
-                    pickle.dump(("quit",), proc.stdin)
-                    proc.stdin.close()
-                    proc.wait(timeout=5)
-                except (OSError, subprocess.TimeoutExpired, ValueError):
-                    proc.kill()
-                    proc.wait()
-            for stream in (proc.stdin, proc.stdout):
-                if stream is not None:
-                    with contextlib.suppress(OSError):
-                        stream.close()
-        if self._stderr is not None:
-            self._stderr.close()
-            self._stderr = None
+        proc, stderr, self._proc, self._stderr = self._proc, self._stderr, None, None
+        stop_child(proc, stderr)
 
     def kill(self) -> None:
         """Kill the process, if it runs (from any thread: the thread that uses the worker sees
@@ -204,27 +168,11 @@ class _Pool:
             worker.stop()
 
 
-_POOL: _Pool | None = None
-_POOL_LOCK = threading.Lock()
-
-
-def _forget_after_fork() -> None:
-    """A forked process does not share its parent's workers (nor their pipes)."""
-    global _POOL
-    _POOL = None
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_after_fork)
+_POOL = PerProcess(_Pool, _Pool.close)
 
 
 def _pool() -> _Pool:
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None:
-            _POOL = _Pool()
-            atexit.register(_POOL.close)
-        return _POOL
+    return _POOL.get()
 
 
 def start_workers(count: int) -> None:
@@ -245,7 +193,7 @@ def start_workers(count: int) -> None:
 
 def worker_pids() -> list[int]:
     """The running workers' process ids."""
-    pool = _POOL
+    pool = _POOL.value
     if pool is None:
         return []
     return [pid for pid in (w.pid for w in pool.workers) if pid is not None]
@@ -357,7 +305,7 @@ def _serve() -> None:
 
     from ort_layouts.engine.runner import run_unit
 
-    pickle.dump(_READY, replies, protocol=pickle.HIGHEST_PROTOCOL)
+    pickle.dump(READY, replies, protocol=pickle.HIGHEST_PROTOCOL)
     replies.flush()
     requests = sys.stdin.buffer
     keep_alive: dict[Any, Any] = {}

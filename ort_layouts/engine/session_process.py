@@ -34,15 +34,17 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Mapping, Sequence
-from typing import IO, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import IO, Any, Generic, TypeVar
 
-__all__ = ["SessionProcess", "SessionProcessCreateError", "SessionProcessDiedError",
-           "SessionProcessRunError", "apply_settings", "graph_assignment", "session_process"]
+__all__ = ["READY", "PerProcess", "SessionProcess", "SessionProcessCreateError", "SessionProcessDiedError",
+           "SessionProcessRunError", "apply_settings", "died_text", "graph_assignment", "session_process",
+           "stop_child", "wait_ready"]
 
 _CPU = "CPUExecutionProvider"
-# what the child says once ONNX Runtime is imported, before it reads a request
-_READY = ("ready", 1)
+T = TypeVar("T")
+#: what a child says once its imports are done, before it reads a request
+READY = ("ready", 1)
 # how much of the child's standard error a died error quotes
 _STDERR_TAIL_BYTES = 2000
 
@@ -76,6 +78,70 @@ def graph_assignment(session: Any) -> dict[str, str]:
     except Exception:  # recording was not enabled for this session
         return {}
     return {node.name: sub.ep_name for sub in subgraphs for node in sub.get_nodes()}
+
+
+def died_text(proc: subprocess.Popen[bytes] | None, stderr: IO[bytes] | None, error: BaseException, *,
+              what: str, when: str) -> str:
+    """Why a child process failed, in one line: ``"{what} died (exit status N) {when} (cause);
+    its last words: ..."`` (the last line of its standard error). Waits for it to end (killed
+    after 5 s)."""
+    code = None
+    if proc is not None:
+        try:
+            code = proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            code = proc.wait()
+    tail = ""
+    if stderr is not None:
+        with contextlib.suppress(OSError, ValueError):  # closed meanwhile
+            stderr.seek(0, os.SEEK_END)
+            stderr.seek(max(0, stderr.tell() - _STDERR_TAIL_BYTES))
+            tail = stderr.read().decode("utf-8", "replace").strip()
+    cause = str(error) or type(error).__name__
+    text = f"{what} died (exit status {code}) {when} ({cause})"
+    return text + (f"; its last words: {tail.splitlines()[-1]}" if tail else "")
+
+
+def wait_ready(proc: subprocess.Popen[bytes], stderr: IO[bytes] | None, *, what: str) -> None:
+    """Wait until a child just started says it is ready (``("ready", 1)``, once its imports
+    are done).
+
+    Raises:
+        OSError: it died first, or said something else (the child is then stopped).
+    """
+    assert proc.stdout is not None
+    try:
+        said = pickle.load(proc.stdout)
+    except Exception as e:  # died (EOF), or wrote what is not a pickle
+        text = died_text(proc, stderr, e, what=what, when="as it started")
+        stop_child(proc)
+        raise OSError(text) from None
+    if said != READY:
+        stop_child(proc)
+        raise OSError(f"{what} did not start: it said {said!r}, not {READY!r}")
+
+
+def stop_child(proc: subprocess.Popen[bytes] | None, stderr: IO[bytes] | None = None) -> None:
+    """Ask a child to quit (``("quit",)``; killed after 5 s) and close its pipes, and the file
+    that holds its standard error."""
+    if stderr is not None:
+        stderr.close()
+    if proc is None:
+        return
+    if proc.poll() is None:
+        try:
+            assert proc.stdin is not None
+            pickle.dump(("quit",), proc.stdin)
+            proc.stdin.close()
+            proc.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired, ValueError):
+            proc.kill()
+            proc.wait()
+    for stream in (proc.stdin, proc.stdout):
+        if stream is not None:
+            with contextlib.suppress(OSError):  # what was left to flush to a child that died
+                stream.close()
 
 
 class SessionProcessCreateError(Exception):
@@ -117,14 +183,11 @@ class SessionProcess:
         command = [sys.executable, "-P", "-u", os.path.abspath(__file__)]
         proc = self._proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                              stderr=self._stderr)
-        assert proc.stdout is not None
         try:
-            said = pickle.load(proc.stdout)  # once ONNX Runtime is imported
-        except Exception as e:  # died (EOF), or wrote what is not a pickle
-            raise OSError(self._died_text(e, "as it started")) from None
-        if said != _READY:
+            wait_ready(proc, self._stderr, what="the session process")  # once ONNX Runtime is imported
+        except OSError:
             self._stop()
-            raise OSError(f"the session process did not start: it said {said!r}, not {_READY!r}")
+            raise
         return proc
 
     def run_batch(self, model: bytes, settings: Mapping[str, Any], feeds: Mapping[str, Any],
@@ -159,44 +222,15 @@ class SessionProcess:
             raise SessionProcessCreateError(reply[1])
         raise SessionProcessRunError(reply[1])
 
-    def _died_text(self, error: BaseException, when: str = "while it had the batch") -> str:
-        proc, stderr = self._proc, self._stderr
-        code = None
-        if proc is not None:
-            try:
-                code = proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                code = proc.wait()
-        tail = ""
-        if stderr is not None:
-            stderr.seek(0, os.SEEK_END)
-            stderr.seek(max(0, stderr.tell() - _STDERR_TAIL_BYTES))
-            tail = stderr.read().decode("utf-8", "replace").strip()
+    def _died_text(self, error: BaseException) -> str:
+        text = died_text(self._proc, self._stderr, error, what="the session process",
+                         when="while it had the batch")
         self._stop()
-        cause = str(error) or type(error).__name__
-        text = f"the session process died (exit status {code}) {when} ({cause})"
-        return text + (f"; its last words: {tail.splitlines()[-1]}" if tail else "")
+        return text
 
     def _stop(self) -> None:
-        proc, self._proc = self._proc, None
-        if proc is not None:
-            if proc.poll() is None:
-                try:
-                    assert proc.stdin is not None
-                    pickle.dump(("quit",), proc.stdin)
-                    proc.stdin.close()
-                    proc.wait(timeout=5)
-                except (OSError, subprocess.TimeoutExpired, ValueError):
-                    proc.kill()
-                    proc.wait()
-            for stream in (proc.stdin, proc.stdout):
-                if stream is not None:
-                    with contextlib.suppress(OSError):  # what was left to flush to a child that died
-                        stream.close()
-        if self._stderr is not None:
-            self._stderr.close()
-            self._stderr = None
+        proc, stderr, self._proc, self._stderr = self._proc, self._stderr, None, None
+        stop_child(proc, stderr)
 
     @property
     def pid(self) -> int | None:
@@ -210,35 +244,47 @@ class SessionProcess:
             self._stop()
 
 
-_SHARED: SessionProcess | None = None
-_SHARED_LOCK = threading.Lock()
+class PerProcess(Generic[T]):
+    """One ``T`` for this process, made on first use (:meth:`get`) and closed when Python exits;
+    a forked process does not share its parent's (nor its pipes): it makes its own."""
+
+    def __init__(self, make: Callable[[], T], close: Callable[[T], None]) -> None:
+        self._make = make
+        self._close = close
+        self._lock = threading.Lock()
+        self.value: T | None = None
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=self._forget)
+
+    def _forget(self) -> None:
+        self.value = None
+        self._lock = threading.Lock()
+
+    def get(self) -> T:
+        with self._lock:
+            if self.value is None:
+                value = self.value = self._make()
+                atexit.register(self._close_at_exit, value, os.getpid())
+            return self.value
+
+    def _close_at_exit(self, value: T, pid: int) -> None:
+        if os.getpid() == pid:  # not a forked process's: its parent's child is the parent's to stop
+            self._close(value)
 
 
-def _forget_after_fork() -> None:
-    """A forked process does not share its parent's child (nor its pipes): it starts its own."""
-    global _SHARED
-    _SHARED = None
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_after_fork)
+_SHARED = PerProcess(SessionProcess, SessionProcess.close)
 
 
 def session_process() -> SessionProcess:
     """The process-wide :class:`SessionProcess` (stopped when Python exits)."""
-    global _SHARED
-    with _SHARED_LOCK:
-        if _SHARED is None:
-            _SHARED = SessionProcess()
-            atexit.register(_SHARED.close)
-        return _SHARED
+    return _SHARED.get()
 
 
 # ---- the child ---------------------------------------------------------------------------------
 def _serve(requests: IO[bytes], replies: IO[bytes]) -> None:
     import onnxruntime as ort
 
-    pickle.dump(_READY, replies, protocol=pickle.HIGHEST_PROTOCOL)
+    pickle.dump(READY, replies, protocol=pickle.HIGHEST_PROTOCOL)
     replies.flush()
 
     while True:

@@ -194,7 +194,7 @@ def test_a_forked_process_starts_its_own_workers() -> None:
     parallel.start_workers(1)
     pid = os.fork()
     if pid == 0:  # the child: no handle on the parent's workers
-        os._exit(0 if parallel._POOL is None and parallel.worker_pids() == [] else 1)
+        os._exit(0 if parallel._POOL.value is None and parallel.worker_pids() == [] else 1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
 
@@ -266,7 +266,7 @@ def test_workers_that_do_not_start_leave_the_run_in_this_process(
         monkeypatch: pytest.MonkeyPatch, one_process: list[dict[str, Any]], code: str) -> None:
     """As when ``sys.executable`` is not a Python that can import the package: a worker that
     dies, or says anything but that it is ready, is not started."""
-    monkeypatch.setattr(parallel, "_POOL", None)  # a pool of its own (the shared one comes back after)
+    monkeypatch.setattr(parallel._POOL, "value", None)  # a pool of its own (the shared one comes back after)
     monkeypatch.setattr(parallel, "_WORKER_CODE", code)
     with pytest.raises(OSError, match=r"the worker process (died .* as it started|did not start: it said)"):
         parallel.start_workers(2)

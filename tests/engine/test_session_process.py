@@ -163,7 +163,7 @@ def test_a_forked_process_starts_its_own_child() -> None:
     shared = module.session_process()
     pid = os.fork()
     if pid == 0:  # the child: a fresh handle, not the parent's pipes
-        os._exit(0 if module._SHARED is None and module.session_process() is not shared else 1)
+        os._exit(0 if module._SHARED.value is None and module.session_process() is not shared else 1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
 
@@ -211,3 +211,28 @@ def test_a_child_that_does_not_say_it_is_ready_is_not_started(monkeypatch: pytes
                 child.run_batch(b"", {}, {}, [])
         finally:
             child.close()
+
+
+def test_a_forked_process_that_exits_leaves_its_parents_children_running(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exit handlers that stop the session process and the workers stop only the process's
+    own: a forked child that exits (running them) leaves its parent's children running."""
+    import atexit
+
+    from ort_layouts.engine import parallel
+
+    shared = _runner.session_process()
+    shared.start()
+    parallel.start_workers(1)
+    before = (shared.pid, parallel.worker_pids())
+    pid = os.fork()
+    if pid == 0:
+        atexit._run_exitfuncs()
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert (shared.pid, parallel.worker_pids()) == before and before[0] is not None and before[1]
+    monkeypatch.setattr(_runner, "PROCESS_MIN_CASES", 1)
+    results = run_cases([Case("Transpose", "float32", (2, 3), perm=(1, 0))] * 3, provider="cpu", jobs=1)
+    assert all(r.passed for r in results)
+    assert shared.pid == before[0]  # the same child served them
