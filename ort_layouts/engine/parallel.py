@@ -15,8 +15,8 @@ dies or says anything else first is not started (the run then stays in its own p
 
 - ``("run", provider, device_id, options, optimize, batch_size, cases, inputs, rerun_budget,
   device, encode)`` -> ``("ok", [(status, other fields ...) per case], re-runs used, [encode
-  of each result] or None)``, or ``("error", text)``
-  when the unit raised (a fault of the harness, raised again as :class:`WorkerProcessError`);
+  of each result] or None)``, or ``("error", text, traceback)`` when the unit raised (a fault
+  of the harness, raised again as :class:`WorkerProcessError`);
 - ``("quit",)`` -> the worker exits.
 
 A worker that dies (a native crash of an EP) fails only its unit: the unit's cases go back on
@@ -56,7 +56,11 @@ _WORKER_CODE = ("import sys; sys.path.insert(0, sys.argv[1]); "
 
 class WorkerProcessError(OrtLayoutsError):
     """A worker process raised while it ran a unit (a fault of the harness, not of a case): the
-    worker's exception and traceback."""
+    worker's exception in one line; its traceback in ``worker_traceback``."""
+
+    def __init__(self, message: str, worker_traceback: str = "") -> None:
+        super().__init__(message)
+        self.worker_traceback = worker_traceback
 
 
 class _WorkerDied(Exception):
@@ -230,7 +234,7 @@ def run_units(units: Sequence[Unit], make_request: Callable[[Unit], tuple[Any, .
     thread, as the unit is sent). A unit of several cases whose worker died goes back on the
     queue one case to a unit, and is yielded with the reply ``("requeued",)`` (so that the
     caller can settle what its request lent); for a unit of one case, the reply is ``("died",
-    text)``. A reply ``("error", text)`` is raised as :class:`WorkerProcessError`. When the
+    text)``. A reply ``("error", text[, traceback])`` is raised as :class:`WorkerProcessError`. When the
     caller stops early (an error, an interrupt), the units not sent are dropped and the busy
     workers killed."""
     pool = _pool()
@@ -275,7 +279,8 @@ def run_units(units: Sequence[Unit], make_request: Callable[[Unit], tuple[Any, .
                     continue
                 if reply[0] == "error":
                     raise WorkerProcessError(
-                        f"a worker process failed while it ran {len(keys)} cases: {reply[1]}")
+                        f"a worker process failed while it ran {len(keys)} cases: {reply[1]}",
+                        reply[2] if len(reply) > 2 else "")
                 yield unit, request, reply
             finished = True
         finally:
@@ -319,7 +324,7 @@ def _serve() -> None:
         try:
             reply: tuple[Any, ...] = ("ok", *run_unit(request, keep_alive))
         except Exception as e:
-            reply = ("error", f"{type(e).__name__}: {e}\n{traceback.format_exc()}")
+            reply = ("error", f"{type(e).__name__}: {e}", traceback.format_exc())
         pickle.dump(reply, replies, protocol=pickle.HIGHEST_PROTOCOL)
         replies.flush()
 

@@ -109,8 +109,10 @@ __all__ = ["BatchPlan", "batch_cases", "plan_batches", "run_cases", "uses_sessio
 OnResult = Callable[[CaseResult], None]
 OnEncoded = Callable[[CaseResult, Any], None]
 
-# a CPU EP run of at least this many cases creates and runs its sessions in the session process
-# (:mod:`~ort_layouts.engine.session_process`), which takes about half a second to start once
+# a run of at least this many cases is one worth starting processes for (about half a second
+# each, once per process): on the CPU and WebGPU EPs it is spread over worker processes by
+# default (:func:`resolve_jobs`), and a CPU EP run in one process hands its sessions to the
+# session process (:func:`uses_session_process`)
 PROCESS_MIN_CASES = 2000
 
 #: re-runs of failing cases per run that the diagnosis may make (each a one-node session)
@@ -806,10 +808,10 @@ def run_cases(
         One result per case, in the order of ``cases``.
 
     Raises:
-        ProviderError: the provider is unknown or not available (lists the available ones).
+        ProviderError: the provider is unknown or not available (lists the available ones), or
+            ``jobs`` is above 1 on the DML EP.
         ValueError: ``batch_size`` or ``jobs`` is not valid, or only one of ``encode`` and
             ``on_encoded`` is given.
-        ProviderError: ``jobs`` above 1 on the DML EP.
         WorkerProcessError: a worker process raised (a fault of the harness, not of a case).
     """
     if batch_size < 1:
@@ -962,8 +964,9 @@ def resolve_jobs(jobs: int | None, provider: str, case_count: int) -> int:
 
 
 def uses_session_process(provider: str, case_count: int) -> bool:
-    """Whether :func:`run_cases` hands the sessions of ``case_count`` cases on ``provider`` (a
-    full EP name) to the session process: CPU EP runs of ``PROCESS_MIN_CASES`` cases or more."""
+    """Whether :func:`run_cases`, run in one process (``jobs`` 1), hands the sessions of
+    ``case_count`` cases on ``provider`` (a full EP name) to the session process: CPU EP runs of
+    ``PROCESS_MIN_CASES`` cases or more."""
     return provider == CPU and case_count >= PROCESS_MIN_CASES
 
 

@@ -22,6 +22,11 @@ and replies are pickled tuples on its stdin and stdout:
 
 ``settings`` are the session options as data (:func:`apply_settings`), the same that
 :func:`~ort_layouts.engine.providers.session_options` applies in-process.
+
+The parent's side of a child (:func:`wait_ready`, :func:`died_text`, :func:`stop_child`, and
+:class:`PerProcess` for the one child a process keeps) is shared with the workers of
+:mod:`~ort_layouts.engine.parallel`; it is here because this file must run alone, on the
+standard library.
 """
 
 from __future__ import annotations
@@ -108,17 +113,14 @@ def wait_ready(proc: subprocess.Popen[bytes], stderr: IO[bytes] | None, *, what:
     are done).
 
     Raises:
-        OSError: it died first, or said something else (the child is then stopped).
+        OSError: it died first, or said something else (the caller stops it: :func:`stop_child`).
     """
     assert proc.stdout is not None
     try:
         said = pickle.load(proc.stdout)
     except Exception as e:  # died (EOF), or wrote what is not a pickle
-        text = died_text(proc, stderr, e, what=what, when="as it started")
-        stop_child(proc)
-        raise OSError(text) from None
+        raise OSError(died_text(proc, stderr, e, what=what, when="as it started")) from None
     if said != READY:
-        stop_child(proc)
         raise OSError(f"{what} did not start: it said {said!r}, not {READY!r}")
 
 

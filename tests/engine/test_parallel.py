@@ -104,10 +104,12 @@ def test_a_case_that_kills_its_worker_is_an_error_and_the_rest_run(
 
 
 def test_a_worker_that_raises_is_a_typed_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_Worker, "call", lambda self, request: ("error", "RuntimeError: boom\nTraceback ..."))
-    with pytest.raises(WorkerProcessError,
-                       match=r"a worker process failed while it ran \d+ cases: RuntimeError: boom"):
+    trace = "Traceback (most recent call last)"
+    monkeypatch.setattr(_Worker, "call", lambda self, request: ("error", "RuntimeError: boom", trace))
+    failed = r"a worker process failed while it ran \d+ cases: RuntimeError: boom$"  # one line
+    with pytest.raises(WorkerProcessError, match=failed) as raised:
         run_cases(CASES, provider="cpu", jobs=2)
+    assert raised.value.worker_traceback == trace
 
 
 def test_the_worker_itself_reports_what_raised() -> None:
@@ -115,7 +117,8 @@ def test_the_worker_itself_reports_what_raised() -> None:
     try:
         reply = worker.call(("run", "NoSuchExecutionProvider", 0, (), False, 1, CASES[:1], None, 0, "", None))
         assert reply[0] == "error" and reply[1].startswith("ProviderError: ")
-        assert "NoSuchExecutionProvider" in reply[1]
+        assert "NoSuchExecutionProvider" in reply[1] and "\n" not in reply[1]  # one line: the CLI's
+        assert reply[2].startswith("Traceback (most recent call last)") and "ProviderError" in reply[2]
         ok = worker.call(("run", CPU, 0, (), False, 4, CASES[:3], None, 0, "a device", repr))  # it goes on
         assert ok[0] == "ok" and len(ok[1]) == 3 and ok[2] == 0
         for text, case, values in zip(ok[3], CASES[:3], ok[1], strict=True):  # encode ran there

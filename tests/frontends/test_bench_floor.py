@@ -81,3 +81,32 @@ def test_processor_time_counts_the_session_process(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(runner, "PROCESS_MIN_CASES", 1)
     run_cases(standard_suite(ranks=[1], ops=["Transpose", "Pad"]), provider="cpu", jobs=1)  # the child worked
     assert _processor_seconds() - time.process_time() > 0  # the child's own seconds are in it
+
+
+def test_processor_time_counts_the_worker_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ort_layouts.engine import session_process as module
+    from ort_layouts.engine.parallel import worker_pids
+    from ort_layouts.engine.runner import run_cases
+    from ort_layouts.frontends.bench import _processor_seconds
+
+    run_cases(standard_suite(ranks=[1], ops=["Transpose", "Pad"]), provider="cpu", jobs=2)  # workers worked
+    assert len(worker_pids()) >= 2
+
+    class NoChild:
+        pid = None
+
+    monkeypatch.setattr(module, "session_process", NoChild)  # the workers' seconds alone
+    assert _processor_seconds() - time.process_time() > 0
+
+
+def test_bench_floor_with_workers_times_one_process_beside_them() -> None:
+    figures = bench_floor(provider="cpu", repeats=1, ranks=[0], jobs=2)
+    by_name = {f.name: f for f in figures}
+    assert by_name["run_cases: inputs, oracle, compare, results"].detail.endswith("; 2 worker processes")
+    assert by_name["validate with reports"].detail.endswith("; 2 worker processes")
+    one = by_name["validate with reports in one process (jobs 1) / bare"]
+    seconds = re.fullmatch(r"([\d.]+) s", one.detail)
+    bare = by_name["bare ONNX Runtime, the same sessions (CPUExecutionProvider)"]
+    assert seconds and one.value > 0 and bare.value > 0
+    n = int(re.match(r"(\d+) cases", bare.detail)[1])  # type: ignore[index]
+    assert abs(one.value - n / float(seconds[1]) / bare.value) <= 0.05 * one.value + 0.01  # 2 decimals

@@ -521,3 +521,38 @@ def test_interrupt_keeps_the_results_and_exits_130(monkeypatch: pytest.MonkeyPat
     assert err.count("interrupted") == 1  # one line says it, with what was kept
     data = json.loads((tmp_path / JSON_FILE).read_text())
     assert len(data["results"]) == 3 and data["complete"] is False
+
+
+@needs_engine
+def test_validate_jobs_spreads_the_run_and_gives_the_same_report(tmp_path: Path, capsys: Cap,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import ort_layouts.engine.runner as runner
+
+    one, spread = tmp_path / "one", tmp_path / "spread"
+    assert run(["validate", *SMALL, "--jobs", "1", "--report", str(one)], capsys)[0] == 0
+    spread_over: list[int] = []
+    real = runner._run_parallel
+
+    def recorded(*args: object) -> None:
+        spread_over.append(args[4])  # type: ignore[arg-type]  # (run, cases, chunks, inputs, jobs, ...)
+        real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runner, "_run_parallel", recorded)
+    code, out, err = run(["validate", *SMALL, "--jobs", "2", "--report", str(spread)], capsys)
+    assert code == 0, out + err
+    assert spread_over == [2]
+    assert _statuses(spread) == _statuses(one)
+
+
+def test_validate_refuses_jobs_on_directml_before_any_work(tmp_path: Path, capsys: Cap,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    import ort_layouts.engine.session as session
+    from ort_layouts.engine.providers import DML
+
+    monkeypatch.setattr(session, "resolve_validation_provider", lambda name: DML)
+    code, out, err = run(["validate", "--provider", "dml", "--jobs", "2", "--report", str(tmp_path / "r")],
+                         capsys)
+    assert code == 2 and out == ""
+    assert err.strip() == ("ort-layouts: error: argument --jobs: jobs 2 is not valid on "
+                           "DmlExecutionProvider, which one process drives; valid: 1")
+    assert not (tmp_path / "r").exists()
