@@ -20,6 +20,7 @@ from ort_layouts.reports.report import (
     failure_text,
     group_status,
     is_failure,
+    not_passed,
     result_figures,
     results_by_group,
 )
@@ -292,14 +293,37 @@ def recovered_section(result: CaseResult, *, draw: bool = True) -> str:
 # a matrix cell: its colour class, its results per status (every status, in order), its number
 # of results and the case id its label links to (None: no link)
 _Cell = tuple[str, dict[str, int], int, str | None]
+_NO_COUNTS = dict.fromkeys((value for _, value in _STATUS_VALUES), 0)
 
 
 def _matrix(report: Report, *, strict: bool = False) -> str:
     cells: dict[tuple[str, str, int], _Cell] = {}
     for key, rs in results_by_group(report.results).items():
-        cls, counts, bad = _group_summary(rs, strict=strict)
-        cells[key] = (cls, counts, len(rs), None if bad is None else bad.case.id)
+        others = not_passed(rs)
+        cells[key] = _cell(others, len(rs) - len(others), strict=strict)
     return _matrix_text(cells)
+
+
+def _cell(others: Sequence[CaseResult], passed: int, *, strict: bool) -> _Cell:
+    """The matrix cell of a group of ``passed`` passes and ``others``, its results that did not
+    pass, in the report's order: its colour class (:func:`group_status` of the whole group),
+    its results per status (every status, in order), its number of results and the case its
+    label links to: its first failure (an error, or a mismatch no known issue explains), else
+    its first mismatch, else None."""
+    size = passed + len(others)
+    if not others:  # most groups: all passed
+        return "pass", {**_NO_COUNTS, Status.PASS.value: size}, size, None
+    found = collections.Counter(map(_STATUS_OF, others))
+    counts = {value: passed if s is Status.PASS else found[s] for s, value in _STATUS_VALUES}
+    bad = next((r for r in others if is_failure(r, strict=strict)), None)
+    if bad is None:
+        bad = next((r for r in others if r.status is Status.MISMATCH), None)
+    # group_status of the whole group: a pass is neither a failure nor a mismatch, and a group
+    # of passes and unsupported cases is "partial"
+    cls = group_status(others, strict=strict)
+    if cls == "unsupported" and passed:
+        cls = "partial"
+    return cls, counts, size, None if bad is None else bad.case.id
 
 
 _LEGEND = ('<p class="legend"><span class="pass">all pass</span><span class="fail">mismatch or error</span>'
@@ -346,14 +370,13 @@ def _matrix_text(cells: Mapping[tuple[str, str, int], _Cell]) -> str:
 
 
 class MatrixGroup:
-    """The results of one (op, data type, rank) that a :class:`MatrixTally` counts: how many,
-    how many passed, and those that did not pass by case id."""
+    """The results of one (op, data type, rank) that a :class:`MatrixTally` counts: how many
+    passed, and those that did not pass by case id."""
 
-    __slots__ = ("key", "others", "passed", "size")
+    __slots__ = ("key", "others", "passed")
 
     def __init__(self, key: tuple[str, str, int]) -> None:
         self.key = key  # (op, data type name, rank), as results_by_group names its groups
-        self.size = 0
         self.passed = 0
         self.others: dict[str, CaseResult] = {}
 
@@ -374,7 +397,6 @@ class MatrixTally:
         group = self._groups.get(key)
         if group is None:
             group = self._groups[key] = MatrixGroup((case.op, case.data_type.name.lower(), key[2]))
-        group.size += 1
         if result.status is Status.PASS:
             group.passed += 1
         else:
@@ -384,17 +406,16 @@ class MatrixTally:
     @staticmethod
     def remove(result: CaseResult, group: MatrixGroup) -> None:
         """Count ``result`` (added into ``group``) no more: a later result of its case replaces it."""
-        group.size -= 1
         if result.status is Status.PASS:
             group.passed -= 1
         else:
             group.others.pop(result.case.id, None)
 
     @staticmethod
-    def text(groups: Iterable[MatrixGroup], rank: Callable[[str], Any], *, strict: bool = False) -> str:
+    def text(groups: Iterable[MatrixGroup], place: Callable[[str], Any], *, strict: bool = False) -> str:
         """The matrix of the results counted, as :func:`_matrix` makes it of them in a report's
         order: ``groups`` the groups in the order of their first results in the report,
-        ``rank`` the key of a case id that sorts the cases that did not pass in that order."""
+        ``place`` the key of a case id that sorts the cases that did not pass in that order."""
         merged: dict[tuple[str, str, int], list[MatrixGroup]] = {}
         for group in groups:  # as results_by_group: data types of one name in one group
             found = merged.get(group.key)
@@ -403,41 +424,11 @@ class MatrixTally:
             else:
                 found.append(group)
         cells: dict[tuple[str, str, int], _Cell] = {}
-        no_counts = dict.fromkeys((value for _, value in _STATUS_VALUES), 0)
-        pass_value = Status.PASS.value
         for key, found in merged.items():
-            size = sum(g.size for g in found)
             passed = sum(g.passed for g in found)
-            if passed == size:  # most groups: all passed
-                cells[key] = ("pass", {**no_counts, pass_value: size}, size, None)
-                continue
-            others = [r for g in found for r in sorted(g.others.values(), key=lambda r: rank(r.case.id))]
-            counts = {value: passed if s is Status.PASS else sum(r.status is s for r in others)
-                      for s, value in _STATUS_VALUES}
-            bad = next((r for r in others if is_failure(r, strict=strict)), None)
-            if bad is None:
-                bad = next((r for r in others if r.status is Status.MISMATCH), None)
-            cls = group_status(others, strict=strict)  # with passes: "partial" rather than "unsupported"
-            if cls == "unsupported" and passed:
-                cls = "partial"
-            cells[key] = (cls, counts, size, None if bad is None else bad.case.id)
+            others = [r for g in found for r in sorted(g.others.values(), key=lambda r: place(r.case.id))]
+            cells[key] = _cell(others, passed, strict=strict)
         return _matrix_text(cells)
-
-
-def _group_summary(
-    results: Sequence[CaseResult], *, strict: bool
-) -> tuple[str, dict[str, int], CaseResult | None]:
-    """A matrix cell's group: its colour class (:func:`group_status`), its results per status
-    (every status, in order) and the case its label links to: its first failure (an error,
-    or a mismatch no known issue explains), else its first mismatch, else None."""
-    found = collections.Counter(map(_STATUS_OF, results))
-    counts = {value: found[s] for s, value in _STATUS_VALUES}
-    if found[Status.PASS] == len(results):  # most groups: all passed
-        return "pass", counts, None
-    bad = next((r for r in results if is_failure(r, strict=strict)), None)
-    if bad is None:
-        bad = next((r for r in results if r.status is Status.MISMATCH), None)
-    return group_status(results, strict=strict), counts, bad
 
 
 def _environment_rows(meta: Mapping[str, Any]) -> str:
@@ -467,21 +458,8 @@ _PIECE_ROWS = 512
 
 def _all_cases_row_pieces(results: Sequence[CaseResult]) -> Iterator[str]:
     """:func:`_all_cases_rows`' text in pieces of a few hundred rows."""
-    status_cells = {s: f'<td class="{s.value}">{escape(s.value)}</td>' for s in Status}
-    providers: dict[str, str] = {}
-    for start in range(0, max(len(results), 1), _PIECE_ROWS):
-        some = results[start:start + _PIECE_ROWS]
-        ids = list(map(_CASE_ID_OF, some))
-        if _HTML_SPECIAL.search("".join(ids)):  # rarely: the ids of these rows are escaped
-            ids = [escape(case_id) for case_id in ids]
-        rows = []
-        for r, case_id in zip(some, ids, strict=True):
-            provider = providers.get(r.node_provider)
-            if provider is None:
-                provider = providers[r.node_provider] = escape(r.node_provider)
-            rows.append(f'<tr><td><code>{case_id}</code></td>{status_cells[r.status]}<td>{provider}</td>'
-                        f'<td class="seconds">{r.seconds:.4f}</td></tr>')
-        yield "".join(rows)
+    for start in range(0, len(results), _PIECE_ROWS):
+        yield "".join(all_cases_row_texts(results[start:start + _PIECE_ROWS]))
 
 
 _STATUS_CELLS = {s: f'<td class="{s.value}">{escape(s.value)}</td>' for s in Status}

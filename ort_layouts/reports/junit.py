@@ -1,5 +1,5 @@
 """JUnit XML for CI systems: one testcase per case, with the case's figures as properties (a
-passing case's without those that are empty: a pass has no first mismatch, diagnosis or message).
+passing case's without those that are empty, such as its first mismatch and diagnosis).
 
 The XML is written as text, as :mod:`xml.etree.ElementTree` writes such a tree after
 ``ET.indent`` (two spaces a level; ``<tag ... />`` for an element with neither text nor
@@ -79,8 +79,7 @@ def _properties(names_values: Mapping[str, str], level: int) -> str:
     key = (tuple(names_values), level)
     template = _TEMPLATES.get(key)
     if template is None:
-        rows = ['<property name="' + _attr(n).replace("{", "{{").replace("}", "}}") + '" value="{}" />'
-                for n in names_values]
+        rows = [f'<property name="{_field(_attr(n))}" value="{{}}" />' for n in names_values]
         template = _TEMPLATES[key] = _parent("properties", "", rows, level)
     return template.format(*values)
 
@@ -179,7 +178,7 @@ _SLOT = re.compile(r"\{(\d)\}")
 _CLEAN_TEMPLATES: dict[tuple[object, ...], tuple[str, ...]] = {}
 
 
-def _clean_pass(result: CaseResult, plain_id: bool = False) -> str | None:
+def _clean_pass(result: CaseResult, plain_id: bool) -> str | None:
     """The testcase of a pass that has no figure of a mismatch, no message and no recovery (as
     most cases of a run), filled into a template made once for its op, data type, provider,
     device and node provider: what :func:`_testcase` writes for it. None for another pass, or
@@ -230,16 +229,14 @@ def _clean_template(result: CaseResult) -> tuple[str, ...]:
             text = _CLEAN_SLOTS[name]
         elif value == "":
             continue
-        elif not isinstance(value, str) or _SPECIAL.search(value) is not None or "{" in value:
+        elif not isinstance(value, str) or _SPECIAL.search(value) is not None:
             return ()
         else:
             text = value
         rows.append(f'<property name="{name}" value="{text}" />')
-    if "{" in classname:
-        return ()
     attrs = f' classname="{classname}" name="{{0}}" time="{{1}}"'
     parts = _SLOT.split(_parent("testcase", attrs, [_parent("properties", "", rows, 3)], 2))
-    if parts[1::2] != ["0", "1", "0", "2", "3", "4"]:
+    if parts[1::2] != ["0", "1", "0", "2", "3", "4"]:  # a figure that holds a slot ("{0}") too
         return ()
     return tuple(parts[0::2])
 
@@ -329,19 +326,9 @@ def junit_pieces(
     inner = "\n" + _INDENT * 2
     yield (f'<?xml version="1.0" encoding="utf-8"?>\n<testsuites>\n{_INDENT}<testsuite{suite_attrs}>'
            f"{inner}{_properties(suite_props, 2)}")
-    if testcases is not None:
-        for start in range(0, len(testcases), _PIECE_CASES):
-            yield inner + inner.join(testcases[start:start + _PIECE_CASES])
-        yield f"\n{_INDENT}</testsuite>\n</testsuites>\n"
-        return
     results = report.results
-    passed = Status.PASS
     for start in range(0, len(results), _PIECE_CASES):
-        some = results[start:start + _PIECE_CASES]
-        plain_ids = _SPECIAL.search("".join(map(_CASE_ID_OF, some))) is None
-        texts = []
-        for r in some:
-            text = _clean_pass(r, plain_ids) if r.status is passed else None
-            texts.append(_testcase(r, strict=strict) if text is None else text)
-        yield inner + inner.join(texts)
+        some = (testcase_texts(results[start:start + _PIECE_CASES], strict=strict) if testcases is None
+                else testcases[start:start + _PIECE_CASES])
+        yield inner + inner.join(some)
     yield f"\n{_INDENT}</testsuite>\n</testsuites>\n"

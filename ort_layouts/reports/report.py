@@ -302,8 +302,11 @@ class Totals:
     complete: bool
 
     @classmethod
-    def of(cls, report: Report) -> Totals:
-        return cls(report.counts(), tuple(not_passed(report.results)), report.complete)
+    def of(cls, report: Report, *, complete: bool | None = None) -> Totals:
+        """The report's totals (``complete``: :attr:`Report.complete`, when the caller knows
+        it; None: found here)."""
+        return cls(report.counts(), tuple(not_passed(report.results)),
+                   report.complete if complete is None else complete)
 
     def failures(self, *, strict: bool = False) -> tuple[CaseResult, ...]:
         """:meth:`Report.failures`."""
@@ -362,14 +365,20 @@ def ordered_positions(ids: Sequence[str], planned: Sequence[str] | None) -> list
     :func:`ordered_results` keeps, in its order: the last result of each case id, in planned
     order, unplanned ones after in the order they last arrived."""
     last = {cid: i for i, cid in enumerate(ids)}  # the last result of each id
-    planned = planned or ()
-    order = {cid: i for i, cid in enumerate(planned)}
-    if len(order) == len(planned):  # each id planned once
-        positions = [last[cid] for cid in planned if cid in last]
-    else:
-        positions = [last[cid] for cid in sorted(order, key=order.__getitem__) if cid in last]
-    positions.extend(sorted(i for cid, i in last.items() if cid not in order))
+    slots = planned_slots(planned)
+    positions = [last[cid] for cid in slots if cid in last]
+    positions.extend(sorted(i for cid, i in last.items() if cid not in slots))
     return positions
+
+
+def planned_slots(planned: Iterable[str] | None) -> dict[str, int]:
+    """Each planned case id's place among a report's planned results, in that order: an id
+    planned twice takes its last place."""
+    planned = list(planned or ())
+    place = {cid: i for i, cid in enumerate(planned)}
+    if len(place) == len(planned):  # each id planned once
+        return place
+    return {cid: k for k, cid in enumerate(sorted(place, key=place.__getitem__))}
 
 
 def read_results(path: str | os.PathLike[str], *, repair: bool = False) -> list[CaseResult]:

@@ -58,9 +58,9 @@ from ort_layouts.reports.report import (
     atomic_write_texts,
     close_later,
     is_failure,
-    not_passed,
     now_iso,
     ordered_positions,
+    planned_slots,
     read_json,
     read_results,
     report_header,
@@ -92,7 +92,7 @@ def _write_files(
     report: Report, directory: str | os.PathLike[str], *, strict: bool | None, lines: Sequence[str] | None,
     also: Sequence[tuple[Path, str | Iterable[str]]] = (), testcases: Sequence[str] | None = None,
     rows: Sequence[str] | None = None, matrix: Callable[[], str] | None = None,
-    totals: Callable[[], Totals] | None = None, sections: Callable[[CaseResult], str | None] | None = None,
+    complete: bool | None = None, sections: Callable[[CaseResult], str | None] | None = None,
 ) -> dict[str, Path]:
     """:func:`write_report`, with the results' JSON (``lines``, one per result, as
     :func:`result_json` makes them) already made, or None to make them here; ``also``: other
@@ -100,10 +100,10 @@ def _write_files(
     testcases and their rows of the HTML list of all cases, already made
     (:func:`~ort_layouts.reports.junit.junit_pieces` and
     :func:`~ort_layouts.reports.html.report_html_pieces` say how), or None to make them here;
-    ``matrix`` and ``totals``: what makes the HTML matrix and the report's totals, or None to
-    make them here; ``sections``: a failing result's drawn HTML section, when made before. The
-    summaries are made as they are written (the first files are being written meanwhile), the
-    totals once for all three."""
+    ``matrix``: what makes the HTML matrix, or None to make it here; ``complete``:
+    :attr:`Report.complete`, when the caller knows it; ``sections``: a failing result's drawn
+    HTML section, when made before. The summaries are made as they are written (the first
+    files are being written meanwhile), the report's totals once for all three."""
     if strict is None:
         strict = bool(report.meta.get("strict", False))
     if lines is None:
@@ -115,7 +115,7 @@ def _write_files(
 
     def known() -> Totals:
         if not found:
-            found.append(Totals.of(report) if totals is None else totals())
+            found.append(Totals.of(report, complete=complete))
         return found[0]
 
     def json_pieces() -> Iterator[str]:
@@ -138,16 +138,12 @@ def _write_files(
 _PIECE_LINES = 128
 
 
-def _report_json(report: Report, lines: Sequence[str], *, strict: bool) -> str:
-    """The text of ``report.json``: :meth:`Report.to_dict` as JSON, its fields one a line
-    (indented by one space) and then its results, one a line, as ``lines`` holds them."""
-    return "".join(_report_json_pieces(report, lines, strict=strict))
-
-
 def _report_json_pieces(
-    report: Report, lines: Sequence[str], *, strict: bool, totals: Totals | None = None
+    report: Report, lines: Sequence[str], *, strict: bool, totals: Totals
 ) -> Iterator[str]:
-    """:func:`_report_json`'s text in pieces, one for each few hundred results."""
+    """The text of ``report.json`` in pieces, one for each few hundred results:
+    :meth:`Report.to_dict` as JSON, its fields one a line (indented by one space) and then its
+    results, one a line, as ``lines`` holds them."""
     head = json.dumps(report_header(report, strict=strict, totals=totals), indent=1)  # "{\n ...\n}"
     if not lines:
         yield head[:-2] + ',\n "results": []\n}\n'
@@ -392,14 +388,10 @@ class ReportWriter:
         self._sections: dict[str, tuple[CaseResult, str]] = {}
         # The results before _made are in _order, the report's order, with what the summaries
         # hold of each, made a few dozen results at a time as they arrive (while a run's workers
-        # are busy): writing the summaries then joins text. _order is made for the planned ids
-        # _planned (a copy; _planned_ref: the list itself) and the strict _made_strict.
+        # are busy): writing the summaries then joins text.
         self._made = 0
         self._make_at_add = True  # False once making failed: the summaries make them, failing as before
-        self._made_strict = strict
-        self._planned: object = None
-        self._planned_ref: object = None
-        self._order = _Order((), strict=strict)
+        self._order = _Order(None, strict=strict)
         self._planned_for_json: object = None  # the planned ids (a copy) of _planned_json
         self._planned_json: str | None = None
         self._last_write = time.monotonic()
@@ -536,12 +528,8 @@ class ReportWriter:
         made again, of all results, when the planned ids are not those it was made for (by
         identity, and unless ``thorough`` only so) or the writer's strict changed."""
         planned = self.meta.get("planned")
-        if (planned is not self._planned_ref or (thorough and planned != self._planned)
-                or self.strict != self._made_strict):
-            self._planned_ref = planned
-            self._planned = list(planned) if isinstance(planned, list) else planned
-            self._made_strict = self.strict
-            self._order = _Order(planned or (), strict=self.strict)
+        if not self._order.made_for(planned, strict=self.strict, thorough=thorough):
+            self._order = _Order(planned, strict=self.strict)
             self._made = 0
         start, end = self._made, len(self._results)
         if start < end:
@@ -586,19 +574,12 @@ class ReportWriter:
                         replaced.close()
             first.append((self.directory / META_FILE, self._meta_json()))
         report = Report(dict(self.meta), tuple(results))
-        planned = report.meta.get("planned")
-        complete = not isinstance(planned, list) or order.complete
-
-        def totals() -> Totals:
-            return Totals(report.counts(), tuple(not_passed(report.results)), complete)
-
-        def matrix() -> str:
-            return order.matrix(strict=self.strict)
-
+        complete = not isinstance(report.meta.get("planned"), list) or order.complete
+        matrix = order.matrix if order.tally is not None else None
         try:
             _write_files(report, self.directory, strict=self.strict, lines=lines, also=first,
-                         testcases=testcases, rows=rows, matrix=matrix if order.tally is not None else None,
-                         totals=totals, sections=self._section)
+                         testcases=testcases, rows=rows, matrix=matrix, complete=complete,
+                         sections=self._section)
         finally:
             if replaced is not None:  # the new results.jsonl, to append to
                 self._file = open(self.directory / RESULTS_FILE, "ab", buffering=0)  # noqa: SIM115
@@ -640,14 +621,14 @@ class _Order:
     results.jsonl, its JUnit testcase, its row of the HTML list of all cases and its group of
     the HTML matrix (counted in ``tally``; None: the matrix is made of the report)."""
 
-    def __init__(self, planned: Iterable[str], *, strict: bool) -> None:
-        planned = list(planned)
-        place = {cid: i for i, cid in enumerate(planned)}
-        if len(place) == len(planned):  # each id planned once
-            self.ids, self.slots = planned, place
-        else:  # an id planned twice: at its last place
-            self.ids = sorted(place, key=place.__getitem__)
-            self.slots = {cid: k for k, cid in enumerate(self.ids)}
+    def __init__(self, planned: Any, *, strict: bool) -> None:
+        """``planned``: the meta's planned ids (None: none)."""
+        # what the order is made for: the planned ids (the meta's object, and a copy) and strict
+        self.planned_ref = planned
+        self.planned = list(planned) if isinstance(planned, list) else planned
+        self.strict = strict
+        self.slots = planned_slots(planned)
+        self.ids = list(self.slots)
         n = len(self.ids)
         # the planned ids' slots, None until a result arrives
         self.results: list[CaseResult | None] = [None] * n
@@ -658,8 +639,13 @@ class _Order:
         self.filled = 0
         # the last result of each unplanned case id, in the order they last arrived
         self.extra: dict[str, tuple[CaseResult, str, str, str, MatrixGroup | None]] = {}
-        self.strict = strict
         self.tally: MatrixTally | None = MatrixTally()
+
+    def made_for(self, planned: object, *, strict: bool, thorough: bool) -> bool:
+        """Whether the order is made for these planned ids (the same object, and unless
+        ``thorough`` only so: equal to what it was) and this ``strict``."""
+        return (planned is self.planned_ref and strict == self.strict
+                and not (thorough and planned != self.planned))
 
     @property
     def complete(self) -> bool:
@@ -667,12 +653,12 @@ class _Order:
         return self.filled == len(self.ids)
 
     def add(self, results: Sequence[CaseResult], ids: Sequence[str], lines: Sequence[str],
-            pieces: Sequence[tuple[str, str, bool] | None] | None = None) -> None:
+            pieces: Sequence[tuple[str, str, bool] | None]) -> None:
         """Put results (their case ids and lines) in their places, each replacing an earlier one
         of its case id. What the summaries hold of them is made first, unless ``pieces`` has
         it (a testcase and a row made for this ``strict``): what raises there raises here,
         before anything changes."""
-        if pieces is None or any(p is None or p[2] != self.strict for p in pieces):
+        if any(p is None or p[2] != self.strict for p in pieces):
             testcases = testcase_texts(results, strict=self.strict, ids=ids)
             rows = all_cases_row_texts(results, ids)
         else:
@@ -727,7 +713,7 @@ class _Order:
             rows.append(row)
         return results, ids, lines, testcases, rows
 
-    def matrix(self, *, strict: bool) -> str:
+    def matrix(self) -> str:
         """The HTML matrix of the report's results (with a tally)."""
         assert self.tally is not None
         groups = dict.fromkeys(self.groups)
@@ -740,7 +726,7 @@ class _Order:
             slot = self.slots.get(case_id)
             return extra_places[case_id] if slot is None else slot
 
-        return self.tally.text(cast(dict[MatrixGroup, None], groups), place, strict=strict)
+        return self.tally.text(cast(dict[MatrixGroup, None], groups), place, strict=self.strict)
 
 
 def _used_selection(directory: Path) -> dict[str, Any] | None:

@@ -228,18 +228,26 @@ def test_encode_and_on_encoded_go_together() -> None:
             run_cases(CASES[:1], provider="cpu", **kwargs)  # type: ignore[arg-type]
 
 
-def test_a_validation_on_workers_writes_the_lines_this_process_would(tmp_path: Path) -> None:
+def test_a_validation_on_workers_writes_the_lines_this_process_would(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     from ort_layouts.engine.session import ValidationSession, validation_meta
     from ort_layouts.reports.report import RESULTS_FILE
-    from ort_layouts.reports.writer import ReportWriter, result_line
+    from ort_layouts.reports.writer import ReportWriter, ResultEncoder, result_line
 
     meta = validation_meta(provider=CPU, command="test")
     writer = ReportWriter(tmp_path, meta=meta, planned=[c.id for c in CASES])
+    encoded: list[CaseResult] = []
+    real = ReportWriter.add_encoded
+    # every result comes with what the workers made of it: none is encoded here
+    monkeypatch.setattr(ResultEncoder, "__call__", lambda self, r: pytest.fail("encoded in this process"))
+    writer.add = lambda result: pytest.fail("a result was added without its report pieces")  # type: ignore[method-assign]
+    writer.add_encoded = lambda r, e: (encoded.append(r), real(writer, r, e))[1]  # type: ignore[method-assign]
     outcome = ValidationSession(CASES, provider="cpu", writer=writer, device=meta["device"], jobs=2,
                                 batch_size=16).run()
     assert [r.case for r in outcome.results] != CASES  # they arrived out of planned order
     assert sorted(outcome.results, key=lambda r: CASES.index(r.case)) == list(writer.results)
     assert (tmp_path / RESULTS_FILE).read_bytes() == b"".join(map(result_line, writer.results))
+    assert len(encoded) == len(CASES)
 
 
 def test_each_unit_is_lent_a_share_of_the_runs_reruns(monkeypatch: pytest.MonkeyPatch) -> None:

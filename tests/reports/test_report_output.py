@@ -291,6 +291,22 @@ def test_junit_of_a_standard_suite_sample_is_what_elementtree_writes() -> None:
     assert render_junit(report, strict=True) == _reference_junit(report, strict=True)
 
 
+def test_junit_of_passes_whose_figures_hold_braces_is_what_elementtree_writes() -> None:
+    """Braces are nothing XML escapes: passes whose provider, device or node provider hold
+    them, alone or as a format's fields, scalars among them, are written as any other."""
+    names = ["dev{0}", "{1}", "p}{3}", "{", "}", "{{2}}", "x{4}y{0}"]
+    cases = [Case("Transpose", DataType.FLOAT32, (2, 3), perm=(1, 0)),
+             Case("Transpose", DataType.INT8, (), perm=()),
+             Case("Expand", DataType.UINT8, (3,), target_shape=(2, 3))]
+    results = tuple(CaseResult(case, Status.PASS, CPU if i % 2 else name, device=name,
+                               node_provider=names[(i + 1) % len(names)], element_count=6, seconds=i / 8)
+                    for i, name in enumerate(names) for case in cases)
+    report = Report(META, results)
+    made = render_junit(report)
+    assert made == _reference_junit(report)
+    assert 'value="dev{0}" />' in made and 'value="x{4}y{0}" />' in made
+
+
 # ---- report.html -----------------------------------------------------------------------------
 
 def test_html_escape_is_html_escape() -> None:
@@ -438,7 +454,7 @@ def test_the_whole_suite_s_reports_are_what_the_plain_ways_make_and_read_back(
     assert rows in page
 
 
-def test_meta_json_is_json_dumps_with_indent_one(tmp_path: Path) -> None:
+def test_meta_json_is_json_dumps_with_indent_one() -> None:
     from ort_layouts.reports.writer import _meta_text
 
     metas: list[dict[str, Any]] = [
@@ -463,6 +479,26 @@ def test_files_written_together_replace_all_or_none(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match="boom"):
         atomic_write_texts([(a, "new"), (b, failing())])
     assert a.read_text(encoding="utf-8") == "one é\n" and b.read_text() == "pieces of text"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.txt"]  # no temporary file left
+
+
+def test_files_whose_sync_fails_replace_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ort_layouts.reports import report as report_module
+
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    report_module.atomic_write_texts([(a, "one"), (b, "two")])
+    synced: list[int] = []
+
+    def fsync(fd: int) -> None:  # the disk fails the second file
+        synced.append(fd)
+        if len(synced) == 2:
+            raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr("os.fsync", fsync)  # report.py syncs through os.fsync
+    with pytest.raises(OSError, match="Input/output error"):
+        report_module.atomic_write_texts([(a, "new one"), (b, "new two")])
+    assert len(synced) == 2
+    assert a.read_text() == "one" and b.read_text() == "two"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.txt"]  # no temporary file left
 
 

@@ -299,3 +299,36 @@ def test_add_encoded_refuses_what_the_encoder_does_not_make(tmp_path: Path, samp
                                                 r"\(line, testcase, row, strict, section\)"):
                 writer.add_encoded(sample[0], bad)  # type: ignore[arg-type]
         assert (directory / RESULTS_FILE).read_bytes() == b""  # nothing written
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_failing_case_s_section_comes_from_the_encoder_of_its_own_result(
+        tmp_path: Path, sample: list[CaseResult], strict: bool) -> None:
+    """The drawn section that came with a failing result (add_encoded) is the page's, not
+    drawn again; one made for the other strict, or that came with an earlier result of its
+    case, is not."""
+    errors = [r for r in sample if r.status is Status.ERROR]
+    used, other_strict, replaced = errors[:3]
+    planned = [r.case.id for r in sample]
+
+    def marked(r: CaseResult, encoder: ResultEncoder, mark: str) -> tuple[str, str, str, bool, str]:
+        line, testcase, row, made_strict, section = encoder(r)
+        assert section.startswith('<section class="case error"')  # an error fails either way
+        return line, testcase, row, made_strict, f"<section>{mark}</section>"
+
+    directory = tmp_path / "run"
+    with ReportWriter(directory, meta=META, planned=planned, strict=strict, interval_s=math.inf) as writer:
+        writer.add_encoded(used, marked(used, writer.encode_result, "drawn with its result"))
+        other = ResultEncoder(not strict)
+        writer.add_encoded(other_strict, marked(other_strict, other, "for the other strict"))
+        writer.add_encoded(replaced, marked(replaced, writer.encode_result, "of the first try"))
+        writer.add(dataclasses.replace(replaced, message="the second try"))
+        writer.write_summaries()
+    from ort_layouts.reports.html import case_anchor, escape
+
+    page = (directory / HTML_FILE).read_text(encoding="utf-8")
+    assert "<section>drawn with its result</section>" in page
+    assert "for the other strict" not in page and "of the first try" not in page
+    drawn = {r.case.id for r in (used, other_strict, replaced)
+             if f'<section class="case error" id="{escape(case_anchor(r.case.id))}">' in page}
+    assert drawn == {other_strict.case.id, replaced.case.id} and "error: the second try" in page
