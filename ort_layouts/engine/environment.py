@@ -15,7 +15,8 @@ _RUNTIME_DISTRIBUTIONS = (
 
 
 def environment() -> dict[str, Any]:
-    """The machine, OS, Python and package versions, as a JSON-ready dict."""
+    """The machine, OS, Python and package versions, and what compares large views bit for bit
+    (``comparison_kernel``: the optional C kernel or numpy), as a JSON-ready dict."""
     versions: dict[str, str] = {}
     for dist in _RUNTIME_DISTRIBUTIONS:
         try:
@@ -29,6 +30,8 @@ def environment() -> dict[str, Any]:
             versions["onnxruntime"] = str(onnxruntime.__version__)
         except ImportError:  # pragma: no cover - onnxruntime is a dependency
             pass
+    from ort_layouts.reference.compare import comparison_kernel
+
     return {
         "hostname": platform.node(),
         "machine": platform.machine(),
@@ -37,4 +40,5 @@ def environment() -> dict[str, Any]:
         "python": platform.python_version(),
         "python_implementation": platform.python_implementation(),
         "versions": versions,
+        "comparison_kernel": comparison_kernel(),
     }

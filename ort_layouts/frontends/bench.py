@@ -392,13 +392,15 @@ def oracle_workloads(size_in_bytes: int, *, seed: int = 0) -> list[tuple[str, An
 
 
 def bench_oracle(*, size_in_bytes: int = 256 * MIB, repeats: int = 3) -> list[Figure]:
-    """verify(op, input, actual) against np.copyto of the output's size; the unfused path
-    (execute, then compare) is measured alongside for reference."""
+    """verify(op, input, actual) against np.copyto of the output's size, with the comparison
+    kernel this install has and (when that is the C kernel) with numpy's comparison side by
+    side; the unfused path (execute, then compare) is measured alongside for reference."""
     from ort_layouts.operators.expected import dml_operator
     from ort_layouts.reference.buffers import unpack
-    from ort_layouts.reference.compare import compare
+    from ort_layouts.reference.compare import compare, comparison_kernel, numpy_comparison
     from ort_layouts.reference.execute import DmlOperator, execute, verify
 
+    kernel = comparison_kernel()
     figures = []
     for name, case, x in oracle_workloads(size_in_bytes):
         op = dml_operator(case)
@@ -414,6 +416,10 @@ def bench_oracle(*, size_in_bytes: int = 256 * MIB, repeats: int = 3) -> list[Fi
             if not verify(op, x, actual):
                 raise AssertionError(f"verify rejects the oracle's own output for {name}")
 
+        def fused_numpy() -> None:
+            with numpy_comparison():
+                fused()
+
         def unfused(op: Any = op, x: np.ndarray = x, actual: np.ndarray = actual,
                     scratch: np.ndarray = scratch, name: str = name) -> None:
             expected = unpack(op.output, execute(op, x, out=scratch))
@@ -423,16 +429,23 @@ def bench_oracle(*, size_in_bytes: int = 256 * MIB, repeats: int = 3) -> list[Fi
         def memcpy(d: np.ndarray = copy_dst, s: np.ndarray = copy_src) -> None:
             np.copyto(d, s)
 
-        t_copy, t_fused, t_unfused = _interleaved([memcpy, fused, unfused], repeats)
+        timed: list[Callable[[], None]] = [memcpy, fused, unfused]
+        if kernel != "numpy":
+            timed.append(fused_numpy)
+        t_copy, t_fused, t_unfused, *t_numpy = _interleaved(timed, repeats)
         gbs = [out_bytes / t / 1e9 for t in (t_copy, t_fused, t_unfused)]
         ratio = gbs[1] / gbs[0]
         mib = f"{out_bytes / MIB:.0f} MiB output"
         figures += [
             Figure("oracle", f"{name}: memory copy (np.copyto)", gbs[0], "GB/s", detail=mib),
-            Figure("oracle", f"{name}: verify (oracle + compare, fused)", gbs[1], "GB/s", detail=mib),
+            Figure("oracle", f"{name}: verify (oracle + compare, fused)", gbs[1], "GB/s",
+                   detail=f"{mib}; comparison: {kernel}"),
             Figure("oracle", f"{name}: execute, then compare (unfused)", gbs[2], "GB/s", detail=mib),
-            Figure("oracle", f"{name}: verify / memory copy", ratio, "x", ">= 0.5x", ratio >= 0.5),
         ]
+        if t_numpy:
+            figures.append(Figure("oracle", f"{name}: verify with numpy's comparison / memory copy",
+                                  t_copy / t_numpy[0], "x", detail="the C kernel left aside"))
+        figures.append(Figure("oracle", f"{name}: verify / memory copy", ratio, "x", ">= 0.5x", ratio >= 0.5))
         del scratch, copy_src, copy_dst, actual
     return figures
 

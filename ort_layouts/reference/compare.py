@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -12,7 +14,18 @@ from ort_layouts._errors import DataTypeError
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.reference.copy import default_threads, parallel_map, tile_plan, transposing_axes
 
-__all__ = ["Comparison", "bits_equal", "bits_of", "compare", "views_equal"]
+_c_differs: Callable[..., bool] | None
+_KERNEL = "numpy"
+try:  # the optional C kernel (setup.py); without it views_equal compares in numpy
+    from ort_layouts.reference._equal import SSE2 as _SSE2
+    from ort_layouts.reference._equal import differs as _c_differs
+
+    _KERNEL = "C with SSE2" if _SSE2 else "C"
+except ImportError:  # pragma: no cover - a build without a C compiler
+    _c_differs = None
+
+__all__ = ["Comparison", "bits_equal", "bits_of", "compare", "comparison_kernel", "numpy_comparison",
+           "views_equal"]
 
 _UINT: dict[int, type[np.unsignedinteger[Any]]] = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _CHUNK_BYTES = 1 << 20  # equality is tested chunk by chunk so the temporary stays in cache
@@ -20,9 +33,9 @@ _SLAB_BYTES = 1 << 20  # views_equal: bytes compared per step (their flags stay 
 _VIEWS_SMALL_BYTES = 1 << 20  # below this, views_equal is one np.array_equal
 _VIEWS_PARALLEL_BYTES = 8 << 20  # below this, views_equal uses one thread
 # views_equal's transposed tiles: long runs along the source's fastest axis (few, long streams)
-_TILE_DST_RUN_BYTES = 256
+_TILE_DST_RUN_BYTES = 512
 _TILE_SRC_RUN_BYTES = 8192
-_TILE_BYTES = 512 << 10
+_TILE_BYTES = 1 << 20
 # small tensors of one native-order DirectML type are compared as bytes first
 _BYTES_FIRST_LIMIT = 64 << 10
 _NATIVE_DTYPES: frozenset[np.dtype[Any]] = frozenset(
@@ -110,7 +123,10 @@ def views_equal(x: np.ndarray, y: np.ndarray, *, threads: int | None = None) -> 
 
     When reading ``x`` in ``y``'s order jumps in memory (a transposed view), each L2-sized
     tile of ``x`` is first copied into a scratch tile in its own order, then compared with
-    ``y``'s tile; otherwise ``y`` is walked in slabs of its outer axes. Large transposed views
+    ``y``'s tile; otherwise ``y`` is walked in slabs of its outer axes. Integer views are
+    compared by the C kernel ``_equal`` where it was built (``setup.py``; it transposes 4x4
+    blocks of 4-byte elements in SSE2 registers and compares contiguous rows with memcmp), in
+    numpy otherwise, with the same result. Large transposed views
     are spread over threads (numpy releases the GIL): moving elements one at a time is work for
     the CPU. Slabs are compared on one thread unless ``threads`` asks for more: that walk is
     bound by memory bandwidth, which a second thread did not raise on a 2-vCPU machine (and cut
@@ -124,9 +140,10 @@ def views_equal(x: np.ndarray, y: np.ndarray, *, threads: int | None = None) -> 
     """
     if x.shape != y.shape or x.dtype != y.dtype:
         return False
+    kernel = _kernel_for(x, y)
     nbytes = y.size * y.itemsize
     if nbytes < _VIEWS_SMALL_BYTES:
-        return bool(np.array_equal(x, y))
+        return not kernel(x, y) if kernel is not None else bool(np.array_equal(x, y))
     nthreads = max(1, default_threads() if threads is None else int(threads))
     if nbytes < _VIEWS_PARALLEL_BYTES:
         nthreads = 1
@@ -135,28 +152,40 @@ def views_equal(x: np.ndarray, y: np.ndarray, *, threads: int | None = None) -> 
     if axes is not None:
         plan = tile_plan(y.shape, y.strides, y.itemsize, *axes, dst_run_bytes=_TILE_DST_RUN_BYTES,
                          src_run_bytes=_TILE_SRC_RUN_BYTES, tile_bytes=_TILE_BYTES)
+        # the kernel walks the source's fastest axis (contiguous in the scratch tile) as rows and
+        # the destination's (contiguous in y) as columns: its transposing path
+        a, b = axes
+        order = [*(i for i in range(y.ndim) if i not in axes), b, a]
 
         def tiles(part: Any) -> None:
             tile = plan.scratch(y.dtype)
-            flags = np.empty(plan.extents, dtype=np.bool_)
+            flags = np.empty(plan.extents if kernel is None else (0,) * y.ndim, dtype=np.bool_)
             for starts in part:
                 if differ:
                     return
                 sl = plan.slices(starts)
-                b = y[sl]
-                if b.shape == plan.extents:
+                got = y[sl]
+                if got.shape == plan.extents:
                     t, f = tile, flags
                 else:
-                    part_of = tuple(slice(0, n) for n in b.shape)
+                    part_of = tuple(slice(0, n) for n in got.shape)
                     t, f = tile[part_of], flags[part_of]
                 np.copyto(t, x[sl])
-                np.not_equal(t, b, out=f)
+                if kernel is not None:
+                    if kernel(t.transpose(order), got.transpose(order)):
+                        differ.append(True)
+                        return
+                    continue
+                np.not_equal(t, got, out=f)
                 if f.any():
                     differ.append(True)
                     return
 
         parallel_map(tiles, plan.starts, nthreads)
         return not differ
+    slab_threads = 1 if threads is None else nthreads
+    if kernel is not None and slab_threads == 1:
+        return not kernel(x, y)
     slabs = _slabs(y.shape, max(1, _SLAB_BYTES // y.itemsize))
     flags_size = max(1, _SLAB_BYTES // y.itemsize)
 
@@ -166,14 +195,53 @@ def views_equal(x: np.ndarray, y: np.ndarray, *, threads: int | None = None) -> 
             if differ:
                 return
             a, b = x[sl], y[sl]
+            if kernel is not None:
+                if kernel(a, b):
+                    differ.append(True)
+                    return
+                continue
             f = scratch[: b.size].reshape(b.shape)
             np.not_equal(a, b, out=f)
             if f.any():
                 differ.append(True)
                 return
 
-    parallel_map(compare_slabs, slabs, 1 if threads is None else nthreads)
+    parallel_map(compare_slabs, slabs, slab_threads)
     return not differ
+
+
+def comparison_kernel() -> str:
+    """What compares integer views in :func:`views_equal` here: "C with SSE2" or "C" (the
+    optional kernel ``_equal``, built by ``pip install`` where a C compiler is), else "numpy"."""
+    return _KERNEL if _c_differs is not None else "numpy"
+
+
+@contextlib.contextmanager
+def numpy_comparison() -> Iterator[None]:
+    """Inside this block :func:`views_equal` compares in numpy, the C kernel left aside (for
+    measuring what the kernel earns, side by side; not for use while other threads compare)."""
+    global _c_differs
+    saved, _c_differs = _c_differs, None
+    try:
+        yield
+    finally:
+        _c_differs = saved
+
+
+def _kernel_for(x: np.ndarray, y: np.ndarray) -> Any:
+    """The C kernel's test of whether two views differ, when it is built and their elements are
+    native-order integers of one type (whose bits are equal exactly when their values are, as
+    numpy compares them); None otherwise."""
+    if (_c_differs is None or not isinstance(x, np.ndarray) or not isinstance(y, np.ndarray)
+            or x.dtype.kind not in "ui" or not x.dtype.isnative or x.itemsize not in _UINT):
+        return None
+    return _differs_c
+
+
+def _differs_c(x: np.ndarray, y: np.ndarray) -> bool:
+    """Whether two views of one shape and integer type differ anywhere (the C kernel)."""
+    assert _c_differs is not None
+    return bool(_c_differs(x.ctypes.data, x.strides, y.ctypes.data, y.strides, x.shape, x.itemsize))
 
 
 def _slabs(shape: tuple[int, ...], elements: int) -> list[tuple[slice | int, ...]]:

@@ -24,6 +24,7 @@ from ort_layouts.frontends.bench import (
     run_benchmarks,
 )
 from ort_layouts.operators.case import Case
+from ort_layouts.reference.compare import comparison_kernel
 
 TINY = {"suite_ranks": (1,), "suite_sample": 10, "oracle_bytes": 1 << 20, "gpu_bytes": 1 << 18,
         "gpu_iterations": 2, "memory_bytes": 1 << 20, "repeats": 1}
@@ -36,7 +37,9 @@ def test_every_section_prints_a_header_and_its_figures() -> None:
     text = out.getvalue()
     assert text.startswith("# ort_layouts bench ") and "cpus=" in text
     by_section = {s: [f for f in figures if f.section == s] for s in ("suite", "oracle", "gpu", "memory")}
-    assert [len(v) for v in by_section.values()] == [4, 12, 12, 8]
+    kernel = comparison_kernel()
+    oracle_figures = 12 if kernel == "numpy" else 15  # with a C kernel, numpy's comparison beside it
+    assert [len(v) for v in by_section.values()] == [4, oracle_figures, 12, 8]
     for f in figures:
         assert f.line() in text
         assert np.isfinite(f.value)
@@ -52,6 +55,10 @@ def test_every_section_prints_a_header_and_its_figures() -> None:
     for f in by_section["oracle"]:
         if f.unit == "GB/s":
             assert f.value > 0 and "1 MiB output" in f.detail
+        if "verify (oracle + compare, fused)" in f.name:
+            assert f.detail.endswith(f"; comparison: {kernel}")
+    numpy_lines = [f for f in by_section["oracle"] if "verify with numpy's comparison" in f.name]
+    assert len(numpy_lines) == (0 if kernel == "numpy" else 3) and all(f.value > 0 for f in numpy_lines)
 
 
 def test_figure_line_states_target_and_verdict() -> None:
@@ -69,7 +76,8 @@ def test_main_writes_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     data = json.loads(path.read_text())
     assert {"date", "platform", "cpu", "cpu_count", "onnxruntime"} <= set(data["machine"])
     names = [f["name"] for f in data["figures"]]
-    assert len(names) == 12 and all(f["section"] == "oracle" for f in data["figures"])
+    assert len(names) == (12 if comparison_kernel() == "numpy" else 15)
+    assert all(f["section"] == "oracle" for f in data["figures"])
     assert "transpose NCHW->NHWC: verify / memory copy" in names
     assert "verify / memory copy" in capsys.readouterr().out
 

@@ -1,0 +1,185 @@
+"""The C kernel of views_equal (ort_layouts/reference/_equal.c) against numpy's np.array_equal:
+every way through a block (memcmp rows, 4x4 transposed blocks with their remainders, one element
+at a time), each item size, negative and zero strides, a difference anywhere; and views_equal
+giving the same answers with the kernel and without it."""
+
+from __future__ import annotations
+
+import os
+import platform
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ort_layouts.reference import compare as compare_module
+from ort_layouts.reference.compare import views_equal
+
+if os.environ.get("CI"):  # CI installs with a C compiler: the kernel must be there, not skipped
+    from ort_layouts.reference import _equal
+else:
+    _equal = pytest.importorskip("ort_layouts.reference._equal")
+
+UINTS = (np.uint8, np.uint16, np.uint32, np.uint64)
+
+
+def differs(x: np.ndarray, y: np.ndarray) -> bool:
+    return bool(_equal.differs(x.ctypes.data, x.strides, y.ctypes.data, y.strides, x.shape, x.itemsize))
+
+
+def random_bits(shape: tuple[int, ...], dtype: type, seed: int = 0) -> np.ndarray:
+    info = np.iinfo(dtype)
+    return np.asarray(np.random.default_rng(seed).integers(0, int(info.max) + 1, size=shape, dtype=dtype))
+
+
+def flipped(y: np.ndarray, flat_index: int, bit: int = 0) -> np.ndarray:
+    z = np.array(y, order="C")  # a copy, 0-d kept (np.ascontiguousarray makes it 1-d)
+    z.reshape(-1)[flat_index] ^= z.dtype.type(1 << bit)
+    return z
+
+
+def test_views_equal_uses_the_kernel_where_it_is_built() -> None:
+    assert compare_module._c_differs is _equal.differs
+
+
+@pytest.mark.parametrize("dtype", UINTS)
+@pytest.mark.parametrize("shape", [(), (1,), (7,), (3, 5), (4, 4), (9, 13), (2, 3, 17, 6)])
+def test_equal_views_of_every_item_size_and_rank(dtype: type, shape: tuple[int, ...]) -> None:
+    x = random_bits(shape, dtype)
+    assert not differs(x, x.copy())
+    for k in range(x.size):
+        assert differs(x, flipped(x, k, bit=np.dtype(dtype).itemsize * 8 - 1))
+
+
+@pytest.mark.parametrize("rows, cols", [(4, 4), (8, 12), (5, 4), (4, 7), (13, 9), (3, 3), (64, 3), (2, 64)])
+def test_transposed_blocks_and_their_remainders(rows: int, cols: int) -> None:
+    # x contiguous along the rows and y along the columns, 4-byte elements: the 4x4 SSE2 path,
+    # then the columns past the last 4 and the rows past the last 4, one element at a time
+    source = random_bits((cols, rows), np.uint32)
+    x = source.T  # rows x cols, contiguous along the rows
+    y = np.ascontiguousarray(x)
+    assert x.strides == (4, 4 * rows) and y.strides == (4 * cols, 4)
+    assert not differs(x, y)
+    for r in range(rows):
+        for c in range(cols):  # every position: the 4x4 area and both remainders
+            assert differs(x, flipped(y, r * cols + c, bit=31))
+
+
+def test_a_difference_in_any_outer_block_is_found() -> None:
+    x = random_bits((3, 4, 8, 8), np.uint32).transpose(0, 1, 3, 2)
+    y = np.ascontiguousarray(x)
+    assert not differs(x, y)
+    for k in (0, 63, 64, 5 * 64 + 17, y.size - 1):
+        assert differs(x, flipped(y, k))
+
+
+def test_negative_zero_and_empty_strides() -> None:
+    x = random_bits((6, 10), np.uint16)
+    assert not differs(x[::-1, ::-2], np.ascontiguousarray(x[::-1, ::-2]))
+    row = random_bits((10,), np.uint16)
+    broadcast = np.broadcast_to(row, (6, 10))
+    assert broadcast.strides[0] == 0 and not differs(broadcast, np.tile(row, (6, 1)))
+    assert differs(broadcast, flipped(np.tile(row, (6, 1)), 5 * 10 + 3))
+    empty = np.zeros((3, 0, 4), np.uint8)
+    assert not differs(empty, empty.copy())
+
+
+def test_bad_arguments_name_the_valid_values() -> None:
+    x = np.zeros((2, 2), np.uint32)
+    with pytest.raises(ValueError, match=r"itemsize 3 is not valid; valid: 1, 2, 4, 8"):
+        _equal.differs(x.ctypes.data, x.strides, x.ctypes.data, x.strides, x.shape, 3)
+    with pytest.raises(ValueError, match=r"at most 32"):
+        _equal.differs(x.ctypes.data, (0,) * 33, x.ctypes.data, (0,) * 33, (1,) * 33, 4)
+    with pytest.raises(ValueError, match=r"x_strides must be a tuple of 2 ints"):
+        _equal.differs(x.ctypes.data, (4,), x.ctypes.data, x.strides, x.shape, 4)
+    with pytest.raises(ValueError, match=r"shape\[1\] is -1"):
+        _equal.differs(x.ctypes.data, x.strides, x.ctypes.data, x.strides, (2, -1), 4)
+
+
+@st.composite
+def view_pairs(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray]:
+    """A strided view of random bits (permuted, reversed, stepped or broadcast axes) and a
+    C-contiguous copy of it, of any unsigned item size."""
+    rank = draw(st.integers(0, 5))
+    shape = tuple(draw(st.lists(st.integers(1, 9), min_size=rank, max_size=rank)))
+    dtype = draw(st.sampled_from(UINTS))
+    base = random_bits(tuple(2 * n for n in shape), dtype, seed=draw(st.integers(0, 2**16)))
+    steps = tuple(draw(st.sampled_from((1, 2, -1, -2))) for _ in shape)
+    view = np.asarray(base[tuple(slice(None, None, s) for s in steps)][tuple(slice(0, n) for n in shape)])
+    perm = draw(st.permutations(range(rank)))
+    view = view.transpose(perm)
+    if rank and draw(st.booleans()):  # one broadcast axis
+        axis = draw(st.integers(0, rank - 1))
+        view = np.broadcast_to(view[tuple(slice(0, 1) if k == axis else slice(None) for k in range(rank))],
+                               view.shape)
+    return view, np.array(view, order="C")
+
+
+@settings(max_examples=300, deadline=None)
+@given(view_pairs(), st.data())
+def test_property_the_kernel_agrees_with_numpy(pair: tuple[np.ndarray, np.ndarray],
+                                               data: st.DataObject) -> None:
+    x, y = pair
+    assert differs(x, y) is (not np.array_equal(x, y))
+    assert differs(y, x) is False
+    k = data.draw(st.integers(0, y.size - 1))
+    bit = data.draw(st.integers(0, y.itemsize * 8 - 1))
+    z = flipped(y, k, bit)
+    assert differs(x, z) is (not np.array_equal(x, z)) is True
+    assert differs(z, x) is True
+
+
+@pytest.mark.parametrize("kernel", [True, False], ids=["kernel", "numpy"])
+@pytest.mark.parametrize("perm", [(0, 2, 3, 1), (0, 3, 1, 2), (1, 0, 2, 3)])
+def test_views_equal_same_answer_with_and_without_the_kernel(
+        monkeypatch: pytest.MonkeyPatch, kernel: bool, perm: tuple[int, ...]) -> None:
+    if not kernel:
+        monkeypatch.setattr(compare_module, "_c_differs", None)
+    x = random_bits((2, 24, 160, 200), np.uint32)  # 6 MiB: the tiled path
+    view = x.transpose(perm)
+    y = np.ascontiguousarray(view)
+    assert views_equal(view, y, threads=2)
+    for k in (0, y.size // 3, y.size - 1):
+        assert not views_equal(view, flipped(y, k, bit=17), threads=2)
+    pad = random_bits((3, 300, 1100), np.uint32)  # the slab path: rows contiguous in both
+    inner = pad[:, 1:-1, 2:-2]
+    assert views_equal(inner, np.ascontiguousarray(inner))
+    assert not views_equal(inner, flipped(np.ascontiguousarray(inner), inner.size - 5))
+
+
+def test_float_views_keep_numpy_semantics() -> None:
+    # the kernel compares bits; float views keep np.array_equal's values (NaN differs from itself)
+    nan = np.array([np.nan, 1.0], dtype=np.float32)
+    assert compare_module._kernel_for(nan, nan) is None
+    assert not views_equal(nan, nan.copy())
+    big_endian = np.arange(4, dtype=">u4")
+    assert compare_module._kernel_for(big_endian, big_endian) is None
+    assert views_equal(big_endian, np.arange(4, dtype="<u4").astype(">u4"))
+
+
+def test_comparison_kernel_names_what_compares(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ort_layouts.engine.environment import environment
+
+    x86 = platform.machine().lower() in ("x86_64", "amd64")
+    assert compare_module.comparison_kernel() == ("C with SSE2" if x86 else "C")
+    assert environment()["comparison_kernel"] == compare_module.comparison_kernel()
+    monkeypatch.setattr(compare_module, "_c_differs", None)
+    assert compare_module.comparison_kernel() == "numpy"
+
+
+def test_numpy_comparison_leaves_the_kernel_aside_for_its_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+    real = compare_module._c_differs
+
+    def counting(*args: object) -> bool:
+        calls.append(1)
+        assert real is not None
+        return real(*args)
+
+    monkeypatch.setattr(compare_module, "_c_differs", counting)
+    x = random_bits((40, 30), np.uint32).T
+    with compare_module.numpy_comparison():
+        assert compare_module.comparison_kernel() == "numpy"
+        assert views_equal(x, np.ascontiguousarray(x)) and not calls
+    assert views_equal(x, np.ascontiguousarray(x)) and calls == [1]
