@@ -1,10 +1,10 @@
 /* Bitwise comparison of two strided views, for ort_layouts.reference.compare.views_equal.
  *
- * differs(x_address, x_strides, y_address, y_strides, shape, itemsize) -> bool
+ * differs(x, y) -> bool
  *
- * Whether any element of the two views differs in its bits. Both views have ``shape``; each has
- * its own byte strides (any sign, 0 included) and the caller keeps the memory alive and
- * readable. The last two axes are walked as a 2D block (rows, columns), the others by an
+ * Whether any element of two strided buffers (numpy arrays, through the buffer protocol) of one
+ * shape and item size differs in its bits. Each has its own byte strides (any sign, 0
+ * included). The last two axes are walked as a 2D block (rows, columns), the others by an
  * odometer. Three ways through a block:
  *   - both views contiguous along the columns: memcmp of each row;
  *   - 4-byte elements, x contiguous along the rows and y along the columns (a transposed
@@ -42,9 +42,12 @@ typedef struct {
     do {                                                                                        \
         for (Py_ssize_t r = 0; r < b->rows; r++) {                                              \
             const char *xp = b->x + r * b->xr, *yp = b->y + r * b->yr;                          \
-            T acc = 0;                                                                          \
-            for (Py_ssize_t c = 0; c < b->cols; c++)                                            \
-                acc |= *(const T *)(xp + c * b->xc) ^ *(const T *)(yp + c * b->yc);             \
+            T acc = 0, u, v;                                                                    \
+            for (Py_ssize_t c = 0; c < b->cols; c++) {                                          \
+                memcpy(&u, xp + c * b->xc, sizeof u); /* any alignment */                       \
+                memcpy(&v, yp + c * b->yc, sizeof v);                                           \
+                acc |= u ^ v;                                                                   \
+            }                                                                                   \
             if (acc)                                                                            \
                 return 1;                                                                       \
         }                                                                                       \
@@ -119,47 +122,48 @@ static int block_differs(const Block *b) {
     return scalar_block(b);
 }
 
-static int read_dims(PyObject *seq, Py_ssize_t *out, Py_ssize_t n, const char *what) {
-    if (!PyTuple_Check(seq) || PyTuple_GET_SIZE(seq) != n) {
-        PyErr_Format(PyExc_ValueError, "%s must be a tuple of %zd ints", what, n);
-        return -1;
-    }
-    for (Py_ssize_t k = 0; k < n; k++) {
-        out[k] = PyLong_AsSsize_t(PyTuple_GET_ITEM(seq, k));
-        if (out[k] == -1 && PyErr_Occurred())
-            return -1;
-    }
-    return 0;
-}
-
 static PyObject *differs(PyObject *self, PyObject *args) {
     (void)self;
-    unsigned long long x_address, y_address;
-    PyObject *x_strides_obj, *y_strides_obj, *shape_obj;
-    Py_ssize_t itemsize;
-    if (!PyArg_ParseTuple(args, "KO!KO!O!n", &x_address, &PyTuple_Type, &x_strides_obj, &y_address,
-                          &PyTuple_Type, &y_strides_obj, &PyTuple_Type, &shape_obj, &itemsize))
+    PyObject *x_obj, *y_obj;
+    if (!PyArg_ParseTuple(args, "OO", &x_obj, &y_obj))
         return NULL;
-    Py_ssize_t ndim = PyTuple_GET_SIZE(shape_obj);
+    Py_buffer xv, yv;
+    if (PyObject_GetBuffer(x_obj, &xv, PyBUF_STRIDED_RO) < 0)
+        return NULL;
+    if (PyObject_GetBuffer(y_obj, &yv, PyBUF_STRIDED_RO) < 0) {
+        PyBuffer_Release(&xv);
+        return NULL;
+    }
+    PyObject *answer = NULL;
+    Py_ssize_t ndim = xv.ndim, itemsize = xv.itemsize;
+    if (yv.ndim != ndim || yv.itemsize != itemsize) {
+        PyErr_Format(PyExc_ValueError, "x has %zd axes of %zd-byte items, y %zd of %zd-byte items; valid: the same",
+                     ndim, itemsize, (Py_ssize_t)yv.ndim, yv.itemsize);
+        goto done;
+    }
     if (ndim > MAX_DIMS) {
-        PyErr_Format(PyExc_ValueError, "shape has %zd axes; valid: at most %d", ndim, MAX_DIMS);
-        return NULL;
+        PyErr_Format(PyExc_ValueError, "the views have %zd axes; valid: at most %d", ndim, MAX_DIMS);
+        goto done;
     }
     if (itemsize != 1 && itemsize != 2 && itemsize != 4 && itemsize != 8) {
         PyErr_Format(PyExc_ValueError, "itemsize %zd is not valid; valid: 1, 2, 4, 8", itemsize);
-        return NULL;
+        goto done;
     }
     Py_ssize_t shape[MAX_DIMS + 2], xs[MAX_DIMS + 2], ys[MAX_DIMS + 2];
-    if (read_dims(shape_obj, shape, ndim, "shape") || read_dims(x_strides_obj, xs, ndim, "x_strides") ||
-        read_dims(y_strides_obj, ys, ndim, "y_strides"))
-        return NULL;
     for (Py_ssize_t k = 0; k < ndim; k++) {
-        if (shape[k] < 0) {
-            PyErr_Format(PyExc_ValueError, "shape[%zd] is %zd; valid: >= 0", k, shape[k]);
-            return NULL;
+        if (xv.shape[k] != yv.shape[k]) {
+            PyErr_Format(PyExc_ValueError, "axis %zd is %zd long in x and %zd in y; valid: the same shape", k,
+                         xv.shape[k], yv.shape[k]);
+            goto done;
         }
-        if (shape[k] == 0)
-            Py_RETURN_FALSE;
+        shape[k] = xv.shape[k];
+        xs[k] = xv.strides[k];
+        ys[k] = yv.strides[k];
+        if (shape[k] == 0) {
+            answer = Py_False;
+            Py_INCREF(answer);
+            goto done;
+        }
     }
     /* at least two axes: a scalar or a vector is one row */
     while (ndim < 2) {
@@ -171,8 +175,8 @@ static PyObject *differs(PyObject *self, PyObject *args) {
         ndim++;
     }
     Py_ssize_t outer = ndim - 2, index[MAX_DIMS] = {0};
-    Block b = {(const char *)(uintptr_t)x_address, (const char *)(uintptr_t)y_address,
-               xs[outer], xs[outer + 1], ys[outer], ys[outer + 1], shape[outer], shape[outer + 1], itemsize};
+    Block b = {(const char *)xv.buf, (const char *)yv.buf, xs[outer], xs[outer + 1], ys[outer], ys[outer + 1],
+               shape[outer], shape[outer + 1], itemsize};
     const char *x0 = b.x, *y0 = b.y;
     int found = 0;
     Py_BEGIN_ALLOW_THREADS
@@ -196,13 +200,17 @@ static PyObject *differs(PyObject *self, PyObject *args) {
         }
     }
     Py_END_ALLOW_THREADS
-    return PyBool_FromLong(found);
+    answer = PyBool_FromLong(found);
+done:
+    PyBuffer_Release(&yv);
+    PyBuffer_Release(&xv);
+    return answer;
 }
 
 static PyMethodDef methods[] = {
     {"differs", differs, METH_VARARGS,
-     "differs(x_address, x_strides, y_address, y_strides, shape, itemsize) -> bool\n\n"
-     "Whether two strided views of one shape differ in any element's bits."},
+     "differs(x, y) -> bool\n\n"
+     "Whether two strided buffers (numpy arrays) of one shape and item size differ in any element's bits."},
     {NULL, NULL, 0, NULL},
 };
 

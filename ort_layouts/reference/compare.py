@@ -241,7 +241,7 @@ def _kernel_for(x: np.ndarray, y: np.ndarray) -> Any:
 def _differs_c(x: np.ndarray, y: np.ndarray) -> bool:
     """Whether two views of one shape and integer type differ anywhere (the C kernel)."""
     assert _c_differs is not None
-    return bool(_c_differs(x.ctypes.data, x.strides, y.ctypes.data, y.strides, x.shape, x.itemsize))
+    return _c_differs(x, y)
 
 
 def _slabs(shape: tuple[int, ...], elements: int) -> list[tuple[slice | int, ...]]:

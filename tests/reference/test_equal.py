@@ -25,7 +25,7 @@ UINTS = (np.uint8, np.uint16, np.uint32, np.uint64)
 
 
 def differs(x: np.ndarray, y: np.ndarray) -> bool:
-    return bool(_equal.differs(x.ctypes.data, x.strides, y.ctypes.data, y.strides, x.shape, x.itemsize))
+    return _equal.differs(x, y)
 
 
 def random_bits(shape: tuple[int, ...], dtype: type, seed: int = 0) -> np.ndarray:
@@ -87,14 +87,25 @@ def test_negative_zero_and_empty_strides() -> None:
 
 def test_bad_arguments_name_the_valid_values() -> None:
     x = np.zeros((2, 2), np.uint32)
-    with pytest.raises(ValueError, match=r"itemsize 3 is not valid; valid: 1, 2, 4, 8"):
-        _equal.differs(x.ctypes.data, x.strides, x.ctypes.data, x.strides, x.shape, 3)
-    with pytest.raises(ValueError, match=r"at most 32"):
-        _equal.differs(x.ctypes.data, (0,) * 33, x.ctypes.data, (0,) * 33, (1,) * 33, 4)
-    with pytest.raises(ValueError, match=r"x_strides must be a tuple of 2 ints"):
-        _equal.differs(x.ctypes.data, (4,), x.ctypes.data, x.strides, x.shape, 4)
-    with pytest.raises(ValueError, match=r"shape\[1\] is -1"):
-        _equal.differs(x.ctypes.data, x.strides, x.ctypes.data, x.strides, (2, -1), 4)
+    with pytest.raises(ValueError, match=r"itemsize 16 is not valid; valid: 1, 2, 4, 8"):
+        _equal.differs(np.zeros(2, "V16"), np.zeros(2, "V16"))
+    with pytest.raises(ValueError, match=r"axis 1 is 2 long in x and 3 in y; valid: the same shape"):
+        _equal.differs(x, np.zeros((2, 3), np.uint32))
+    with pytest.raises(ValueError, match=r"x has 2 axes of 4-byte items, y 1 of 4-byte items; valid: the"):
+        _equal.differs(x, np.zeros(4, np.uint32))
+    with pytest.raises(ValueError, match=r"x has 2 axes of 4-byte items, y 2 of 2-byte items"):
+        _equal.differs(x, np.zeros((2, 2), np.uint16))
+    with pytest.raises(TypeError):
+        _equal.differs([1, 2], [1, 2])  # no buffer
+
+
+def test_any_alignment() -> None:
+    raw = np.zeros(4 * 64 + 1, np.uint8)
+    raw[1:] = random_bits((4 * 64,), np.uint8)
+    odd = raw[1:].view(np.uint32).reshape(8, 8)  # addresses one past 4-byte alignment
+    assert not odd.flags.aligned
+    assert not differs(odd.T, np.ascontiguousarray(odd.T)) and not differs(odd, odd.copy())
+    assert differs(odd.T, flipped(np.ascontiguousarray(odd.T), 9))
 
 
 @st.composite
