@@ -81,21 +81,26 @@ class _Worker:
     def __init__(self) -> None:
         self._proc: subprocess.Popen[bytes] | None = None
         self._stderr: IO[bytes] | None = None
+        self._ready = False  # the process said it was ready (its READY read off its stdout)
 
     def ensure(self) -> subprocess.Popen[bytes]:
-        """The running process, started (and waited for: :meth:`wait_ready`) if there is none.
+        """The running process that said it was ready: started if there is none, and waited for
+        (:meth:`wait_ready`) if it has not said so yet.
 
         Raises:
             OSError: it could not be started, or did not say it was ready.
         """
-        if self._proc is not None and self._proc.poll() is None:
-            return self._proc
-        self.start()
-        return self.wait_ready()
+        if self._proc is None or self._proc.poll() is not None:
+            self.start()
+        if not self._ready:
+            self.wait_ready()
+        assert self._proc is not None
+        return self._proc
 
     def start(self) -> None:
         """Start a new process (the one before, if any, stopped)."""
         self.stop()
+        self._ready = False
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in stop
         self._proc = subprocess.Popen([sys.executable, "-P", "-u", "-c", _WORKER_CODE, _PACKAGE_PARENT],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr)
@@ -115,6 +120,7 @@ class _Worker:
         except OSError:
             self.stop()
             raise
+        self._ready = True
         return proc
 
     def call(self, request: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -126,8 +132,9 @@ class _Worker:
             reply = pickle.load(proc.stdout)
         except (OSError, EOFError, pickle.UnpicklingError, ValueError) as e:
             raise _WorkerDied(self._died_text(e, "while it ran the case")) from None
-        if not isinstance(reply, tuple) or not reply:
-            raise _WorkerDied(self._died_text(ValueError(f"unexpected reply {type(reply).__name__}"),
+        if not isinstance(reply, tuple) or not reply or reply[0] not in ("ok", "error"):
+            kind = reply[0] if isinstance(reply, tuple) and reply else type(reply).__name__
+            raise _WorkerDied(self._died_text(ValueError(f"unexpected reply {kind!r}"),
                                               "while it ran the case"))
         return reply
 
@@ -139,6 +146,7 @@ class _Worker:
     def stop(self) -> None:
         """Ask the process to quit (killed after 5 s) and let its pipes go."""
         proc, stderr, self._proc, self._stderr = self._proc, self._stderr, None, None
+        self._ready = False
         stop_child(proc, stderr)
 
     def kill(self) -> None:
@@ -180,19 +188,22 @@ def _pool() -> _Pool:
 
 
 def start_workers(count: int) -> None:
-    """Start ``count`` workers now, if they are not running (a run starts them otherwise), so
-    that they import while the run takes its cases in.
+    """Start ``count`` workers now, if they are not running, and wait until each says it is
+    ready (they import side by side), so that a run knows before it begins whether it can
+    spread. A worker left started but not yet heard from (another one failed first) is waited
+    for when it is next used.
 
     Raises:
-        OSError: a worker could not be started.
+        OSError: a worker could not be started, or did not say it was ready.
     """
     pool = _pool()
     with pool.lock:
-        starting = [w for w in pool.take(count) if w.pid is None]
-        for worker in starting:  # they import side by side
-            worker.start()
-        for worker in starting:
-            worker.wait_ready()
+        workers = pool.take(count)
+        for worker in workers:
+            if worker.pid is None:
+                worker.start()
+        for worker in workers:
+            worker.ensure()
 
 
 def worker_pids() -> list[int]:

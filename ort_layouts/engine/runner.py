@@ -824,7 +824,7 @@ def run_cases(
     workers = resolve_jobs(jobs, run.config.name, len(case_list))
     if workers > 1:
         try:
-            start_workers(workers)  # they start up while the cases are taken in
+            start_workers(workers)
         except OSError:  # no Python to start them with (an embedded interpreter): the run stays here
             workers = 1
     if workers == 1 and uses_session_process(run.config.name, len(case_list)):

@@ -284,3 +284,36 @@ def test_workers_that_do_not_start_leave_the_run_in_this_process(
     results = run_cases(CASES, provider="cpu", jobs=2)
     assert [_without_seconds(r) for r in results] == one_process
     assert parallel.worker_pids() == []
+
+
+def test_a_worker_left_unheard_when_another_failed_to_start_is_heard_before_its_first_unit(
+        monkeypatch: pytest.MonkeyPatch, one_process: list[dict[str, Any]]) -> None:
+    """The first worker fails to say it is ready, so the run stays in this process; the second
+    was started and said so too, unread. The next run must read that before its first reply,
+    or every reply would land on the unit before it."""
+    monkeypatch.setattr(parallel._POOL, "value", None)  # a pool of its own
+    real = parallel.wait_ready
+    calls: list[int] = []
+
+    def first_fails(*args: Any, **kwargs: Any) -> None:
+        calls.append(1)
+        if len(calls) == 1:
+            raise OSError("the worker process did not start: injected")
+        real(*args, **kwargs)
+
+    monkeypatch.setattr(parallel, "wait_ready", first_fails)
+    assert [_without_seconds(r) for r in run_cases(CASES, provider="cpu", jobs=2)] == one_process
+    assert len(parallel.worker_pids()) == 1  # the unheard one is still running
+    results = run_cases(CASES, provider="cpu", jobs=2, batch_size=16)
+    assert [_without_seconds(r) for r in results] == one_process
+    assert len(parallel.worker_pids()) == 2
+    parallel._pool().close()
+
+
+def test_a_reply_of_another_kind_is_a_died_worker_not_a_dropped_unit() -> None:
+    worker = _Worker()
+    worker.start()
+    worker._ready = True  # as if its ready message had been read: the next reply read is that message
+    with pytest.raises(parallel._WorkerDied, match=r"unexpected reply 'ready'"):
+        worker.call(("quit",))
+    assert worker.pid is None  # stopped, to be started again on next use
