@@ -6,6 +6,8 @@ import importlib.metadata
 import platform
 from typing import Any
 
+from ort_layouts.reference.compare import comparison_kernel
+
 __all__ = ["environment"]
 
 _RUNTIME_DISTRIBUTIONS = (
@@ -30,8 +32,6 @@ def environment() -> dict[str, Any]:
             versions["onnxruntime"] = str(onnxruntime.__version__)
         except ImportError:  # pragma: no cover - onnxruntime is a dependency
             pass
-    from ort_layouts.reference.compare import comparison_kernel
-
     return {
         "hostname": platform.node(),
         "machine": platform.machine(),

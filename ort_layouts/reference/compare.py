@@ -159,25 +159,22 @@ def views_equal(x: np.ndarray, y: np.ndarray, *, threads: int | None = None) -> 
 
         def tiles(part: Any) -> None:
             tile = plan.scratch(y.dtype)
-            flags = np.empty(plan.extents if kernel is None else (0,) * y.ndim, dtype=np.bool_)
+            flags = np.empty(plan.extents, dtype=np.bool_) if kernel is None else None
             for starts in part:
                 if differ:
                     return
                 sl = plan.slices(starts)
                 got = y[sl]
-                if got.shape == plan.extents:
-                    t, f = tile, flags
-                else:
-                    part_of = tuple(slice(0, n) for n in got.shape)
-                    t, f = tile[part_of], flags[part_of]
+                whole = got.shape == plan.extents
+                part_of = tuple(slice(0, n) for n in got.shape)
+                t = tile if whole else tile[part_of]
                 np.copyto(t, x[sl])
                 if kernel is not None:
-                    if kernel(t.transpose(order), got.transpose(order)):
-                        differ.append(True)
-                        return
-                    continue
-                np.not_equal(t, got, out=f)
-                if f.any():
+                    found = kernel(t.transpose(order), got.transpose(order))
+                else:
+                    assert flags is not None
+                    found = _numpy_differs(t, got, flags if whole else flags[part_of])
+                if found:
                     differ.append(True)
                     return
 
@@ -195,14 +192,8 @@ def views_equal(x: np.ndarray, y: np.ndarray, *, threads: int | None = None) -> 
             if differ:
                 return
             a, b = x[sl], y[sl]
-            if kernel is not None:
-                if kernel(a, b):
-                    differ.append(True)
-                    return
-                continue
-            f = scratch[: b.size].reshape(b.shape)
-            np.not_equal(a, b, out=f)
-            if f.any():
+            flags = scratch[: b.size].reshape(b.shape)
+            if kernel(a, b) if kernel is not None else _numpy_differs(a, b, flags):
                 differ.append(True)
                 return
 
@@ -228,20 +219,21 @@ def numpy_comparison() -> Iterator[None]:
         _c_differs = saved
 
 
-def _kernel_for(x: np.ndarray, y: np.ndarray) -> Any:
+def _kernel_for(x: np.ndarray, y: np.ndarray) -> Callable[[np.ndarray, np.ndarray], bool] | None:
     """The C kernel's test of whether two views differ, when it is built and their elements are
     native-order integers of one type (whose bits are equal exactly when their values are, as
     numpy compares them); None otherwise."""
     if (_c_differs is None or not isinstance(x, np.ndarray) or not isinstance(y, np.ndarray)
             or x.dtype.kind not in "ui" or not x.dtype.isnative or x.itemsize not in _UINT):
         return None
-    return _differs_c
+    return _c_differs
 
 
-def _differs_c(x: np.ndarray, y: np.ndarray) -> bool:
-    """Whether two views of one shape and integer type differ anywhere (the C kernel)."""
-    assert _c_differs is not None
-    return _c_differs(x, y)
+def _numpy_differs(a: np.ndarray, b: np.ndarray, flags: np.ndarray) -> bool:
+    """Whether two views of one shape differ anywhere, numpy's way (``flags``: a scratch of their
+    shape)."""
+    np.not_equal(a, b, out=flags)
+    return bool(flags.any())
 
 
 def _slabs(shape: tuple[int, ...], elements: int) -> list[tuple[slice | int, ...]]:
