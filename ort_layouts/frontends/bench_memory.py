@@ -27,17 +27,30 @@ from ort_layouts.engine.suite import standard_suite
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.registry import operator_for_type
 
-__all__ = ["main", "measure", "peak_kib", "reset_peak"]
+__all__ = ["main", "measure", "peak_kib", "process_peak_kib", "reset_peak"]
 
 
-def peak_kib(pid: int | None = None) -> int:
-    """The peak resident memory of this process (or of process ``pid``) in KiB: VmHWM, the peak
-    since the last reset (Linux); else this process's ru_maxrss."""
+def _vm_hwm_kib(pid: int | str) -> int | None:
+    """VmHWM of a process in KiB (Linux: the peak resident memory since the last reset); None
+    where it cannot be read (the process is gone, or there is no /proc)."""
     try:
-        with open(f"/proc/{'self' if pid is None else pid}/status") as f:
+        with open(f"/proc/{pid}/status") as f:
             return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
     except (OSError, StopIteration):
-        return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+        return None
+
+
+def peak_kib() -> int:
+    """The peak resident memory of this process in KiB: VmHWM, the peak since the last reset
+    (Linux); else its ru_maxrss."""
+    kib = _vm_hwm_kib("self")
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) if kib is None else kib
+
+
+def process_peak_kib(pid: int) -> int | None:
+    """The peak resident memory of process ``pid`` in KiB (VmHWM); None where it cannot be read,
+    never another process's figure."""
+    return _vm_hwm_kib(pid)
 
 
 def reset_peak() -> bool:
@@ -58,7 +71,7 @@ def measure(provider: str, kind: str, size_in_bytes: int, ranks: str) -> dict[st
     else:
         side = max(2, round((size_in_bytes // 4 // 64) ** 0.5))
         cases = [Case("Transpose", DataType.FLOAT32, (1, 64, side, side), perm=(0, 2, 3, 1))]
-    provider_name = resolve_provider(provider)
+    jobs = resolve_jobs(None, resolve_provider(provider), len(cases))  # the runner's own choice
     run_cases(standard_suite(ranks=[1], ops=["Transpose"])[:4], provider=provider)  # imports, arenas
     item = {c: np.dtype(c.data_type.to_numpy()).itemsize for c in cases}
     inputs = sum(int(np.prod(c.shape)) * item[c] for c in cases)
@@ -66,10 +79,9 @@ def measure(provider: str, kind: str, size_in_bytes: int, ranks: str) -> dict[st
                   for shape in operator_for_type(c.op).output_shapes(c))
     reset = reset_peak()
     base = peak_kib()
-    results = run_cases(cases, provider=provider)
+    results = run_cases(cases, provider=provider, jobs=jobs)
     peak = peak_kib()
-    spread = resolve_jobs(None, provider_name, len(cases)) > 1
-    workers = [peak_kib(pid) for pid in worker_pids()] if spread else []
+    workers = [k for k in map(process_peak_kib, worker_pids()) if k is not None] if jobs > 1 else []
     return {"base_kib": base, "peak_kib": peak, "reset": reset, "input_bytes": inputs,
             "output_bytes": outputs, "cases": len(cases), "passed": sum(1 for r in results if r),
             "worker_peak_kib": workers}

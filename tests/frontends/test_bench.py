@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -152,3 +154,33 @@ def test_memory_measure_reports_the_workers_peaks(monkeypatch: pytest.MonkeyPatc
         with open(f"/proc/{pid}/status") as f:
             rss = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
         assert peak >= rss > 10 * 1024  # a Python with numpy and ONNX Runtime: more than 10 MiB
+
+
+def test_a_process_whose_peak_cannot_be_read_has_none_never_this_process_s() -> None:
+    import subprocess
+    import sys
+
+    from ort_layouts.frontends.bench_memory import peak_kib, process_peak_kib
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    assert process_peak_kib(gone.pid) is None  # reaped: no /proc entry
+    assert peak_kib() > 10 * 1024
+    if Path(f"/proc/{os.getpid()}/status").exists():
+        assert process_peak_kib(os.getpid()) == peak_kib()
+
+
+def test_the_memory_section_sums_the_workers_peaks(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ort_layouts.frontends import bench
+
+    def child(provider: str, kind: str, size: int, ranks: Any) -> dict[str, Any]:
+        return {"base_kib": 100 * 1024, "peak_kib": 120 * 1024, "reset": True, "input_bytes": 1 << 20,
+                "output_bytes": 1 << 20, "cases": 3, "passed": 3,
+                "worker_peak_kib": [1024, 2048] if kind == "suite" else []}
+
+    monkeypatch.setattr(bench, "_memory_child", child)
+    figures = {f.name: f for f in bench.bench_memory()}
+    workers = figures["standard suite: the worker processes' peak RSS, together"]
+    assert workers.value == 3.0 and workers.unit == "MiB"
+    assert workers.detail == "2 workers, 1 - 2 MiB each, imports included"
+    assert not any("one large transpose: the worker" in name for name in figures)

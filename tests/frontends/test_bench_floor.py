@@ -75,30 +75,40 @@ def test_bench_floor_takes_the_provider_and_batch_size() -> None:
     assert figures[0].name.endswith("(CPUExecutionProvider)") and "of one node" in figures[0].detail
 
 
-def test_processor_time_counts_the_session_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    from ort_layouts.engine import runner
-    from ort_layouts.engine.runner import run_cases
+def _children_seconds() -> float:
     from ort_layouts.frontends.bench import _processor_seconds
 
+    return _processor_seconds() - time.process_time()
+
+
+def test_processor_time_counts_the_session_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ort_layouts.engine import parallel, runner
+    from ort_layouts.engine.runner import run_cases
+    from ort_layouts.engine.session_process import session_process
+
     monkeypatch.setattr(runner, "PROCESS_MIN_CASES", 1)
-    run_cases(standard_suite(ranks=[1], ops=["Transpose", "Pad"]), provider="cpu", jobs=1)  # the child worked
-    assert _processor_seconds() - time.process_time() > 0  # the child's own seconds are in it
+    monkeypatch.setattr(parallel, "worker_pids", lambda: [])  # the session process's seconds alone
+    session_process().start()
+    before = _children_seconds()
+    run_cases(standard_suite(ranks=[1, 2], ops=["Transpose", "Pad"]), provider="cpu", jobs=1)
+    assert _children_seconds() > before + 0.02  # the child's seconds for the run (0.1 s here), over a tick
 
 
 def test_processor_time_counts_the_worker_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ort_layouts.engine import parallel
     from ort_layouts.engine import session_process as module
-    from ort_layouts.engine.parallel import worker_pids
     from ort_layouts.engine.runner import run_cases
-    from ort_layouts.frontends.bench import _processor_seconds
 
-    run_cases(standard_suite(ranks=[1], ops=["Transpose", "Pad"]), provider="cpu", jobs=2)  # workers worked
-    assert len(worker_pids()) >= 2
+    parallel.start_workers(2)
 
     class NoChild:
         pid = None
 
     monkeypatch.setattr(module, "session_process", NoChild)  # the workers' seconds alone
-    assert _processor_seconds() - time.process_time() > 0
+    before = _children_seconds()
+    run_cases(standard_suite(ranks=[1, 2], ops=["Transpose", "Pad"]), provider="cpu", jobs=2)
+    assert len(parallel.worker_pids()) >= 2
+    assert _children_seconds() > before + 0.02  # the workers' seconds for the run (0.4 s here), over the tick
 
 
 def test_bench_floor_with_workers_times_one_process_beside_them() -> None:
