@@ -560,13 +560,11 @@ class ReportWriter:
         results, ids, lines, testcases, rows = order.view()
         first: list[tuple[Path, str | Iterable[str]]] = []  # written before the summaries, with them
         replaced = None  # results.jsonl as it was, open for appending
+        # a new report's results.jsonl holds self._lines; in planned order, it is as it must be
+        reorder = finished and (self.resumed or self._results != results)
         if finished:
             self.meta.setdefault("finished", now_iso())
-            # a new report's results.jsonl holds self._lines; in planned order, it is as it must be
-            if self.resumed or self._results != results:
-                self._results, self._ids, self._lines = list(results), list(ids), list(lines)
-                self._pieces = [None] * len(self._results)
-                self._made = len(self._results)
+            if reorder:
                 first.append((self.directory / RESULTS_FILE, _lines_pieces(lines)))
                 if not self._file.closed:
                     replaced = self._file
@@ -580,6 +578,10 @@ class ReportWriter:
             _write_files(report, self.directory, strict=self.strict, lines=lines, also=first,
                          testcases=testcases, rows=rows, matrix=matrix, complete=complete,
                          sections=self._section)
+            if reorder:  # only once the file holds them so: a failed finish leaves it for the next
+                self._results, self._ids, self._lines = list(results), list(ids), list(lines)
+                self._pieces = [None] * len(self._results)
+                self._made = len(self._results)
         finally:
             if replaced is not None:  # the new results.jsonl, to append to
                 self._file = open(self.directory / RESULTS_FILE, "ab", buffering=0)  # noqa: SIM115

@@ -167,6 +167,38 @@ def test_a_run_out_of_order_writes_the_bytes_written_at_once(
         _check(directory, [*arrived, late], planned, strict=strict, finished=True)
 
 
+@pytest.mark.parametrize("replace_while_open", [True, False], ids=["posix", "windows"])
+def test_a_finish_that_fails_to_write_leaves_the_reordering_to_the_next(
+        tmp_path: Path, sample: list[CaseResult], replace_while_open: bool,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from ort_layouts.reports import report as report_module
+    from ort_layouts.reports import writer as writer_module
+
+    monkeypatch.setattr(report_module, "REPLACE_WHILE_OPEN", replace_while_open)
+    monkeypatch.setattr(writer_module, "REPLACE_WHILE_OPEN", replace_while_open)
+    planned = [r.case.id for r in sample]
+    arrived = _arrivals(sample, seed=11)
+    real = writer_module.atomic_write_texts
+    failures = [OSError(28, "No space left on device")]
+
+    def full_once(*args: Any, **kwargs: Any) -> None:
+        if failures:
+            raise failures.pop()
+        real(*args, **kwargs)
+
+    directory = tmp_path / "run"
+    with ReportWriter(directory, meta=META, planned=planned, interval_s=math.inf) as writer:
+        for r in arrived:
+            writer.add(r)
+        monkeypatch.setattr(writer_module, "atomic_write_texts", full_once)
+        with pytest.raises(OSError, match="No space left"):
+            writer.write_summaries(finished=True)
+        # nothing replaced: the lines as they arrived, still appended to
+        assert (directory / RESULTS_FILE).read_bytes() == b"".join(map(result_line, arrived))
+        writer.write_summaries(finished=True)
+        _check(directory, arrived, planned, strict=False, finished=True)
+
+
 def test_a_run_in_planned_order_keeps_its_results_file(tmp_path: Path, sample: list[CaseResult]) -> None:
     planned = [r.case.id for r in sample]
     with ReportWriter(tmp_path / "run", meta=META, planned=planned, interval_s=math.inf) as writer:
