@@ -364,3 +364,18 @@ def test_a_failing_case_s_section_comes_from_the_encoder_of_its_own_result(
     drawn = {r.case.id for r in (used, other_strict, replaced)
              if f'<section class="case error" id="{escape(case_anchor(r.case.id))}">' in page}
     assert drawn == {other_strict.case.id, replaced.case.id} and "error: the second try" in page
+
+
+def test_the_quick_line_of_a_pass_checks_every_field_it_does_not_write(sample: list[CaseResult]) -> None:
+    from ort_layouts.reports import writer as writer_module
+
+    names = {f.name for f in dataclasses.fields(CaseResult)}
+    assert set(writer_module._QUICK_WRITTEN) | set(writer_module._QUICK_AT_DEFAULT) == names
+    passed = next(r for r in sample if r.status is Status.PASS and not r.message and r.device != AWKWARD)
+    for name in writer_module._QUICK_AT_DEFAULT:  # any one of them off its default is in the line
+        value = {"first_mismatch_index": (1,), "recovered": {"kind": "x"}}.get(name)
+        if value is None:
+            default = getattr(passed, name)
+            value = 7 if default is None or isinstance(default, int) else "x"
+        changed = dataclasses.replace(passed, **{name: value})
+        assert json.loads(writer_module.result_json(changed))[name] == json.loads(json.dumps(value))
