@@ -36,6 +36,7 @@ from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.engine.result import CaseResult, Status, field_defaults
 from ort_layouts.operators.case import Case
 from ort_layouts.reports.html import (
+    MAX_PICTURES,
     MatrixGroup,
     MatrixTally,
     all_cases_row_texts,
@@ -495,9 +496,13 @@ class ReportWriter:
             raise TypeError(f"encoded {type(encoded).__name__} is not what encode_result makes: "
                             "(line, testcase, row, strict, section)")
         line, testcase, row, strict, section = encoded
-        if section and strict == self.strict:
-            self._sections[result.case.id] = (result, section)
-        self._added(result, result.case.id, line, (testcase, row, strict))
+        cid = result.case.id
+        # kept for as many cases as the page draws at most (about 25 KB each); the page draws
+        # any of its first MAX_PICTURES failing cases it was not given
+        room = cid in self._sections or len(self._sections) < MAX_PICTURES
+        if section and strict == self.strict and room:
+            self._sections[cid] = (result, section)
+        self._added(result, cid, line, (testcase, row, strict))
 
     def _added(self, result: CaseResult, case_id: str, line: str,
                pieces: tuple[str, str, bool] | None) -> None:

@@ -379,3 +379,25 @@ def test_the_quick_line_of_a_pass_checks_every_field_it_does_not_write(sample: l
             value = 7 if default is None or isinstance(default, int) else "x"
         changed = dataclasses.replace(passed, **{name: value})
         assert json.loads(writer_module.result_json(changed))[name] == json.loads(json.dumps(value))
+
+
+def test_sections_are_kept_for_as_many_cases_as_the_page_draws(
+        tmp_path: Path, sample: list[CaseResult], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past that many the writer keeps none (they are about 25 KB each): the page draws the
+    ones it was not given, so the bytes are those of write_report."""
+    from ort_layouts.reports import writer as writer_module
+
+    monkeypatch.setattr(writer_module, "MAX_PICTURES", 3)  # the writer's cap; the page still draws 100
+    failing = [r for r in sample if r.status is not Status.PASS and r.status is not Status.UNSUPPORTED]
+    assert len(failing) > 3
+    planned = [r.case.id for r in sample]
+    directory = tmp_path / "run"
+    with ReportWriter(directory, meta=META, planned=planned, interval_s=math.inf) as writer:
+        for r in sample:
+            writer.add_encoded(r, writer.encode_result(r))
+        assert len(writer._sections) == 3
+        again = next(r for r in sample if r.case.id in writer._sections)  # kept: takes its newer section
+        writer.add_encoded(again, writer.encode_result(again))
+        assert len(writer._sections) == 3 and writer._sections[again.case.id][0] is again
+        writer.write_summaries(finished=True)
+    _check(directory, [*sample, again], planned, strict=False, finished=True)
