@@ -4,8 +4,9 @@
 whole batches, in order, and :func:`run_units` hands them to ``jobs`` worker processes from a
 shared queue (a worker that finishes early takes the next unit). Each worker runs its unit with
 the one-process runner (:func:`~ort_layouts.engine.runner.run_unit`), so a unit's batches,
-sessions, verdicts and diagnoses are those of a one-process run; the results travel back as
-plain field values, and the runner rebuilds each ``CaseResult`` around its own ``Case``.
+sessions and verdicts are those of a one-process run (a diagnosis can differ where a unit needs
+more re-runs than its share of the run's: :class:`Budget`); the results travel back as plain
+field values, and the runner rebuilds each ``CaseResult`` around its own ``Case``.
 
 A worker is ``python -P -u -c`` importing this module (the package's folder is put on
 ``sys.path``, the current one is not): requests and replies are pickled tuples on its stdin and
@@ -61,6 +62,8 @@ class WorkerProcessError(OrtLayoutsError):
     def __init__(self, message: str, worker_traceback: str = "") -> None:
         super().__init__(message)
         self.worker_traceback = worker_traceback
+        if worker_traceback:  # shown under this error's own traceback (not in the CLI's one line)
+            self.add_note("in the worker process:\n" + worker_traceback.rstrip("\n"))
 
 
 class _WorkerDied(Exception):
@@ -246,8 +249,8 @@ def run_units(units: Sequence[Unit], make_request: Callable[[Unit], tuple[Any, .
     queue one case to a unit, and is yielded with the reply ``("requeued",)`` (so that the
     caller can settle what its request lent); for a unit of one case, the reply is ``("died",
     text)``. A reply ``("error", text[, traceback])`` is raised as :class:`WorkerProcessError`. When the
-    caller stops early (an error, an interrupt), the units not sent are dropped and the busy
-    workers killed."""
+    caller stops early (an error, an interrupt), the units not sent are dropped and the run's
+    workers killed (the next run starts new ones)."""
     pool = _pool()
     work: queue.Queue[Unit | None] = queue.Queue()
     done: queue.Queue[tuple[Unit, tuple[Any, ...], tuple[Any, ...]]] = queue.Queue()

@@ -39,8 +39,9 @@ A run with ``jobs`` above 1 (by default a CPU EP run of ``PROCESS_MIN_CASES`` ca
 machine with several usable processors: :func:`resolve_jobs`) cuts its batches into units of
 whole batches and hands them to worker processes (:mod:`~ort_layouts.engine.parallel`); each
 worker runs its units as above, each batch in turn (:func:`run_unit`), and this process rebuilds
-each result around its own case and hands it to ``on_result``. The batches, and so the results,
-are those of a one-process run.
+each result around its own case and hands it to ``on_result``. The batches, and so the verdicts,
+are those of a one-process run (a diagnosis can differ where a unit needs more than its share of
+the run's re-runs).
 
 Note: apart from the worker processes and the session process, the runner works in-process; a
 native crash of an EP in this process ends it (in the session process it fails the batch, and
@@ -925,8 +926,9 @@ def run_unit(request: tuple[Any, ...], keep_alive: dict[Any, Any]
     device. ``keep_alive`` holds a session per provider config across units
     (:func:`_keep_alive_session`)."""
     _, name, device_id, options, optimize, batch_size, cases, inputs, budget, device, encode = request
-    run = _new_run(name, device_id, dict(options) or None, optimize, None)
-    run.device = device
+    # the asking process resolved the provider and described the device: taken as they are
+    config = ProviderConfig(name, device_id=device_id, options=tuple(options), optimize=optimize)
+    run = _Run(config, device, None)
     run.reruns_left = budget
     if run.config not in keep_alive:
         keep_alive[run.config] = _keep_alive_session(run.config)

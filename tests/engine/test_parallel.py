@@ -110,15 +110,17 @@ def test_a_worker_that_raises_is_a_typed_error(monkeypatch: pytest.MonkeyPatch) 
     with pytest.raises(WorkerProcessError, match=failed) as raised:
         run_cases(CASES, provider="cpu", jobs=2)
     assert raised.value.worker_traceback == trace
+    assert raised.value.__notes__ == ["in the worker process:\n" + trace]  # under its own traceback
 
 
 def test_the_worker_itself_reports_what_raised() -> None:
     worker = _Worker()
     try:
-        reply = worker.call(("run", "NoSuchExecutionProvider", 0, (), False, 1, CASES[:1], None, 0, "", None))
-        assert reply[0] == "error" and reply[1].startswith("ProviderError: ")
-        assert "NoSuchExecutionProvider" in reply[1] and "\n" not in reply[1]  # one line: the CLI's
-        assert reply[2].startswith("Traceback (most recent call last)") and "ProviderError" in reply[2]
+        # inputs that are no mapping: a fault of the harness, raised by the unit (not a case's error)
+        reply = worker.call(("run", CPU, 0, (), False, 1, CASES[:1], 5, 0, "", None))
+        assert reply[0] == "error" and reply[1].startswith("TypeError: ")
+        assert "'int'" in reply[1] and "\n" not in reply[1]  # one line: the CLI's
+        assert reply[2].startswith("Traceback (most recent call last)") and "TypeError" in reply[2]
         ok = worker.call(("run", CPU, 0, (), False, 4, CASES[:3], None, 0, "a device", repr))  # it goes on
         assert ok[0] == "ok" and len(ok[1]) == 3 and ok[2] == 0
         for text, case, values in zip(ok[3], CASES[:3], ok[1], strict=True):  # encode ran there
