@@ -244,6 +244,7 @@ def bench_floor(*, provider: str = "cpu", repeats: int = 2, ranks: Sequence[int]
     from ort_layouts.engine.providers import resolve_provider
     from ort_layouts.engine.runner import plan_batches, resolve_jobs, run_cases, uses_session_process
     from ort_layouts.engine.session import ValidationSession, validation_meta
+    from ort_layouts.engine.session_process import session_process
     from ort_layouts.engine.suite import standard_suite
     from ort_layouts.reports.writer import ReportWriter
 
@@ -256,6 +257,8 @@ def bench_floor(*, provider: str = "cpu", repeats: int = 2, ranks: Sequence[int]
     ids = [c.id for c in cases]
     warm = cases[:: max(1, n // 16)]
     run_cases(warm, provider=name, batch_size=batch_size, jobs=workers)  # imports, the provider, the workers
+    if uses_session_process(name, n):  # the one-process runs' child, started before any is timed
+        session_process().start()
     _bare_loop(plans[:4])
 
     def engine() -> None:

@@ -44,6 +44,9 @@ def _call_killed(worker: _Worker, request: tuple[Any, ...], real: Any) -> tuple[
     """``real(worker, request)`` on the worker's process killed first (and not started again for
     this call), as if it had died under the request."""
     proc = worker.ensure()
+    assert worker._stderr is not None
+    worker._stderr.write(b"a line before\nfatal: boom\n")  # its standard error, as a crash leaves it
+    worker._stderr.flush()
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     worker.ensure = lambda: proc  # type: ignore[method-assign]
@@ -100,6 +103,7 @@ def test_a_case_that_kills_its_worker_is_an_error_and_the_rest_run(
     results = run_cases(CASES, provider="cpu", jobs=2, batch_size=16)
     assert results[5].status == Status.ERROR
     assert results[5].message.startswith("the worker process died (exit status -9)")
+    assert results[5].message.endswith("; its last words: fatal: boom")  # the last line of its stderr
     others = [_without_seconds(r) for k, r in enumerate(results) if k != 5]
     assert others == [d for k, d in enumerate(one_process) if k != 5]
 
@@ -322,3 +326,11 @@ def test_a_reply_of_another_kind_is_a_died_worker_not_a_dropped_unit() -> None:
     with pytest.raises(parallel._WorkerDied, match=r"unexpected reply 'ready'"):
         worker.call(("quit",))
     assert worker.pid is None  # stopped, to be started again on next use
+
+
+def test_the_workers_are_kept_for_the_next_run() -> None:
+    run_cases(CASES, provider="cpu", jobs=2)
+    first = parallel.worker_pids()
+    assert len(first) >= 2
+    run_cases(CASES, provider="cpu", jobs=2)
+    assert parallel.worker_pids() == first  # the same processes, not started again

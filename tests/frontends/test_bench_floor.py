@@ -125,3 +125,12 @@ def test_bench_floor_with_workers_times_one_process_beside_them() -> None:
     low = n / (printed_s + 0.005) / bare.value
     high = n / (printed_s - 0.005) / bare.value if printed_s > 0.005 else float("inf")
     assert low * 0.999 <= one.value <= high * 1.001
+
+
+def test_the_command_line_s_jobs_reach_the_floor(capsys: pytest.CaptureFixture[str]) -> None:
+    from ort_layouts.frontends.cli import main
+
+    assert main(["bench", "--sections", "floor", "--suite-ranks", "0", "--repeats", "1", "--jobs", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "validate with reports in one process (jobs 1) / bare" in out
+    assert out.count("; 2 worker processes") == 2  # run_cases and validate
