@@ -16,8 +16,9 @@ dies or says anything else first is not started (the run then stays in its own p
 
 - ``("run", provider, device_id, options, optimize, batch_size, cases, inputs, rerun_budget,
   device, encode)`` -> ``("ok", [(status, other fields ...) per case], re-runs used, [encode
-  of each result] or None)``, or ``("error", text, traceback)`` when the unit raised (a fault
-  of the harness, raised again as :class:`WorkerProcessError`);
+  of each result] or None)``, or ``("error", text, traceback)`` when the unit raised or the
+  request could not be read (a fault of the harness, raised again as
+  :class:`WorkerProcessError`; after a request it could not read, the worker exits);
 - ``("quit",)`` -> the worker exits.
 
 A worker that dies (a native crash of an EP) fails only its unit: the unit's cases go back on
@@ -30,6 +31,7 @@ own.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import pickle
 import queue
@@ -37,14 +39,15 @@ import subprocess
 import sys
 import tempfile
 import threading
+import types
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
 
 from ort_layouts._errors import OrtLayoutsError
 from ort_layouts.engine.session_process import READY, PerProcess, died_text, stop_child, wait_ready
 
-__all__ = ["MAX_JOBS", "Budget", "Unit", "WorkerProcessError", "run_units", "start_workers", "usable_cores",
-           "worker_pids"]
+__all__ = ["MAX_JOBS", "Budget", "Unit", "WorkerProcessError", "run_units", "start_workers",
+           "unsendable_reason", "usable_cores", "worker_pids"]
 
 #: workers a run takes at most when it picks the count itself
 MAX_JOBS = 8
@@ -64,6 +67,27 @@ class WorkerProcessError(OrtLayoutsError):
         self.worker_traceback = worker_traceback
         if worker_traceback:  # shown under this error's own traceback (not in the CLI's one line)
             self.add_note("in the worker process:\n" + worker_traceback.rstrip("\n"))
+
+
+class _MainFinder(pickle.Pickler):
+    """A pickler that refuses what a worker could not load: a class or function of ``__main__``
+    (a worker's ``__main__`` is its own ``-c`` code)."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, (type, types.FunctionType)) and getattr(obj, "__module__", None) == "__main__":
+            raise pickle.PicklingError(f"{obj.__qualname__} is defined in __main__, which a worker process "
+                                       "does not import")
+        return NotImplemented
+
+
+def unsendable_reason(value: object) -> str:
+    """Why a worker process could not be sent ``value`` ("" when it could): it does not pickle,
+    or it pickles by reference to a class or function of ``__main__``."""
+    try:
+        _MainFinder(io.BytesIO(), protocol=pickle.HIGHEST_PROTOCOL).dump(value)
+    except Exception as e:  # pickle raises several kinds (PicklingError, TypeError, AttributeError)
+        return f"{type(e).__name__}: {e}"
+    return ""
 
 
 class _WorkerDied(Exception):
@@ -328,15 +352,23 @@ def _serve() -> None:
     replies.flush()
     requests = sys.stdin.buffer
     keep_alive: dict[Any, Any] = {}
+    reply: tuple[Any, ...]
     while True:
         try:
             request = pickle.load(requests)
         except EOFError:
             return
+        except Exception as e:  # a request this process cannot read (a class it cannot import):
+            # said as the unit's error, and the worker exits (the rest of the request is unread)
+            reply = ("error", f"the worker process could not read its request: {type(e).__name__}: {e}",
+                     traceback.format_exc())
+            pickle.dump(reply, replies, protocol=pickle.HIGHEST_PROTOCOL)
+            replies.flush()
+            return
         if not request or request[0] != "run":
             return
         try:
-            reply: tuple[Any, ...] = ("ok", *run_unit(request, keep_alive))
+            reply = ("ok", *run_unit(request, keep_alive))
         except Exception as e:
             reply = ("error", f"{type(e).__name__}: {e}", traceback.format_exc())
         pickle.dump(reply, replies, protocol=pickle.HIGHEST_PROTOCOL)

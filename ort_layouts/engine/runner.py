@@ -71,7 +71,15 @@ from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.engine.graphs import build_model, provider_ir_version, provider_opset
 from ort_layouts.engine.inputs import generator_states, make_inputs
 from ort_layouts.engine.known_issues import known_issue_for
-from ort_layouts.engine.parallel import MAX_JOBS, Budget, Unit, run_units, start_workers, usable_cores
+from ort_layouts.engine.parallel import (
+    MAX_JOBS,
+    Budget,
+    Unit,
+    run_units,
+    start_workers,
+    unsendable_reason,
+    usable_cores,
+)
 from ort_layouts.engine.providers import (
     CPU,
     DML,
@@ -811,8 +819,9 @@ def run_cases(
     Raises:
         ProviderError: the provider is unknown or not available (lists the available ones), or
             ``jobs`` is above 1 on the DML EP.
-        ValueError: ``batch_size`` or ``jobs`` is not valid, or only one of ``encode`` and
-            ``on_encoded`` is given.
+        ValueError: ``batch_size`` or ``jobs`` is not valid, only one of ``encode`` and
+            ``on_encoded`` is given, or ``encode`` cannot be sent to the run's worker processes
+            (it does not pickle, or its class or function is in ``__main__``).
         WorkerProcessError: a worker process raised (a fault of the harness, not of a case).
     """
     if batch_size < 1:
@@ -823,6 +832,12 @@ def run_cases(
     run.encode, run.on_encoded = encode, on_encoded
     case_list = list(cases)
     workers = resolve_jobs(jobs, run.config.name, len(case_list))
+    if workers > 1 and encode is not None:
+        reason = unsendable_reason(encode)
+        if reason:
+            raise ValueError(f"encode {encode!r} cannot be sent to the run's {workers} worker processes "
+                             f"({reason}); valid: a module-level function or an instance of a "
+                             "module-level class of a module they import, or jobs=1")
     if workers > 1:
         try:
             start_workers(workers)

@@ -137,6 +137,61 @@ def test_the_worker_itself_reports_what_raised() -> None:
         worker.stop()
 
 
+class _LoadsAsABadInt:
+    """Pickles here, and raises when a worker loads it (``int("not a number")``)."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return int, ("not a number",)
+
+
+def test_a_request_the_worker_cannot_read_is_its_error_and_it_exits() -> None:
+    worker = _Worker()
+    try:
+        proc = worker.ensure()
+        reply = worker.call(("run", CPU, 0, (), False, 1, CASES[:1], None, 0, "", _LoadsAsABadInt()))
+        assert reply[0] == "error"
+        assert reply[1].startswith("the worker process could not read its request: "
+                                   "ValueError: invalid literal")
+        assert "\n" not in reply[1] and "Traceback" in reply[2]
+        assert proc.wait(timeout=10) == 0  # it exits (the rest of its input is not a request)
+        ok = worker.call(("run", CPU, 0, (), False, 1, CASES[:1], None, 0, "", None))  # a new one
+        assert ok[0] == "ok" and worker.pid not in (None, proc.pid)
+    finally:
+        worker.stop()
+
+
+def test_a_request_the_workers_cannot_read_fails_the_run_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # past run_cases' own check: each worker reads the encode it was sent as a bad int
+    monkeypatch.setattr(_runner, "unsendable_reason", lambda value: "")
+    with pytest.raises(WorkerProcessError, match="could not read its request: ValueError: invalid literal"):
+        run_cases(CASES, provider="cpu", jobs=2, encode=_LoadsAsABadInt(), on_encoded=lambda r, e: None)
+    assert len(run_cases(CASES[:40], provider="cpu", jobs=2)) == 40  # the next run works
+
+
+class _Local:
+    def __call__(self, result: CaseResult) -> str:
+        return ""
+
+
+@pytest.mark.parametrize("encode", [lambda r: "", _Local()], ids=["lambda", "class of __main__"])
+def test_an_encode_the_workers_cannot_load_is_refused_before_any_work(
+        monkeypatch: pytest.MonkeyPatch, encode: Any) -> None:
+    if isinstance(encode, _Local):  # as a script's own class is
+        monkeypatch.setattr(_Local, "__module__", "__main__")
+    started: list[int] = []
+    monkeypatch.setattr(_runner, "start_workers", started.append)
+    with pytest.raises(ValueError) as raised:
+        run_cases(CASES, provider="cpu", jobs=2, encode=encode, on_encoded=lambda r, e: None)
+    text = str(raised.value)
+    assert text.startswith(f"encode {encode!r} cannot be sent to the run's 2 worker processes (")
+    assert text.endswith("valid: a module-level function or an instance of a module-level class of a "
+                         "module they import, or jobs=1")
+    if isinstance(encode, _Local):
+        assert "_Local is defined in __main__, which a worker process does not import" in text
+    assert started == []  # refused before any worker was asked for
+    assert len(run_cases(CASES[:3], provider="cpu", jobs=1, encode=encode, on_encoded=lambda r, e: None)) == 3
+
+
 def test_an_error_in_on_result_stops_the_run_and_the_next_works(one_process: list[dict[str, Any]]) -> None:
     def explode(result: CaseResult) -> None:
         raise OSError("disk full")
