@@ -851,9 +851,7 @@ def run_cases(
             run.process = None
     with _collector_paused():
         if workers > 1:
-            chunks = _chunks(run, case_list, batch_size)
-            if chunks:
-                _run_parallel(run, case_list, chunks, inputs, workers, batch_size)
+            _run_parallel(run, case_list, inputs, workers, batch_size)
         else:
             _run_here(run, case_list, batch_size, inputs)
     return [run.results[k] for k in range(len(case_list))]
@@ -884,25 +882,48 @@ _sent_values = operator.attrgetter(*_FIELDS[4:])
 assert _FIELDS[:4] == ("case", "status", "provider", "device")
 
 
-def _units(chunks: Sequence[Sequence[tuple[int, _Prepared]]], jobs: int, batch_size: int) -> list[Unit]:
-    """The batches' keys cut into units of whole batches, in order: about eight units a worker,
-    so that the workers finish together, each of at least one batch. A unit's batches are cut
-    again in its worker as they were here (same groups, same order, ``batch_size``)."""
-    target = max(1, sum(len(chunk) for chunk in chunks) // (8 * jobs))
+def _units(run: _Run, case_list: Sequence[Case], jobs: int, batch_size: int) -> list[Unit]:
+    """The cases cut into units for ``jobs`` workers, each unit whole batches of :func:`_chunks`
+    (so that a unit's worker, cutting it again, makes the batches this process would), in
+    ``_chunks``' order: about eight units a worker, so that the workers finish together.
+
+    Nothing is prepared here for a group (opset, op, data type) that fits in a unit: it goes
+    whole into one, and its worker finds its edge cases. A larger group is prepared here only to
+    be cut: its other cases in pieces of whole batches, its edge cases (a batch each) with its
+    last piece. A case whose preparation fails goes with them; its worker reports it."""
+    target = max(1, len(case_list) // (8 * jobs))
+    groups: dict[tuple[int, str, int], list[int]] = {}
+    for key, case in enumerate(case_list):
+        groups.setdefault((case.opset or run.opset, case.op, int(case.data_type)), []).append(key)
+    step = max(1, target // batch_size) * batch_size  # keys of a large group's piece
     units: list[Unit] = []
     keys: list[int] = []
-    for chunk in chunks:
-        keys += [key for key, _ in chunk]
-        if len(keys) >= target:
-            units.append((keys, batch_size))
-            keys = []
+    for group in sorted(groups):
+        members = groups[group]
+        pieces = [members]
+        if len(members) > target:
+            plain: list[int] = []
+            alone: list[int] = []
+            for key in members:
+                try:
+                    edge = _Prepared(case_list[key], operator_for_type(case_list[key].op)).is_edge
+                except Exception:  # the case itself is bad: its worker reports it
+                    edge = True
+                (alone if edge else plain).append(key)
+            pieces = [plain[start:start + step] for start in range(0, len(plain), step)] or [[]]
+            pieces[-1] = pieces[-1] + alone
+        for piece in pieces:
+            keys += piece
+            if len(keys) >= target:
+                units.append((keys, batch_size))
+                keys = []
     if keys:
         units.append((keys, batch_size))
     return units
 
 
-def _run_parallel(run: _Run, case_list: Sequence[Case], chunks: Sequence[Sequence[tuple[int, _Prepared]]],
-                  inputs: Mapping[str, np.ndarray] | None, jobs: int, batch_size: int) -> None:
+def _run_parallel(run: _Run, case_list: Sequence[Case], inputs: Mapping[str, np.ndarray] | None, jobs: int,
+                  batch_size: int) -> None:
     """Run the batches on ``jobs`` worker processes (:mod:`~ort_layouts.engine.parallel`), each
     unit with :func:`run_unit`; each result goes to ``run.emit`` in this thread, around this
     process's own case. The diagnosis re-runs are lent to the units in shares, so that the run
@@ -919,7 +940,7 @@ def _run_parallel(run: _Run, case_list: Sequence[Case], chunks: Sequence[Sequenc
                 budget.lend(), run.device, run.encode)
 
     name, device = config.name, run.device
-    for (keys, _), sent, reply in run_units(_units(chunks, jobs, batch_size), request, jobs):
+    for (keys, _), sent, reply in run_units(_units(run, case_list, jobs, batch_size), request, jobs):
         lent = sent[8] if sent else 0
         if reply[0] == "ok":
             budget.repay(lent - reply[2])

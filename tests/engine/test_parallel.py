@@ -202,19 +202,57 @@ def test_an_error_in_on_result_stops_the_run_and_the_next_works(one_process: lis
     assert [_without_seconds(r) for r in results] == one_process
 
 
-def test_units_are_whole_batches_in_order() -> None:
-    chunks = [[(k, None) for k in range(start, start + size)]
-              for start, size in ((0, 5), (5, 1), (6, 7), (13, 2), (15, 9))]
-    for jobs in (1, 2, 3, 8):
-        units = _runner._units(chunks, jobs, 16)  # type: ignore[arg-type]
-        assert {size for _, size in units} == {16}
-        assert [k for keys, _ in units for k in keys] == list(range(24))
-        bounds = {0, 5, 6, 13, 15, 24}
-        position = 0
-        for keys, _ in units:
-            assert position in bounds and position + len(keys) in bounds
-            position += len(keys)
-    assert len(_runner._units(chunks, 8, 16)) == 5  # type: ignore[arg-type]  # a unit a batch
+def _batches(run: Any, cases: list[Case], batch_size: int, keys: list[int]) -> list[tuple[int, ...]]:
+    """The batches the one-process runner cuts ``cases`` into, as tuples of ``keys``."""
+    return [tuple(keys[k] for k, _ in chunk) for chunk in _runner._chunks(run, cases, batch_size)]
+
+
+# a suite's sample with large groups (one op and data type), edge cases among them, a case whose
+# preparation fails and cases of another opset
+UNIT_CASES = [*standard_suite(ops=["Transpose", "Pad", "Slice"], dtypes=["float32", "int8"],
+                              ranks=[0, 1, 2, 3]),
+              Case("Pad", "int16", (2, 3), pads=(0, 1, 0, 1), opset=25),
+              Case("Pad", "float32", (2, 3), pads=(0, 1, 0, 1), opset=11)]
+
+
+@pytest.mark.parametrize(("jobs", "batch_size"), [(1, 256), (2, 16), (2, 256), (3, 7), (8, 1), (8, 64)])
+def test_units_cut_the_batches_this_process_would(monkeypatch: pytest.MonkeyPatch, jobs: int,
+                                                   batch_size: int) -> None:
+    cases = list(UNIT_CASES)
+    # a case that passed its own checks, but whose shapes cannot be found: its worker reports it
+    monkeypatch.setattr(_runner, "operator_for_type", _failing_for(cases[3]))
+    run = _runner._new_run("cpu", 0, None, False, None)
+    units = _runner._units(run, cases, jobs, batch_size)
+    assert {size for _, size in units} == {batch_size}
+    keys = [k for unit_keys, _ in units for k in unit_keys]
+    assert sorted(keys) == list(range(len(cases)))  # each case once
+    whole = _batches(run, cases, batch_size, list(range(len(cases))))
+    cut = [b for unit_keys, _ in units
+           for b in _batches(run, [cases[k] for k in unit_keys], batch_size, unit_keys)]
+    assert sorted(cut) == sorted(whole)  # the same batches, each in one unit
+    target = len(cases) // (8 * jobs)
+    assert all(len(k) >= target for k, _ in units[:-1])  # about eight units a worker, at most
+    if jobs > 1:
+        assert len(units) > 1
+
+
+def _failing_for(bad: Case) -> Any:
+    real = _runner.operator_for_type
+
+    def operator_for_type(op: str) -> Any:
+        operator = real(op)
+        if op != bad.op:
+            return operator
+
+        class Failing(type(operator)):  # type: ignore[misc]
+            def input_shapes(self, case: Case) -> Any:
+                if case == bad:
+                    raise ValueError("no shapes")
+                return super().input_shapes(case)
+
+        return Failing()
+
+    return operator_for_type
 
 
 def test_the_rerun_budget_is_never_overspent() -> None:
