@@ -14,9 +14,9 @@ stdout, its own standard output goes to its standard error, and it ignores SIGIN
 that started it stops it). Once its imports are done it says ``("ready", 1)``; a worker that
 dies or says anything else first is not started (the run then stays in its own process):
 
-- ``("run", provider, device_id, options, optimize, batch_size, cases, inputs, rerun_budget,
-  device, encode)`` -> ``("ok", [(status, other fields ...) per case], re-runs used, [encode
-  of each result] or None)``, or ``("error", text, traceback)`` when the unit raised or the
+- ``("run", request)`` (a :class:`~ort_layouts.engine.runner.UnitRequest`) -> ``("ok",
+  [(status, other fields ...) per case], re-runs used, [encode of each result] or None)``, or
+  ``("error", text, traceback)`` when the unit raised or the
   request could not be read (a fault of the harness, raised again as
   :class:`WorkerProcessError`; after a request it could not read, the worker exits);
 - ``("quit",)`` -> the worker exits.
@@ -368,7 +368,7 @@ def _serve() -> None:
         if not request or request[0] != "run":
             return
         try:
-            reply = ("ok", *run_unit(request, keep_alive))
+            reply = ("ok", *run_unit(request[1], keep_alive))
         except Exception as e:
             reply = ("error", f"{type(e).__name__}: {e}", traceback.format_exc())
         pickle.dump(reply, replies, protocol=pickle.HIGHEST_PROTOCOL)

@@ -62,7 +62,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -932,16 +932,16 @@ def _run_parallel(run: _Run, case_list: Sequence[Case], inputs: Mapping[str, np.
     options = tuple(config.options)
     budget = Budget(run.reruns_left, max(1, RERUN_LIMIT // jobs))
 
-    def request(unit: Unit) -> tuple[Any, ...]:
+    def request(unit: Unit) -> tuple[str, UnitRequest]:
         keys, size = unit
         cases = [case_list[k] for k in keys]
         given = None if inputs is None else {c.id: inputs[c.id] for c in cases if c.id in inputs}
-        return ("run", config.name, config.device_id, options, config.optimize, size, cases, given,
-                budget.lend(), run.device, run.encode)
+        return ("run", UnitRequest(config.name, config.device_id, options, config.optimize, size, cases,
+                                   given, budget.lend(), run.device, run.encode))
 
     name, device = config.name, run.device
     for (keys, _), sent, reply in run_units(_units(run, case_list, jobs, batch_size), request, jobs):
-        lent = sent[8] if sent else 0
+        lent = sent[1].rerun_budget if sent else 0
         if reply[0] == "ok":
             budget.repay(lent - reply[2])
             encoded = reply[3] if reply[3] is not None else [None] * len(keys)
@@ -954,14 +954,40 @@ def _run_parallel(run: _Run, case_list: Sequence[Case], inputs: Mapping[str, np.
     run.reruns_left = budget.left
 
 
-def run_unit(request: tuple[Any, ...], keep_alive: dict[Any, Any]
+class UnitRequest(NamedTuple):
+    """What a worker is sent to run a unit (:func:`run_unit`), after ``"run"``.
+
+    Attributes:
+        provider: the EP's full name, as the asking process resolved it.
+        device_id, options, optimize: the run's provider settings (``options``: sorted pairs).
+        batch_size: cases per model and session.
+        cases: the unit's cases, in order.
+        inputs: explicit inputs by case id, or None.
+        rerun_budget: diagnosis re-runs lent to the unit.
+        device: the device as the asking process described it, named by each result.
+        encode: ``run_cases``' encode, or None.
+    """
+
+    provider: str
+    device_id: int
+    options: tuple[tuple[str, Any], ...]
+    optimize: bool
+    batch_size: int
+    cases: list[Case]
+    inputs: Mapping[str, np.ndarray] | None
+    rerun_budget: int
+    device: str
+    encode: Callable[[CaseResult], Any] | None
+
+
+def run_unit(request: UnitRequest, keep_alive: dict[Any, Any]
              ) -> tuple[list[tuple[Any, ...]], int, list[Any] | None]:
     """A worker's side of :func:`_run_parallel`: run one unit in this process, each batch in
     turn, and return (each case's status and fields after the device, diagnosis re-runs used,
     ``encode`` of each result or None without it). The results name the asking process's
     device. ``keep_alive`` holds a session per provider config across units
     (:func:`_keep_alive_session`)."""
-    _, name, device_id, options, optimize, batch_size, cases, inputs, budget, device, encode = request
+    name, device_id, options, optimize, batch_size, cases, inputs, budget, device, encode = request
     # the asking process resolved the provider and described the device: taken as they are
     config = ProviderConfig(name, device_id=device_id, options=tuple(options), optimize=optimize)
     run = _Run(config, device, None)

@@ -19,7 +19,7 @@ from ort_layouts.engine import runner as _runner
 from ort_layouts.engine.parallel import MAX_JOBS, Budget, WorkerProcessError, _Worker, usable_cores
 from ort_layouts.engine.providers import CPU, DML
 from ort_layouts.engine.result import CaseResult, Status
-from ort_layouts.engine.runner import PROCESS_MIN_CASES, resolve_jobs, run_cases
+from ort_layouts.engine.runner import PROCESS_MIN_CASES, UnitRequest, resolve_jobs, run_cases
 from ort_layouts.engine.suite import standard_suite
 from ort_layouts.operators.case import Case
 
@@ -77,10 +77,11 @@ def test_a_worker_killed_under_a_unit_costs_no_result(monkeypatch: pytest.Monkey
 
     def call(self: _Worker, request: tuple[Any, ...]) -> tuple[Any, ...]:
         with lock:
-            sent.append(list(request[6]))
-            kill = not killed and len(request[6]) > 1  # the first unit of several cases: its worker dies
+            sent.append(list(request[1].cases))
+            # the first unit of several cases: its worker dies
+            kill = not killed and len(request[1].cases) > 1
             if kill:
-                killed.append(list(request[6]))
+                killed.append(list(request[1].cases))
         return _call_killed(self, request, real) if kill else real(self, request)
 
     monkeypatch.setattr(_Worker, "call", call)
@@ -95,7 +96,7 @@ def test_a_case_that_kills_its_worker_is_an_error_and_the_rest_run(
     real = _Worker.call
 
     def call(self: _Worker, request: tuple[Any, ...]) -> tuple[Any, ...]:
-        if any(c == deadly for c in request[6]):  # as a native crash on this case would
+        if any(c == deadly for c in request[1].cases):  # as a native crash on this case would
             return _call_killed(self, request, real)
         return real(self, request)
 
@@ -106,6 +107,12 @@ def test_a_case_that_kills_its_worker_is_an_error_and_the_rest_run(
     assert results[5].message.endswith("; its last words: fatal: boom")  # the last line of its stderr
     others = [_without_seconds(r) for k, r in enumerate(results) if k != 5]
     assert others == [d for k, d in enumerate(one_process) if k != 5]
+
+
+def _request(cases: list[Case], *, batch_size: int = 1, inputs: Any = None, device: str = "",
+             encode: Any = None) -> UnitRequest:
+    """A unit's request on the CPU EP, lent no diagnosis re-run."""
+    return UnitRequest(CPU, 0, (), False, batch_size, cases, inputs, 0, device, encode)
 
 
 def test_a_worker_that_raises_is_a_typed_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -124,11 +131,12 @@ def test_the_worker_itself_reports_what_raised() -> None:
     worker = _Worker()
     try:
         # inputs that are no mapping: a fault of the harness, raised by the unit (not a case's error)
-        reply = worker.call(("run", CPU, 0, (), False, 1, CASES[:1], 5, 0, "", None))
+        reply = worker.call(("run", _request(CASES[:1], inputs=5)))
         assert reply[0] == "error" and reply[1].startswith("TypeError: ")
         assert "'int'" in reply[1] and "\n" not in reply[1]  # one line: the CLI's
         assert reply[2].startswith("Traceback (most recent call last)") and "TypeError" in reply[2]
-        ok = worker.call(("run", CPU, 0, (), False, 4, CASES[:3], None, 0, "a device", repr))  # it goes on
+        # it goes on
+        ok = worker.call(("run", _request(CASES[:3], batch_size=4, device="a device", encode=repr)))
         assert ok[0] == "ok" and len(ok[1]) == 3 and ok[2] == 0
         for text, case, values in zip(ok[3], CASES[:3], ok[1], strict=True):  # encode ran there
             assert text.startswith(f"CaseResult(case={case!r}, status={values[0]!r}, provider='{CPU}', "
@@ -148,13 +156,13 @@ def test_a_request_the_worker_cannot_read_is_its_error_and_it_exits() -> None:
     worker = _Worker()
     try:
         proc = worker.ensure()
-        reply = worker.call(("run", CPU, 0, (), False, 1, CASES[:1], None, 0, "", _LoadsAsABadInt()))
+        reply = worker.call(("run", _request(CASES[:1], encode=_LoadsAsABadInt())))
         assert reply[0] == "error"
         assert reply[1].startswith("the worker process could not read its request: "
                                    "ValueError: invalid literal")
         assert "\n" not in reply[1] and "Traceback" in reply[2]
         assert proc.wait(timeout=10) == 0  # it exits (the rest of its input is not a request)
-        ok = worker.call(("run", CPU, 0, (), False, 1, CASES[:1], None, 0, "", None))  # a new one
+        ok = worker.call(("run", _request(CASES[:1])))  # a new one
         assert ok[0] == "ok" and worker.pid not in (None, proc.pid)
     finally:
         worker.stop()
@@ -361,7 +369,7 @@ def test_each_unit_is_lent_a_share_of_the_runs_reruns(monkeypatch: pytest.Monkey
 
     def counting(*args: Any) -> Any:
         for unit, request, reply in real(*args):
-            settled.append((request[8], reply[2] if reply[0] == "ok" else 0))
+            settled.append((request[1].rerun_budget, reply[2] if reply[0] == "ok" else 0))
             yield unit, request, reply
 
     monkeypatch.setattr(_runner, "run_units", counting)
