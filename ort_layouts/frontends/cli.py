@@ -550,6 +550,9 @@ def _add_selection(p: argparse.ArgumentParser) -> None:
 
 
 def _add_validate(p: argparse.ArgumentParser) -> None:
+    from ort_layouts.engine.parallel import MAX_JOBS
+    from ort_layouts.engine.runner import PROCESS_MIN_CASES
+
     p.add_argument("--provider", default="auto",
                    help="execution provider: dml, webgpu, cuda, cpu, a full name, or auto (default)")
     p.add_argument("--device-id", type=non_negative_int, default=0, help="device index (default 0)")
@@ -572,8 +575,8 @@ def _add_validate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-size", type=positive_int, default=256, help="cases per session (default 256)")
     p.add_argument("--jobs", type=positive_int, default=None,
                    help="worker processes that share the batches (default: on the CPU and WebGPU "
-                        "EPs, for 2,000 cases or more, one a usable processor up to 8; else 1: the "
-                        "run stays in this process)")
+                        f"EPs, for {PROCESS_MIN_CASES:,} cases or more, one a usable processor up to "
+                        f"{MAX_JOBS}; else 1: the run stays in this process)")
     p.add_argument("--dml-version", type=name_list, action="append", metavar="V[,V...]",
                    help="DirectML only: run under this DirectML release, set up with `setup dml "
                         "--dml-version V` (default the stack's own); several (comma-separated or "

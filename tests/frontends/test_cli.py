@@ -534,7 +534,7 @@ def test_validate_jobs_spreads_the_run_and_gives_the_same_report(tmp_path: Path,
     real = runner._run_parallel
 
     def recorded(*args: object) -> None:
-        spread_over.append(args[4])  # type: ignore[arg-type]  # (run, cases, chunks, inputs, jobs, ...)
+        spread_over.append(args[3])  # type: ignore[arg-type]  # (run, cases, inputs, jobs, batch size)
         real(*args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(runner, "_run_parallel", recorded)
@@ -542,6 +542,17 @@ def test_validate_jobs_spreads_the_run_and_gives_the_same_report(tmp_path: Path,
     assert code == 0, out + err
     assert spread_over == [2]
     assert _statuses(spread) == _statuses(one)
+
+
+def test_validate_help_names_when_and_how_many_workers_a_run_takes(capsys: Cap) -> None:
+    from ort_layouts.engine.parallel import MAX_JOBS
+    from ort_layouts.engine.runner import PROCESS_MIN_CASES
+
+    code, out, _ = run(["validate", "--help"], capsys)
+    text = " ".join(out.split())
+    assert code == 0
+    assert (f"for {PROCESS_MIN_CASES:,} cases or more, one a usable processor up to {MAX_JOBS}; "
+            "else 1") in text
 
 
 def test_validate_refuses_jobs_on_directml_before_any_work(tmp_path: Path, capsys: Cap,
