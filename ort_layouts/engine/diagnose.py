@@ -121,7 +121,7 @@ def explain(case: Case, input_array: np.ndarray, actual: np.ndarray | Sequence[n
             continue
         verdict = _matches(result, act_bits, expected)
         if verdict is not None:
-            text = f"output matches {name}{verdict}"
+            text = f"output matches {name if isinstance(name, str) else name()}{verdict}"
             if not recover:
                 return Diagnosis(text)
             found = _recovered(case, input_array, acts, expected, act_bits, None)

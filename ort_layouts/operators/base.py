@@ -53,9 +53,10 @@ __all__ = [
 ]
 
 # a candidate yields either the flat output bits, or (bits, mask of the elements read inside
-# the input buffer), or None when it does not apply
+# the input buffer), or None when it does not apply; its name is text, or what makes the text
+# (called only for the candidate that matches: a diagnosis may try hundreds)
 CandidateResult = np.ndarray | tuple[np.ndarray, np.ndarray] | None
-Candidate = tuple[str, Callable[[], CandidateResult]]
+Candidate = tuple[str | Callable[[], str], Callable[[], CandidateResult]]
 
 # what describe_node gives: (output shape, operator dict, named descriptors, stride_view)
 Described = tuple[tuple[int, ...] | None, dict[str, Any] | None, dict[str, BufferTensorDesc], bool]

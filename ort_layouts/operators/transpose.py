@@ -153,20 +153,25 @@ class Transpose(Operator):
             seen.add(twice)
             yield (f"perm {fmt_ints(perm)} applied twice (perm {fmt_ints(twice)}){strides_note(twice)}",
                    transposed(twice))
+        def swapped_name(q: tuple[int, ...], i: int, j: int) -> Callable[[], str]:
+            return lambda: (f"perm {fmt_ints(q)}: entries {i} and {j} of perm {fmt_ints(perm)} swapped"
+                            f"{strides_note(q)}")
+
+        def other_name(q: tuple[int, ...]) -> Callable[[], str]:
+            return lambda: f"perm {fmt_ints(q)} instead of {fmt_ints(perm)}{strides_note(q)}"
+
         for i, j in itertools.combinations(range(rank), 2):
             q = list(perm)
             q[i], q[j] = q[j], q[i]
             swapped = tuple(q)
             if swapped not in seen:
                 seen.add(swapped)
-                yield (f"perm {fmt_ints(swapped)}: entries {i} and {j} of perm {fmt_ints(perm)} swapped"
-                       f"{strides_note(swapped)}", transposed(swapped))
+                yield swapped_name(swapped, i, j), transposed(swapped)
         if rank <= _ALL_PERMS_MAX_RANK:
             for other in itertools.permutations(range(rank)):
                 if other not in seen:
                     seen.add(other)
-                    yield (f"perm {fmt_ints(other)} instead of {fmt_ints(perm)}{strides_note(other)}",
-                           transposed(other))
+                    yield other_name(other), transposed(other)
 
     def describe_node(self, node: onnx.NodeProto, graph: Graph, opset: int, dtype: DataType | None,
                       shape: tuple[int, ...] | None, inferred: Any, params: dict[str, Any],
