@@ -318,21 +318,36 @@ def result_line(result: CaseResult) -> bytes:
 Encoded = tuple[str, str, str, bool, str]
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
 class ResultEncoder:
     """What a :class:`ReportWriter` makes of each result (:meth:`ReportWriter.add_encoded`),
     made where the result is: its line of ``results.jsonl`` (:func:`result_json`), its JUnit
     testcase and its row of the HTML list of all cases, the ``strict`` they were made for, and
     for a failing case its drawn section of the HTML page ("" for another).
-    Picklable, so that a run's worker processes make them beside the results (the runner's
-    ``encode``)."""
 
-    strict: bool = False
+    Only the first ``MAX_PICTURES`` failing results an encoder sees get their section drawn
+    (about a millisecond each): the page draws no more than that many, and draws any of them it
+    was not given. Picklable, so that a run's worker processes make them beside the results (the
+    runner's ``encode``); each copy counts its own sections (a worker's unit)."""
+
+    __slots__ = ("_sections_left", "strict")
+
+    def __init__(self, strict: bool = False) -> None:
+        self.strict = strict
+        self._sections_left = MAX_PICTURES
+
+    def __reduce__(self) -> tuple[type[ResultEncoder], tuple[bool]]:
+        return ResultEncoder, (self.strict,)
+
+    def __repr__(self) -> str:
+        return f"ResultEncoder(strict={self.strict})"
 
     def __call__(self, result: CaseResult) -> Encoded:
         case_id = result.case.id
         ids = [case_id]
-        section = failure_section_text(result) if is_failure(result, strict=self.strict) else ""
+        section = ""
+        if self._sections_left > 0 and is_failure(result, strict=self.strict):
+            self._sections_left -= 1
+            section = failure_section_text(result)
         return (result_json(result, case_id), testcase_texts([result], strict=self.strict, ids=ids)[0],
                 all_cases_row_texts([result], ids)[0], self.strict, section)
 

@@ -366,6 +366,38 @@ def test_a_failing_case_s_section_comes_from_the_encoder_of_its_own_result(
     assert drawn == {other_strict.case.id, replaced.case.id} and "error: the second try" in page
 
 
+@pytest.mark.parametrize("strict", [False, True])
+def test_an_encoder_draws_the_sections_of_as_many_failing_cases_as_the_page_draws(
+        tmp_path: Path, sample: list[CaseResult], strict: bool) -> None:
+    """An encoder draws the section of its first MAX_PICTURES failing results only (each copy
+    of it, as a worker's unit gets, counts its own); a report of more failing cases, each
+    added with what an encoder made of it, is still the one write_report makes."""
+    import pickle
+
+    from ort_layouts.reports.html import MAX_PICTURES
+    from ort_layouts.reports.report import is_failure
+
+    failing = [CaseResult(r.case, Status.ERROR, r.provider, r.device, message=f"boom {k}")
+               for k, r in enumerate(sample[:MAX_PICTURES + 30])]
+    results = [*failing, *sample[MAX_PICTURES + 30:]]
+    planned = [r.case.id for r in results]
+    arrived = _arrivals(results, seed=5)
+    directory = tmp_path / "run"
+    with ReportWriter(directory, meta=META, planned=planned, strict=strict, interval_s=math.inf) as writer:
+        encoder = writer.encode_result
+        made = [encoder(r) for r in arrived]
+        drawn = [k for k, e in enumerate(made) if e[4]]
+        failures = [k for k, r in enumerate(arrived) if is_failure(r, strict=strict)]
+        assert len(failures) > MAX_PICTURES + 30
+        assert drawn == failures[:MAX_PICTURES]  # the first ones it saw, and no more
+        copy = pickle.loads(pickle.dumps(encoder))  # a worker's: its own count
+        assert copy(failing[0])[4].startswith('<section class="case error"')
+        for r, e in zip(arrived, made, strict=True):
+            writer.add_encoded(r, e)
+        writer.write_summaries(finished=True)
+    _check(directory, arrived, planned, strict=strict, finished=True)
+
+
 def test_the_quick_line_of_a_pass_checks_every_field_it_does_not_write(sample: list[CaseResult]) -> None:
     from ort_layouts.reports import writer as writer_module
 
