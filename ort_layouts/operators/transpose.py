@@ -157,9 +157,6 @@ class Transpose(Operator):
             return lambda: (f"perm {fmt_ints(q)}: entries {i} and {j} of perm {fmt_ints(perm)} swapped"
                             f"{strides_note(q)}")
 
-        def other_name(q: tuple[int, ...]) -> Callable[[], str]:
-            return lambda: f"perm {fmt_ints(q)} instead of {fmt_ints(perm)}{strides_note(q)}"
-
         for i, j in itertools.combinations(range(rank), 2):
             q = list(perm)
             q[i], q[j] = q[j], q[i]
@@ -168,10 +165,30 @@ class Transpose(Operator):
                 seen.add(swapped)
                 yield swapped_name(swapped, i, j), transposed(swapped)
         if rank <= _ALL_PERMS_MAX_RANK:
-            for other in itertools.permutations(range(rank)):
-                if other not in seen:
-                    seen.add(other)
-                    yield other_name(other), transposed(other)
+            others = [q for q in itertools.permutations(range(rank)) if q not in seen]
+            found: list[tuple[int, ...]] = []
+
+            def first_other() -> CandidateResult:
+                """The read of the first of ``others`` that gives the EP's output: each is the
+                input's elements transposed (what ``ctx.read`` of its descriptor gives), made
+                and compared without a descriptor (up to 714 of them)."""
+                actual = ctx.actual_bits
+                if actual is None or actual.size != ctx.source.element_count:
+                    return None
+                grid = ctx.elements.reshape(ctx.source.sizes)
+                for q in others:
+                    values = ctx.canonical(np.ascontiguousarray(grid.transpose(q)).reshape(-1))
+                    if np.array_equal(values, actual):
+                        found.append(q)
+                        return values
+                return None
+
+            def other_name() -> str:
+                q = found[-1]
+                return f"perm {fmt_ints(q)} instead of {fmt_ints(perm)}{strides_note(q)}"
+
+            if others:
+                yield other_name, first_other
 
     def describe_node(self, node: onnx.NodeProto, graph: Graph, opset: int, dtype: DataType | None,
                       shape: tuple[int, ...] | None, inferred: Any, params: dict[str, Any],

@@ -96,6 +96,31 @@ def test_wrong_result_is_caught_and_named(case: Case, x: np.ndarray, make_actual
     assert "\n" not in text
 
 
+def test_another_permutation_is_named_with_both_descriptors() -> None:
+    # perm [0, 3, 1, 2] is neither the inverse of [1, 2, 3, 0] ([3, 0, 1, 2]), nor it applied
+    # twice ([2, 3, 0, 1]), nor it with two entries swapped. The packed [2, 3, 4, 5] input has
+    # strides [60, 20, 5, 1]; each descriptor takes the sizes and strides in its perm's order.
+    case = Case("Transpose", "int32", (2, 3, 4, 5), perm=(1, 2, 3, 0))
+    actual = transposed(X2345, (0, 3, 1, 2), (3, 4, 5, 2))
+    assert diagnose(case, X2345, actual) == (
+        "output matches perm [0, 3, 1, 2] instead of [1, 2, 3, 0] (input sizes [2, 5, 3, 4] strides "
+        "[60, 1, 20, 5] instead of sizes [3, 4, 5, 2] strides [20, 5, 1, 60])")
+
+
+def test_another_permutation_of_rank_6_is_found_among_all_of_them() -> None:
+    # [0, 5, 1, 4, 2, 3] differs from [1, 2, 3, 4, 5, 0] in five places; the inverse is
+    # [5, 0, 1, 2, 3, 4] and twice [2, 3, 4, 5, 0, 1]: only the search of every permutation finds it
+    x = RNG.permutation(144).astype(np.uint16).reshape(2, 3, 2, 2, 3, 2)
+    case = Case("Transpose", "uint16", x.shape, perm=(1, 2, 3, 4, 5, 0))
+    actual = transposed(x, (0, 5, 1, 4, 2, 3), (3, 2, 2, 3, 2, 2))
+    # packed strides [72, 24, 12, 6, 2, 1]
+    assert diagnose(case, x, actual) == (
+        "output matches perm [0, 5, 1, 4, 2, 3] instead of [1, 2, 3, 4, 5, 0] (input sizes "
+        "[2, 2, 3, 3, 2, 2] strides [72, 1, 24, 2, 12, 6] instead of sizes [3, 2, 2, 3, 2, 2] "
+        "strides [24, 12, 6, 2, 1, 72])")
+    assert diagnose(case, x, np.zeros_like(actual)) == "output matches all zeros (nothing was written)"
+
+
 def test_pad_left_aligned_coercion_is_named() -> None:
     # [2, 2, 3] is coerced to [1, 2, 2, 3]; axis 1's pads belong on DML axis 2. Placed
     # left-aligned they land on DML axis 1 (ONNX axis 0), which has the same size here, so the
