@@ -16,9 +16,9 @@ dies or says anything else first is not started (the run then stays in its own p
 
 - ``("run", request)`` (a :class:`~ort_layouts.engine.runner.UnitRequest`) -> ``("ok",
   [(status, other fields ...) per case], re-runs used, [encode of each result] or None)``, or
-  ``("error", text, traceback)`` when the unit raised or the
-  request could not be read (a fault of the harness, raised again as
-  :class:`WorkerProcessError`; after a request it could not read, the worker exits);
+  ``("error", text, traceback)`` when the unit raised or the request could not be read (a
+  fault of the harness, raised again as :class:`WorkerProcessError`; after a request it could
+  not read, the worker exits);
 - ``("quit",)`` -> the worker exits.
 
 A worker that dies (a native crash of an EP) fails only its unit: the unit's cases go back on

@@ -153,6 +153,7 @@ class Transpose(Operator):
             seen.add(twice)
             yield (f"perm {fmt_ints(perm)} applied twice (perm {fmt_ints(twice)}){strides_note(twice)}",
                    transposed(twice))
+
         def swapped_name(q: tuple[int, ...], i: int, j: int) -> Callable[[], str]:
             return lambda: (f"perm {fmt_ints(q)}: entries {i} and {j} of perm {fmt_ints(perm)} swapped"
                             f"{strides_note(q)}")
