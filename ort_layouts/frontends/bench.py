@@ -14,6 +14,8 @@ Sections:
             second of each, of ``run_cases``, and of a validation with its reports; the ratios
             and the reports' share of the run. Any provider (``--provider``); DirectML through
             its worker, whose bare loop is the worker creating and running those sessions.
+    diagnosis  what a mismatch costs: every tenth case of the standard suite given its expected
+            output with one bit flipped, diagnosed from its own input (no re-run).
     oracle  the expected output from descriptors compared bit for bit with an output
             (:func:`~ort_layouts.reference.execute.verify`), for tensors of 256 MiB (a 4D transpose, a
             broadcast, a pad), against a plain memory copy of the same size.
@@ -51,8 +53,8 @@ __all__ = [
     "run_benchmarks",
 ]
 
-SECTIONS: tuple[str, ...] = ("suite", "floor", "oracle", "gpu", "memory", "dml")
-DEFAULT_SECTIONS: tuple[str, ...] = ("suite", "floor", "oracle", "gpu", "memory", "dml")
+SECTIONS: tuple[str, ...] = ("suite", "floor", "diagnosis", "oracle", "gpu", "memory", "dml")
+DEFAULT_SECTIONS: tuple[str, ...] = ("suite", "floor", "diagnosis", "oracle", "gpu", "memory", "dml")
 MIB = 1 << 20
 _CHANNELS = 64  # the 4D tensors are [1, 64, side, side]
 
@@ -310,6 +312,50 @@ def bench_floor(*, provider: str = "cpu", repeats: int = 2, ranks: Sequence[int]
                       f"({processes})"),
     ]
     return figures
+
+
+# ---- diagnosis -----------------------------------------------------------------------------
+def bench_diagnosis(*, step: int = 10, ranks: Sequence[int] | None = None) -> list[Figure]:
+    """The diagnosis of a mismatch (:func:`~ort_layouts.engine.diagnose.explain`), on every
+    ``step``-th case of the standard suite: each given its expected outputs with the lowest bit
+    of the first output's first byte flipped, diagnosed from its own input, with no re-run (a
+    validation lends its diagnoses 64 re-runs at most). Milliseconds a case, over all of them and
+    for the (op, rank) that costs most; the expected outputs and inputs are made ahead."""
+    import collections
+
+    from ort_layouts.engine.diagnose import explain
+    from ort_layouts.engine.suite import standard_suite
+    from ort_layouts.operators.expected import expected_outputs
+    from ort_layouts.operators.values import make_input
+
+    work = []
+    for case in standard_suite(ranks=ranks)[::step]:
+        x = make_input(case)
+        outputs = [np.array(o, copy=True) for o in expected_outputs(case, x)]
+        if not outputs or outputs[0].size == 0:
+            continue  # nothing to flip
+        outputs[0].reshape(-1).view(np.uint8)[0] ^= 1
+        work.append((case, x, outputs[0] if len(outputs) == 1 else outputs))
+    seconds: collections.defaultdict[tuple[str, int], float] = collections.defaultdict(float)
+    counts: collections.Counter[tuple[str, int]] = collections.Counter()
+    named = 0
+    start = time.perf_counter()
+    for case, x, actual in work:
+        t0 = time.perf_counter()
+        found = explain(case, x, actual)
+        key = (case.op, case.rank)
+        seconds[key] += time.perf_counter() - t0
+        counts[key] += 1
+        named += bool(found.text)
+    total = time.perf_counter() - start
+    (op, rank), worst = max(seconds.items(), key=lambda kv: kv[1] / counts[kv[0]])
+    return [
+        Figure("diagnosis", "diagnosis of a mismatch, a case", 1e3 * total / len(work), "ms",
+               detail=f"{len(work)} cases, every {step}th of the suite, one bit flipped, no re-runs, "
+                      f"{total:.2f} s; {named} named"),
+        Figure("diagnosis", f"... the costliest: {op} of rank {rank}", 1e3 * worst / counts[(op, rank)],
+               "ms", detail=f"{counts[(op, rank)]} cases"),
+    ]
 
 
 # ---- DirectML through the worker -------------------------------------------------------------
@@ -711,6 +757,7 @@ def run_benchmarks(
                                      repeats=max(1, repeats - 1)),
         "floor": lambda: bench_floor(provider=provider, repeats=max(1, repeats - 1), ranks=suite_ranks,
                                      jobs=jobs),
+        "diagnosis": lambda: bench_diagnosis(ranks=suite_ranks),
         "oracle": lambda: bench_oracle(size_in_bytes=oracle_bytes, repeats=repeats),
         "gpu": lambda: bench_gpu(provider=gpu_provider, device_id=device_id, size_in_bytes=gpu_bytes,
                                  iterations=gpu_iterations, repeats=repeats, allow_cpu=allow_cpu_gpu_section),

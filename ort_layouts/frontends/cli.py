@@ -1009,7 +1009,8 @@ def _add_bench(p: argparse.ArgumentParser) -> None:
     p.add_argument("--suite-sample", type=positive_int, default=300,
                    help="cases timed batched and one session per case (default: 300)")
     p.add_argument("--suite-ranks", type=rank_list, default=None,
-                   help="comma-separated input ranks of the suite and memory sections' suite (default: all)")
+                   help="comma-separated input ranks of the standard suite that the suite, floor, "
+                        "diagnosis and memory sections take (default: all)")
     p.add_argument("--oracle-mb", type=_mib, default=256 * MIB,
                    help="oracle tensor size in MiB (default 256)")
     p.add_argument("--gpu-mb", type=_mib, default=64 * MIB, help="gpu tensor size in MiB (default 64)")

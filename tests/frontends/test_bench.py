@@ -63,6 +63,25 @@ def test_every_section_prints_a_header_and_its_figures() -> None:
     assert len(numpy_lines) == (0 if kernel == "numpy" else 3) and all(f.value > 0 for f in numpy_lines)
 
 
+def test_the_diagnosis_section_diagnoses_every_tenth_case_with_a_flipped_bit() -> None:
+    from ort_layouts.engine.suite import standard_suite
+    from ort_layouts.operators.registry import operator_for_type
+
+    out = io.StringIO()
+    figures = run_benchmarks(("diagnosis",), out=out, **TINY)
+    every, worst = figures
+    sample = standard_suite(ranks=[1])[::10]
+    # every case but those whose first output is empty (nothing to flip)
+    flipped = [c for c in sample if 0 not in operator_for_type(c.op).output_shapes(c)[0]]
+    assert every.section == worst.section == "diagnosis" and every.unit == worst.unit == "ms"
+    assert every.detail.startswith(f"{len(flipped)} cases, every 10th of the suite, one bit flipped, "
+                                   "no re-runs")
+    named = int(every.detail.rsplit("; ", 1)[1].removesuffix(" named"))
+    assert 0 < named <= len(flipped)  # not every flipped bit matches an alternative
+    assert worst.value >= every.value > 0 and worst.name.startswith("... the costliest: ")
+    assert every.line() in out.getvalue() and worst.line() in out.getvalue()
+
+
 def test_figure_line_states_target_and_verdict() -> None:
     met = Figure("oracle", "x / memory copy", 0.75, "x", ">= 0.5x", True)
     missed = Figure("suite", "ratio", 3.0, "x", ">= 25x", False, "200 cases")
