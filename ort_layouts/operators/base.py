@@ -23,7 +23,7 @@ An operator module answers, for a :class:`~ort_layouts.operators.case.Case` of i
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -33,7 +33,7 @@ from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.reference.buffers import buffer_elements, is_nibble, pack, unpack
 from ort_layouts.reference.compare import bits_of
-from ort_layouts.reference.execute import AnyDmlOperator, DmlMultiOperator, execute, execute_all
+from ort_layouts.reference.execute import AnyDmlOperator, DmlOperator, execute, execute_all, is_multi_operator
 
 if TYPE_CHECKING:
     import onnx
@@ -102,7 +102,7 @@ class DiagnosisContext:
         self.elements = buffer_elements(self.buffer, self.dtype)[: self.source.element_count]
         #: the buffers the operator reads, one per input (``[buffer]`` for one input)
         self.input_buffers: list[np.ndarray] = [self.buffer]
-        if isinstance(op, DmlMultiOperator):
+        if is_multi_operator(op):
             arrays = [np.asarray(input_array)] if feeds is None else [np.asarray(f) for f in feeds]
             self.input_buffers = [pack(d, a) for d, a in zip(op.inputs, arrays, strict=True)]
         #: the output the EP returned, as flat bits (set by the diagnosis before it asks for
@@ -115,14 +115,15 @@ class DiagnosisContext:
     def run(self, op: AnyDmlOperator, inputs: Sequence[np.ndarray] | None = None) -> np.ndarray:
         """The output bits of another operator on the case's input (on ``inputs``, buffers in
         the operator's input order, when given); every output's bits one after another."""
-        if isinstance(op, DmlMultiOperator):
+        if is_multi_operator(op):
             raws = execute_all(op, self.input_buffers if inputs is None else inputs)
             return np.concatenate([self.canonical(bits_of(unpack(d, raw)))
                                    for d, raw in zip(op.outputs, raws, strict=True)])
+        single = cast(DmlOperator, op)
         if inputs is not None:
             (buffer,) = inputs
-            return self.canonical(bits_of(unpack(op.output, execute(op, buffer))))
-        return self.canonical(bits_of(unpack(op.output, execute(op, self.buffer))))
+            return self.canonical(bits_of(unpack(single.output, execute(single, buffer))))
+        return self.canonical(bits_of(unpack(single.output, execute(single, self.buffer))))
 
     def read(self, desc: BufferTensorDesc, offset_in_elements: int = 0) -> CandidateResult:
         """The values an identity with input ``desc`` writes (packed, logical order), the input

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Protocol, TypeAlias, TypeGuard, runtime_checkable
 
 import numpy as np
 
@@ -45,6 +45,7 @@ __all__ = [
     "execute",
     "execute_all",
     "input_descs",
+    "is_multi_operator",
     "output_descs",
     "output_values",
     "output_values_all",
@@ -102,17 +103,43 @@ class DmlMultiOperator(Protocol):
 AnyDmlOperator: TypeAlias = DmlOperator | DmlMultiOperator
 
 
+# the types seen to be each protocol's (a check against a protocol costs tens of microseconds,
+# and a diagnosis runs hundreds of operators); a type not seen to be one is checked each time
+_SINGLE_TYPES: set[type] = set()
+_MULTI_TYPES: set[type] = set()
+
+
+def is_multi_operator(op: object) -> TypeGuard[DmlMultiOperator]:
+    """``isinstance(op, DmlMultiOperator)``, remembered for its type once true."""
+    if type(op) in _MULTI_TYPES:
+        return True
+    if isinstance(op, DmlMultiOperator):
+        _MULTI_TYPES.add(type(op))
+        return True
+    return False
+
+
+def _is_single_type(op: Any) -> bool:
+    """``isinstance(op, DmlOperator)``, remembered for its type once true."""
+    if type(op) in _SINGLE_TYPES:
+        return True
+    if isinstance(op, DmlOperator):
+        _SINGLE_TYPES.add(type(op))
+        return True
+    return False
+
+
 def _check_operator(op: Any) -> None:
-    if not isinstance(op, DmlOperator):
+    if not _is_single_type(op):
         raise TypeError(f"op must be a DirectML operator (IdentityOp, PaddingOp, ...), "
                         f"got {type(op).__name__}")
 
 
 def _is_multi(op: Any) -> bool:
     """Whether ``op`` is a :class:`DmlMultiOperator` (TypeError when it is no operator at all)."""
-    if isinstance(op, DmlMultiOperator):
+    if is_multi_operator(op):
         return True
-    if isinstance(op, DmlOperator):
+    if _is_single_type(op):
         return False
     raise TypeError(f"op must be a DirectML operator (IdentityOp, PaddingOp, JoinOp, SplitOp, ...), "
                     f"got {type(op).__name__}")

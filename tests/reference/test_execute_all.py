@@ -4,6 +4,8 @@ single-tensor operators through the same functions exactly as through execute / 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -108,3 +110,27 @@ def test_verify_all_is_compare_per_output() -> None:
     assert got[1].first_mismatch_index == (1, 2, 4) and got[1].mismatch_count == 1
     wrong_type = verify_all(SPLIT_2, [whole], [A.astype(np.float32), B])
     assert not wrong_type[0].passed and "element type" in wrong_type[0].message and wrong_type[1].passed
+
+
+class _HalfAnOperator:
+    """Has an input descriptor and no output: no DirectML operator."""
+
+    def __init__(self, op: Any) -> None:
+        self.input = op.input
+
+
+def test_what_is_no_operator_is_refused_each_time_whatever_ran_before() -> None:
+    from ort_layouts.reference.execute import execute
+
+    single = dml_operator(Case("Transpose", "float32", (2, 3), perm=(1, 0)))
+    join = dml_operator(Case("Concat", "float32", (2, 3), axis=1, parts=(1, 2)))
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for _ in range(2):  # the second time after each type has been seen to be an operator
+        assert np.array_equal(unpack(single.output, execute(single, x.tobytes())), x.T)  # the packed input
+        assert len(execute_all(join, [pack(d, x[:, :1] if k == 0 else x[:, 1:])
+                                      for k, d in enumerate(join.inputs)])) == 1
+        for bad in ("no operator", _HalfAnOperator(single), join):
+            with pytest.raises(TypeError, match="op must be a DirectML operator"):
+                execute(bad, b"\0" * 64)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="op must be a DirectML operator"):
+            execute_all("no operator", [])  # type: ignore[arg-type]
