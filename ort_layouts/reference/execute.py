@@ -109,24 +109,24 @@ _SINGLE_TYPES: set[type] = set()
 _MULTI_TYPES: set[type] = set()
 
 
+def _conforms(op: object, protocol: type, seen: set[type]) -> bool:
+    """``isinstance(op, protocol)``, remembered in ``seen`` for its type once true."""
+    if type(op) in seen:
+        return True
+    if isinstance(op, protocol):
+        seen.add(type(op))
+        return True
+    return False
+
+
 def is_multi_operator(op: object) -> TypeGuard[DmlMultiOperator]:
     """``isinstance(op, DmlMultiOperator)``, remembered for its type once true."""
-    if type(op) in _MULTI_TYPES:
-        return True
-    if isinstance(op, DmlMultiOperator):
-        _MULTI_TYPES.add(type(op))
-        return True
-    return False
+    return _conforms(op, DmlMultiOperator, _MULTI_TYPES)
 
 
-def _is_single_type(op: Any) -> bool:
+def _is_single_type(op: object) -> bool:
     """``isinstance(op, DmlOperator)``, remembered for its type once true."""
-    if type(op) in _SINGLE_TYPES:
-        return True
-    if isinstance(op, DmlOperator):
-        _SINGLE_TYPES.add(type(op))
-        return True
-    return False
+    return _conforms(op, DmlOperator, _SINGLE_TYPES)
 
 
 def _check_operator(op: Any) -> None:
