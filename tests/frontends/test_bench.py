@@ -110,6 +110,19 @@ def test_bad_section_is_a_usage_error() -> None:
         run_benchmarks(("bogus",), out=io.StringIO())
 
 
+def test_the_dml_section_is_a_default_one_skipped_where_directml_is_not_set_up(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from ort_layouts.engine import providers
+    from ort_layouts.frontends.bench import DEFAULT_SECTIONS
+
+    assert "dml" in DEFAULT_SECTIONS and "diagnosis" in DEFAULT_SECTIONS
+    monkeypatch.setattr(providers, "dml_through_worker", lambda: False)
+    out = io.StringIO()
+    assert run_benchmarks(("dml",), out=out) == []
+    assert ("dml    skipped: DirectML through the worker is not set up here (ort-layouts setup dml)"
+            in out.getvalue())
+
+
 def test_gpu_section_without_a_gpu_is_skipped_with_the_reason() -> None:
     if default_provider() != CPU:
         pytest.skip("a GPU EP is present")
