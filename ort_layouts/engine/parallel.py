@@ -39,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import traceback
 import types
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
@@ -132,23 +133,21 @@ class _Worker:
         self._proc = subprocess.Popen([sys.executable, "-P", "-u", "-c", _WORKER_CODE, _PACKAGE_PARENT],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr)
 
-    def wait_ready(self) -> subprocess.Popen[bytes]:
-        """Wait until the process just started says it is ready (its imports done).
+    def wait_ready(self) -> None:
+        """Wait until the process just started (:meth:`start`) says it is ready (its imports
+        done).
 
         Raises:
             OSError: it died first, or said something else (``sys.executable`` is not a Python
                 that can import this package, say).
         """
-        proc = self._proc
-        if proc is None:
-            raise OSError("the worker process was not started")
+        assert self._proc is not None, "wait_ready follows start"
         try:
-            wait_ready(proc, self._stderr, what="the worker process")
+            wait_ready(self._proc, self._stderr, what="the worker process")
         except OSError:
             self.stop()
             raise
         self._ready = True
-        return proc
 
     def call(self, request: tuple[Any, ...]) -> tuple[Any, ...]:
         proc = self.ensure()
@@ -293,8 +292,8 @@ def run_units(units: Sequence[Unit], make_request: Callable[[Unit], tuple[Any, .
                 reply = worker.call(request)
             except _WorkerDied as e:
                 reply = ("died", str(e))
-            except BaseException as e:
-                reply = ("error", f"{type(e).__name__}: {e}")
+            except BaseException as e:  # in this process: the request could not be made or sent
+                reply = ("error", f"{type(e).__name__}: {e}", traceback.format_exc())
             done.put((unit, request, reply))
 
     with pool.lock:
@@ -317,8 +316,7 @@ def run_units(units: Sequence[Unit], make_request: Callable[[Unit], tuple[Any, .
                     continue
                 if reply[0] == "error":
                     raise WorkerProcessError(
-                        f"a worker process failed while it ran {len(keys)} cases: {reply[1]}",
-                        reply[2] if len(reply) > 2 else "")
+                        f"a worker process failed while it ran {len(keys)} cases: {reply[1]}", reply[2])
                 yield unit, request, reply
             finished = True
         finally:
@@ -339,7 +337,6 @@ def _serve() -> None:
     """The worker's loop (stdin: requests; the original stdout: replies): each unit runs with
     :func:`~ort_layouts.engine.runner.run_unit`."""
     import signal
-    import traceback
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     replies = os.fdopen(os.dup(1), "wb")

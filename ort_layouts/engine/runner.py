@@ -639,6 +639,13 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _group_key(run: _Run, case: Case) -> tuple[int, str, int]:
+    """The (opset, op, data type) a case's batch is keyed on: one model per group, since a
+    kernel missing for a type fails a whole group alike (:func:`_chunks` splits each by edge
+    cases, :func:`_units` keeps groups whole)."""
+    return (case.opset or run.opset, case.op, int(case.data_type))
+
+
 def _chunks(run: _Run, case_list: Sequence[Case], batch_size: int) -> list[list[tuple[int, _Prepared]]]:
     """Take every case in (reporting those that cannot run) and cut them into batches: one model
     per (opset, op, data type), since a kernel missing for a type fails a whole group alike;
@@ -662,8 +669,7 @@ def _chunks(run: _Run, case_list: Sequence[Case], batch_size: int) -> list[list[
         if failed is not None:
             run.fail(key, case, *failed)
             continue
-        group = (case.opset or run.opset, case.op, int(case.data_type), edge)
-        groups.setdefault(group, []).append((key, prepared))
+        groups.setdefault((*_group_key(run, case), edge), []).append((key, prepared))
     chunks = []
     for group in sorted(groups):
         items = groups[group]
@@ -894,7 +900,7 @@ def _units(run: _Run, case_list: Sequence[Case], jobs: int, batch_size: int) -> 
     target = max(1, len(case_list) // (8 * jobs))
     groups: dict[tuple[int, str, int], list[int]] = {}
     for key, case in enumerate(case_list):
-        groups.setdefault((case.opset or run.opset, case.op, int(case.data_type)), []).append(key)
+        groups.setdefault(_group_key(run, case), []).append(key)
     step = max(1, target // batch_size) * batch_size  # keys of a large group's piece
     units: list[Unit] = []
     keys: list[int] = []

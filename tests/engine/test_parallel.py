@@ -379,6 +379,7 @@ def test_each_unit_is_lent_a_share_of_the_runs_reruns(monkeypatch: pytest.Monkey
     lent = [lent for lent, _ in settled]
     assert max(lent) == 2 and min(lent) >= 0  # 5 // 2, or what is left while other units hold theirs
     assert all(used == 0 for _, used in settled)  # nothing was re-run: all paid back
+    assert sum(lent) > 5  # the units together were lent more than the run has: what came back was lent again
 
 
 @pytest.mark.parametrize("code", ["import sys; sys.exit(3)", "print('not a worker')",
