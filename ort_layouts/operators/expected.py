@@ -34,6 +34,7 @@ from ort_layouts.reference.execute import (
     AnyDmlOperator,
     DmlOperator,
     input_views,
+    is_multi_operator,
     output_values,
     output_values_all,
 )
@@ -116,7 +117,7 @@ def expected_output(case: Case, input_array: np.ndarray, *, op: AnyDmlOperator |
         (single,) = _single(case, operator.reference_outputs(case, input_array))
         return single
     op = operator.dml_operator(case) if op is None else op
-    if _is_multi(op):
+    if is_multi_operator(op):
         (single,) = _single(case, expected_outputs(case, input_array, op=op, reason=""))
         return single
     op = cast(DmlOperator, op)
@@ -166,7 +167,7 @@ def expected_outputs(case: Case, input_array: np.ndarray, *, op: AnyDmlOperator 
     if operator.inexpressible_reason(case) if reason is None else reason:
         return [np.asarray(r, dtype=dtype, order="C") for r in operator.reference_outputs(case, input_array)]
     op = operator.dml_operator(case) if op is None else op
-    if not _is_multi(op):
+    if not is_multi_operator(op):
         shape = shapes[0] if shapes is not None and len(shapes) == 1 else None
         return [expected_output(case, input_array, op=op, reason="", shape=shape)]
     x = np.asarray(input_array, dtype=dtype, order="C")
@@ -174,12 +175,6 @@ def expected_outputs(case: Case, input_array: np.ndarray, *, op: AnyDmlOperator 
     values = _output_values_all(op, [np.asarray(f, dtype=dtype, order="C") for f in bound])
     shapes = operator.output_shapes(case) if shapes is None else shapes
     return [np.asarray(v, order="C").reshape(shape) for v, shape in zip(values, shapes, strict=True)]
-
-
-def _is_multi(op: Any) -> bool:
-    """Whether ``op`` takes lists of tensors (JOIN, SPLIT): an attribute test, where an
-    ``isinstance`` against the runtime-checkable protocol inspects every member each time."""
-    return hasattr(op, "run_all")
 
 
 def _output_values(op: Any, input_buffer: Any) -> np.ndarray:

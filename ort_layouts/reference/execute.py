@@ -103,46 +103,45 @@ class DmlMultiOperator(Protocol):
 AnyDmlOperator: TypeAlias = DmlOperator | DmlMultiOperator
 
 
-# the types seen to be each protocol's (a check against a protocol costs tens of microseconds,
-# and a diagnosis runs hundreds of operators); a type not seen to be one is checked each time
-_SINGLE_TYPES: set[type] = set()
-_MULTI_TYPES: set[type] = set()
+# each type seen to be an operator: True for a DmlMultiOperator, False for a DmlOperator (a check
+# against a runtime-checkable protocol costs tens of microseconds, and a diagnosis runs hundreds
+# of operators); a type seen to be neither is checked again each time
+_KINDS: dict[type, bool] = {}
 
 
-def _conforms(op: object, protocol: type, seen: set[type]) -> bool:
-    """``isinstance(op, protocol)``, remembered in ``seen`` for its type once true."""
-    if type(op) in seen:
-        return True
-    if isinstance(op, protocol):
-        seen.add(type(op))
-        return True
-    return False
+def _kind(op: object) -> bool | None:
+    """Whether ``op`` is a :class:`DmlMultiOperator` (True) or a :class:`DmlOperator` (False);
+    None for neither. A type that is both counts as the first."""
+    known = _KINDS.get(type(op))
+    if known is None:
+        if isinstance(op, DmlMultiOperator):
+            known = True
+        elif isinstance(op, DmlOperator):
+            known = False
+        else:
+            return None
+        _KINDS[type(op)] = known
+    return known
 
 
 def is_multi_operator(op: object) -> TypeGuard[DmlMultiOperator]:
-    """``isinstance(op, DmlMultiOperator)``, remembered for its type once true."""
-    return _conforms(op, DmlMultiOperator, _MULTI_TYPES)
-
-
-def _is_single_type(op: object) -> bool:
-    """``isinstance(op, DmlOperator)``, remembered for its type once true."""
-    return _conforms(op, DmlOperator, _SINGLE_TYPES)
+    """``isinstance(op, DmlMultiOperator)``, remembered for its type."""
+    return _kind(op) is True
 
 
 def _check_operator(op: Any) -> None:
-    if not _is_single_type(op):
+    if _kind(op) is not False:
         raise TypeError(f"op must be a DirectML operator (IdentityOp, PaddingOp, ...), "
                         f"got {type(op).__name__}")
 
 
 def _is_multi(op: Any) -> bool:
     """Whether ``op`` is a :class:`DmlMultiOperator` (TypeError when it is no operator at all)."""
-    if is_multi_operator(op):
-        return True
-    if _is_single_type(op):
-        return False
-    raise TypeError(f"op must be a DirectML operator (IdentityOp, PaddingOp, JoinOp, SplitOp, ...), "
-                    f"got {type(op).__name__}")
+    kind = _kind(op)
+    if kind is None:
+        raise TypeError(f"op must be a DirectML operator (IdentityOp, PaddingOp, JoinOp, SplitOp, ...), "
+                        f"got {type(op).__name__}")
+    return kind
 
 
 def input_descs(op: AnyDmlOperator) -> tuple[BufferTensorDesc, ...]:
