@@ -30,9 +30,10 @@ from ort_layouts.operators.registry import operator_for_type
 __all__ = ["main", "measure", "peak_kib", "process_peak_kib", "reset_peak"]
 
 
-def _vm_hwm_kib(pid: int | str) -> int | None:
-    """VmHWM of a process in KiB (Linux: the peak resident memory since the last reset); None
-    where it cannot be read (the process is gone, or there is no /proc)."""
+def process_peak_kib(pid: int | str) -> int | None:
+    """The peak resident memory of process ``pid`` ("self": this one) in KiB: VmHWM, the peak
+    since the last reset (Linux); None where it cannot be read (the process is gone, or there is
+    no /proc), never another process's figure."""
     try:
         with open(f"/proc/{pid}/status") as f:
             return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
@@ -43,14 +44,8 @@ def _vm_hwm_kib(pid: int | str) -> int | None:
 def peak_kib() -> int:
     """The peak resident memory of this process in KiB: VmHWM, the peak since the last reset
     (Linux); else its ru_maxrss."""
-    kib = _vm_hwm_kib("self")
+    kib = process_peak_kib("self")
     return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) if kib is None else kib
-
-
-def process_peak_kib(pid: int) -> int | None:
-    """The peak resident memory of process ``pid`` in KiB (VmHWM); None where it cannot be read,
-    never another process's figure."""
-    return _vm_hwm_kib(pid)
 
 
 def reset_peak() -> bool:

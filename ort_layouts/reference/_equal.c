@@ -150,6 +150,7 @@ static PyObject *differs(PyObject *self, PyObject *args) {
         goto done;
     }
     Py_ssize_t shape[MAX_DIMS + 2], xs[MAX_DIMS + 2], ys[MAX_DIMS + 2];
+    int empty = 0;
     for (Py_ssize_t k = 0; k < ndim; k++) {
         if (xv.shape[k] != yv.shape[k]) {
             PyErr_Format(PyExc_ValueError, "axis %zd is %zd long in x and %zd in y; valid: the same shape", k,
@@ -159,11 +160,12 @@ static PyObject *differs(PyObject *self, PyObject *args) {
         shape[k] = xv.shape[k];
         xs[k] = xv.strides[k];
         ys[k] = yv.strides[k];
-        if (shape[k] == 0) {
-            answer = Py_False;
-            Py_INCREF(answer);
-            goto done;
-        }
+        empty |= shape[k] == 0;
+    }
+    if (empty) { /* every axis compared first: nothing to read, nothing differs */
+        answer = Py_False;
+        Py_INCREF(answer);
+        goto done;
     }
     /* at least two axes: a scalar or a vector is one row */
     while (ndim < 2) {

@@ -6,7 +6,7 @@ import contextlib
 import dataclasses
 import itertools
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -187,13 +187,13 @@ def views_equal(x: np.ndarray, y: np.ndarray, *, threads: int | None = None) -> 
     flags_size = max(1, _SLAB_BYTES // y.itemsize)
 
     def compare_slabs(part: Any) -> None:
-        scratch = np.empty(flags_size, dtype=np.bool_)
+        scratch = np.empty(flags_size, dtype=np.bool_) if kernel is None else None
         for sl in part:
             if differ:
                 return
             a, b = x[sl], y[sl]
-            flags = scratch[: b.size].reshape(b.shape)
-            if kernel(a, b) if kernel is not None else _numpy_differs(a, b, flags):
+            if (kernel(a, b) if kernel is not None
+                    else _numpy_differs(a, b, cast(np.ndarray, scratch)[: b.size].reshape(b.shape))):
                 differ.append(True)
                 return
 

@@ -97,6 +97,9 @@ def test_bad_arguments_name_the_valid_values() -> None:
         _equal.differs(x, np.zeros((2, 2), np.uint16))
     with pytest.raises(TypeError):
         _equal.differs([1, 2], [1, 2])  # no buffer
+    with pytest.raises(ValueError, match=r"axis 1 is 3 long in x and 4 in y"):  # an empty axis first
+        _equal.differs(np.zeros((0, 3), np.uint32), np.zeros((0, 4), np.uint32))
+    assert _equal.differs(np.zeros((0, 3), np.uint32), np.zeros((0, 3), np.uint32)) is False
 
 
 def test_any_alignment() -> None:
@@ -157,6 +160,37 @@ def test_views_equal_same_answer_with_and_without_the_kernel(
     inner = pad[:, 1:-1, 2:-2]
     assert views_equal(inner, np.ascontiguousarray(inner))
     assert not views_equal(inner, flipped(np.ascontiguousarray(inner), inner.size - 5))
+
+
+def test_tiles_reach_the_kernel_in_its_transposing_layout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """views_equal hands the kernel each transposed tile with the scratch tile's rows and y's
+    columns 4 bytes apart: the layout of its SSE2 4x4-block path."""
+    seen: list[tuple[int, int]] = []
+    real = _equal.differs
+
+    def recorded(a: np.ndarray, b: np.ndarray) -> bool:
+        seen.append((a.strides[-2], b.strides[-1]))
+        return real(a, b)
+
+    monkeypatch.setattr(compare_module, "_c_differs", recorded)
+    x = random_bits((2, 24, 160, 200), np.uint32)
+    view = x.transpose(0, 2, 3, 1)  # NCHW read as NHWC
+    assert views_equal(view, np.ascontiguousarray(view), threads=1)
+    assert len(seen) > 1 and set(seen) == {(4, 4)}
+
+
+@pytest.mark.parametrize("kernel", [True, False], ids=["kernel", "numpy"])
+def test_large_views_on_two_threads(monkeypatch: pytest.MonkeyPatch, kernel: bool) -> None:
+    """Views of 8 MiB or more are compared on several threads: tiles (transposed) and slabs
+    (threads asked for), each finding a difference near either end."""
+    if not kernel:
+        monkeypatch.setattr(compare_module, "_c_differs", None)
+    x = random_bits((2, 32, 200, 200), np.uint32)  # 10 MiB
+    for view in (x.transpose(0, 2, 3, 1), x[:, :, 1:-1, 1:-1]):
+        y = np.ascontiguousarray(view)
+        assert views_equal(view, y, threads=2)
+        for k in (3, y.size - 4):
+            assert not views_equal(view, flipped(y, k, bit=30), threads=2)
 
 
 def test_float_views_keep_numpy_semantics() -> None:
