@@ -18,7 +18,6 @@ from ort_layouts.reports.report import (
     Report,
     Totals,
     failure_text,
-    group_status,
     is_failure,
     not_passed,
     result_figures,
@@ -306,23 +305,21 @@ def _matrix(report: Report, *, strict: bool = False) -> str:
 
 def _cell(others: Sequence[CaseResult], passed: int, *, strict: bool) -> _Cell:
     """The matrix cell of a group of ``passed`` passes and ``others``, its results that did not
-    pass, in the report's order: its colour class (:func:`group_status` of the whole group),
-    its results per status (every status, in order), its number of results and the case its
-    label links to: its first failure (an error, or a mismatch no known issue explains), else
-    its first mismatch, else None."""
+    pass, in the report's order: its colour class ("pass": all pass; "fail": any failure, an
+    error or a mismatch no known issue explains, or with ``strict`` any case that is not a
+    pass; "known": known issues; "partial": passes and unsupported cases; "unsupported": no
+    pass), its results per status (every status, in order), its number of results and the case
+    its label links to: its first failure, else its first mismatch, else None."""
     size = passed + len(others)
     if not others:  # most groups: all passed
         return "pass", {**_NO_COUNTS, Status.PASS.value: size}, size, None
     found = collections.Counter(map(_STATUS_OF, others))
     counts = {value: passed if s is Status.PASS else found[s] for s, value in _STATUS_VALUES}
     bad = next((r for r in others if is_failure(r, strict=strict)), None)
+    cls = "fail"
     if bad is None:
         bad = next((r for r in others if r.status is Status.MISMATCH), None)
-    # group_status of the whole group: a pass is neither a failure nor a mismatch, and a group
-    # of passes and unsupported cases is "partial"
-    cls = group_status(others, strict=strict)
-    if cls == "unsupported" and passed:
-        cls = "partial"
+        cls = "known" if bad is not None else "partial" if passed else "unsupported"
     return cls, counts, size, None if bad is None else bad.case.id
 
 
@@ -416,18 +413,10 @@ class MatrixTally:
         """The matrix of the results counted, as :func:`_matrix` makes it of them in a report's
         order: ``groups`` the groups in the order of their first results in the report,
         ``place`` the key of a case id that sorts the cases that did not pass in that order."""
-        merged: dict[tuple[str, str, int], list[MatrixGroup]] = {}
-        for group in groups:  # as results_by_group: data types of one name in one group
-            found = merged.get(group.key)
-            if found is None:
-                merged[group.key] = [group]
-            else:
-                found.append(group)
         cells: dict[tuple[str, str, int], _Cell] = {}
-        for key, found in merged.items():
-            passed = sum(g.passed for g in found)
-            others = [r for g in found for r in sorted(g.others.values(), key=lambda r: place(r.case.id))]
-            cells[key] = _cell(others, passed, strict=strict)
+        for group in groups:  # one a key: a DataType's name is its own
+            others = sorted(group.others.values(), key=lambda r: place(r.case.id))
+            cells[group.key] = _cell(others, group.passed, strict=strict)
         return _matrix_text(cells)
 
 

@@ -491,22 +491,6 @@ def results_by_group(results: Iterable[CaseResult]) -> dict[tuple[str, str, int]
     return groups
 
 
-def group_status(results: Sequence[CaseResult], *, strict: bool = False) -> str:
-    """The colour class of a group: "fail" (any error or unexplained mismatch; with ``strict``
-    any case that is not a pass), "known" (known issues), "pass" (all pass), "unsupported"
-    (none passed), "partial" (passes and unsupported)."""
-    statuses = {r.status for r in results}
-    if any(is_failure(r, strict=strict) for r in results):
-        return "fail"
-    if Status.MISMATCH in statuses:
-        return "known"
-    if statuses == {Status.PASS}:
-        return "pass"
-    if Status.PASS not in statuses:
-        return "unsupported"
-    return "partial"
-
-
 def failure_text(result: CaseResult) -> str:
     """One line that says what went wrong in a case, with its first mismatch and diagnosis."""
     if result.status is Status.PASS:

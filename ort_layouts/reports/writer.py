@@ -60,7 +60,6 @@ from ort_layouts.reports.report import (
     close_later,
     is_failure,
     now_iso,
-    ordered_positions,
     planned_slots,
     read_json,
     read_results,
@@ -564,8 +563,10 @@ class ReportWriter:
             self._made = end
 
     def report(self) -> Report:
-        positions = ordered_positions(self._ids, self.meta.get("planned"))
-        return Report(dict(self.meta), tuple(self._results[i] for i in positions))
+        """The results so far as a :class:`Report`: the last result of each case, in planned
+        order, unplanned ones after in the order they last arrived (what the summaries hold)."""
+        self._make()
+        return Report(dict(self.meta), tuple(self._order.view()[0]))
 
     def _meta_json(self) -> str:
         """The text of meta.json, the planned ids' JSON made once."""

@@ -525,3 +525,32 @@ def test_report_cost_prints_its_figures(tmp_path: Path) -> None:
     files = out.strip().splitlines()[-1]
     for name in ("junit.xml", "meta.json", "report.html", "report.json", "results.jsonl"):
         assert name in files
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_each_matrix_cell_is_coloured_by_what_its_group_holds(strict: bool) -> None:
+    """A cell's class: "pass" all pass; "fail" an error (or, with --strict, anything that is not
+    a pass); "known" a mismatch a known issue explains; "partial" passes and unsupported cases;
+    "unsupported" none passed."""
+    cpu = "CPUExecutionProvider"
+
+    def result(shape: tuple[int, ...], status: Status, seed: int, **kw: Any) -> CaseResult:
+        case = Case("Transpose", "float32", shape, seed=seed)
+        return CaseResult(case, status, cpu, "d", **kw)
+
+    groups = {  # rank: the group's results
+        1: [result((2,), Status.PASS, 1), result((3,), Status.PASS, 2)],
+        2: [result((2, 3), Status.PASS, 1), result((3, 2), Status.ERROR, 2, message="boom")],
+        3: [result((2, 3, 4), Status.PASS, 1),
+            result((4, 3, 2), Status.MISMATCH, 2, known_issue="a known deviation")],
+        4: [result((1, 2, 3, 4), Status.PASS, 1), result((4, 3, 2, 1), Status.UNSUPPORTED, 2, message="no")],
+        5: [result((1, 1, 2, 3, 4), Status.UNSUPPORTED, 1, message="no")],
+    }
+    page = render_report_html(Report({"provider": cpu}, tuple(r for rs in groups.values() for r in rs)),
+                              strict=strict)
+    cell = r'<td class="cell (\w+)" data-op="Transpose" data-dtype="float32" data-rank="(\d)"'
+    classes = {int(rank): cls for cls, rank in re.findall(cell, page)}
+    expected = {1: "pass", 2: "fail", 3: "known", 4: "partial", 5: "unsupported"}
+    if strict:
+        expected.update({3: "fail", 4: "fail", 5: "fail"})
+    assert classes == expected

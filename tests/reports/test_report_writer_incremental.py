@@ -227,6 +227,11 @@ def test_unplanned_missing_and_twice_planned_cases(tmp_path: Path, sample: list[
             if n in (100, 200):
                 writer.write_summaries()
                 _check(directory, arrived[:n], planned, strict=False, finished=False)
+            if n in (130, 131):  # the results so far, in the report's order
+                assert writer.report().results == tuple(_in_report_order(arrived[:n], planned))
+        from ort_layouts.reports.writer import _MAKE_BATCH
+
+        assert writer._made > len(arrived) - _MAKE_BATCH  # put in order as they arrived, a batch at a time
         report = writer.write_summaries(finished=True)
     assert not report.complete
     assert report.results == tuple(_in_report_order(arrived, planned))
