@@ -51,7 +51,8 @@ code,pre{font-family:ui-monospace,Consolas,monospace;font-size:.9em}pre{backgrou
 """
 
 
-_HTML_SPECIAL = re.compile("[&<>\"']")  # what html.escape(text, quote=True) replaces
+_HTML_SPECIAL_CHARS = "&<>\"'"  # what html.escape(text, quote=True) replaces
+_HTML_SPECIAL = re.compile(f"[{_HTML_SPECIAL_CHARS}]")
 _STATUS_OF = operator.attrgetter("status")
 _CASE_ID_OF = operator.attrgetter("case.id")
 _STATUS_VALUES = tuple((s, s.value) for s in Status)
@@ -438,17 +439,11 @@ def _environment_rows(meta: Mapping[str, Any]) -> str:
 
 def _all_cases_rows(results: Sequence[CaseResult]) -> str:
     """A row for each case: its id, status, node provider and seconds."""
-    return "".join(_all_cases_row_pieces(results))
+    return "".join(all_cases_row_texts(results))
 
 
-# rows per piece of _all_cases_row_pieces
+# rows per piece of the page's list of all cases
 _PIECE_ROWS = 512
-
-
-def _all_cases_row_pieces(results: Sequence[CaseResult]) -> Iterator[str]:
-    """:func:`_all_cases_rows`' text in pieces of a few hundred rows."""
-    for start in range(0, len(results), _PIECE_ROWS):
-        yield "".join(all_cases_row_texts(results[start:start + _PIECE_ROWS]))
 
 
 _STATUS_CELLS = {s: f'<td class="{s.value}">{escape(s.value)}</td>' for s in Status}
@@ -460,7 +455,7 @@ def all_cases_row_texts(results: Sequence[CaseResult], ids: Sequence[str] | None
     if ids is None:
         ids = list(map(_CASE_ID_OF, results))
     joined = "".join(ids)
-    if any(c in joined for c in "&<>\"'"):  # rarely (what _HTML_SPECIAL finds): these ids are escaped
+    if any(c in joined for c in _HTML_SPECIAL_CHARS):  # rarely: these ids are escaped
         ids = [escape(case_id) for case_id in ids]
     providers = _PROVIDER_TEXTS
     cells = _STATUS_CELLS
@@ -554,9 +549,8 @@ def report_html_pieces(
     where = f"{report.meta.get('provider', '')} {report.meta.get('device', '')}".strip()
     title = f"ort_layouts {verdict}: {where}"
     yield _page_head(title) + "\n".join(body)
-    if rows is None:
-        yield from _all_cases_row_pieces(report.results)
-    else:
-        for start in range(0, len(rows), _PIECE_ROWS):
-            yield "".join(rows[start:start + _PIECE_ROWS])
+    results = report.results
+    for start in range(0, len(results), _PIECE_ROWS):
+        yield "".join(all_cases_row_texts(results[start:start + _PIECE_ROWS]) if rows is None
+                      else rows[start:start + _PIECE_ROWS])
     yield "</table></details></section>" + _PAGE_TAIL
