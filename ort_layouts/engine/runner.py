@@ -116,7 +116,8 @@ from ort_layouts.reference.execute import (
 __all__ = ["BatchPlan", "batch_cases", "plan_batches", "run_cases", "uses_session_process"]
 
 OnResult = Callable[[CaseResult], None]
-OnEncoded = Callable[[CaseResult, Any], None]
+# on_encoded(pairs): the results that arrived together, each with what encode made of it
+OnEncoded = Callable[[list[tuple[CaseResult, Any]]], None]
 
 # a run of at least this many cases is one worth starting processes for (about half a second
 # each, once per process): on the CPU and WebGPU EPs it is spread over worker processes by
@@ -341,12 +342,22 @@ class _Run:
     def emit(self, key: int, result: CaseResult, encoded: Any = None) -> None:
         """Keep a result and hand it on: to ``on_encoded`` with ``encoded`` (``encode(result)``,
         made here when not given), and to ``on_result``."""
-        self.results[key] = result
+        self.emit_all([(key, result, encoded)])
+
+    def emit_all(self, items: Sequence[tuple[int, CaseResult, Any]]) -> None:
+        """:meth:`emit` for results that arrived together (a worker's unit): ``on_encoded``
+        takes them in one call, then ``on_result`` each in turn."""
+        results = self.results
+        for key, result, _ in items:
+            results[key] = result
         if self.on_encoded is not None:
-            assert self.encode is not None
-            self.on_encoded(result, self.encode(result) if encoded is None else encoded)
+            encode = self.encode
+            assert encode is not None
+            self.on_encoded([(result, encode(result) if encoded is None else encoded)
+                             for _, result, encoded in items])
         if self.on_result is not None:
-            self.on_result(result)
+            for _, result, _ in items:
+                self.on_result(result)
 
     def fail(self, key: int, prep: _Prepared | Case, status: Status, message: str,
              seconds: float = 0.0) -> None:
@@ -813,11 +824,13 @@ def run_cases(
         inputs: explicit input data by case id (default: :func:`make_input`'s).
         jobs: worker processes that share the batches (:mod:`~ort_layouts.engine.parallel`); 1
             keeps the run in this process; None (the default): :func:`resolve_jobs`'s choice.
-        encode, on_encoded: together: ``on_encoded(result, encode(result))`` for each result
-            (before ``on_result``), with ``encode`` run where the result is made: in its worker
-            process, in a run with workers (so ``encode`` must pickle: a module-level function,
-            or an instance of a module-level class). A report writer's encoding of its lines
-            is made there, beside the results, instead of in this process.
+        encode, on_encoded: together: ``on_encoded([(result, encode(result)), ...])`` for the
+            results that arrive together (a worker's unit; in this process, one at a time),
+            before ``on_result`` sees them, with ``encode`` run where the result is made: in its
+            worker process, in a run with workers (so ``encode`` must pickle: a module-level
+            function, or an instance of a module-level class). A report writer's encoding of
+            its lines is made there, beside the results, instead of in this process, and the
+            lines of a unit are written at once.
 
     Returns:
         One result per case, in the order of ``cases``.
@@ -951,8 +964,8 @@ def _run_parallel(run: _Run, case_list: Sequence[Case], inputs: Mapping[str, np.
         if reply[0] == "ok":
             budget.repay(lent - reply[2])
             encoded = reply[3] if reply[3] is not None else [None] * len(keys)
-            for key, values, made in zip(keys, reply[1], encoded, strict=True):
-                run.emit(key, CaseResult(case_list[key], values[0], name, device, *values[1:]), made)
+            run.emit_all([(key, CaseResult(case_list[key], values[0], name, device, *values[1:]), made)
+                          for key, values, made in zip(keys, reply[1], encoded, strict=True)])
             continue
         budget.repay(lent)
         if reply[0] == "died":

@@ -77,13 +77,13 @@ class ResultWriter(Protocol[R_co]):
 class EncodingResultWriter(ResultWriter[R_co], Protocol[R_co]):
     """A :class:`ResultWriter` that takes each result with what it makes of it, made where the
     result is made (in a worker process, in a run spread over several):
-    ``add_encoded(result, encode_result(result))`` stands for ``add(result)``.
-    ``encode_result`` must pickle."""
+    ``add_encoded_all([(result, encode_result(result)), ...])`` stands for ``add(result)`` of
+    each, in turn. ``encode_result`` must pickle."""
 
     @property
     def encode_result(self) -> Callable[[CaseResult], Any]: ...
 
-    def add_encoded(self, result: CaseResult, encoded: Any) -> None: ...
+    def add_encoded_all(self, pairs: Sequence[tuple[CaseResult, Any]]) -> None: ...
 
 
 def device_of(provider: str, device_id: int = 0) -> tuple[str, str]:
@@ -308,10 +308,12 @@ class ValidationSession(Generic[R]):
         if on_result is not None:
             on_result(result)
 
-    def _write_encoded(self, result: CaseResult, encoded: Any) -> None:
-        """Hand a result to an :class:`EncodingResultWriter` with what it made of it."""
-        self._device_from(result)
-        cast(EncodingResultWriter[R], self.writer).add_encoded(result, encoded)
+    def _write_encoded(self, pairs: list[tuple[CaseResult, Any]]) -> None:
+        """Hand results to an :class:`EncodingResultWriter` with what it made of them."""
+        if not self.device:
+            for result, _ in pairs:
+                self._device_from(result)
+        cast(EncodingResultWriter[R], self.writer).add_encoded_all(pairs)
 
     def _device_from(self, result: CaseResult) -> None:
         if result.device and not self.device:

@@ -490,7 +490,7 @@ class ReportWriter:
         most every FSYNC_INTERVAL_S (an OS crash loses at most that much), and rewrite the
         summaries when ``interval_s`` has passed since the last time."""
         case_id = result.case.id
-        self._added(result, case_id, result_json(result, case_id), None)
+        self._added([result], [case_id], [result_json(result, case_id)], [None])
 
     @property
     def encode_result(self) -> ResultEncoder:
@@ -505,26 +505,43 @@ class ReportWriter:
         Raises:
             TypeError: ``encoded`` is not what :attr:`encode_result` makes.
         """
-        if (type(encoded) is not tuple or len(encoded) != 5 or type(encoded[3]) is not bool
-                or not all(type(encoded[k]) is str for k in (0, 1, 2, 4))):
-            raise TypeError(f"encoded {type(encoded).__name__} is not what encode_result makes: "
-                            "(line, testcase, row, strict, section)")
-        line, testcase, row, strict, section = encoded
-        cid = result.case.id
-        # kept for as many cases as the page draws at most (about 25 KB each); the page draws
-        # any of its first MAX_PICTURES failing cases it was not given
-        room = cid in self._sections or len(self._sections) < MAX_PICTURES
-        if section and strict == self.strict and room:
-            self._sections[cid] = (result, section)
-        self._added(result, cid, line, (testcase, row, strict))
+        self.add_encoded_all([(result, encoded)])
 
-    def _added(self, result: CaseResult, case_id: str, line: str,
-               pieces: tuple[str, str, bool] | None) -> None:
-        self._append((line + "\n").encode("utf-8"))
-        self._results.append(result)
-        self._ids.append(case_id)
-        self._lines.append(line)
-        self._pieces.append(pieces)
+    def add_encoded_all(self, pairs: Sequence[tuple[CaseResult, Encoded]]) -> None:
+        """:meth:`add_encoded` of each (result, encoded) pair, in turn, their lines written to
+        results.jsonl at once (results that arrive together: a worker's unit). Every pair is
+        checked before anything is written.
+
+        Raises:
+            TypeError: an ``encoded`` is not what :attr:`encode_result` makes.
+        """
+        for _, encoded in pairs:
+            if (type(encoded) is not tuple or len(encoded) != 5 or type(encoded[3]) is not bool
+                    or type(encoded[0]) is not str or type(encoded[1]) is not str
+                    or type(encoded[2]) is not str or type(encoded[4]) is not str):
+                raise TypeError(f"encoded {type(encoded).__name__} is not what encode_result makes: "
+                                "(line, testcase, row, strict, section)")
+        results = [result for result, _ in pairs]
+        ids = [result.case.id for result in results]
+        sections = self._sections
+        for cid, (result, (_, _, _, strict, section)) in zip(ids, pairs, strict=True):
+            # kept for as many cases as the page draws at most (about 25 KB each); the page
+            # draws any of its first MAX_PICTURES failing cases it was not given
+            if section and strict == self.strict and (cid in sections or len(sections) < MAX_PICTURES):
+                sections[cid] = (result, section)
+        self._added(results, ids, [e[0] for _, e in pairs], [(e[1], e[2], e[3]) for _, e in pairs])
+
+    def _added(self, results: list[CaseResult], ids: list[str], lines: list[str],
+               pieces: list[tuple[str, str, bool] | None]) -> None:
+        if not results:
+            return
+        lines.append("")  # the last line's newline
+        self._append("\n".join(lines).encode("utf-8"))
+        lines.pop()
+        self._results += results
+        self._ids += ids
+        self._lines += lines
+        self._pieces += pieces
         if self._make_at_add and len(self._results) - self._made >= _MAKE_BATCH:
             try:
                 self._make(thorough=False)

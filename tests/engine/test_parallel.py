@@ -172,7 +172,7 @@ def test_a_request_the_workers_cannot_read_fails_the_run_at_once(monkeypatch: py
     # past run_cases' own check: each worker reads the encode it was sent as a bad int
     monkeypatch.setattr(_runner, "unsendable_reason", lambda value: "")
     with pytest.raises(WorkerProcessError, match="could not read its request: ValueError: invalid literal"):
-        run_cases(CASES, provider="cpu", jobs=2, encode=_LoadsAsABadInt(), on_encoded=lambda r, e: None)
+        run_cases(CASES, provider="cpu", jobs=2, encode=_LoadsAsABadInt(), on_encoded=lambda pairs: None)
     assert len(run_cases(CASES[:40], provider="cpu", jobs=2)) == 40  # the next run works
 
 
@@ -189,7 +189,7 @@ def test_an_encode_the_workers_cannot_load_is_refused_before_any_work(
     started: list[int] = []
     monkeypatch.setattr(_runner, "start_workers", started.append)
     with pytest.raises(ValueError) as raised:
-        run_cases(CASES, provider="cpu", jobs=2, encode=encode, on_encoded=lambda r, e: None)
+        run_cases(CASES, provider="cpu", jobs=2, encode=encode, on_encoded=lambda pairs: None)
     text = str(raised.value)
     assert text.startswith(f"encode {encode!r} cannot be sent to the run's 2 worker processes (")
     assert text.endswith("valid: a module-level function or an instance of a module-level class of a "
@@ -197,7 +197,8 @@ def test_an_encode_the_workers_cannot_load_is_refused_before_any_work(
     if isinstance(encode, _Local):
         assert "_Local is defined in __main__, which a worker process does not import" in text
     assert started == []  # refused before any worker was asked for
-    assert len(run_cases(CASES[:3], provider="cpu", jobs=1, encode=encode, on_encoded=lambda r, e: None)) == 3
+    here = run_cases(CASES[:3], provider="cpu", jobs=1, encode=encode, on_encoded=lambda pairs: None)
+    assert len(here) == 3
 
 
 def test_an_error_in_on_result_stops_the_run_and_the_next_works(one_process: list[dict[str, Any]]) -> None:
@@ -323,13 +324,30 @@ def test_readme_says_when_and_how_many_workers_a_run_takes() -> None:
 
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_encode_runs_where_the_results_are_made(jobs: int) -> None:
-    calls: list[tuple[str, CaseResult, object]] = []
+    """on_encoded takes the results that arrived together (one at a time in this process, a
+    unit from a worker), each with encode's value made of that very result; on_result then
+    sees each of them, in the same order, before the next on_encoded."""
+    calls: list[tuple[str, Any]] = []
     results = run_cases(CASES, provider="cpu", jobs=jobs, batch_size=16, encode=repr,
-                        on_encoded=lambda r, e: calls.append(("encoded", r, e)),
-                        on_result=lambda r: calls.append(("result", r, None)))
-    assert [kind for kind, _, _ in calls] == ["encoded", "result"] * len(CASES)  # before on_result
-    encoded = {id(r): e for kind, r, e in calls if kind == "encoded"}
-    assert [encoded[id(r)] for r in results] == [repr(r) for r in results]  # of the very result handed on
+                        on_encoded=lambda pairs: calls.append(("encoded", list(pairs))),
+                        on_result=lambda r: calls.append(("result", r)))
+    waiting: list[CaseResult] = []
+    sizes = []
+    for kind, value in calls:
+        if kind == "encoded":
+            assert waiting == []  # the results of the last call were all handed on first
+            assert [e for _, e in value] == [repr(r) for r, _ in value]  # of the very result
+            waiting = [r for r, _ in value]
+            sizes.append(len(value))
+        else:
+            assert value is waiting.pop(0)
+    assert waiting == []
+    assert sum(sizes) == len(CASES) == len(results)
+    assert {id(r) for kind, r in calls if kind == "result"} == {id(r) for r in results}
+    if jobs == 1:
+        assert set(sizes) == {1}
+    else:  # a unit's results together: fewer calls than results
+        assert len(sizes) < len(CASES) and max(sizes) > 1
 
 
 def test_encode_and_on_encoded_go_together() -> None:
@@ -346,18 +364,18 @@ def test_a_validation_on_workers_writes_the_lines_this_process_would(tmp_path: P
 
     meta = validation_meta(provider=CPU, command="test")
     writer = ReportWriter(tmp_path, meta=meta, planned=[c.id for c in CASES])
-    encoded: list[CaseResult] = []
-    real = ReportWriter.add_encoded
+    encoded: list[int] = []
+    real = ReportWriter.add_encoded_all
     # every result comes with what the workers made of it: none is encoded here
     monkeypatch.setattr(ResultEncoder, "__call__", lambda self, r: pytest.fail("encoded in this process"))
     writer.add = lambda result: pytest.fail("a result was added without its report pieces")  # type: ignore[method-assign]
-    writer.add_encoded = lambda r, e: (encoded.append(r), real(writer, r, e))[1]  # type: ignore[method-assign]
+    writer.add_encoded_all = lambda pairs: (encoded.append(len(pairs)), real(writer, pairs))[1]  # type: ignore[method-assign]
     outcome = ValidationSession(CASES, provider="cpu", writer=writer, device=meta["device"], jobs=2,
                                 batch_size=16).run()
     assert [r.case for r in outcome.results] != CASES  # they arrived out of planned order
     assert sorted(outcome.results, key=lambda r: CASES.index(r.case)) == list(writer.results)
     assert (tmp_path / RESULTS_FILE).read_bytes() == b"".join(map(result_line, writer.results))
-    assert len(encoded) == len(CASES)
+    assert sum(encoded) == len(CASES) and len(encoded) < len(CASES)  # a unit's results at once
 
 
 def test_each_unit_is_lent_a_share_of_the_runs_reruns(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -338,6 +338,59 @@ def test_add_encoded_refuses_what_the_encoder_does_not_make(tmp_path: Path, samp
         assert (directory / RESULTS_FILE).read_bytes() == b""  # nothing written
 
 
+class _CountedWrites:
+    """A file whose writes are counted."""
+
+    def __init__(self, file: Any) -> None:
+        self.file = file
+        self.writes = 0
+
+    def write(self, data: bytes) -> int:
+        self.writes += 1
+        return int(self.file.write(data))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.file, name)
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_results_added_together_write_their_lines_at_once_and_the_same_files(
+        tmp_path: Path, sample: list[CaseResult], strict: bool) -> None:
+    """add_encoded_all of results in groups (as a run's workers hand them over): one write to
+    results.jsonl a group, and the files write_report makes, as when they come one by one."""
+    planned = [r.case.id for r in sample]
+    arrived = _arrivals(sample, seed=5)
+    directory = tmp_path / "run"
+    with ReportWriter(directory, meta=META, planned=planned, strict=strict, interval_s=math.inf) as writer:
+        counted = _CountedWrites(writer._file)
+        writer._file = counted  # type: ignore[assignment]
+        groups = [arrived[:1]] + [arrived[start:start + 37] for start in range(1, len(arrived), 37)]
+        shown = 0
+        for group in groups:
+            writer.add_encoded_all([(r, writer.encode_result(r)) for r in group])
+            shown += len(group)
+            assert (directory / RESULTS_FILE).read_bytes() == b"".join(map(result_line, arrived[:shown]))
+        assert counted.writes == len(groups)
+        writer._file = counted.file
+        writer.write_summaries(finished=True)
+        _check(directory, arrived, planned, strict=strict, finished=True)
+
+
+def test_add_encoded_all_refuses_a_group_with_one_bad_pair_before_writing_any(
+        tmp_path: Path, sample: list[CaseResult]) -> None:
+    directory = tmp_path / "run"
+    with ReportWriter(directory, meta=META, planned=[r.case.id for r in sample]) as writer:
+        good = [(r, writer.encode_result(r)) for r in sample[:3]]
+        bad = (sample[3], (*writer.encode_result(sample[3])[:3], "False", ""))
+        with pytest.raises(TypeError, match="encoded tuple is not what encode_result makes"):
+            writer.add_encoded_all([*good, bad])  # type: ignore[list-item]
+        assert (directory / RESULTS_FILE).read_bytes() == b""
+        assert writer.results == ()
+        writer.add_encoded_all(good)
+        writer.add_encoded_all([])
+        assert (directory / RESULTS_FILE).read_bytes() == b"".join(result_line(r) for r, _ in good)
+
+
 @pytest.mark.parametrize("strict", [False, True])
 def test_a_failing_case_s_section_comes_from_the_encoder_of_its_own_result(
         tmp_path: Path, sample: list[CaseResult], strict: bool) -> None:
