@@ -116,7 +116,9 @@ from ort_layouts.reference.execute import (
 __all__ = ["BatchPlan", "batch_cases", "plan_batches", "run_cases", "uses_session_process"]
 
 OnResult = Callable[[CaseResult], None]
-# on_encoded(pairs): the results that arrived together, each with what encode made of it
+# encode(results): one value a result; on_encoded(pairs): the results that arrived together,
+# each with what encode made of it
+Encode = Callable[[Sequence[CaseResult]], Iterable[Any]]
 OnEncoded = Callable[[list[tuple[CaseResult, Any]]], None]
 
 # a run of at least this many cases is one worth starting processes for (about half a second
@@ -221,6 +223,19 @@ class _Prepared:
                     or a.shape != e.shape or e.nbytes > _BYTES_EQUAL_LIMIT or a.tobytes() != e.tobytes()):
                 return False
         return True
+
+
+def _encoded(encode: Encode, results: Sequence[CaseResult]) -> list[Any]:
+    """``encode(results)``, one value a result.
+
+    Raises:
+        ValueError: ``encode`` made another number of values.
+    """
+    made = list(encode(results))
+    if len(made) != len(results):
+        raise ValueError(
+            f"encode made {len(made)} values of {len(results)} results; valid: one value a result")
+    return made
 
 
 def _plan(case: Case, provider: str) -> _Prepared | str:
@@ -330,7 +345,7 @@ class _Run:
         self.config = config
         self.device = device
         self.on_result = on_result
-        self.encode: Callable[[CaseResult], Any] | None = None  # with on_encoded: run_cases' encode
+        self.encode: Encode | None = None  # with on_encoded: run_cases' encode
         self.on_encoded: OnEncoded | None = None
         self.results: dict[int, CaseResult] = {}
         self.ir_version = provider_ir_version(config.name)
@@ -351,10 +366,11 @@ class _Run:
         for key, result, _ in items:
             results[key] = result
         if self.on_encoded is not None:
-            encode = self.encode
-            assert encode is not None
-            self.on_encoded([(result, encode(result) if encoded is None else encoded)
-                             for _, result, encoded in items])
+            assert self.encode is not None
+            made = [encoded for _, _, encoded in items]
+            if None in made:  # made here: all of them, at once
+                made = _encoded(self.encode, [result for _, result, _ in items])
+            self.on_encoded([(result, encoded) for (_, result, _), encoded in zip(items, made, strict=True)])
         if self.on_result is not None:
             for _, result, _ in items:
                 self.on_result(result)
@@ -806,7 +822,7 @@ def run_cases(
     on_result: OnResult | None = None,
     inputs: Mapping[str, np.ndarray] | None = None,
     jobs: int | None = None,
-    encode: Callable[[CaseResult], Any] | None = None,
+    encode: Encode | None = None,
     on_encoded: OnEncoded | None = None,
 ) -> list[CaseResult]:
     """Run cases on an execution provider and compare each output bit for bit with the oracle.
@@ -824,13 +840,13 @@ def run_cases(
         inputs: explicit input data by case id (default: :func:`make_input`'s).
         jobs: worker processes that share the batches (:mod:`~ort_layouts.engine.parallel`); 1
             keeps the run in this process; None (the default): :func:`resolve_jobs`'s choice.
-        encode, on_encoded: together: ``on_encoded([(result, encode(result)), ...])`` for the
-            results that arrive together (a worker's unit; in this process, one at a time),
-            before ``on_result`` sees them, with ``encode`` run where the result is made: in its
-            worker process, in a run with workers (so ``encode`` must pickle: a module-level
-            function, or an instance of a module-level class). A report writer's encoding of
-            its lines is made there, beside the results, instead of in this process, and the
-            lines of a unit are written at once.
+        encode, on_encoded: together: ``on_encoded(list(zip(results, encode(results))))`` for
+            the results that arrive together (a worker's unit; in this process, one at a time),
+            before ``on_result`` sees them; ``encode`` makes one value a result, and runs where
+            the results are made: in their worker process, in a run with workers (so ``encode``
+            must pickle: a module-level function, or a method of an instance of a module-level
+            class). A report writer's encoding of its lines is made there, beside the results,
+            instead of in this process, and the lines of a unit are written at once.
 
     Returns:
         One result per case, in the order of ``cases``.
@@ -840,8 +856,10 @@ def run_cases(
             ``jobs`` is above 1 on the DML EP.
         ValueError: ``batch_size`` or ``jobs`` is not valid, only one of ``encode`` and
             ``on_encoded`` is given, or ``encode`` cannot be sent to the run's worker processes
-            (it does not pickle, or its class or function is in ``__main__``).
-        WorkerProcessError: a worker process raised (a fault of the harness, not of a case).
+            (it does not pickle, or its class or function is in ``__main__``), or ``encode``
+            made another number of values than it was given results.
+        WorkerProcessError: a worker process raised (a fault of the harness, not of a case;
+            ``encode`` raising there, too).
     """
     if batch_size < 1:
         raise ValueError(f"batch_size {batch_size} must be >= 1")
@@ -996,7 +1014,7 @@ class UnitRequest(NamedTuple):
     inputs: Mapping[str, np.ndarray] | None
     rerun_budget: int
     device: str
-    encode: Callable[[CaseResult], Any] | None
+    encode: Encode | None
 
 
 def run_unit(request: UnitRequest, keep_alive: dict[Any, Any]
@@ -1017,7 +1035,7 @@ def run_unit(request: UnitRequest, keep_alive: dict[Any, Any]
         _run_here(run, list(cases), batch_size, inputs, keep_alive=False, threaded=False)
     results = [run.results[k] for k in range(len(cases))]
     values = [(r.status, *_sent_values(r)) for r in results]
-    return values, budget - run.reruns_left, None if encode is None else [encode(r) for r in results]
+    return values, budget - run.reruns_left, None if encode is None else _encoded(encode, results)
 
 
 # the EPs whose long runs are spread over worker processes unless told otherwise: the CPU EP, and

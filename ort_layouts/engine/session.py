@@ -77,11 +77,11 @@ class ResultWriter(Protocol[R_co]):
 class EncodingResultWriter(ResultWriter[R_co], Protocol[R_co]):
     """A :class:`ResultWriter` that takes each result with what it makes of it, made where the
     result is made (in a worker process, in a run spread over several):
-    ``add_encoded_all([(result, encode_result(result)), ...])`` stands for ``add(result)`` of
-    each, in turn. ``encode_result`` must pickle."""
+    ``add_encoded_all(list(zip(results, encode_results(results))))`` stands for
+    ``add(result)`` of each, in turn. ``encode_results`` must pickle."""
 
     @property
-    def encode_result(self) -> Callable[[CaseResult], Any]: ...
+    def encode_results(self) -> Callable[[Sequence[CaseResult]], Sequence[Any]]: ...
 
     def add_encoded_all(self, pairs: Sequence[tuple[CaseResult, Any]]) -> None: ...
 
@@ -334,7 +334,7 @@ class ValidationSession(Generic[R]):
                 writer = self.writer
                 routes: dict[str, Any] = {}
                 if isinstance(writer, EncodingResultWriter):  # its lines made beside the results
-                    routes = {"encode": writer.encode_result, "on_encoded": self._write_encoded}
+                    routes = {"encode": writer.encode_results, "on_encoded": self._write_encoded}
                 written = bool(routes)
                 runner.run_cases(self.todo, provider=self.provider, device_id=self.device_id,
                                  optimize=self.optimize, provider_options=self.provider_options or None,

@@ -321,7 +321,8 @@ class ResultEncoder:
     """What a :class:`ReportWriter` makes of each result (:meth:`ReportWriter.add_encoded`),
     made where the result is: its line of ``results.jsonl`` (:func:`result_json`), its JUnit
     testcase and its row of the HTML list of all cases, the ``strict`` they were made for, and
-    for a failing case its drawn section of the HTML page ("" for another).
+    for a failing case its drawn section of the HTML page ("" for another). ``encoder(result)``
+    makes it of one result, ``encoder.all(results)`` of several at once (a worker's unit).
 
     Only the first ``MAX_PICTURES`` failing results an encoder sees get their section drawn
     (about a millisecond each): the page draws no more than that many, and draws any of them it
@@ -341,14 +342,23 @@ class ResultEncoder:
         return f"ResultEncoder(strict={self.strict})"
 
     def __call__(self, result: CaseResult) -> Encoded:
-        case_id = result.case.id
-        ids = [case_id]
-        section = ""
-        if self._sections_left > 0 and is_failure(result, strict=self.strict):
-            self._sections_left -= 1
-            section = failure_section_text(result)
-        return (result_json(result, case_id), testcase_texts([result], strict=self.strict, ids=ids)[0],
-                all_cases_row_texts([result], ids)[0], self.strict, section)
+        return self.all([result])[0]
+
+    def all(self, results: Sequence[CaseResult]) -> list[Encoded]:
+        """What this encoder makes of each result, in order."""
+        strict = self.strict
+        ids = [result.case.id for result in results]
+        testcases = testcase_texts(results, strict=strict, ids=ids)
+        rows = all_cases_row_texts(results, ids)
+        made = []
+        passed = Status.PASS
+        for result, case_id, testcase, row in zip(results, ids, testcases, rows, strict=True):
+            section = ""
+            if self._sections_left > 0 and result.status is not passed and is_failure(result, strict=strict):
+                self._sections_left -= 1
+                section = failure_section_text(result)
+            made.append((result_json(result, case_id), testcase, row, strict, section))
+        return made
 
 
 # the keys of meta["selection"] that must match for a report to be resumed, as messages name them
@@ -497,6 +507,12 @@ class ReportWriter:
         """What makes, of a result, what :meth:`add_encoded` takes (picklable: a parallel run's
         workers make it beside the results)."""
         return ResultEncoder(self.strict)
+
+    @property
+    def encode_results(self) -> Callable[[Sequence[CaseResult]], list[Encoded]]:
+        """What makes, of several results at once, what :meth:`add_encoded_all` takes for each
+        (:meth:`ResultEncoder.all`; picklable)."""
+        return ResultEncoder(self.strict).all
 
     def add_encoded(self, result: CaseResult, encoded: Encoded) -> None:
         """:meth:`add` with ``encoded``, what :attr:`encode_result` made of ``result``: its line

@@ -4,6 +4,8 @@ budget, typed errors)."""
 
 from __future__ import annotations
 
+import functools
+import operator
 import os
 import re
 import signal
@@ -136,7 +138,8 @@ def test_the_worker_itself_reports_what_raised() -> None:
         assert "'int'" in reply[1] and "\n" not in reply[1]  # one line: the CLI's
         assert reply[2].startswith("Traceback (most recent call last)") and "TypeError" in reply[2]
         # it goes on
-        ok = worker.call(("run", _request(CASES[:3], batch_size=4, device="a device", encode=repr)))
+        each_repr = functools.partial(map, repr)
+        ok = worker.call(("run", _request(CASES[:3], batch_size=4, device="a device", encode=each_repr)))
         assert ok[0] == "ok" and len(ok[1]) == 3 and ok[2] == 0
         for text, case, values in zip(ok[3], CASES[:3], ok[1], strict=True):  # encode ran there
             assert text.startswith(f"CaseResult(case={case!r}, status={values[0]!r}, provider='{CPU}', "
@@ -177,11 +180,11 @@ def test_a_request_the_workers_cannot_read_fails_the_run_at_once(monkeypatch: py
 
 
 class _Local:
-    def __call__(self, result: CaseResult) -> str:
-        return ""
+    def __call__(self, results: list[CaseResult]) -> list[str]:
+        return [""] * len(results)
 
 
-@pytest.mark.parametrize("encode", [lambda r: "", _Local()], ids=["lambda", "class of __main__"])
+@pytest.mark.parametrize("encode", [lambda rs: [""] * len(rs), _Local()], ids=["lambda", "class of __main__"])
 def test_an_encode_the_workers_cannot_load_is_refused_before_any_work(
         monkeypatch: pytest.MonkeyPatch, encode: Any) -> None:
     if isinstance(encode, _Local):  # as a script's own class is
@@ -328,7 +331,7 @@ def test_encode_runs_where_the_results_are_made(jobs: int) -> None:
     unit from a worker), each with encode's value made of that very result; on_result then
     sees each of them, in the same order, before the next on_encoded."""
     calls: list[tuple[str, Any]] = []
-    results = run_cases(CASES, provider="cpu", jobs=jobs, batch_size=16, encode=repr,
+    results = run_cases(CASES, provider="cpu", jobs=jobs, batch_size=16, encode=functools.partial(map, repr),
                         on_encoded=lambda pairs: calls.append(("encoded", list(pairs))),
                         on_result=lambda r: calls.append(("result", r)))
     waiting: list[CaseResult] = []
@@ -350,8 +353,16 @@ def test_encode_runs_where_the_results_are_made(jobs: int) -> None:
         assert len(sizes) < len(CASES) and max(sizes) > 1
 
 
+def test_an_encode_that_makes_another_number_of_values_fails_the_run() -> None:
+    one_short = operator.itemgetter(slice(1, None))  # results[1:]; sent to workers as it is
+    with pytest.raises(ValueError, match=r"^encode made 0 values of 1 results; valid: one value a result$"):
+        run_cases(CASES[:2], provider="cpu", jobs=1, encode=one_short, on_encoded=lambda pairs: None)
+    with pytest.raises(WorkerProcessError, match=r"encode made [0-9]+ values of [0-9]+ results; valid: one"):
+        run_cases(CASES, provider="cpu", jobs=2, encode=one_short, on_encoded=lambda pairs: None)
+
+
 def test_encode_and_on_encoded_go_together() -> None:
-    for kwargs in ({"encode": repr}, {"on_encoded": lambda r, e: None}):
+    for kwargs in ({"encode": repr}, {"on_encoded": lambda pairs: None}):
         with pytest.raises(ValueError, match="encode and on_encoded go together"):
             run_cases(CASES[:1], provider="cpu", **kwargs)  # type: ignore[arg-type]
 
@@ -367,7 +378,10 @@ def test_a_validation_on_workers_writes_the_lines_this_process_would(tmp_path: P
     encoded: list[int] = []
     real = ReportWriter.add_encoded_all
     # every result comes with what the workers made of it: none is encoded here
-    monkeypatch.setattr(ResultEncoder, "__call__", lambda self, r: pytest.fail("encoded in this process"))
+    def all(self: ResultEncoder, results: list[CaseResult]) -> list[Any]:  # sent by its name
+        pytest.fail("encoded in this process")
+
+    monkeypatch.setattr(ResultEncoder, "all", all)
     writer.add = lambda result: pytest.fail("a result was added without its report pieces")  # type: ignore[method-assign]
     writer.add_encoded_all = lambda pairs: (encoded.append(len(pairs)), real(writer, pairs))[1]  # type: ignore[method-assign]
     outcome = ValidationSession(CASES, provider="cpu", writer=writer, device=meta["device"], jobs=2,
