@@ -237,7 +237,8 @@ def bench_floor(*, provider: str = "cpu", repeats: int = 2, ranks: Sequence[int]
     running the engine's sessions (:func:`~ort_layouts.engine.runner.plan_batches`: the same
     models, options and inputs, made ahead and not timed), ``run_cases`` (inputs, the oracle,
     the comparison, the results), and a validation with its reports (``validate --report``'s
-    session and report writer; the run's meta is made ahead), each with ``jobs`` worker
+    session and report writer; the run's meta is made ahead, and its report directories are
+    removed after the timings), each with ``jobs`` worker
     processes (None: the runner's choice); when that is more than one, a validation in one
     process too. Rates are over every case of the suite."""
     import shutil
@@ -266,21 +267,25 @@ def bench_floor(*, provider: str = "cpu", repeats: int = 2, ranks: Sequence[int]
     def engine() -> None:
         run_cases(cases, provider=name, batch_size=batch_size, jobs=workers)
 
+    written: list[str] = []  # the validations' report directories, removed after the timings
+
     def validate(count: int) -> None:
         directory = tempfile.mkdtemp(prefix="ort_layouts_floor_")
-        try:
-            writer = ReportWriter(directory, meta=meta, planned=ids)
-            ValidationSession(cases, provider=name, batch_size=batch_size, writer=writer,
-                              device=meta["device"], jobs=count).run()
-        finally:
-            shutil.rmtree(directory, ignore_errors=True)
+        written.append(directory)
+        writer = ReportWriter(directory, meta=meta, planned=ids)
+        ValidationSession(cases, provider=name, batch_size=batch_size, writer=writer,
+                          device=meta["device"], jobs=count).run()
 
     ran = _bare_loop(plans)
     cpu: list[float] = []
     timed = [lambda: _bare_loop(plans), engine, lambda: validate(workers)]
     if workers > 1:
         timed.append(lambda: validate(1))
-    t_bare, t_run, t_validate, *t_one = _interleaved(timed, repeats, cpu)
+    try:
+        t_bare, t_run, t_validate, *t_one = _interleaved(timed, repeats, cpu)
+    finally:
+        for directory in written:
+            shutil.rmtree(directory, ignore_errors=True)
     bare, run, full = n / t_bare, n / t_run, n / t_validate
     share = max(0.0, (t_validate - t_run) / t_validate)
     nodes = _nodes_text([p.nodes for p in plans])
