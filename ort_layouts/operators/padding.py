@@ -247,14 +247,23 @@ class PaddingOp:
         return self.input.dimension_count
 
     def run(self, dst: np.ndarray, src: np.ndarray, *, threads: int | None = None) -> None:
-        """PADDING1: the interior in one strided copy, then the borders axis by axis (a small
-        CONSTANT output: the value everywhere, then the interior over it)."""
+        """PADDING1: the interior in one strided copy, then the borders axis by axis. A small
+        output is made at once: CONSTANT writes the value everywhere, then the interior over
+        it; another mode gathers the input through each axis's index map."""
         value = _padding_value(self, dst.dtype)
         interior = tuple(slice(s, s + n) for s, n in zip(self.start_padding, src.shape, strict=True))
         constant = self.mode == PaddingMode.CONSTANT
         if constant and dst.size <= _SMALL_ELEMENTS:  # two numpy calls instead of a few per axis
             dst[...] = value
             strided_copy(dst[interior], src, threads=threads)
+            return
+        if not constant and src.size and dst.size <= _SMALL_ELEMENTS:
+            # one gather instead of a few copies per axis: each output position reads the input
+            # at the index its axes' maps give (the borders below, axis by axis, copy the very
+            # positions those maps name: what they read was written by an earlier axis or the
+            # interior)
+            dst[...] = src[np.ix_(*map(functools.partial(_mode_map, self.mode), self.start_padding, src.shape,
+                                       self.end_padding))]
             return
         strided_copy(dst[interior], src, threads=threads)
         for moved, s, n, e in _border_regions(self, dst, interior):
@@ -399,6 +408,14 @@ def _mode_runs(mode: PaddingMode, s: int, n: int, e: int) -> tuple[tuple[int, in
     positions = [*range(s), *range(s + n, s + n + e)]
     sources = [s + source_index(mode, p - s, n) for p in positions]
     return tuple(_runs(positions, sources))
+
+
+@functools.lru_cache(maxsize=4096)  # the mode and the axis's sizes alone decide
+def _mode_map(mode: PaddingMode, s: int, n: int, e: int) -> np.ndarray:
+    """The input index each output position along one axis reads (not CONSTANT), read-only."""
+    indexes = np.array([source_index(mode, p - s, n) for p in range(s + n + e)], dtype=np.intp)
+    indexes.flags.writeable = False
+    return indexes
 
 
 def _run_source(moved: np.ndarray, count: int, source: int, step: int) -> np.ndarray:

@@ -121,3 +121,27 @@ def test_constant_padding_writes_the_value_bits_around_the_input(shape: tuple[in
     got = unpack(op.output, execute(op, x)).reshape(shape[0] + 4, shape[1] + 6)
     want = np.pad(x.view(np.uint32), ((1, 3), (2, 4)), constant_values=0x7FC00001)
     assert got.view(np.uint32).tobytes() == want.tobytes()
+
+
+@settings(max_examples=150, deadline=None)
+@given(case=pad_cases(), seed=st.integers(0, 2**32 - 1))
+def test_execute_matches_numpy_pad_by_one_gather_and_axis_by_axis(
+        case: tuple[tuple[int, ...], list[int], str], seed: int) -> None:
+    """A small output is one gather through each axis's index map; a large one is PADDING1's
+    interior, then its borders axis by axis: both give numpy.pad's bytes (the axis-by-axis way
+    taken here by lowering the size limit of the gather to nothing)."""
+    from unittest import mock
+
+    from ort_layouts.operators import padding
+    from ort_layouts.reference.buffers import unpack
+    from ort_layouts.reference.execute import execute
+
+    shape, pads, mode = case
+    rank = len(shape)
+    x = np.random.default_rng(seed).integers(0, 2**16, size=shape, dtype=np.uint16).view(np.float16)
+    op = PaddingOp.from_onnx(BufferTensorDesc("float16", shape), pads, mode=mode)
+    want = np.pad(x.view(np.uint16), list(zip(pads[:rank], pads[rank:], strict=True)), mode=NUMPY_MODE[mode])
+    for limit in (padding._SMALL_ELEMENTS, 0):
+        with mock.patch.object(padding, "_SMALL_ELEMENTS", limit):
+            got = unpack(op.output, execute(op, x))
+        assert got.view(np.uint16).reshape(want.shape).tobytes() == want.tobytes(), limit
