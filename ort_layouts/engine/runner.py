@@ -208,10 +208,11 @@ class _Prepared:
             shape = self.output_shapes[0]
             large = self.op is not None and math.prod(shape) * x.itemsize >= LARGE_OUTPUT_BYTES
             self.expected = [(pending_output(self.op, x, shape) if large else None)
-                             or expected_output(case, x, op=self.op, reason=self.reason, shape=shape)]
+                             or expected_output(case, x, op=self.op, reason=self.reason, shape=shape,
+                                                feeds=self.feeds)]
         else:
             self.expected = list(expected_outputs(case, x, op=self.op, reason=self.reason,
-                                                  shapes=self.output_shapes))
+                                                  shapes=self.output_shapes, feeds=self.feeds))
         self.seconds += time.perf_counter() - start
 
     def passes(self, actuals: Sequence[Any]) -> bool:

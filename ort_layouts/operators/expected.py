@@ -97,7 +97,8 @@ def reference_outputs(case: Case, input_array: np.ndarray) -> list[np.ndarray]:
 
 
 def expected_output(case: Case, input_array: np.ndarray, *, op: AnyDmlOperator | None = None,
-                    reason: str | None = None, shape: Sequence[int] | None = None) -> np.ndarray:
+                    reason: str | None = None, shape: Sequence[int] | None = None,
+                    feeds: Sequence[np.ndarray] | None = None) -> np.ndarray:
     """What the DirectML operator produces for ``input_array``, by the reference executor, in the
     ONNX output shape. A case DirectML cannot express (negative pads) uses
     :func:`reference_output`.
@@ -108,6 +109,8 @@ def expected_output(case: Case, input_array: np.ndarray, *, op: AnyDmlOperator |
         op: ``dml_operator(case)`` when the caller has it already.
         reason: the operator's ``inexpressible_reason(case)`` when the caller has it already.
         shape: ``output_shape(case)`` when the caller has it already.
+        feeds: the operator's ``input_feeds(case, input_array)``, of the case's data type, when
+            the caller has them already (an operator of several inputs reads them).
 
     Raises:
         ShapeError: the case has several outputs (Split): see :func:`expected_outputs`.
@@ -118,7 +121,7 @@ def expected_output(case: Case, input_array: np.ndarray, *, op: AnyDmlOperator |
         return single
     op = operator.dml_operator(case) if op is None else op
     if is_multi_operator(op):
-        (single,) = _single(case, expected_outputs(case, input_array, op=op, reason=""))
+        (single,) = _single(case, expected_outputs(case, input_array, op=op, reason="", feeds=feeds))
         return single
     op = cast(DmlOperator, op)
     x = np.asarray(input_array, dtype=case.data_type.to_numpy(), order="C")
@@ -148,8 +151,8 @@ def _single(case: Case, outputs: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def expected_outputs(case: Case, input_array: np.ndarray, *, op: AnyDmlOperator | None = None,
-                     reason: str | None = None,
-                     shapes: Sequence[tuple[int, ...]] | None = None) -> list[np.ndarray]:
+                     reason: str | None = None, shapes: Sequence[tuple[int, ...]] | None = None,
+                     feeds: Sequence[np.ndarray] | None = None) -> list[np.ndarray]:
     """What the DirectML operator produces for ``input_array`` (the whole tensor of
     ``case.shape``), one array per ONNX output in its ONNX shape: the reference executor runs
     the operator on the buffers it binds (:meth:`Operator.dml_inputs`). A case DirectML cannot
@@ -161,6 +164,8 @@ def expected_outputs(case: Case, input_array: np.ndarray, *, op: AnyDmlOperator 
         op: ``dml_operator(case)`` when the caller has it already.
         reason: the operator's ``inexpressible_reason(case)`` when the caller has it already.
         shapes: ``output_shapes(case)`` when the caller has them already.
+        feeds: the operator's ``input_feeds(case, input_array)``, of the case's data type, when
+            the caller has them already.
     """
     operator = operator_for_type(case.op)
     dtype = case.data_type.to_numpy()
@@ -170,8 +175,9 @@ def expected_outputs(case: Case, input_array: np.ndarray, *, op: AnyDmlOperator 
     if not is_multi_operator(op):
         shape = shapes[0] if shapes is not None and len(shapes) == 1 else None
         return [expected_output(case, input_array, op=op, reason="", shape=shape)]
-    x = np.asarray(input_array, dtype=dtype, order="C")
-    bound = operator.dml_inputs(case, operator.input_feeds(case, x))
+    if feeds is None:
+        feeds = operator.input_feeds(case, np.asarray(input_array, dtype=dtype, order="C"))
+    bound = operator.dml_inputs(case, feeds)
     values = _output_values_all(op, [np.asarray(f, dtype=dtype, order="C") for f in bound])
     shapes = operator.output_shapes(case) if shapes is None else shapes
     return [np.asarray(v, order="C").reshape(shape) for v, shape in zip(values, shapes, strict=True)]

@@ -205,6 +205,21 @@ def test_executor_matches_numpy_and_onnx_reference_on_random_shapes() -> None:
     assert checked["onnx"] >= 40 and all(checked[r] >= 10 for r in range(1, 9))
 
 
+def test_expected_outputs_join_the_feeds_the_caller_gives() -> None:
+    """Given feeds (the runner cuts them once for the session and the oracle) are what the JOIN
+    reads: other feeds of the same shapes give their own numpy.concatenate, and the case's own
+    feeds give what expected_output makes without them."""
+    rng = np.random.default_rng(5)
+    case = Case("Concat", DataType.FLOAT16, (2, 7, 3), axis=1, parts=(3, 0, 4))
+    x = random_bits(case.data_type, case.shape, rng)
+    other = [random_bits(case.data_type, f.shape, rng) for f in input_feeds(case, x)]
+    (got,) = expected_outputs(case, x, feeds=other)
+    assert bits(got) == bits(np.concatenate(other, axis=1)) != bits(x)
+    assert bits(expected_output(case, x, feeds=other)) == bits(got)
+    own = expected_output(case, x, feeds=input_feeds(case, x))
+    assert bits(own) == bits(expected_output(case, x)) == bits(x)
+
+
 def test_verify_all_finds_a_flipped_bit() -> None:
     case = Case("Concat", "float32", (2, 7), axis=1, parts=(3, 4))
     x = make_input(case)
