@@ -85,6 +85,8 @@ def _ints(values: Any, what: str) -> list[int]:
 
 def _value_bytes(value: Any, dtype: np.dtype[Any]) -> bytes:
     """The Pad constant as little-endian bytes of ``dtype`` (exact for same-typed values)."""
+    if type(value) is int and value == 0 and dtype.kind in "biuf":  # the default: zero bits
+        return bytes(dtype.itemsize)
     little = dtype.newbyteorder("<")
     if isinstance(value, (bytes, bytearray)):
         if len(value) != dtype.itemsize:

@@ -66,8 +66,10 @@ def test_rank_five_keeps_five() -> None:
     [("float32", float("nan"), "0000c07f"), ("float32", -0.0, "00000080"), ("float16", 1.0, "003c"),
      ("uint8", 255, "ff"), ("int64", -1, "ffffffffffffffff"),
      ("float32", np.frombuffer(bytes.fromhex("0100c07f"), "<f4")[0], "0100c07f"),
-     ("float32", bytes.fromhex("0100807f"), "0100807f")],
-    ids=["nan", "neg-zero", "f16-one", "u8-max", "i64-minus-one", "nan-payload", "raw-bytes"])
+     ("float32", bytes.fromhex("0100807f"), "0100807f"), ("float64", 0, "0000000000000000"),
+     ("float16", 0, "0000"), ("int8", 0, "00"), ("bool", 0, "00"), ("float32", 0.0, "00000000")],
+    ids=["nan", "neg-zero", "f16-one", "u8-max", "i64-minus-one", "nan-payload", "raw-bytes", "f64-zero",
+         "f16-zero", "i8-zero", "bool-zero", "f32-float-zero"])
 def test_padding_value_bytes(dtype: str, value: object, hex_bytes: str) -> None:
     op = PaddingOp.from_onnx(BufferTensorDesc(dtype, (2,)), [1, 1], value=value)
     assert op.padding_value_bytes.hex() == hex_bytes
