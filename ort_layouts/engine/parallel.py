@@ -12,7 +12,9 @@ A worker is ``python -P -u -c`` importing this module (the package's folder is p
 ``sys.path``, the current one is not): requests and replies are pickled tuples on its stdin and
 stdout, its own standard output goes to its standard error, and it ignores SIGINT (the process
 that started it stops it). Once its imports are done it says ``("ready", 1)``; a worker that
-dies or says anything else first is not started (the run then stays in its own process):
+dies or says anything else first is not started: when the run's workers start, the run then
+stays in its own process; when one is started again during a run (after the one before died),
+the run fails with a :class:`WorkerProcessError`:
 
 - ``("run", request)`` (a :class:`~ort_layouts.engine.runner.UnitRequest`) -> ``("ok",
   [(status, other fields ...) per case], re-runs used, [encode of each result] or None)``, or
@@ -157,15 +159,15 @@ class _Worker:
             proc.stdin.flush()
             reply = pickle.load(proc.stdout)
         except (OSError, EOFError, pickle.UnpicklingError, ValueError) as e:
-            raise _WorkerDied(self._died_text(e, "while it ran the case")) from None
+            raise _WorkerDied(self._died_text(e)) from None
         if not isinstance(reply, tuple) or not reply or reply[0] not in ("ok", "error"):
             kind = reply[0] if isinstance(reply, tuple) and reply else type(reply).__name__
-            raise _WorkerDied(self._died_text(ValueError(f"unexpected reply {kind!r}"),
-                                              "while it ran the case"))
+            raise _WorkerDied(self._died_text(ValueError(f"unexpected reply {kind!r}")))
         return reply
 
-    def _died_text(self, error: BaseException, when: str) -> str:
-        text = died_text(self._proc, self._stderr, error, what="the worker process", when=when)
+    def _died_text(self, error: BaseException) -> str:
+        text = died_text(self._proc, self._stderr, error, what="the worker process",
+                         when="while it ran the case")
         self.stop()
         return text
 
@@ -271,7 +273,7 @@ def run_units(units: Sequence[Unit], make_request: Callable[[Unit], tuple[Any, .
     thread, as the unit is sent). A unit of several cases whose worker died goes back on the
     queue one case to a unit, and is yielded with the reply ``("requeued",)`` (so that the
     caller can settle what its request lent); for a unit of one case, the reply is ``("died",
-    text)``. A reply ``("error", text[, traceback])`` is raised as :class:`WorkerProcessError`. When the
+    text)``. A reply ``("error", text, traceback)`` is raised as :class:`WorkerProcessError`. When the
     caller stops early (an error, an interrupt), the units not sent are dropped and the run's
     workers killed (the next run starts new ones)."""
     pool = _pool()

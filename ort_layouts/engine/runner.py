@@ -107,9 +107,9 @@ from ort_layouts.operators.registry import operator_for_type
 from ort_layouts.operators.values import make_input
 from ort_layouts.reference.execute import (
     LARGE_OUTPUT_BYTES,
-    DmlMultiOperator,
     PendingOutput,
     compare_output,
+    is_multi_operator,
     pending_output,
 )
 
@@ -259,7 +259,7 @@ def _mismatch_offsets(op: Any, index: Sequence[int], output: int = 0) -> tuple[i
     if op is None:
         return None, None
     try:
-        if isinstance(op, DmlMultiOperator):
+        if is_multi_operator(op):
             in_offset, out_offset = op.buffer_offsets_in_elements(index, output)  # type: ignore[attr-defined]
         else:
             in_offset, out_offset = op.buffer_offsets_in_elements(index)
@@ -355,25 +355,24 @@ class _Run:
         self.sessions: ThreadPoolExecutor | None = None  # the session thread, while a run lasts
         self.process: SessionProcess | None = None  # the CPU EP's session process, when a run uses it
 
-    def emit(self, key: int, result: CaseResult, encoded: Any = None) -> None:
-        """Keep a result and hand it on: to ``on_encoded`` with ``encoded`` (``encode(result)``,
-        made here when not given), and to ``on_result``."""
-        self.emit_all([(key, result, encoded)])
+    def emit(self, key: int, result: CaseResult) -> None:
+        """Keep a result and hand it on: to ``on_encoded`` with ``encode``'s value of it, and
+        to ``on_result``."""
+        self.emit_all([(key, result)])
 
-    def emit_all(self, items: Sequence[tuple[int, CaseResult, Any]]) -> None:
+    def emit_all(self, items: Sequence[tuple[int, CaseResult]], encoded: Sequence[Any] | None = None) -> None:
         """:meth:`emit` for results that arrived together (a worker's unit): ``on_encoded``
-        takes them in one call, then ``on_result`` each in turn."""
+        takes them in one call, with ``encoded`` (``encode``'s values of them, made here when
+        None), then ``on_result`` each in turn."""
         results = self.results
-        for key, result, _ in items:
+        for key, result in items:
             results[key] = result
         if self.on_encoded is not None:
             assert self.encode is not None
-            made = [encoded for _, _, encoded in items]
-            if None in made:  # made here: all of them, at once
-                made = _encoded(self.encode, [result for _, result, _ in items])
-            self.on_encoded([(result, encoded) for (_, result, _), encoded in zip(items, made, strict=True)])
+            made = _encoded(self.encode, [result for _, result in items]) if encoded is None else encoded
+            self.on_encoded([(result, value) for (_, result), value in zip(items, made, strict=True)])
         if self.on_result is not None:
-            for _, result, _ in items:
+            for _, result in items:
                 self.on_result(result)
 
     def fail(self, key: int, prep: _Prepared | Case, status: Status, message: str,
@@ -674,6 +673,13 @@ def _group_key(run: _Run, case: Case) -> tuple[int, str, int]:
     return (case.opset or run.opset, case.op, int(case.data_type))
 
 
+def _prepared_edge(case: Case) -> tuple[_Prepared, bool]:
+    """The case taken in (its operator module and tensor shapes), and whether it is an edge
+    case (:attr:`_Prepared.is_edge`: a batch of its own); raises what a bad case raises."""
+    prepared = _Prepared(case, operator_for_type(case.op))
+    return prepared, prepared.is_edge
+
+
 def _chunks(run: _Run, case_list: Sequence[Case], batch_size: int) -> list[list[tuple[int, _Prepared]]]:
     """Take every case in (reporting those that cannot run) and cut them into batches: one model
     per (opset, op, data type), since a kernel missing for a type fails a whole group alike;
@@ -688,8 +694,7 @@ def _chunks(run: _Run, case_list: Sequence[Case], batch_size: int) -> list[list[
     groups: dict[tuple[int, str, int, bool], list[tuple[int, _Prepared]]] = {}
     for key, case in enumerate(case_list):
         try:
-            prepared = _Prepared(case, operator_for_type(case.op))
-            edge = prepared.is_edge
+            prepared, edge = _prepared_edge(case)
         except Exception as e:  # the case itself is bad
             run.fail(key, case, Status.ERROR, f"preparing the case failed: {type(e).__name__}: {e}")
             continue
@@ -870,13 +875,12 @@ def run_cases(
     run.encode, run.on_encoded = encode, on_encoded
     case_list = list(cases)
     workers = resolve_jobs(jobs, run.config.name, len(case_list))
-    if workers > 1 and encode is not None:
-        reason = unsendable_reason(encode)
+    if workers > 1:
+        reason = "" if encode is None else unsendable_reason(encode)
         if reason:
             raise ValueError(f"encode {encode!r} cannot be sent to the run's {workers} worker processes "
                              f"({reason}); valid: a module-level function or an instance of a "
                              "module-level class of a module they import, or jobs=1")
-    if workers > 1:
         try:
             start_workers(workers)
         except OSError:  # no Python to start them with (an embedded interpreter): the run stays here
@@ -944,7 +948,7 @@ def _units(run: _Run, case_list: Sequence[Case], jobs: int, batch_size: int) -> 
             alone: list[int] = []
             for key in members:
                 try:
-                    edge = _Prepared(case_list[key], operator_for_type(case_list[key].op)).is_edge
+                    edge = _prepared_edge(case_list[key])[1]
                 except Exception:  # the case itself is bad: its worker reports it
                     edge = True
                 (alone if edge else plain).append(key)
@@ -963,28 +967,25 @@ def _units(run: _Run, case_list: Sequence[Case], jobs: int, batch_size: int) -> 
 def _run_parallel(run: _Run, case_list: Sequence[Case], inputs: Mapping[str, np.ndarray] | None, jobs: int,
                   batch_size: int) -> None:
     """Run the batches on ``jobs`` worker processes (:mod:`~ort_layouts.engine.parallel`), each
-    unit with :func:`run_unit`; each result goes to ``run.emit`` in this thread, around this
-    process's own case. The diagnosis re-runs are lent to the units in shares, so that the run
+    unit with :func:`run_unit`; a unit's results go to ``run.emit_all`` in this thread, each
+    around this process's own case. The diagnosis re-runs are lent to the units in shares, so that the run
     makes at most ``RERUN_LIMIT`` in all."""
     config = run.config
-    options = tuple(config.options)
     budget = Budget(run.reruns_left, max(1, RERUN_LIMIT // jobs))
 
     def request(unit: Unit) -> tuple[str, UnitRequest]:
         keys, size = unit
         cases = [case_list[k] for k in keys]
         given = None if inputs is None else {c.id: inputs[c.id] for c in cases if c.id in inputs}
-        return ("run", UnitRequest(config.name, config.device_id, options, config.optimize, size, cases,
-                                   given, budget.lend(), run.device, run.encode))
+        return ("run", UnitRequest(config, size, cases, given, budget.lend(), run.device, run.encode))
 
     name, device = config.name, run.device
     for (keys, _), sent, reply in run_units(_units(run, case_list, jobs, batch_size), request, jobs):
-        lent = sent[1].rerun_budget if sent else 0
+        lent = sent[1].rerun_budget
         if reply[0] == "ok":
             budget.repay(lent - reply[2])
-            encoded = reply[3] if reply[3] is not None else [None] * len(keys)
-            run.emit_all([(key, CaseResult(case_list[key], values[0], name, device, *values[1:]), made)
-                          for key, values, made in zip(keys, reply[1], encoded, strict=True)])
+            run.emit_all([(key, CaseResult(case_list[key], values[0], name, device, *values[1:]))
+                          for key, values in zip(keys, reply[1], strict=True)], reply[3])
             continue
         budget.repay(lent)
         if reply[0] == "died":
@@ -996,8 +997,7 @@ class UnitRequest(NamedTuple):
     """What a worker is sent to run a unit (:func:`run_unit`), after ``"run"``.
 
     Attributes:
-        provider: the EP's full name, as the asking process resolved it.
-        device_id, options, optimize: the run's provider settings (``options``: sorted pairs).
+        config: the run's provider and its settings, as the asking process resolved them.
         batch_size: cases per model and session.
         cases: the unit's cases, in order.
         inputs: explicit inputs by case id, or None.
@@ -1006,10 +1006,7 @@ class UnitRequest(NamedTuple):
         encode: ``run_cases``' encode, or None.
     """
 
-    provider: str
-    device_id: int
-    options: tuple[tuple[str, Any], ...]
-    optimize: bool
+    config: ProviderConfig
     batch_size: int
     cases: list[Case]
     inputs: Mapping[str, np.ndarray] | None
@@ -1025,9 +1022,8 @@ def run_unit(request: UnitRequest, keep_alive: dict[Any, Any]
     ``encode`` of each result or None without it). The results name the asking process's
     device. ``keep_alive`` holds a session per provider config across units
     (:func:`_keep_alive_session`)."""
-    name, device_id, options, optimize, batch_size, cases, inputs, budget, device, encode = request
+    config, batch_size, cases, inputs, budget, device, encode = request
     # the asking process resolved the provider and described the device: taken as they are
-    config = ProviderConfig(name, device_id=device_id, options=tuple(options), optimize=optimize)
     run = _Run(config, device, None)
     run.reruns_left = budget
     if run.config not in keep_alive:

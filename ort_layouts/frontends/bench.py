@@ -342,6 +342,8 @@ def bench_diagnosis(*, step: int = 10, ranks: Sequence[int] | None = None) -> li
             continue  # nothing to flip
         outputs[0].reshape(-1).view(np.uint8)[0] ^= 1
         work.append((case, x, outputs[0] if len(outputs) == 1 else outputs))
+    if not work:  # no case of these ranks has an output to flip
+        return []
     seconds: collections.defaultdict[tuple[str, int], float] = collections.defaultdict(float)
     counts: collections.Counter[tuple[str, int]] = collections.Counter()
     named = 0

@@ -264,8 +264,9 @@ class PaddingOp:
             # at the index its axes' maps give (the borders below, axis by axis, copy the very
             # positions those maps name: what they read was written by an earlier axis or the
             # interior)
-            dst[...] = src[np.ix_(*map(functools.partial(_mode_map, self.mode), self.start_padding, src.shape,
-                                       self.end_padding))]
+            maps = (_mode_map(self.mode, s, n, e)
+                    for s, n, e in zip(self.start_padding, src.shape, self.end_padding, strict=True))
+            dst[...] = src[np.ix_(*maps)]
             return
         strided_copy(dst[interior], src, threads=threads)
         for moved, s, n, e in _border_regions(self, dst, interior):
@@ -408,7 +409,8 @@ def _border_runs(op: PaddingOp, s: int, n: int, e: int) -> tuple[tuple[int, int,
 @functools.lru_cache(maxsize=4096)  # the mode and the axis's sizes alone decide
 def _mode_runs(mode: PaddingMode, s: int, n: int, e: int) -> tuple[tuple[int, int, int, int], ...]:
     positions = [*range(s), *range(s + n, s + n + e)]
-    sources = [s + source_index(mode, p - s, n) for p in positions]
+    indexes = _mode_map(mode, s, n, e)
+    sources = [s + int(indexes[p]) for p in positions]
     return tuple(_runs(positions, sources))
 
 

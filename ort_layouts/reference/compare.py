@@ -27,6 +27,7 @@ except ImportError:  # pragma: no cover - a build without a C compiler
 __all__ = ["Comparison", "bits_equal", "bits_of", "compare", "comparison_kernel", "numpy_comparison",
            "views_equal"]
 
+_KERNEL_MAX_DIMS = 32  # _equal.c's MAX_DIMS (numpy allows 64)
 _UINT: dict[int, type[np.unsignedinteger[Any]]] = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _CHUNK_BYTES = 1 << 20  # equality is tested chunk by chunk so the temporary stays in cache
 _SLAB_BYTES = 1 << 20  # views_equal: bytes compared per step (their flags stay in L2)
@@ -95,10 +96,13 @@ def bits_of(array: np.ndarray) -> np.ndarray:
 
 
 def bits_equal(a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether two flat unsigned arrays of the same size hold the same bits (chunked, so no
-    full-size temporary is made)."""
+    """Whether two flat unsigned arrays of the same size hold the same bits (by the C kernel
+    where it is built, else chunked, so no full-size temporary is made)."""
     if a.size != b.size:
         return False
+    kernel = _kernel_for(a, b) if a.dtype == b.dtype else None
+    if kernel is not None:
+        return not kernel(a, b)
     raw_a = a.view(np.uint8)
     raw_b = b.view(np.uint8)
     words = raw_a.size // 8
@@ -109,9 +113,7 @@ def bits_equal(a: np.ndarray, b: np.ndarray) -> bool:
         scratch = np.empty(min(chunk, words), dtype=np.bool_)
         for start in range(0, words, chunk):
             stop = min(start + chunk, words)
-            flags = scratch[: stop - start]
-            np.not_equal(wa[start:stop], wb[start:stop], out=flags)
-            if flags.any():
+            if _numpy_differs(wa[start:stop], wb[start:stop], scratch[: stop - start]):
                 return False
     return bool(np.array_equal(raw_a[words * 8:], raw_b[words * 8:]))
 
@@ -121,8 +123,8 @@ def views_equal(x: np.ndarray, y: np.ndarray, *, threads: int | None = None) -> 
     included), without a full-size temporary: ``np.array_equal(x, y)`` for integer views, only
     faster on large ones.
 
-    When reading ``x`` in ``y``'s order jumps in memory (a transposed view), each L2-sized
-    tile of ``x`` is first copied into a scratch tile in its own order, then compared with
+    When reading ``x`` in ``y``'s order jumps in memory (a transposed view), each 1 MiB
+    tile (``_TILE_BYTES``) of ``x`` is first copied into a scratch tile in its own order, then compared with
     ``y``'s tile; otherwise ``y`` is walked in slabs of its outer axes. Integer views are
     compared by the C kernel ``_equal`` where it was built (``setup.py``; it transposes 4x4
     blocks of 4-byte elements in SSE2 registers and compares contiguous rows with memcmp), in
@@ -222,9 +224,10 @@ def numpy_comparison() -> Iterator[None]:
 def _kernel_for(x: np.ndarray, y: np.ndarray) -> Callable[[np.ndarray, np.ndarray], bool] | None:
     """The C kernel's test of whether two views differ, when it is built and their elements are
     native-order integers of one type (whose bits are equal exactly when their values are, as
-    numpy compares them); None otherwise."""
+    numpy compares them) of at most the kernel's ``_KERNEL_MAX_DIMS`` axes; None otherwise."""
     if (_c_differs is None or not isinstance(x, np.ndarray) or not isinstance(y, np.ndarray)
-            or x.dtype.kind not in "ui" or not x.dtype.isnative or x.itemsize not in _UINT):
+            or x.dtype.kind not in "ui" or not x.dtype.isnative or x.itemsize not in _UINT
+            or x.ndim > _KERNEL_MAX_DIMS):
         return None
     return _c_differs
 

@@ -437,11 +437,6 @@ def _environment_rows(meta: Mapping[str, Any]) -> str:
                    for k, v in rows if v not in ("", None))
 
 
-def _all_cases_rows(results: Sequence[CaseResult]) -> str:
-    """A row for each case: its id, status, node provider and seconds."""
-    return "".join(all_cases_row_texts(results))
-
-
 # rows per piece of the page's list of all cases
 _PIECE_ROWS = 512
 
@@ -450,8 +445,8 @@ _STATUS_CELLS = {s: f'<td class="{s.value}">{escape(s.value)}</td>' for s in Sta
 
 
 def all_cases_row_texts(results: Sequence[CaseResult], ids: Sequence[str] | None = None) -> list[str]:
-    """The row of each result in the list of all cases, as :func:`_all_cases_rows` writes it;
-    ``ids``: their case ids, when the caller has them."""
+    """The row of each result in the page's list of all cases (its id, status, node provider
+    and seconds); ``ids``: their case ids, when the caller has them."""
     if ids is None:
         ids = list(map(_CASE_ID_OF, results))
     joined = "".join(ids)

@@ -318,11 +318,11 @@ Encoded = tuple[str, str, str, bool, str]
 
 
 class ResultEncoder:
-    """What a :class:`ReportWriter` makes of each result (:meth:`ReportWriter.add_encoded`),
+    """What a :class:`ReportWriter` makes of each result (:meth:`ReportWriter.add_encoded_all`),
     made where the result is: its line of ``results.jsonl`` (:func:`result_json`), its JUnit
     testcase and its row of the HTML list of all cases, the ``strict`` they were made for, and
-    for a failing case its drawn section of the HTML page ("" for another). ``encoder(result)``
-    makes it of one result, ``encoder.all(results)`` of several at once (a worker's unit).
+    for a failing case its drawn section of the HTML page ("" for another). ``encoder(results)``
+    makes it of each of several results at once (a worker's unit).
 
     Only the first ``MAX_PICTURES`` failing results an encoder sees get their section drawn
     (about a millisecond each): the page draws no more than that many, and draws any of them it
@@ -341,10 +341,7 @@ class ResultEncoder:
     def __repr__(self) -> str:
         return f"ResultEncoder(strict={self.strict})"
 
-    def __call__(self, result: CaseResult) -> Encoded:
-        return self.all([result])[0]
-
-    def all(self, results: Sequence[CaseResult]) -> list[Encoded]:
+    def __call__(self, results: Sequence[CaseResult]) -> list[Encoded]:
         """What this encoder makes of each result, in order."""
         strict = self.strict
         ids = [result.case.id for result in results]
@@ -413,9 +410,10 @@ class ReportWriter:
         self._results: list[CaseResult] = []  # as they arrived
         self._ids: list[str] = []  # the case id of each result
         self._lines: list[str] = []  # the JSON of each result, as results.jsonl holds it
-        # each result's JUnit testcase and HTML row when they came with it (add_encoded), else None
+        # each result's JUnit testcase and HTML row when they came with it (add_encoded_all), else None
         self._pieces: list[tuple[str, str, bool] | None] = []
         # the drawn HTML section of the last failing result of a case id that came with one
+        # (for MAX_PICTURES case ids at most)
         self._sections: dict[str, tuple[CaseResult, str]] = {}
         # The results before _made are in _order, the report's order, with what the summaries
         # hold of each, made a few dozen results at a time as they arrive (while a run's workers
@@ -503,39 +501,26 @@ class ReportWriter:
         self._added([result], [case_id], [result_json(result, case_id)], [None])
 
     @property
-    def encode_result(self) -> ResultEncoder:
-        """What makes, of a result, what :meth:`add_encoded` takes (picklable: a parallel run's
-        workers make it beside the results)."""
+    def encode_results(self) -> ResultEncoder:
+        """What makes, of several results at once, what :meth:`add_encoded_all` takes for each
+        (picklable: a parallel run's workers make it beside the results)."""
         return ResultEncoder(self.strict)
 
-    @property
-    def encode_results(self) -> Callable[[Sequence[CaseResult]], list[Encoded]]:
-        """What makes, of several results at once, what :meth:`add_encoded_all` takes for each
-        (:meth:`ResultEncoder.all`; picklable)."""
-        return ResultEncoder(self.strict).all
-
-    def add_encoded(self, result: CaseResult, encoded: Encoded) -> None:
-        """:meth:`add` with ``encoded``, what :attr:`encode_result` made of ``result``: its line
-        of results.jsonl, its JUnit testcase and HTML row, already made.
-
-        Raises:
-            TypeError: ``encoded`` is not what :attr:`encode_result` makes.
-        """
-        self.add_encoded_all([(result, encoded)])
-
     def add_encoded_all(self, pairs: Sequence[tuple[CaseResult, Encoded]]) -> None:
-        """:meth:`add_encoded` of each (result, encoded) pair, in turn, their lines written to
-        results.jsonl at once (results that arrive together: a worker's unit). Every pair is
-        checked before anything is written.
+        """:meth:`add` of each result of the (result, encoded) pairs, in turn, with ``encoded``,
+        what :attr:`encode_results` made of it (its line of results.jsonl, its JUnit testcase
+        and HTML row, already made); the lines are written to results.jsonl at once (results
+        that arrive together: a worker's unit). Every pair is checked before anything is
+        written.
 
         Raises:
-            TypeError: an ``encoded`` is not what :attr:`encode_result` makes.
+            TypeError: an ``encoded`` is not what :attr:`encode_results` makes.
         """
         for _, encoded in pairs:
             if (type(encoded) is not tuple or len(encoded) != 5 or type(encoded[3]) is not bool
                     or type(encoded[0]) is not str or type(encoded[1]) is not str
                     or type(encoded[2]) is not str or type(encoded[4]) is not str):
-                raise TypeError(f"encoded {type(encoded).__name__} is not what encode_result makes: "
+                raise TypeError(f"encoded {type(encoded).__name__} is not what encode_results makes: "
                                 "(line, testcase, row, strict, section)")
         results = [result for result, _ in pairs]
         ids = [result.case.id for result in results]
@@ -551,9 +536,7 @@ class ReportWriter:
                pieces: list[tuple[str, str, bool] | None]) -> None:
         if not results:
             return
-        lines.append("")  # the last line's newline
-        self._append("\n".join(lines).encode("utf-8"))
-        lines.pop()
+        self._append(("\n".join(lines) + "\n").encode("utf-8"))
         self._results += results
         self._ids += ids
         self._lines += lines
@@ -597,7 +580,8 @@ class ReportWriter:
 
     def report(self) -> Report:
         """The results so far as a :class:`Report`: the last result of each case, in planned
-        order, unplanned ones after in the order they last arrived (what the summaries hold)."""
+        order, unplanned ones after in the order they last arrived (what the summaries hold).
+        A result the summaries cannot hold raises here what :meth:`write_summaries` raises."""
         self._make()
         return Report(dict(self.meta), tuple(self._order.view()[0]))
 
@@ -651,7 +635,7 @@ class ReportWriter:
         return report
 
     def _section(self, result: CaseResult) -> str | None:
-        """The drawn HTML section that came with this very result (:meth:`add_encoded`)."""
+        """The drawn HTML section that came with this very result (:meth:`add_encoded_all`)."""
         made = self._sections.get(result.case.id)
         return made[1] if made is not None and made[0] is result else None
 

@@ -234,3 +234,16 @@ def test_the_memory_section_sums_the_workers_peaks(monkeypatch: pytest.MonkeyPat
     assert workers.value == 3.0 and workers.unit == "MiB"
     assert workers.detail == "2 workers, 1 - 2 MiB each, imports included"
     assert not any("one large transpose: the worker" in name for name in figures)
+
+
+def test_the_diagnosis_section_of_no_case_with_an_output_has_no_figure(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A selection whose cases have no output element to flip (all empty) gives no figure, not a
+    division by zero."""
+    from ort_layouts.engine import suite
+    from ort_layouts.frontends.bench import bench_diagnosis
+
+    empty = [c for c in suite.standard_suite(ranks=[1, 2]) if 0 in c.shape]
+    assert empty
+    monkeypatch.setattr(suite, "standard_suite", lambda ranks=None: empty)
+    assert bench_diagnosis(step=1) == []

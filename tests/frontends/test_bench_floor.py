@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import re
 import time
+from typing import Any
 
 import numpy as np
 import pytest
@@ -73,6 +74,25 @@ def test_the_suite_section_times_whole_batches_of_the_suite() -> None:
 def test_bench_floor_takes_the_provider_and_batch_size() -> None:
     figures = bench_floor(provider="cpu", repeats=1, ranks=[0], batch_size=1)
     assert figures[0].name.endswith("(CPUExecutionProvider)") and "of one node" in figures[0].detail
+
+
+def test_bench_floor_leaves_no_report_directory_behind(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """Its validations write their reports to temporary directories, removed after the timings."""
+    import tempfile
+
+    made: list[str] = []
+    real = tempfile.mkdtemp
+
+    def recorded(*args: Any, **kwargs: Any) -> str:
+        made.append(real(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(tempfile, "mkdtemp", recorded)
+    bench_floor(provider="cpu", repeats=2, ranks=[0], batch_size=1, jobs=1)
+    assert len([d for d in made if "ort_layouts_floor_" in d]) == 2  # one a validation
+    assert list(tmp_path.glob("ort_layouts_floor_*")) == []
 
 
 def _children_seconds() -> float:

@@ -302,11 +302,11 @@ def test_validate_exit_1_on_mismatch_and_error(monkeypatch: pytest.MonkeyPatch, 
     real = runner._Run.emit
     seen: list[object] = []
 
-    def broken(self, key, result, encoded=None):  # type: ignore[no-untyped-def]
-        if not seen:  # the first result becomes an error, made again where the runner makes it
-            result, encoded = dataclasses.replace(result, status=Status.ERROR, message="device removed"), None
+    def broken(self, key, result):  # type: ignore[no-untyped-def]
+        if not seen:  # the first result becomes an error, encoded where the runner hands it on
+            result = dataclasses.replace(result, status=Status.ERROR, message="device removed")
         seen.append(result)
-        real(self, key, result, encoded)
+        real(self, key, result)
 
     monkeypatch.setattr(runner._Run, "emit", broken)
     code, out, err = run(["validate", *SMALL, "--report", str(tmp_path)], capsys)

@@ -228,3 +228,52 @@ def test_numpy_comparison_leaves_the_kernel_aside_for_its_block(monkeypatch: pyt
         assert compare_module.comparison_kernel() == "numpy"
         assert views_equal(x, np.ascontiguousarray(x)) and not calls
     assert views_equal(x, np.ascontiguousarray(x)) and calls == [1]
+
+
+@pytest.mark.parametrize("kernel", [True, False], ids=["kernel", "numpy"])
+@pytest.mark.parametrize("dtype", UINTS)
+def test_bits_equal_with_and_without_the_kernel(monkeypatch: pytest.MonkeyPatch, kernel: bool,
+                                                dtype: type) -> None:
+    """bits_equal (the diagnosis's and compare's test) gives np.array_equal's answer either way:
+    sizes with a tail past whole 8-byte words, a flipped bit anywhere, a size that differs."""
+    from ort_layouts.reference.compare import bits_equal
+
+    if not kernel:
+        monkeypatch.setattr(compare_module, "_c_differs", None)
+    for size in (0, 1, 7, 333, 300_001):
+        a = random_bits((size,), dtype, seed=size)
+        assert bits_equal(a, a.copy())
+        for k in {0, size // 2, size - 1} if size else set():
+            b = flipped(a, k, bit=np.dtype(dtype).itemsize * 8 - 1)
+            assert not bits_equal(a, b) and not np.array_equal(a, b)
+        assert not bits_equal(a, random_bits((size + 1,), dtype))
+
+
+def test_views_of_more_axes_than_the_kernel_takes_are_compared_in_numpy() -> None:
+    """numpy allows 64 axes, the kernel 32: past that views_equal leaves the kernel aside."""
+    x = random_bits((2,) * 10, np.uint8).reshape((1,) * 24 + (2,) * 10)  # 34 axes
+    with pytest.raises(ValueError, match="the views have 34 axes; valid: at most 32"):
+        differs(x, x.copy())
+    assert views_equal(x, x.copy())
+    assert not views_equal(x, flipped(x, 700))
+
+
+def test_a_build_without_the_kernel_compares_in_numpy() -> None:
+    """As an install without a C compiler imports it: the kernel's module cannot be imported,
+    comparison_kernel says numpy, and views_equal still answers."""
+    import subprocess
+    import sys
+
+    code = """
+import sys
+sys.modules["ort_layouts.reference._equal"] = None  # import raises ImportError
+import numpy as np
+from ort_layouts.reference.compare import comparison_kernel, views_equal
+x = np.arange(24, dtype=np.uint32).reshape(2, 3, 4)
+y = np.ascontiguousarray(x.transpose(2, 0, 1))
+z = y.copy(); z[1, 1, 1] ^= 1
+print(comparison_kernel(), views_equal(x.transpose(2, 0, 1), y), views_equal(x.transpose(2, 0, 1), z))
+"""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root)
+    assert out.stdout.split() == ["numpy", "True", "False"]

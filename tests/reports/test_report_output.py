@@ -28,7 +28,7 @@ from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.engine.result import CaseResult, Status
 from ort_layouts.engine.suite import standard_suite
 from ort_layouts.operators.case import Case
-from ort_layouts.reports.html import _all_cases_rows, escape, render_report_html
+from ort_layouts.reports.html import all_cases_row_texts, escape, render_report_html
 from ort_layouts.reports.junit import render_junit
 from ort_layouts.reports.report import (
     JSON_FILE,
@@ -319,7 +319,7 @@ def test_the_list_of_all_cases_holds_each_case_as_before() -> None:
     reference = "".join(f'<tr><td><code>{html.escape(r.case.id)}</code></td><td class="{r.status.value}">'
                         f"{html.escape(r.status.value)}</td><td>{html.escape(r.node_provider)}</td>"
                         f'<td class="seconds">{r.seconds:.4f}</td></tr>' for r in results)
-    assert _all_cases_rows(results) == reference
+    assert "".join(all_cases_row_texts(results)) == reference
     page = render_report_html(Report(META, tuple(results)))
     assert reference in page
 

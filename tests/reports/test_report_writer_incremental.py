@@ -31,6 +31,7 @@ from ort_layouts.reports.report import (
     META_FILE,
     RESULTS_FILE,
     Report,
+    result_dict,
 )
 from ort_layouts.reports.writer import ReportWriter, ResultEncoder, result_line, write_report
 
@@ -303,7 +304,7 @@ def test_the_quick_check_of_case_ids_finds_what_xml_escapes_or_cannot_hold() -> 
 @pytest.mark.parametrize("strict", [False, True])
 def test_results_added_with_what_was_made_of_them_elsewhere_write_the_same_bytes(
         tmp_path: Path, sample: list[CaseResult], strict: bool) -> None:
-    """add_encoded with what the writer's encoder made of each result in another process (a
+    """add_encoded_all with what the writer's encoder made of each result in another process (a
     pickled copy of it), some results added plainly, some made for the other strict (which the
     writer makes again): the files are those write_report makes."""
     import pickle
@@ -312,13 +313,14 @@ def test_results_added_with_what_was_made_of_them_elsewhere_write_the_same_bytes
     arrived = _arrivals(sample, seed=11)
     directory = tmp_path / "run"
     with ReportWriter(directory, meta=META, planned=planned, strict=strict, interval_s=math.inf) as writer:
-        there = pickle.loads(pickle.dumps(writer.encode_result))
+        there = pickle.loads(pickle.dumps(writer.encode_results))
         other = pickle.loads(pickle.dumps(ResultEncoder(not strict)))
         for n, r in enumerate(arrived, 1):
             if n % 7 == 0:
                 writer.add(r)
             else:
-                writer.add_encoded(r, (other if n % 11 == 0 else there)(pickle.loads(pickle.dumps(r))))
+                copy = pickle.loads(pickle.dumps(r))
+                writer.add_encoded_all([(r, (other if n % 11 == 0 else there)([copy])[0])])
             if n in (64, 130):
                 writer.write_summaries()
                 _check(directory, arrived[:n], planned, strict=strict, finished=False)
@@ -332,9 +334,9 @@ def test_add_encoded_refuses_what_the_encoder_does_not_make(tmp_path: Path, samp
         line = result_line(sample[0]).decode("utf-8").rstrip("\n")
         for bad in (line, (line, "", "", False), (line, "", "", 1, ""), (line, b"", "", False, ""),
                     (line, "", "", False, None), [line, "", "", False, ""]):
-            with pytest.raises(TypeError, match="is not what encode_result makes: "
+            with pytest.raises(TypeError, match="is not what encode_results makes: "
                                                 r"\(line, testcase, row, strict, section\)"):
-                writer.add_encoded(sample[0], bad)  # type: ignore[arg-type]
+                writer.add_encoded_all([(sample[0], bad)])  # type: ignore[list-item]
         assert (directory / RESULTS_FILE).read_bytes() == b""  # nothing written
 
 
@@ -367,7 +369,7 @@ def test_results_added_together_write_their_lines_at_once_and_the_same_files(
         groups = [arrived[:1]] + [arrived[start:start + 37] for start in range(1, len(arrived), 37)]
         shown = 0
         for group in groups:
-            writer.add_encoded_all([(r, writer.encode_result(r)) for r in group])
+            writer.add_encoded_all(list(zip(group, writer.encode_results(group), strict=True)))
             shown += len(group)
             assert (directory / RESULTS_FILE).read_bytes() == b"".join(map(result_line, arrived[:shown]))
         assert counted.writes == len(groups)
@@ -380,9 +382,9 @@ def test_add_encoded_all_refuses_a_group_with_one_bad_pair_before_writing_any(
         tmp_path: Path, sample: list[CaseResult]) -> None:
     directory = tmp_path / "run"
     with ReportWriter(directory, meta=META, planned=[r.case.id for r in sample]) as writer:
-        good = [(r, writer.encode_result(r)) for r in sample[:3]]
-        bad = (sample[3], (*writer.encode_result(sample[3])[:3], "False", ""))
-        with pytest.raises(TypeError, match="encoded tuple is not what encode_result makes"):
+        good = list(zip(sample[:3], writer.encode_results(sample[:3]), strict=True))
+        bad = (sample[3], (*writer.encode_results(sample[3:4])[0][:3], "False", ""))
+        with pytest.raises(TypeError, match="encoded tuple is not what encode_results makes"):
             writer.add_encoded_all([*good, bad])  # type: ignore[list-item]
         assert (directory / RESULTS_FILE).read_bytes() == b""
         assert writer.results == ()
@@ -394,24 +396,24 @@ def test_add_encoded_all_refuses_a_group_with_one_bad_pair_before_writing_any(
 @pytest.mark.parametrize("strict", [False, True])
 def test_a_failing_case_s_section_comes_from_the_encoder_of_its_own_result(
         tmp_path: Path, sample: list[CaseResult], strict: bool) -> None:
-    """The drawn section that came with a failing result (add_encoded) is the page's, not
+    """The drawn section that came with a failing result (add_encoded_all) is the page's, not
     drawn again; one made for the other strict, or that came with an earlier result of its
     case, is not."""
     errors = [r for r in sample if r.status is Status.ERROR]
     used, other_strict, replaced = errors[:3]
     planned = [r.case.id for r in sample]
 
-    def marked(r: CaseResult, encoder: ResultEncoder, mark: str) -> tuple[str, str, str, bool, str]:
-        line, testcase, row, made_strict, section = encoder(r)
+    def marked(r: CaseResult, encoder: ResultEncoder, mark: str) -> list[tuple[CaseResult, Any]]:
+        ((line, testcase, row, made_strict, section),) = encoder([r])
         assert section.startswith('<section class="case error"')  # an error fails either way
-        return line, testcase, row, made_strict, f"<section>{mark}</section>"
+        return [(r, (line, testcase, row, made_strict, f"<section>{mark}</section>"))]
 
     directory = tmp_path / "run"
     with ReportWriter(directory, meta=META, planned=planned, strict=strict, interval_s=math.inf) as writer:
-        writer.add_encoded(used, marked(used, writer.encode_result, "drawn with its result"))
+        writer.add_encoded_all(marked(used, writer.encode_results, "drawn with its result"))
         other = ResultEncoder(not strict)
-        writer.add_encoded(other_strict, marked(other_strict, other, "for the other strict"))
-        writer.add_encoded(replaced, marked(replaced, writer.encode_result, "of the first try"))
+        writer.add_encoded_all(marked(other_strict, other, "for the other strict"))
+        writer.add_encoded_all(marked(replaced, writer.encode_results, "of the first try"))
         writer.add(dataclasses.replace(replaced, message="the second try"))
         writer.write_summaries()
     from ort_layouts.reports.html import case_anchor, escape
@@ -442,16 +444,16 @@ def test_an_encoder_draws_the_sections_of_as_many_failing_cases_as_the_page_draw
     arrived = _arrivals(results, seed=5)
     directory = tmp_path / "run"
     with ReportWriter(directory, meta=META, planned=planned, strict=strict, interval_s=math.inf) as writer:
-        encoder = writer.encode_result
-        made = [encoder(r) for r in arrived]
+        encoder = writer.encode_results
+        made = [encoder([r])[0] for r in arrived]
         drawn = [k for k, e in enumerate(made) if e[4]]
         failures = [k for k, r in enumerate(arrived) if is_failure(r, strict=strict)]
         assert len(failures) > MAX_PICTURES + 30
         assert drawn == failures[:MAX_PICTURES]  # the first ones it saw, and no more
         copy = pickle.loads(pickle.dumps(encoder))  # a worker's: its own count
-        assert copy(failing[0])[4].startswith('<section class="case error"')
+        assert copy([failing[0]])[0][4].startswith('<section class="case error"')
         for r, e in zip(arrived, made, strict=True):
-            writer.add_encoded(r, e)
+            writer.add_encoded_all([(r, e)])
         writer.write_summaries(finished=True)
     _check(directory, arrived, planned, strict=strict, finished=True)
 
@@ -469,6 +471,16 @@ def test_the_quick_line_of_a_pass_checks_every_field_it_does_not_write(sample: l
             value = 7 if default is None or isinstance(default, int) else "x"
         changed = dataclasses.replace(passed, **{name: value})
         assert json.loads(writer_module.result_json(changed))[name] == json.loads(json.dumps(value))
+    # and every field, those it writes too, off the pass's value: the line is result_dict's
+    for name in sorted(names - {"case", "status"}):
+        value = {"first_mismatch_index": (1,), "recovered": {"kind": "x"}, "descriptors": {"operator": "X"},
+                 "seconds": 0.25, "element_count": 5}.get(name)
+        if value is None:
+            default = getattr(passed, name)
+            value = 7 if default is None or isinstance(default, int) else "x"
+        changed = dataclasses.replace(passed, **{name: value})
+        want = json.loads(json.dumps(result_dict(changed)))
+        assert json.loads(writer_module.result_json(changed)) == want, name
 
 
 def test_sections_are_kept_for_as_many_cases_as_the_page_draws(
@@ -484,10 +496,10 @@ def test_sections_are_kept_for_as_many_cases_as_the_page_draws(
     directory = tmp_path / "run"
     with ReportWriter(directory, meta=META, planned=planned, interval_s=math.inf) as writer:
         for r in sample:
-            writer.add_encoded(r, writer.encode_result(r))
+            writer.add_encoded_all([(r, writer.encode_results([r])[0])])
         assert len(writer._sections) == 3
         again = next(r for r in sample if r.case.id in writer._sections)  # kept: takes its newer section
-        writer.add_encoded(again, writer.encode_result(again))
+        writer.add_encoded_all([(again, writer.encode_results([again])[0])])
         assert len(writer._sections) == 3 and writer._sections[again.case.id][0] is again
         writer.write_summaries(finished=True)
     _check(directory, [*sample, again], planned, strict=False, finished=True)
