@@ -348,6 +348,7 @@ class _Run:
         self.on_result = on_result
         self.encode: Encode | None = None  # with on_encoded: run_cases' encode
         self.on_encoded: OnEncoded | None = None
+        self.encode_in_workers = False  # whether the workers make encode's values (it pickles)
         self.results: dict[int, CaseResult] = {}
         self.ir_version = provider_ir_version(config.name)
         self.reruns_left = RERUN_LIMIT
@@ -849,10 +850,12 @@ def run_cases(
         encode, on_encoded: together: ``on_encoded(list(zip(results, encode(results))))`` for
             the results that arrive together (a worker's unit; in this process, one at a time),
             before ``on_result`` sees them; ``encode`` makes one value a result, and runs where
-            the results are made: in their worker process, in a run with workers (so ``encode``
-            must pickle: a module-level function, or a method of an instance of a module-level
-            class). A report writer's encoding of its lines is made there, beside the results,
-            instead of in this process, and the lines of a unit are written at once.
+            the results are made: in their worker process, in a run with workers, when it can be
+            sent there (it pickles: a module-level function, or an instance of a module-level
+            class of a module they import); one that cannot (a lambda, a class of ``__main__``)
+            runs in this process, on each unit's results as they arrive. A report writer's
+            encoding of its lines is made beside the results, and the lines of a unit are
+            written at once.
 
     Returns:
         One result per case, in the order of ``cases``.
@@ -861,9 +864,8 @@ def run_cases(
         ProviderError: the provider is unknown or not available (lists the available ones), or
             ``jobs`` is above 1 on the DML EP.
         ValueError: ``batch_size`` or ``jobs`` is not valid, only one of ``encode`` and
-            ``on_encoded`` is given, or ``encode`` cannot be sent to the run's worker processes
-            (it does not pickle, or its class or function is in ``__main__``), or ``encode``
-            made another number of values than it was given results.
+            ``on_encoded`` is given, or ``encode`` made another number of values than it was
+            given results.
         WorkerProcessError: a worker process raised (a fault of the harness, not of a case;
             ``encode`` raising there, too).
     """
@@ -876,11 +878,8 @@ def run_cases(
     case_list = list(cases)
     workers = resolve_jobs(jobs, run.config.name, len(case_list))
     if workers > 1:
-        reason = "" if encode is None else unsendable_reason(encode)
-        if reason:
-            raise ValueError(f"encode {encode!r} cannot be sent to the run's {workers} worker processes "
-                             f"({reason}); valid: a module-level function or an instance of a "
-                             "module-level class of a module they import, or jobs=1")
+        # an encode the workers cannot load runs here, on each unit's results as they arrive
+        run.encode_in_workers = encode is not None and not unsendable_reason(encode)
         try:
             start_workers(workers)
         except OSError:  # no Python to start them with (an embedded interpreter): the run stays here
@@ -977,7 +976,8 @@ def _run_parallel(run: _Run, case_list: Sequence[Case], inputs: Mapping[str, np.
         keys, size = unit
         cases = [case_list[k] for k in keys]
         given = None if inputs is None else {c.id: inputs[c.id] for c in cases if c.id in inputs}
-        return ("run", UnitRequest(config, size, cases, given, budget.lend(), run.device, run.encode))
+        return ("run", UnitRequest(config, size, cases, given, budget.lend(), run.device,
+                                   run.encode if run.encode_in_workers else None))
 
     name, device = config.name, run.device
     for (keys, _), sent, reply in run_units(_units(run, case_list, jobs, batch_size), request, jobs):

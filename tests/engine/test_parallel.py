@@ -181,27 +181,40 @@ def test_a_request_the_workers_cannot_read_fails_the_run_at_once(monkeypatch: py
 
 class _Local:
     def __call__(self, results: list[CaseResult]) -> list[str]:
-        return [""] * len(results)
+        return [f"{r.case.id}:{r.status.value}" for r in results]
 
 
-@pytest.mark.parametrize("encode", [lambda rs: [""] * len(rs), _Local()], ids=["lambda", "class of __main__"])
-def test_an_encode_the_workers_cannot_load_is_refused_before_any_work(
+@pytest.mark.parametrize("encode", [lambda rs: [f"{r.case.id}:{r.status.value}" for r in rs], _Local()],
+                         ids=["lambda", "class of __main__"])
+def test_an_encode_the_workers_cannot_load_runs_here_and_the_run_stays_spread(
         monkeypatch: pytest.MonkeyPatch, encode: Any) -> None:
     if isinstance(encode, _Local):  # as a script's own class is
         monkeypatch.setattr(_Local, "__module__", "__main__")
-    started: list[int] = []
-    monkeypatch.setattr(_runner, "start_workers", started.append)
-    with pytest.raises(ValueError) as raised:
-        run_cases(CASES, provider="cpu", jobs=2, encode=encode, on_encoded=lambda pairs: None)
-    text = str(raised.value)
-    assert text.startswith(f"encode {encode!r} cannot be sent to the run's 2 worker processes (")
-    assert text.endswith("valid: a module-level function or an instance of a module-level class of a "
-                         "module they import, or jobs=1")
-    if isinstance(encode, _Local):
-        assert "_Local is defined in __main__, which a worker process does not import" in text
-    assert started == []  # refused before any worker was asked for
-    here = run_cases(CASES[:3], provider="cpu", jobs=1, encode=encode, on_encoded=lambda pairs: None)
-    assert len(here) == 3
+    sent: list[Any] = []
+    real_run_units = _runner.run_units
+
+    def spy(units: Any, request: Any, jobs: int) -> Any:
+        def recorded(unit: Any) -> Any:
+            made = request(unit)
+            sent.append(made[1].encode)
+            return made
+        return real_run_units(units, recorded, jobs)
+
+    monkeypatch.setattr(_runner, "run_units", spy)
+    here_pid = os.getpid()
+    pairs: list[tuple[CaseResult, Any]] = []
+    made_in: list[int] = []
+
+    def on_encoded(group: list[tuple[CaseResult, Any]]) -> None:
+        made_in.append(os.getpid())
+        pairs.extend(group)
+
+    results = run_cases(CASES, provider="cpu", jobs=2, batch_size=16, encode=encode, on_encoded=on_encoded)
+    assert sent and all(value is None for value in sent)  # the workers were sent no encode
+    assert len(made_in) == len(sent) < len(CASES)  # one group a unit, as with a picklable encode
+    assert sorted(id(r) for r, _ in pairs) == sorted(id(r) for r in results)
+    assert all(value == f"{r.case.id}:{r.status.value}" for r, value in pairs)
+    assert set(made_in) == {here_pid}
 
 
 def test_an_error_in_on_result_stops_the_run_and_the_next_works(one_process: list[dict[str, Any]]) -> None:
