@@ -49,8 +49,8 @@ from typing import IO, Any
 from ort_layouts._errors import OrtLayoutsError
 from ort_layouts.engine.session_process import READY, PerProcess, died_text, stop_child, wait_ready
 
-__all__ = ["MAX_JOBS", "Budget", "Unit", "WorkerProcessError", "run_units", "start_workers",
-           "unsendable_reason", "usable_cores", "worker_pids"]
+__all__ = ["MAX_JOBS", "Budget", "Unit", "WorkerProcessError", "pickled_for_workers", "run_units",
+           "start_workers", "usable_cores", "worker_pids", "workers_busy_here"]
 
 #: workers a run takes at most when it picks the count itself
 MAX_JOBS = 8
@@ -83,14 +83,17 @@ class _MainFinder(pickle.Pickler):
         return NotImplemented
 
 
-def unsendable_reason(value: object) -> str:
-    """Why a worker process could not be sent ``value`` ("" when it could): it does not pickle,
-    or it pickles by reference to a class or function of ``__main__``."""
+def pickled_for_workers(value: object) -> bytes | None:
+    """``value`` pickled for a worker process, or None where it cannot be: it does not pickle,
+    or it pickles by reference to a class or function of ``__main__``. A worker may still fail
+    to load it (a module on this process's path that the workers' lacks): it loads it apart
+    from its request, to tell that failure."""
+    out = io.BytesIO()
     try:
-        _MainFinder(io.BytesIO(), protocol=pickle.HIGHEST_PROTOCOL).dump(value)
-    except Exception as e:  # pickle raises several kinds (PicklingError, TypeError, AttributeError)
-        return f"{type(e).__name__}: {e}"
-    return ""
+        _MainFinder(out, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
+    except Exception:  # pickle raises several kinds (PicklingError, TypeError, AttributeError)
+        return None
+    return out.getvalue()
 
 
 class _WorkerDied(Exception):
@@ -160,6 +163,9 @@ class _Worker:
             reply = pickle.load(proc.stdout)
         except (OSError, EOFError, pickle.UnpicklingError, ValueError) as e:
             raise _WorkerDied(self._died_text(e)) from None
+        except BaseException:  # interrupted mid-exchange: a reply left unread would answer the next unit
+            self.stop()
+            raise
         if not isinstance(reply, tuple) or not reply or reply[0] not in ("ok", "error"):
             kind = reply[0] if isinstance(reply, tuple) and reply else type(reply).__name__
             raise _WorkerDied(self._died_text(ValueError(f"unexpected reply {kind!r}")))
@@ -197,6 +203,17 @@ class _Pool:
     def __init__(self) -> None:
         self.workers: list[_Worker] = []
         self.lock = threading.Lock()  # held by the run that uses the workers
+        self.owner: int | None = None  # the thread of the run that uses them
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """The lock, held by this thread for a run (waits for another thread's run to end)."""
+        with self.lock:
+            self.owner = threading.get_ident()
+            try:
+                yield
+            finally:
+                self.owner = None
 
     def take(self, count: int) -> list[_Worker]:
         while len(self.workers) < count:
@@ -225,13 +242,20 @@ def start_workers(count: int) -> None:
         OSError: a worker could not be started, or did not say it was ready.
     """
     pool = _pool()
-    with pool.lock:
+    with pool.held():
         workers = pool.take(count)
         for worker in workers:
             if worker.pid is None:
                 worker.start()
         for worker in workers:
             worker.ensure()
+
+
+def workers_busy_here() -> bool:
+    """Whether this thread's own run is using the workers (a run started from its ``on_result``
+    would wait for them forever)."""
+    pool = _POOL.value
+    return pool is not None and pool.owner == threading.get_ident()
 
 
 def worker_pids() -> list[int]:
@@ -298,7 +322,7 @@ def run_units(units: Sequence[Unit], make_request: Callable[[Unit], tuple[Any, .
                 reply = ("error", f"{type(e).__name__}: {e}", traceback.format_exc())
             done.put((unit, request, reply))
 
-    with pool.lock:
+    with pool.held():
         workers = pool.take(jobs)
         threads = [threading.Thread(target=drive, args=(w,), name=f"ort_layouts_job{k}", daemon=True)
                    for k, w in enumerate(workers)]

@@ -56,6 +56,7 @@ import dataclasses
 import gc
 import math
 import operator
+import pickle
 import re
 import sys
 import time
@@ -75,10 +76,11 @@ from ort_layouts.engine.parallel import (
     MAX_JOBS,
     Budget,
     Unit,
+    pickled_for_workers,
     run_units,
     start_workers,
-    unsendable_reason,
     usable_cores,
+    workers_busy_here,
 )
 from ort_layouts.engine.providers import (
     CPU,
@@ -348,7 +350,7 @@ class _Run:
         self.on_result = on_result
         self.encode: Encode | None = None  # with on_encoded: run_cases' encode
         self.on_encoded: OnEncoded | None = None
-        self.encode_in_workers = False  # whether the workers make encode's values (it pickles)
+        self.encode_sent: bytes | None = None  # encode pickled for the workers, None: made here
         self.results: dict[int, CaseResult] = {}
         self.ir_version = provider_ir_version(config.name)
         self.reruns_left = RERUN_LIMIT
@@ -852,10 +854,11 @@ def run_cases(
             before ``on_result`` sees them; ``encode`` makes one value a result, and runs where
             the results are made: in their worker process, in a run with workers, when it can be
             sent there (it pickles: a module-level function, or an instance of a module-level
-            class of a module they import); one that cannot (a lambda, a class of ``__main__``)
-            runs in this process, on each unit's results as they arrive. A report writer's
-            encoding of its lines is made beside the results, and the lines of a unit are
-            written at once.
+            class of a module they import); one that cannot (a lambda, a class of ``__main__``,
+            a module the workers cannot import) runs in this process, on each unit's results as
+            they arrive. A report writer's encoding of its lines is made beside the results, and
+            the lines of a unit are written at once. A run started from ``on_result`` of a run
+            on workers stays in this process (the workers are busy).
 
     Returns:
         One result per case, in the order of ``cases``.
@@ -864,22 +867,27 @@ def run_cases(
         ProviderError: the provider is unknown or not available (lists the available ones), or
             ``jobs`` is above 1 on the DML EP.
         ValueError: ``batch_size`` or ``jobs`` is not valid, only one of ``encode`` and
-            ``on_encoded`` is given, or ``encode`` made another number of values than it was
-            given results.
+            ``on_encoded`` is given, a callback is not callable, or ``encode`` (run in this
+            process) made another number of values than it was given results.
         WorkerProcessError: a worker process raised (a fault of the harness, not of a case;
-            ``encode`` raising there, too).
+            ``encode`` raising there, or making another number of values, too).
     """
-    if batch_size < 1:
-        raise ValueError(f"batch_size {batch_size} must be >= 1")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size {batch_size!r} is not valid; valid: an int >= 1")
     if (encode is None) != (on_encoded is None):
         raise ValueError("encode and on_encoded go together: give both, or neither")
+    for name, given in (("encode", encode), ("on_encoded", on_encoded), ("on_result", on_result)):
+        if given is not None and not callable(given):
+            raise ValueError(f"{name} {given!r} is not callable; valid: a function, or None")
     run = _new_run(provider, device_id, provider_options, optimize, on_result)
     run.encode, run.on_encoded = encode, on_encoded
     case_list = list(cases)
     workers = resolve_jobs(jobs, run.config.name, len(case_list))
+    if workers > 1 and workers_busy_here():  # a run started from this thread's run's on_result
+        workers = 1
     if workers > 1:
         # an encode the workers cannot load runs here, on each unit's results as they arrive
-        run.encode_in_workers = encode is not None and not unsendable_reason(encode)
+        run.encode_sent = None if encode is None else pickled_for_workers(encode)
         try:
             start_workers(workers)
         except OSError:  # no Python to start them with (an embedded interpreter): the run stays here
@@ -976,8 +984,7 @@ def _run_parallel(run: _Run, case_list: Sequence[Case], inputs: Mapping[str, np.
         keys, size = unit
         cases = [case_list[k] for k in keys]
         given = None if inputs is None else {c.id: inputs[c.id] for c in cases if c.id in inputs}
-        return ("run", UnitRequest(config, size, cases, given, budget.lend(), run.device,
-                                   run.encode if run.encode_in_workers else None))
+        return ("run", UnitRequest(config, size, cases, given, budget.lend(), run.device, run.encode_sent))
 
     name, device = config.name, run.device
     for (keys, _), sent, reply in run_units(_units(run, case_list, jobs, batch_size), request, jobs):
@@ -1003,7 +1010,8 @@ class UnitRequest(NamedTuple):
         inputs: explicit inputs by case id, or None.
         rerun_budget: diagnosis re-runs lent to the unit.
         device: the device as the asking process described it, named by each result.
-        encode: ``run_cases``' encode, or None.
+        encode: ``run_cases``' encode, pickled (:func:`pickled_for_workers`), or None: the
+            asking process makes its values.
     """
 
     config: ProviderConfig
@@ -1012,17 +1020,23 @@ class UnitRequest(NamedTuple):
     inputs: Mapping[str, np.ndarray] | None
     rerun_budget: int
     device: str
-    encode: Encode | None
+    encode: bytes | None
 
 
 def run_unit(request: UnitRequest, keep_alive: dict[Any, Any]
              ) -> tuple[list[tuple[Any, ...]], int, list[Any] | None]:
     """A worker's side of :func:`_run_parallel`: run one unit in this process, each batch in
     turn, and return (each case's status and fields after the device, diagnosis re-runs used,
-    ``encode`` of each result or None without it). The results name the asking process's
-    device. ``keep_alive`` holds a session per provider config across units
-    (:func:`_keep_alive_session`)."""
-    config, batch_size, cases, inputs, budget, device, encode = request
+    ``encode`` of each result, or None without it or where this process cannot load it: the
+    asking process then makes them). The results name the asking process's device.
+    ``keep_alive`` holds a session per provider config across units (:func:`_keep_alive_session`)."""
+    config, batch_size, cases, inputs, budget, device, sent = request
+    encode = None
+    if sent is not None:
+        try:
+            encode = pickle.loads(sent)
+        except Exception:  # e.g. its module is on the asking process's path only
+            encode = None
     # the asking process resolved the provider and described the device: taken as they are
     run = _Run(config, device, None)
     run.reruns_left = budget

@@ -78,7 +78,8 @@ class EncodingResultWriter(ResultWriter[R_co], Protocol[R_co]):
     """A :class:`ResultWriter` that takes each result with what it makes of it, made where the
     result is made (in a worker process, in a run spread over several):
     ``add_encoded_all(list(zip(results, encode_results(results))))`` stands for
-    ``add(result)`` of each, in turn. ``encode_results`` must pickle."""
+    ``add(result)`` of each, in turn. An ``encode_results`` that pickles runs in the workers;
+    one that does not runs in the validating process."""
 
     @property
     def encode_results(self) -> Callable[[Sequence[CaseResult]], Sequence[Any]]: ...
@@ -343,6 +344,8 @@ class ValidationSession(Generic[R]):
             seconds = time.monotonic() - started
         finally:
             if self.writer is not None:
-                summary = self.writer.write_summaries(finished=True)
-                self.writer.close()
+                try:
+                    summary = self.writer.write_summaries(finished=True)
+                finally:  # closed (results.jsonl synced, the directory let go) even when they fail
+                    self.writer.close()
         return SessionOutcome(tuple(self.results), self.device, seconds, summary)

@@ -187,7 +187,7 @@ class SessionProcess:
                                              stderr=self._stderr)
         try:
             wait_ready(proc, self._stderr, what="the session process")  # once ONNX Runtime is imported
-        except OSError:
+        except BaseException:  # KeyboardInterrupt too: its ready, unread, would pass for a reply
             self._stop()
             raise
         return proc
@@ -218,6 +218,9 @@ class SessionProcess:
                 reply = pickle.load(proc.stdout)
             except (OSError, EOFError, pickle.UnpicklingError) as e:
                 raise SessionProcessDiedError(self._died_text(e)) from None
+            except BaseException:  # interrupted mid-exchange: a reply left unread would answer the next batch
+                self._stop()
+                raise
         if reply[0] == "ok":
             return reply[1], reply[2]
         if reply[0] == "create":

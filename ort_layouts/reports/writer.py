@@ -438,6 +438,9 @@ class ReportWriter:
         try:
             self._open(new_meta, resume=resume, force=force)
         except BaseException:
+            file = getattr(self, "_file", None)
+            if file is not None:
+                file.close()
             self._lock.release()
             raise
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import operator
 import os
+import pickle
 import re
 import signal
 import threading
@@ -139,7 +140,8 @@ def test_the_worker_itself_reports_what_raised() -> None:
         assert reply[2].startswith("Traceback (most recent call last)") and "TypeError" in reply[2]
         # it goes on
         each_repr = functools.partial(map, repr)
-        ok = worker.call(("run", _request(CASES[:3], batch_size=4, device="a device", encode=each_repr)))
+        ok = worker.call(("run", _request(CASES[:3], batch_size=4, device="a device",
+                                              encode=pickle.dumps(each_repr))))
         assert ok[0] == "ok" and len(ok[1]) == 3 and ok[2] == 0
         for text, case, values in zip(ok[3], CASES[:3], ok[1], strict=True):  # encode ran there
             assert text.startswith(f"CaseResult(case={case!r}, status={values[0]!r}, provider='{CPU}', "
@@ -172,10 +174,10 @@ def test_a_request_the_worker_cannot_read_is_its_error_and_it_exits() -> None:
 
 
 def test_a_request_the_workers_cannot_read_fails_the_run_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    # past run_cases' own check: each worker reads the encode it was sent as a bad int
-    monkeypatch.setattr(_runner, "unsendable_reason", lambda value: "")
+    # a request itself unreadable there (not an encode apart from it): each worker reads a bad int
+    monkeypatch.setattr(_runner, "pickled_for_workers", lambda value: _LoadsAsABadInt())
     with pytest.raises(WorkerProcessError, match="could not read its request: ValueError: invalid literal"):
-        run_cases(CASES, provider="cpu", jobs=2, encode=_LoadsAsABadInt(), on_encoded=lambda pairs: None)
+        run_cases(CASES, provider="cpu", jobs=2, encode=len, on_encoded=lambda pairs: None)
     assert len(run_cases(CASES[:40], provider="cpu", jobs=2)) == 40  # the next run works
 
 
@@ -479,3 +481,57 @@ def test_the_workers_are_kept_for_the_next_run() -> None:
     assert len(first) >= 2
     run_cases(CASES, provider="cpu", jobs=2)
     assert parallel.worker_pids() == first  # the same processes, not started again
+
+
+def test_a_unit_interrupted_before_its_reply_is_read_stops_the_worker(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.engine.test_session_process import _InterruptedLoad
+
+    worker = _Worker()
+    try:
+        first = worker.ensure().pid
+        monkeypatch.setattr(parallel, "pickle", _InterruptedLoad())
+        with pytest.raises(KeyboardInterrupt):
+            worker.call(("run", _request(CASES[:1])))
+        assert worker.pid is None  # its reply unread: stopped, not asked again
+        reply = worker.call(("run", _request(CASES[1:4], batch_size=4)))
+        assert reply[0] == "ok" and len(reply[1]) == 3 and worker.pid not in (None, first)
+        assert [values[0] for values in reply[1]] == [r.status for r in run_cases(CASES[1:4], jobs=1)]
+    finally:
+        worker.stop()
+
+
+def test_an_encode_from_a_module_the_workers_cannot_import_runs_here(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """It pickles (by reference to its module), but the workers' path lacks that module: it is
+    made in this process instead of failing the run."""
+    (tmp_path / "encode_beside_the_script.py").write_text(
+        "import os\n\n\ndef encode(results):\n    return [(r.case.id, os.getpid()) for r in results]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import encode_beside_the_script as module  # type: ignore[import-not-found]
+
+    pairs: list[tuple[CaseResult, Any]] = []
+    results = run_cases(CASES, provider="cpu", jobs=2, batch_size=16, encode=module.encode,
+                        on_encoded=pairs.extend)
+    assert sorted(id(r) for r, _ in pairs) == sorted(id(r) for r in results)
+    assert all(value == (r.case.id, os.getpid()) for r, value in pairs)
+
+
+def test_a_run_on_workers_started_from_on_result_of_one_stays_in_this_process(
+        one_process: list[dict[str, Any]]) -> None:
+    """The outer run holds the workers while it hands its results on: the inner one, from its
+    on_result, would wait for them forever."""
+    inner: list[list[CaseResult]] = []
+
+    def on_result(result: CaseResult) -> None:
+        if not inner:
+            inner.append(run_cases(CASES[:40], provider="cpu", jobs=2))
+
+    outer: list[list[CaseResult]] = []
+    thread = threading.Thread(target=lambda: outer.append(run_cases(CASES, provider="cpu", jobs=2,
+                                                                    on_result=on_result)), daemon=True)
+    thread.start()
+    thread.join(timeout=120)
+    assert not thread.is_alive(), "the inner run waited for the workers the outer one holds"
+    assert [_without_seconds(r) for r in outer[0]] == one_process
+    assert [_without_seconds(r) for r in inner[0]] == one_process[:40]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from typing import Any
 
 import numpy as np
 import onnx
@@ -270,3 +271,32 @@ def test_a_scalar_expand_and_a_scalar_transpose_run_on_the_cpu_ep() -> None:
                                    Case("Transpose", "float32", ())], provider="cpu")
     assert expand.status is Status.PASS and expand.element_count == 6
     assert transpose.status is Status.PASS and transpose.element_count == 1
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, 2.5, "8"])
+def test_a_bad_batch_size_is_refused_before_any_work(bad: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_runner, "start_workers", lambda n: pytest.fail("workers started"))
+    monkeypatch.setattr(_runner, "_run_here", lambda *a, **k: pytest.fail("the run started"))
+    with pytest.raises(ValueError, match=f"batch_size {bad!r} is not valid; valid: an int >= 1"):
+        _runner.run_cases([Case("Identity", "float32", (2,))], provider="cpu", batch_size=bad, jobs=2)
+
+
+@pytest.mark.parametrize("name", ["encode", "on_encoded", "on_result"])
+def test_a_callback_that_cannot_be_called_is_refused_before_any_work(name: str,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_runner, "start_workers", lambda n: pytest.fail("workers started"))
+    monkeypatch.setattr(_runner, "_run_here", lambda *a, **k: pytest.fail("the run started"))
+    given: dict[str, Any] = {"encode": len, "on_encoded": len} if name != "on_result" else {}
+    given[name] = "not a function"
+    with pytest.raises(ValueError,
+                       match=f"{name} 'not a function' is not callable; valid: a function, or None"):
+        _runner.run_cases([Case("Identity", "float32", (2,))], provider="cpu", jobs=2, **given)
+
+
+def test_a_transpose_whose_perm_does_not_fit_its_shape_is_that_cases_error() -> None:
+    bad = Case("Transpose", "float32", (2, 3), perm=(1, 0, 2))
+    good = Case("Transpose", "float32", (2, 3), perm=(1, 0))
+    first, second = _runner.run_cases([bad, good], provider="cpu")
+    assert first.status is Status.ERROR
+    assert "ShapeError: perm [1, 0, 2] is not a permutation of 0..1 (rank 2)" in first.message
+    assert second.status is Status.PASS

@@ -89,3 +89,33 @@ def test_meta_names_the_model_by_content(tmp_path: Path) -> None:
     assert str(a) not in str(meta_a["selection"])  # the path is no part of the selection
     suite = validation_meta(provider=providers.CPU)
     assert suite["selection"]["suite"] == "standard" and suite["selection"]["model_sha256"] == ""
+
+
+def test_a_session_whose_final_summaries_fail_still_lets_its_report_go(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full disk as the summaries are written: the error reaches the caller, and the writer
+    is closed anyway (results.jsonl synced and closed, the directory unlocked for a resume)."""
+    from ort_layouts.engine.session import ValidationSession
+    from ort_layouts.operators.case import Case
+    from ort_layouts.reports import writer as writer_module
+    from ort_layouts.reports.writer import ReportWriter
+
+    cases = [Case("Identity", "float32", (n,)) for n in (2, 3, 4)]
+    meta = {"selection": {"provider": "cpu"}}
+    writer = ReportWriter(tmp_path / "r", meta=meta, planned=[c.id for c in cases])
+
+    def full_disk(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    def on_result(result: object) -> None:
+        monkeypatch.setattr(writer_module, "atomic_write_texts", full_disk)
+
+    with pytest.raises(OSError, match="No space left on device"):
+        ValidationSession(cases, provider="cpu", jobs=1, writer=writer).run(on_result)
+    monkeypatch.undo()
+    assert writer._file.closed
+    resumed = ReportWriter(tmp_path / "r", meta=meta, planned=[c.id for c in cases], resume=True)
+    try:
+        assert resumed.done_ids == {c.id for c in cases}  # every result was kept
+    finally:
+        resumed.close()

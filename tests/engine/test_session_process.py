@@ -238,3 +238,61 @@ def test_a_forked_process_that_exits_leaves_its_parents_children_running(
     results = run_cases([Case("Transpose", "float32", (2, 3), perm=(1, 0))] * 3, provider="cpu", jobs=1)
     assert all(r.passed for r in results)
     assert shared.pid == before[0]  # the same child served them
+
+
+class _InterruptedLoad:
+    """``pickle`` as the module under test sees it, whose next ``load`` is interrupted
+    (KeyboardInterrupt, as Ctrl-C raises it) before it reads anything."""
+
+    def __init__(self) -> None:
+        import pickle
+
+        self._pickle = pickle
+        self.armed = True
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._pickle, name)
+
+    def load(self, stream: Any) -> Any:
+        if self.armed:
+            self.armed = False
+            raise KeyboardInterrupt
+        return self._pickle.load(stream)
+
+
+def test_a_start_interrupted_before_ready_is_stopped_not_kept(process: SessionProcess,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C while the child imports: a child kept would answer the next batch with its
+    "ready", and every later batch with the reply meant for the one before."""
+    from ort_layouts.engine import session_process as module
+
+    def interrupted(*args: Any, **kwargs: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(module, "wait_ready", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        process.start()
+    assert process.pid is None
+    monkeypatch.undo()
+    settings = session_settings(ProviderConfig(CPU))
+    for scale in (1, 2):
+        x = np.roll(_bits(), scale)
+        outputs, _ = process.run_batch(_transpose_model(), settings, {"x": x}, ["y"])
+        assert outputs[0].tobytes() == x.T.copy().tobytes()
+
+
+def test_a_batch_interrupted_before_its_reply_is_read_stops_the_child(
+        process: SessionProcess, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ort_layouts.engine import session_process as module
+
+    settings = session_settings(ProviderConfig(CPU))
+    process.start()
+    first = process.pid
+    monkeypatch.setattr(module, "pickle", _InterruptedLoad())
+    with pytest.raises(KeyboardInterrupt):
+        process.run_batch(_transpose_model(), settings, {"x": _bits()}, ["y"])
+    assert process.pid is None  # its reply unread: the child is stopped, not asked again
+    x = np.roll(_bits(), 3)
+    outputs, _ = process.run_batch(_transpose_model(), settings, {"x": x}, ["y"])
+    assert outputs[0].tobytes() == x.T.copy().tobytes()  # this batch's own outputs
+    assert process.pid not in (None, first)

@@ -503,3 +503,28 @@ def test_sections_are_kept_for_as_many_cases_as_the_page_draws(
         assert len(writer._sections) == 3 and writer._sections[again.case.id][0] is again
         writer.write_summaries(finished=True)
     _check(directory, [*sample, again], planned, strict=False, finished=True)
+
+
+def test_a_writer_that_fails_to_open_closes_its_file_and_lets_the_directory_go(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+
+    from ort_layouts.reports import writer as writer_module
+
+    opened: list[Any] = []
+
+    def tracked(*args: Any, **kwargs: Any) -> Any:
+        file = builtins.open(*args, **kwargs)  # noqa: SIM115 - the writer under test closes it
+        opened.append(file)
+        return file
+
+    def full_disk(self: Any, **kwargs: Any) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(writer_module, "open", tracked, raising=False)
+    monkeypatch.setattr(writer_module.ReportWriter, "write_summaries", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        writer_module.ReportWriter(tmp_path / "r", meta={}, planned=["a"])
+    assert opened and all(f.closed for f in opened)
+    monkeypatch.undo()
+    writer_module.ReportWriter(tmp_path / "r", meta={}, planned=["a"]).close()  # not locked
