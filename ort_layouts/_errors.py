@@ -66,4 +66,4 @@ class ModelError(OrtLayoutsError, ValueError):
 
 
 class ReportError(OrtLayoutsError, ValueError):
-    """A report directory or file that cannot be read, resumed or merged."""
+    """A report (or export) directory or file that cannot be read, written, resumed or merged."""

@@ -191,3 +191,24 @@ def test_the_validate_model_example_prints_its_coverage_line(capsys: Cap) -> Non
     err = capsys.readouterr().err.splitlines()
     assert err[0] == shown[0]
     assert shown[1].startswith("22 cases on CPUExecutionProvider") and "22 passed" in shown[1]
+
+
+def _shown(command_start: str) -> list[str]:
+    (output,) = [out for line, out in _console_commands() if line.startswith(command_start)]
+    return output
+
+
+def test_the_case_counts_shown_are_the_selections() -> None:
+    """The validate, shard and export examples show machine-dependent timings, but their case
+    counts are the selection's: each is counted here from the suite."""
+    from ort_layouts.engine.selection import select_cases
+
+    suite = len(select_cases())
+    three = len(select_cases(ops=("Transpose", "Expand", "Pad")))
+    assert f"{suite} cases on " in "\n".join(_shown("ort-layouts validate --provider cpu --report reports/"))
+    shard = "\n".join(_shown("ort-layouts validate --provider cpu --ops Transpose,Expand,Pad "
+                             "--report reports --shard 2/2"))
+    assert f"{three // 2} cases on " in shard  # shard 2 of an even count: half of it
+    assert f"{three} cases on " in "\n".join(_shown("ort-layouts merge --shards reports"))
+    exported = len(select_cases(ops=("Transpose",), dtypes=("float16",), ranks=(3,)))
+    assert f"wrote {exported} test directories" in "\n".join(_shown("ort-layouts export --out cases/"))

@@ -198,7 +198,9 @@ def _validate_dml_options(options: dict[str, str], device_id: int) -> tuple[tupl
                 raise ProviderOptionError(f"DML option {key}={value!r} must be an integer >= 0")
             if key == "device_id" and int(value) != device_id:
                 raise ProviderOptionError(
-                    f"device_id is given twice: {device_id} and options device_id={value}")
+                    f"provider option device_id={value} disagrees with the device id {device_id} (the "
+                    f"run's device_id, --device-id on the command line; 0 unless given); valid: name the "
+                    f"device by the device id alone (--device-id {value})")
         elif value not in choices:
             raise ProviderOptionError(
                 f"DML option {key}={value!r} is not valid; valid: {list(choices)}")
@@ -380,24 +382,34 @@ def default_provider() -> str:
     return CPU
 
 
-def resolve_provider(name: str) -> str:
-    """The full EP name for ``name`` ("dml", "webgpu", "cuda", "cpu", "auto" or a full name).
+def provider_full_name(name: str) -> str:
+    """The full EP name for ``name`` ("dml", "webgpu", "cuda", "cpu", "auto" or a full name, in
+    any case), whether or not the EP is available here.
 
     Raises:
-        ProviderError: an unknown name, or an EP that is not available here; the message lists
-            the available EPs.
+        ProviderError: an unknown name; the message lists the valid names.
     """
     key = str(name).strip()
     if key.lower() == "auto":
         return default_provider()
     full = _ALIASES.get(key.lower(), key)
     matches = [n for n in (*_KNOWN, *_available_names()) if n.lower() == full.lower()]
-    available = _available_names()
     if not matches:
         raise ProviderError(
             f"execution provider {name!r} is unknown; valid: {['auto', *_ALIASES]} or a full name; "
-            f"available here: {available}")
-    full = matches[0]
+            f"available here: {_available_names()}")
+    return matches[0]
+
+
+def resolve_provider(name: str) -> str:
+    """The full EP name for ``name`` (:func:`provider_full_name`), available here.
+
+    Raises:
+        ProviderError: an unknown name, or an EP that is not available here; the message lists
+            the available EPs.
+    """
+    full = provider_full_name(name)
+    available = _available_names()
     if full not in available:
         hint = ""
         if full == DML and sys.platform == "win32":

@@ -25,7 +25,7 @@ import numpy as np
 
 from ort_layouts._errors import DataTypeError, ModelError, OrtLayoutsError, ShapeError
 from ort_layouts.descriptors.dtypes import DataType
-from ort_layouts.engine.suite import standard_suite
+from ort_layouts.engine.suite import SUITE_DTYPES, standard_suite
 from ort_layouts.operators.case import VALUE_KINDS, Case
 from ort_layouts.operators.registry import CASE_OPS
 
@@ -102,12 +102,14 @@ def parse_list(
 def _rank_range(part: str) -> tuple[int, ...]:
     """``"3"`` as (3,), ``"1-4"`` as (1, 2, 3, 4)."""
     try:
-        if "-" in part:
-            lo, hi = (int(v) for v in part.split("-", 1))
-            return tuple(range(lo, hi + 1))
-        return (int(part),)
+        if "-" not in part:
+            return (int(part),)
+        lo, hi = (int(v) for v in part.split("-", 1))
     except ValueError:
         raise ShapeError(f"rank {part!r} is not an integer or a range like 1-4") from None
+    if lo > hi:
+        raise ShapeError(f"rank range {part!r} runs backwards; valid: low-high, e.g. {hi}-{lo}")
+    return tuple(range(lo, hi + 1))
 
 
 def parse_ranks(text: str) -> tuple[int, ...]:
@@ -155,13 +157,22 @@ def resolve_dtypes(names: Iterable[DataType | str] | None) -> list[DataType] | N
     """
     if not names:
         return None
-    names = list(names)
+    valid = [t.name.lower() for t in SUITE_DTYPES]
+    found = []
     for d in names:
         if isinstance(d, str) and d.strip().lower() == "bool":
             raise DataTypeError(
                 "data type 'bool' has no cases of its own: the DML EP runs ONNX bool tensors as DirectML "
-                f"UINT8, so uint8 covers them; valid: {[t.name.lower() for t in DataType.known()]}")
-    return [DataType.coerce(d) for d in names]
+                f"UINT8, so uint8 covers them; valid: {valid}")
+        try:
+            data_type = DataType.coerce(d)
+        except DataTypeError:
+            raise DataTypeError(f"unknown data type {d!r}; valid: {valid}") from None
+        if data_type not in SUITE_DTYPES:
+            raise DataTypeError(f"data type {data_type.name.lower()!r} has no cases (the suite makes no "
+                                f"4-bit data); valid: {valid}")
+        found.append(data_type)
+    return found
 
 
 def resolve_value_kinds(kinds: Iterable[str] | None) -> list[str] | None:
@@ -292,7 +303,7 @@ def select_cases(
         seed: seed of the input data.
         shard: (K, N): the K-th (1-based) of N interleaved shards.
         limit: at most this many cases, after sharding.
-        model: take the Transpose/Expand/Pad nodes of this model instead of the standard suite.
+        model: take the layout nodes (the data-movement ops) of this model instead of the standard suite.
         dims: values of the model's dynamic dimensions.
         model_cases: reads the model's cases (needed with ``model``).
 

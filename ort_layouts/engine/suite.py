@@ -16,7 +16,8 @@ from ort_layouts.operators.registry import CASE_OPS, case_operators, operator_fo
 
 __all__ = ["SUITE_DTYPES", "is_edge_case", "standard_suite"]
 
-# Every DirectML data type an ONNX tensor can carry (BOOL data is UINT8).
+# Every DirectML data type the suite makes data for (BOOL data is UINT8; INT4 and UINT4 have no
+# numpy dtype to make it with).
 SUITE_DTYPES: tuple[DataType, ...] = (
     DataType.FLOAT32, DataType.FLOAT16, DataType.FLOAT64,
     DataType.INT8, DataType.INT16, DataType.INT32, DataType.INT64,
@@ -49,7 +50,7 @@ def standard_suite(
     dtype_list = list(SUITE_DTYPES) if dtypes is None else [DataType.coerce(d) for d in dtypes]
     bad = [d.name for d in dtype_list if d not in SUITE_DTYPES]
     if bad:
-        raise ShapeError(f"data types {bad} cannot be an ONNX tensor's; valid: "
+        raise ShapeError(f"data types {bad} have no cases (the suite makes no 4-bit data); valid: "
                          f"{[d.name.lower() for d in SUITE_DTYPES]}")
     rank_set = set(range(9)) if ranks is None else {int(r) for r in ranks}
     cases: list[Case] = []

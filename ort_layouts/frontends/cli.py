@@ -97,6 +97,14 @@ def dims(text: str) -> tuple[int, ...]:
     return values
 
 
+def path_text(text: str) -> str:
+    """A file or directory path: not empty (an empty one would mean the current directory to
+    some calls and "not given" to others)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is an empty path; valid: a file or directory path")
+    return text
+
+
 def name_list(text: str) -> tuple[str, ...]:
     """``"a,b"``: one name or more, no empty item (``"a,,b"`` is an error)."""
     return comma_list(text, str, what="names", skip_blanks=False)
@@ -326,10 +334,11 @@ def _add_describe(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dtype", default="float32",
                    help="data type, e.g. float32, float16, int64 (default float32)")
     p.add_argument("--shape", type=dims, required=True, help="logical sizes, e.g. 1,1,3,5")
-    p.add_argument("--layout", default="NCHW",
-                   help="memory layout: a name (NCHW, NHWC, NCDHW, NDHWC, HW, WH, DHW, WHD, ...) or an axis "
-                        "order outermost first (e.g. 0,2,3,1); default NCHW (row-major)")
-    p.add_argument("--strides", type=int_list, help="explicit strides in elements (instead of --layout)")
+    memory = p.add_mutually_exclusive_group()
+    memory.add_argument("--layout", default="NCHW",
+                        help="memory layout: a name (NCHW, NHWC, NCDHW, NDHWC, HW, WH, DHW, WHD, ...) or an "
+                             "axis order outermost first (e.g. 0,2,3,1); default NCHW (row-major)")
+    memory.add_argument("--strides", type=int_list, help="explicit strides in elements (instead of --layout)")
     t = p.add_mutually_exclusive_group()
     t.add_argument("--transpose", type=int_list, metavar="PERM",
                    help="the Transpose input as the DML EP builds it, e.g. 0,2,3,1")
@@ -352,8 +361,10 @@ def _add_describe(p: argparse.ArgumentParser) -> None:
     p.add_argument("--axes", type=int_list, help="Pad axes (with --pad, opset 18)")
     o = p.add_mutually_exclusive_group()
     o.add_argument("--json", action="store_true", help="print JSON")
-    o.add_argument("--svg", metavar="FILE", help="write the picture as SVG to FILE")
+    o.add_argument("--svg", type=path_text, metavar="FILE", help="write the picture as SVG to FILE")
     o.add_argument("--cpp", action="store_true", help="print C++ DML_BUFFER_TENSOR_DESC initializers")
+    p.add_argument("--max-elements", type=positive_int, default=None, metavar="N",
+                   help="draw pictures of up to N elements (default 512); larger ones are described only")
 
 
 # describe --op: the Case fields a --param may set, and how its value reads
@@ -378,14 +389,27 @@ def _op_case(args: argparse.Namespace) -> Any:
     for key, value in args.param:
         if key not in _OP_PARAMS:
             raise UsageError(f"argument --param: {key!r} is not a parameter; valid: {list(_OP_PARAMS)}")
+        if key in fields:
+            raise UsageError(f"argument --param: {key} is given twice ({key}={value!r} after an earlier "
+                             f"{key}=); valid: each parameter once")
         kind = _OP_PARAMS[key]
         try:
             fields[key] = (int_list(value) if kind == "ints" else int(value) if kind == "int" else value)
         except (ValueError, argparse.ArgumentTypeError):
             what = "integers" if kind == "ints" else "an integer"
             raise UsageError(f"argument --param: {key}={value!r} is not {what}") from None
+    op = by_lower[args.op.lower()]
+    if "opset" in fields:
+        import onnx
+
+        from ort_layouts.operators.registry import operator_for_type
+
+        low, high = operator_for_type(op).min_opset, onnx.defs.onnx_opset_version()
+        if not low <= fields["opset"] <= high:
+            raise UsageError(f"argument --param: opset={fields['opset']} is not an opset of {op}; "
+                             f"valid: {low}..{high}")
     dtype = _argument("--dtype", DataType.from_name, args.dtype)
-    return Case(by_lower[args.op.lower()], dtype, args.shape, **fields)
+    return Case(op, dtype, args.shape, **fields)
 
 
 def _describe_op(args: argparse.Namespace) -> int:
@@ -450,8 +474,11 @@ def _describe_descriptors(args: argparse.Namespace) -> dict[str, Any]:
         raise UsageError(f"argument --value: {e}") from None
     if (args.mode != "constant" or args.axes is not None or number_value != 0) and args.pad is None:
         raise UsageError("--mode, --value and --axes go with --pad")
-    value = _argument("--value", lambda v: check_value(v, dtype, what="Pad value", text=args.value),
-                      number_value)
+    value = None  # the Pad value, checked against the data type only for a pad
+    if args.pad is not None:
+        _argument("--dtype", lambda t: t.to_numpy(), dtype)  # a pad's value is one element of numpy's
+        value = _argument("--value", lambda v: check_value(v, dtype, what="Pad value", text=args.value),
+                          number_value)
     if args.strides is not None:
         source = BufferTensorDesc(dtype, args.shape, args.strides)
     else:
@@ -471,7 +498,14 @@ def _describe_descriptors(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-def _render_text(item: Any, title: str) -> str:
+def _max_elements(args: argparse.Namespace) -> int:
+    """The pictures' size limit: ``--max-elements``, or render's default."""
+    from ort_layouts.reports.render import DEFAULT_MAX_ELEMENTS
+
+    return DEFAULT_MAX_ELEMENTS if args.max_elements is None else int(args.max_elements)
+
+
+def _render_text(item: Any, title: str, args: argparse.Namespace) -> str:
     """A descriptor (or PaddingOp) drawn as text under a title; the figures alone when the
     picture is too large to draw."""
     from ort_layouts._errors import OrtLayoutsError
@@ -479,12 +513,13 @@ def _render_text(item: Any, title: str) -> str:
     from ort_layouts.reports.render import render_text
 
     try:
-        body = render_text(item)
+        body = render_text(item, max_elements=_max_elements(args))
     except OrtLayoutsError as e:
         descs = [item] if isinstance(item, BufferTensorDesc) else [item.input, item.output]
         body = "\n".join(
             f"{d.data_type.name} sizes {list(d.sizes)} strides {list(d.effective_strides)}, "
-            f"{d.total_tensor_size_in_bytes} bytes" for d in descs) + f"\n(no picture: {e})"
+            f"{d.total_tensor_size_in_bytes} bytes" for d in descs)
+        body += f"\n(no picture: {e}; on this command line: --max-elements N)"
     return f"{title}:\n{body}"
 
 
@@ -518,20 +553,22 @@ def _run_describe(args: argparse.Namespace) -> int:
         from ort_layouts.reports.render import render_svg
         from ort_layouts.reports.report import atomic_write_text
 
-        atomic_write_text(args.svg, str(render_svg(op if op is not None else desc)))
+        svg = _argument("--max-elements", lambda item: render_svg(item, max_elements=_max_elements(args)),
+                        op if op is not None else desc)
+        atomic_write_text(args.svg, str(svg))
         _out(f"wrote {args.svg}")
     else:
         titles = {"none": "descriptor", "transpose": "Transpose input, as the DML EP reads it",
                   "broadcast": "Expand input, as the DML EP reads it"}
         if d["operation"] != "none":
-            _out(_render_text(d["source"], "source") + "\n")
+            _out(_render_text(d["source"], "source", args) + "\n")
         if op is not None:
             _out(_render_text(op, f"Pad as DML_OPERATOR_PADDING1 ({op.mode.dml_name}, padding value "
-                                  f"bytes 0x{op.padding_value_bytes.hex() or '0'})"))
+                                  f"bytes 0x{op.padding_value_bytes.hex() or '0'})", args))
         else:
-            _out(_render_text(desc, titles[d["operation"]]))
+            _out(_render_text(desc, titles[d["operation"]], args))
             if output is not None:
-                _out("\n" + _render_text(output, "output"))
+                _out("\n" + _render_text(output, "output", args))
     return 0
 
 
@@ -560,12 +597,14 @@ def _add_validate(p: argparse.ArgumentParser) -> None:
                    help="an execution provider option, e.g. performance_preference=high_performance "
                         "(repeatable)")
     _add_selection(p)
-    p.add_argument("--model", metavar="MODEL.onnx",
-                   help="validate this model's Transpose/Expand/Pad nodes (real shapes and data types) "
+    p.add_argument("--model", type=path_text, metavar="MODEL.onnx",
+                   help="validate this model's layout nodes (the 14 data-movement ops; real shapes and data "
+                        "types) "
                         "instead of the standard suite")
     p.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
                    help="pin a dynamic dimension of --model, e.g. --dim batch=1 (repeatable)")
-    p.add_argument("--report", metavar="DIR", help="write results.jsonl, report.json, junit.xml, report.html")
+    p.add_argument("--report", type=path_text, metavar="DIR",
+                   help="write results.jsonl, report.json, junit.xml, report.html")
     p.add_argument("--resume", action="store_true", help="continue the report in --report DIR")
     p.add_argument("--force", action="store_true",
                    help="replace a report of another selection in --report DIR")
@@ -911,13 +950,13 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False) -> tuple[int, An
 
 # ---- merge ---------------------------------------------------------------------------------
 def _add_merge(p: argparse.ArgumentParser) -> None:
-    p.add_argument("reports", nargs="+", metavar="REPORT",
+    p.add_argument("reports", nargs="+", type=path_text, metavar="REPORT",
                    help="report directories or report.json files; with --shards: shard report directories, "
                         "or the report directory holding shard-K-of-N directories")
     p.add_argument("--shards", action="store_true",
                    help="merge the N shards of one run into the one report of the unsharded run "
                         "(into --out, or into the one REPORT directory holding them)")
-    p.add_argument("--out", metavar="DIR",
+    p.add_argument("--out", type=path_text, metavar="DIR",
                    help="write matrix.json and matrix.html into DIR (with --shards: the merged report)")
     p.add_argument("--json", action="store_true", help="print the matrix as JSON instead of a table")
     p.add_argument("--force", action="store_true", help="with --shards: replace a report of another "
@@ -1024,7 +1063,8 @@ def _add_bench(p: argparse.ArgumentParser) -> None:
                    help="worker processes of the floor section's runs (default: the runner's choice)")
     p.add_argument("--gpu-on-cpu", action="store_true",
                    help="run the gpu section on the CPU EP when no GPU EP is there (tests the code path)")
-    p.add_argument("--json", metavar="FILE", default=None, help="also write the machine and figures as JSON")
+    p.add_argument("--json", type=path_text, metavar="FILE", default=None,
+                   help="also write the machine and figures as JSON")
 
 
 def _check_bench(args: argparse.Namespace) -> None:
@@ -1084,7 +1124,7 @@ def _layout_ops(text: str) -> tuple[str, ...]:
 def _add_extract(p: argparse.ArgumentParser) -> None:
     from ort_layouts.models.extract import LAYOUT_OPS
 
-    p.add_argument("model", help="the .onnx model to read")
+    p.add_argument("model", type=path_text, help="the .onnx model to read")
     p.add_argument("--json", action="store_true", help="print the layout ops as JSON")
     p.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
                    help="pin a dynamic dimension, e.g. --dim batch=1 (repeatable)")
@@ -1104,8 +1144,10 @@ def _run_extract(args: argparse.Namespace) -> int:
     for op in ops:
         _out(format_layout_op(op))
     flagged = sum(1 for op in ops if op.flags)
-    cases = sum(1 for op in ops if op.to_case() is not None)
-    _out(f"{len(ops)} layout ops, {flagged} flagged, {cases} validation cases")
+    cases = [c for op in ops if (c := op.to_case()) is not None]
+    distinct = len({c.id for c in cases})  # as validate --model counts them: nodes of one case share it
+    _out(f"{len(ops)} layout ops, {flagged} flagged; {len(cases)} make validation cases, "
+         f"{distinct} distinct (validate --model runs those)")
     return 0
 
 
@@ -1113,8 +1155,8 @@ def _run_extract(args: argparse.Namespace) -> int:
 def _add_convert(p: argparse.ArgumentParser) -> None:
     from ort_layouts.models.convert import LAYOUTS
 
-    p.add_argument("input", help="the .onnx model to convert")
-    p.add_argument("output", help="where to write the converted model")
+    p.add_argument("input", type=path_text, help="the .onnx model to convert")
+    p.add_argument("output", type=path_text, help="where to write the converted model")
     p.add_argument("--to", default="nhwc", type=str.upper, choices=LAYOUTS,
                    help="layout of the converted inputs and outputs (default NHWC)")
     p.add_argument("--name", action="append", default=None,
@@ -1154,10 +1196,11 @@ def _run_convert(args: argparse.Namespace) -> int:
         _note(f"nothing to convert: {args.input} has no rank-4 {side} (name others with --name); "
               f"{args.output} not written")
         return EXIT_NOTHING
+    # checked before it is written: a check that cannot run (a --dim the model lacks) writes nothing
+    result = check_conversion(args.input, converted, seed=args.seed, dims=dims) if args.check else None
     onnx.save(converted, args.output)
     _out(f"wrote {args.output}: {args.to} at {changed}")
-    if args.check:
-        result = check_conversion(args.input, converted, seed=args.seed, dims=dims)
+    if result is not None:
         _out(result.summary())
         return 0 if result else 1
     return 0
@@ -1165,9 +1208,10 @@ def _run_convert(args: argparse.Namespace) -> int:
 
 # ---- export (ort_layouts.models.testdata) -----------------------------------------------------
 def _add_export(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", required=True, help="directory to write the test directories into")
-    p.add_argument("--model", help="export the Transpose/Expand/Pad cases of this model instead "
-                                   "of the standard suite")
+    p.add_argument("--out", type=path_text, required=True,
+                   help="directory to write the test directories into")
+    p.add_argument("--model", type=path_text, help="export the cases of this model's layout nodes "
+                        "(the 14 data-movement ops) instead of the standard suite")
     p.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
                    help="pin a dynamic dimension of --model (repeatable)")
     p.add_argument("--ops", type=name_list, default=None, help="suite filter: ops, e.g. Transpose,Pad")
@@ -1177,6 +1221,8 @@ def _add_export(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=non_negative_int, default=None,
                    help="seed of the suite's input data (default 0)")
     p.add_argument("--batched", action="store_true", help="one directory holding every case")
+    p.add_argument("--force", action="store_true",
+                   help="replace an earlier export in --out (the directories its cases.json lists)")
 
 
 def _run_export(args: argparse.Namespace) -> int:
@@ -1203,11 +1249,11 @@ def _run_export(args: argparse.Namespace) -> int:
     else:
         cases = selection.select_cases(ops=ops, dtypes=dtypes, ranks=args.ranks, seed=args.seed or 0)
     if not cases:
-        what = f"{args.model} has no Transpose/Expand/Pad with static shapes" if args.model else \
+        what = f"{args.model} has no layout node with static shapes" if args.model else \
             "the selection holds no cases (check --ops, --dtypes, --ranks)"
         _note(f"nothing to export: {what}; nothing written")
         return EXIT_NOTHING
-    dirs = export_test_dir(cases, args.out, batched=args.batched)
+    dirs = export_test_dir(cases, args.out, batched=args.batched, replace=args.force)
     _out(f"wrote {len(dirs)} test directories under {args.out}; replay with: "
          f"onnx_test_runner -e dml {args.out}")
     return 0
@@ -1217,7 +1263,8 @@ def _add_setup(p: argparse.ArgumentParser) -> None:
     from ort_layouts.engine.dml.stack import MESA_VERSIONS
 
     p.add_argument("stack", choices=["dml"], help="what to set up: dml (DirectML under Wine on Linux)")
-    p.add_argument("--home", help="where the private parts go (default $ORT_LAYOUTS_DML_HOME or "
+    p.add_argument("--home", type=path_text,
+                   help="where the private parts go (default $ORT_LAYOUTS_DML_HOME or "
                                   "~/.cache/ort_layouts/dml)")
     p.add_argument("--mesa", action="append", choices=sorted(MESA_VERSIONS),
                    help="the private lavapipe: 25 (default) or 22 (reproduces the silent zeros); repeatable")

@@ -9,8 +9,9 @@ With ``--ort-provider``, one item per suite case is collected (node id
 An item passes when the provider's output matches the descriptors bit for bit; a mismatch or an
 error fails it; an unsupported case is skipped and a mismatch that a known provider deviation
 explains is an expected failure (xfail); with ``--ort-strict`` both fail. A provider that is
-not available here skips every item (fails them with ``--ort-strict``). Each item records its
-figures (mismatch count, first index, offsets, expected/actual bits, diagnosis) as
+not available here skips every item (fails them with ``--ort-strict``); an unknown provider
+name, a device id the provider does not list and a batch size below 1 are usage errors. Each
+item records its figures (mismatch count, first index, offsets, expected/actual bits, diagnosis) as
 ``user_properties``, which ``--junitxml`` writes as the testcase's properties.
 
 Cases run in batches: the item's neighbours of the same op and data type run in one session
@@ -46,7 +47,7 @@ class _State:
         return bool(self.config.getoption("ort_strict"))
 
     def batch_size(self) -> int:
-        size = max(1, int(self.config.getoption("ort_batch_size")))
+        size = int(self.config.getoption("ort_batch_size"))  # >= 1: checked at collection
         dist = getattr(self.config.option, "dist", "no")
         if dist not in (None, "no") and dist != "loadgroup":
             return 1
@@ -145,11 +146,17 @@ def pytest_collection_modifyitems(
     if not config.getoption("ort_provider"):
         return
     from ort_layouts._errors import OrtLayoutsError, ProviderError
+    from ort_layouts.engine import providers as _providers
     from ort_layouts.engine.selection import parse_ranks, select_cases
 
     state = _State(config)
     config.stash[_STATE] = state
+    batch_size = config.getoption("ort_batch_size")
+    if batch_size < 1:
+        raise pytest.UsageError(
+            f"ort_layouts: --ort-batch-size {batch_size} is not valid; valid: an integer >= 1")
     try:
+        full = _providers.provider_full_name(config.getoption("ort_provider"))  # a typo is no skip
         ranks = parse_ranks(config.getoption("ort_ranks")) if config.getoption("ort_ranks") else None
         cases = select_cases(ops=_names(config.getoption("ort_ops")),
                              dtypes=_names(config.getoption("ort_dtypes")), ranks=ranks,
@@ -160,10 +167,16 @@ def pytest_collection_modifyitems(
         raise pytest.UsageError(
             "ort_layouts: the selection holds no cases (check --ops, --dtypes, --ranks, --shard)")
     try:
-        from ort_layouts.engine import providers as _providers
-        state.provider = _providers.resolve_provider(config.getoption("ort_provider"))
+        state.provider = _providers.resolve_provider(full)
     except ProviderError as e:
         state.unavailable = str(e)
+    else:
+        from ort_layouts.engine.session import check_device_id
+
+        try:
+            check_device_id(state.provider, config.getoption("ort_device_id"))
+        except OrtLayoutsError as e:
+            raise pytest.UsageError(f"ort_layouts: --ort-device-id: {e}") from e
     suite = _Suite.from_parent(session, name="ort_layouts", nodeid="ort_layouts", cases=cases, state=state)
     state.items = list(suite.collect())
     # tell the terminal (and anyone else listening) what was collected, as a file's collector would

@@ -133,7 +133,8 @@ def convert_layout(
         to: the layout the converted inputs and outputs get: "NHWC" or "NCHW".
         names: the inputs and outputs to convert (any rank >= 3); default: every rank-4 input
             (initializers excluded) and output.
-        inputs, outputs: with ``names`` omitted, whether to convert inputs and outputs.
+        inputs, outputs: whether to convert inputs and outputs (``names`` may name only
+            those of the sides converted).
 
     Returns:
         A new ModelProto with the same input and output names, element types, doc strings and
@@ -153,10 +154,12 @@ def convert_layout(
         chosen_out = [v for v in graph.output if outputs and _rank(v) == 4]
     else:
         wanted = list(dict.fromkeys(names))
-        valid = [v.name for v in graph_inputs] + [v.name for v in graph.output]
+        valid = [v.name for v in graph_inputs if inputs] + [v.name for v in graph.output if outputs]
         missing = [n for n in wanted if n not in valid]
         if missing:
-            raise ModelError(f"names {missing} are not graph inputs or outputs; valid: {valid}")
+            what = {(True, True): "inputs or outputs", (True, False): "inputs (inputs only are converted)",
+                    (False, True): "outputs (outputs only are converted)"}.get((inputs, outputs), "converted")
+            raise ModelError(f"names {missing} are not graph {what}; valid: {valid}")
         chosen_in = [v for v in graph_inputs if v.name in wanted]
         chosen_out = [v for v in graph.output if v.name in wanted]
     for v in (*chosen_in, *chosen_out):
@@ -334,7 +337,8 @@ def check_conversion(
     Args:
         original, converted: paths or ModelProtos.
         seed: seed of the ``numpy.random.Generator`` that makes the inputs.
-        dims: values for symbolic input dimensions (default 1 for each), integers >= 1.
+        dims: values for symbolic input dimensions (default 1 for each), integers >= 1; each
+            must be a dim_param of the model's inputs.
         optimize: run with ONNX Runtime's graph optimizations (off by default, so each model
             runs exactly its own nodes).
     """
@@ -348,6 +352,12 @@ def check_conversion(
     feeds_conv: dict[str, np.ndarray] = {}
     feeds_orig: dict[str, np.ndarray] = {}
     initializers = {t.name for t in conv.graph.initializer}
+    known = {d.dim_param for v in conv.graph.input if v.name not in initializers
+             for d in v.type.tensor_type.shape.dim if d.dim_param}
+    unknown_dims = sorted(set(pins) - known)
+    if unknown_dims:
+        raise ShapeError(f"dimensions {unknown_dims} are not dim_params of the model's inputs; its "
+                         f"dim_params: {sorted(known)}")
     for v in conv.graph.input:
         if v.name in initializers:
             continue

@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from ort_layouts._errors import ModelError
+from ort_layouts._errors import ModelError, ReportError
 from ort_layouts.engine.graphs import build_model, provider_opset
 from ort_layouts.engine.suite import standard_suite
 from ort_layouts.models.extract import load_model, model_cases
@@ -163,24 +164,32 @@ def export_test_dir(
     batched: bool = False,
     opset: int | None = None,
     ir_version: int = EXPORT_IR_VERSION,
+    replace: bool = False,
 ) -> list[Path]:
     """Write one ONNX test directory per case (or one for all of them with ``batched``).
 
     Args:
         cases_or_model: a Case, a sequence of Cases (e.g. ``standard_suite()``), or a model whose
-            Transpose/Expand/Pad nodes become cases (:func:`model_cases`).
+            layout nodes become cases (:func:`model_cases`).
         out_dir: the directory to fill (created); ``cases.json`` there lists what was written.
         dims: dynamic dimensions of a model, as for :func:`extract`.
         batched: one directory ``batched`` whose graph holds every case (inputs ``x0``, ``x1``...).
         opset: the ai.onnx opset of cases that do not ask for their own; default: the newest the
             DML EP serves Transpose, Expand and Pad at (19), so a replay runs them on DirectML.
         ir_version: the models' IR version (default 9, which older runtimes load too).
+        replace: ``out_dir`` may hold an earlier export: the directories its ``cases.json``
+            lists, and that file, are removed first (nothing else there is touched). Without it
+            ``out_dir`` must be new or empty, so that a replay runs just these cases.
 
     Returns:
         The directories written.
+
+    Raises:
+        ReportError: ``out_dir`` is not empty (and not an earlier export, with ``replace``).
     """
     cases = _as_cases(cases_or_model, dims)
     out = Path(out_dir)
+    _clear_export(out, replace=replace)
     out.mkdir(parents=True, exist_ok=True)
     if opset is None:
         opset = provider_opset("DmlExecutionProvider")
@@ -208,6 +217,31 @@ def export_test_dir(
         manifest.append({"directory": name, "cases": [c.to_dict() | {"id": c.id} for c in group]})
     (out / "cases.json").write_text(json.dumps(manifest, indent=1) + "\n")
     return written
+
+
+def _clear_export(out: Path, *, replace: bool) -> None:
+    """Check that ``out`` is new or empty; with ``replace``, remove the earlier export it holds
+    (the directories its cases.json lists, then that file)."""
+    if not out.is_dir() or not any(out.iterdir()):
+        return
+    manifest = out / "cases.json"
+    if not replace:
+        what = "an earlier export (cases.json)" if manifest.is_file() else "files"
+        raise ReportError(f"export directory {str(out)!r} already holds {what}; a replay of it would run "
+                          "those too; valid: a new or empty directory, or replace it (--force)")
+    try:
+        listed = json.loads(manifest.read_text(encoding="utf-8"))
+        names = [entry["directory"] for entry in listed]
+    except (OSError, ValueError, TypeError, KeyError) as e:
+        raise ReportError(f"export directory {str(out)!r} holds no earlier export to replace "
+                          f"({manifest.name}: {e}); valid: a new or empty directory") from None
+    bad = [n for n in names if not isinstance(n, str) or not n or Path(n).name != n or n in (".", "..")]
+    if bad:
+        raise ReportError(f"{manifest}: directories {bad[:3]} are not names of its own folders; "
+                          "valid: a new or empty directory")
+    for name in names:
+        shutil.rmtree(out / name, ignore_errors=True)
+    manifest.unlink()
 
 
 def write_suite_models(

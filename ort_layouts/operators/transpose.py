@@ -48,7 +48,10 @@ _RANK0_REASON = ("a rank-0 Transpose has no DirectML operator: DmlOperatorTransp
 
 
 def _perm(case: Case) -> tuple[int, ...]:
-    return case.perm if case.perm is not None else tuple(range(case.rank - 1, -1, -1))
+    """The case's perm, checked against its rank (ShapeError names both), or ONNX's default."""
+    if case.perm is None:
+        return tuple(range(case.rank - 1, -1, -1))
+    return normalize_perm(case.perm, case.rank)
 
 
 class Transpose(Operator):

@@ -63,7 +63,8 @@ def test_default_provider_prefers_dml_then_gpu(monkeypatch: pytest.MonkeyPatch, 
     ({"device_filter": "cpu"}, r"valid: \['gpu', 'npu', 'any'\]"),
     ({"disable_metacommands": "yes"}, r"valid: \['true', 'false'\]"),
     ({"enable_dynamic_graph_fusion": "1"}, r"does not exist; valid: \['device_filter', 'device_id', "),
-    ({"device_id": "1"}, "given twice"),
+    ({"device_id": "1"}, r"provider option device_id=1 disagrees with the device id 0 .*valid: name the "
+                         r"device by the device id alone \(--device-id 1\)"),
 ], ids=["preference", "filter", "metacommands", "unknown-key", "device-id-twice"])
 def test_dml_option_validation(options: dict[str, str], match: str) -> None:
     with pytest.raises(P.ProviderOptionError, match=match) as info:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -49,3 +50,20 @@ def test_bad_op_lines_are_one_error_line(argv: list[str], fragment: str,
     assert main(["describe", *argv]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("ort-layouts: error: ") and fragment in err[0]
+
+
+def test_max_elements_draws_a_larger_picture(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from ort_layouts.frontends.cli import main
+
+    assert main(["describe", "--shape", "30,40"]) == 0
+    assert "(no picture: descriptor with sizes [30, 40] has 1200 elements" in capsys.readouterr().out
+    assert main(["describe", "--shape", "30,40", "--max-elements", "1200"]) == 0
+    out = capsys.readouterr().out
+    assert "no picture" not in out and "Logical view:" in out
+    svg = tmp_path / "p.svg"
+    assert main(["describe", "--shape", "30,40", "--svg", str(svg)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("ort-layouts: error: argument --max-elements: ")
+    assert not svg.exists()
+    assert main(["describe", "--shape", "30,40", "--svg", str(svg), "--max-elements", "1200"]) == 0
+    assert svg.read_text().startswith("<svg") or "<svg" in svg.read_text()[:200]

@@ -152,6 +152,31 @@ def test_missing_provider_skips_or_fails_with_strict(pytester: pytest.Pytester) 
     result.assert_outcomes(failed=n)
 
 
+@needs_engine
+def test_a_known_provider_that_is_not_here_skips_every_item(pytester: pytest.Pytester) -> None:
+    import onnxruntime
+
+    if "CUDAExecutionProvider" in onnxruntime.get_available_providers():
+        pytest.skip("CUDA is available here")
+    result = pytester.runpytest_inprocess(*PLUGIN, "--ort-provider=cuda", *SELECT, "-rs")
+    result.assert_outcomes(skipped=len(expected_ids()))
+    result.stdout.fnmatch_lines(["*provider 'CUDAExecutionProvider' is not available*"])
+
+
+@pytest.mark.parametrize("option, fragment", [
+    ("--ort-provider=dlm", "*execution provider 'dlm' is unknown; valid: ['auto', 'dml',*"),
+    ("--ort-batch-size=0", "*--ort-batch-size 0 is not valid; valid: an integer >= 1*"),
+    ("--ort-device-id=7", "*--ort-device-id: device id 7 is out of range: CPUExecutionProvider lists*"),
+], ids=["provider-typo", "batch-size-zero", "device-id-out-of-range"])
+def test_bad_options_are_usage_errors_not_skips(pytester: pytest.Pytester, option: str,
+                                                fragment: str) -> None:
+    """A typo must not turn a validation run green by skipping every item."""
+    args = [option] if option.startswith("--ort-provider") else ["--ort-provider=cpu", option]
+    result = pytester.runpytest_inprocess(*PLUGIN, *args, *SELECT)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([fragment])
+
+
 def test_bad_selection_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_inprocess(*PLUGIN, "--ort-provider=cpu", "--ort-dtypes=floaty")
     assert result.ret == pytest.ExitCode.USAGE_ERROR

@@ -174,3 +174,40 @@ def test_command_line_convert_through_main(tmp_path: Path, capsys: pytest.Captur
     assert main(["convert", str(missing), str(tmp_path / "x.onnx")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "nope.onnx" in err[0] and "Traceback" not in err[0]
+
+
+def test_names_of_the_side_not_converted_are_refused():
+    model = _conv_model()
+    with pytest.raises(ModelError, match=r"names \['image'\] are not graph outputs \(outputs only are "
+                                         r"converted\); valid: \['out', 'pooled'\]"):
+        convert_layout(model, names=["image"], inputs=False)
+    with pytest.raises(ModelError, match=r"names \['out'\] are not graph inputs \(inputs only are "
+                                         r"converted\); valid: \['image'\]"):
+        convert_layout(model, names=["out"], outputs=False)
+    assert _dims(convert_layout(model, names=["out"], inputs=False).graph.output[0]) == ["N", 6, 5, 3]
+
+
+def test_check_refuses_a_dimension_the_inputs_do_not_have():
+    model = _conv_model()
+    converted = convert_layout(model)
+    with pytest.raises(ShapeError, match=r"dimensions \['Q'\] are not dim_params of the model's inputs; "
+                                         r"its dim_params: \['N'\]"):
+        check_conversion(model, converted, dims={"Q": 3})
+    assert check_conversion(model, converted, dims={"N": 3})
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["--outputs-only", "--name", "image"], "names ['image'] are not graph outputs"),
+    (["--check", "--dim", "Q=3"], "dimensions ['Q'] are not dim_params"),
+], ids=["input-named-with-outputs-only", "check-dim-the-model-lacks"])
+def test_command_line_refusals_write_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                             argv: list[str], fragment: str) -> None:
+    from ort_layouts.frontends.cli import main
+
+    src = tmp_path / "in.onnx"
+    onnx.save(_conv_model(), src)
+    assert main(["convert", str(src), str(tmp_path / "out.onnx"), *argv]) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and fragment in lines[0] and captured.out == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.onnx"]

@@ -515,3 +515,18 @@ def test_ort_layouts_validate_model_writes_report(tmp_path, capsys):
     assert main(["validate", "--model", str(TRANSFORMER), "--provider", "cpu", "--progress", "none"]) == 0
     err = capsys.readouterr().err
     assert "11 layout nodes make 1 distinct cases" in err and err.count("--dim batch=VALUE") == 10
+
+
+def test_the_extract_summary_counts_cases_as_validate_model_runs_them(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from ort_layouts.frontends.cli import main
+    from ort_layouts.models.extract import model_cases
+
+    block = Path(__file__).resolve().parents[1] / "data" / "transformer_block.onnx"
+    assert main(["extract", str(block), "--dim", "batch=2"]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    per_node = len(model_cases(block, dims={"batch": 2}, unique=False))
+    distinct = len(model_cases(block, dims={"batch": 2}))
+    assert per_node > distinct  # the block repeats a case: the two counts differ
+    assert last.endswith(f"; {per_node} make validation cases, {distinct} distinct "
+                         "(validate --model runs those)")

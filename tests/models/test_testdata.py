@@ -11,7 +11,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from ort_layouts import DataType, ModelError
+from ort_layouts import DataType, ModelError, ReportError
 from ort_layouts.models.testdata import (
     export_test_dir,
     read_test_dir,
@@ -167,3 +167,43 @@ def test_ort_layouts_export_command(tmp_path, capsys):
         assert case["op"] == "Pad" and case["data_type"] == "INT8" and len(case["shape"]) == 1
     for m in manifest[:5]:
         _replay(tmp_path / m["directory"])
+
+
+def test_export_refuses_a_directory_that_is_not_empty_and_replaces_an_export(tmp_path):
+    out = tmp_path / "cases"
+    first = export_test_dir(CASES[:3], out)
+    with pytest.raises(ReportError, match=r"already holds an earlier export \(cases.json\); a replay of it "
+                                          r"would run those too"):
+        export_test_dir(CASES[3:5], out)
+    assert sorted(p.name for p in out.iterdir()) == sorted([*(d.name for d in first), "cases.json"])
+    (out / "notes.txt").write_text("the user's own file\n")
+    second = export_test_dir(CASES[3:5], out, replace=True)
+    # the earlier export is gone, the user's file stays
+    kept = sorted([*(d.name for d in second), "cases.json", "notes.txt"])
+    assert sorted(p.name for p in out.iterdir()) == kept
+    manifest = json.loads((out / "cases.json").read_text())
+    assert [m["cases"][0]["id"] for m in manifest] == [c.id for c in CASES[3:5]]
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "a").write_text("x")
+    with pytest.raises(ReportError, match="already holds files"):
+        export_test_dir(CASES[:1], other)
+    with pytest.raises(ReportError, match="holds no earlier export to replace"):
+        export_test_dir(CASES[:1], other, replace=True)
+    assert [p.name for p in other.iterdir()] == ["a"]
+
+
+def test_export_command_force(tmp_path, capsys):
+    from ort_layouts.frontends.cli import main
+
+    args = ["export", "--out", str(tmp_path), "--ops", "Identity", "--dtypes", "int8"]
+    assert main([*args, "--ranks", "1"]) == 0
+    capsys.readouterr()
+    assert main([*args, "--ranks", "2"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "already holds an earlier export" in err[0] and "--force" in err[0]
+    assert main([*args, "--ranks", "2", "--force"]) == 0
+    manifest = json.loads((tmp_path / "cases.json").read_text())
+    assert all(len(m["cases"][0]["shape"]) == 2 for m in manifest)
+    written = sorted([*(m["directory"] for m in manifest), "cases.json"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == written
