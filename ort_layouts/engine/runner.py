@@ -882,7 +882,7 @@ def run_cases(
     run = _new_run(provider, device_id, provider_options, optimize, on_result)
     run.encode, run.on_encoded = encode, on_encoded
     case_list = list(cases)
-    workers = resolve_jobs(jobs, run.config.name, len(case_list))
+    workers = min(resolve_jobs(jobs, run.config.name, len(case_list)), max(1, len(case_list)))  # no idle ones
     if workers > 1 and workers_busy_here():  # a run started from this thread's run's on_result
         workers = 1
     if workers > 1:

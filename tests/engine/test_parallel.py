@@ -535,3 +535,13 @@ def test_a_run_on_workers_started_from_on_result_of_one_stays_in_this_process(
     assert not thread.is_alive(), "the inner run waited for the workers the outer one holds"
     assert [_without_seconds(r) for r in outer[0]] == one_process
     assert [_without_seconds(r) for r in inner[0]] == one_process[:40]
+
+
+def test_a_run_starts_no_more_workers_than_it_has_cases(monkeypatch: pytest.MonkeyPatch,
+                                                        one_process: list[dict[str, Any]]) -> None:
+    started: list[int] = []
+    real = _runner.start_workers
+    monkeypatch.setattr(_runner, "start_workers", lambda n: (started.append(n), real(n)))
+    results = run_cases(CASES[:3], provider="cpu", jobs=50)
+    assert started == [3]
+    assert [_without_seconds(r) for r in results] == one_process[:3]
