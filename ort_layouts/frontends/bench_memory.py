@@ -76,7 +76,8 @@ def measure(provider: str, kind: str, size_in_bytes: int, ranks: str) -> dict[st
     base = peak_kib()
     results = run_cases(cases, provider=provider, jobs=jobs)
     peak = peak_kib()
-    workers = [k for k in map(process_peak_kib, worker_pids()) if k is not None] if jobs > 1 else []
+    used = min(jobs, len(cases)) if jobs > 1 else 0  # the pool's first ones (it may hold more, from before)
+    workers = [k for k in map(process_peak_kib, worker_pids()[:used]) if k is not None]
     return {"base_kib": base, "peak_kib": peak, "reset": reset, "input_bytes": inputs,
             "output_bytes": outputs, "cases": len(cases), "passed": sum(1 for r in results if r),
             "worker_peak_kib": workers}
