@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from collections.abc import Mapping
 from typing import Any
 
 from ort_layouts.operators.case import Case
@@ -131,9 +132,16 @@ class CaseResult:
         return d
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CaseResult:
+    def from_dict(cls, data: Mapping[str, Any]) -> CaseResult:
         """A result from :meth:`to_dict`'s data, with or without the fields equal to their
-        defaults (a field left out takes its default)."""
+        defaults (a field left out takes its default).
+
+        Raises:
+            TypeError: ``data`` (or its case) is not a mapping, or holds a field a result has not.
+            KeyError, ValueError: a field missing, or a value that is not one of its kind.
+        """
+        if not isinstance(data, Mapping):
+            raise TypeError(f"a result is a JSON object, not {type(data).__name__} {data!r:.60}")
         d = {_RENAMED.get(k, k): v for k, v in data.items() if k != "id"}
         d["case"] = Case.from_dict(d["case"])
         d["status"] = Status(d["status"])

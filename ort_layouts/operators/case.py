@@ -139,6 +139,13 @@ class Case(_IdSlot):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Case:
+        """A case from :meth:`to_dict`'s data.
+
+        Raises:
+            TypeError: ``data`` is not a mapping, or holds a field a case has not.
+        """
+        if not isinstance(data, dict):
+            raise TypeError(f"a case is a JSON object, not {type(data).__name__} {data!r:.60}")
         d = dict(data)
         d["data_type"] = DataType.from_name(d["data_type"])
         return cls(**d)

@@ -35,7 +35,7 @@ h1{font-size:1.6em;margin-bottom:.2em}h2{border-bottom:1px solid #ccc;padding-bo
 table{border-collapse:collapse;margin:.5em 0}th,td{border:1px solid #bbb;padding:.2em .5em;text-align:left;
  vertical-align:top}th{background:#f2f2f2}
 .verdict{font-size:1.3em;font-weight:bold;padding:.3em .6em;display:inline-block;border-radius:.3em}
-.verdict.pass{background:#c8e6c9}.verdict.fail{background:#ffcdd2}
+.verdict.pass{background:#c8e6c9}.verdict.fail{background:#ffcdd2}.verdict.incomplete{background:#ffe0b2}
 td.cell{text-align:center;min-width:4.5em}td.cell a{color:inherit}
 .pass{background:#c8e6c9}.fail,.mismatch{background:#ffcdd2}.error{background:#ffab91}
 .unsupported{background:#e0e0e0}.known{background:#ffe0b2}.partial{background:#e6f2c2}.none{background:#fff;color:#999}
@@ -501,14 +501,16 @@ def report_html_pieces(
     known = totals.known_issues()
     unsupported = [r for r in totals.not_passed if r.status is Status.UNSUPPORTED]
     failed = bool(failures)
-    verdict = "FAIL" if failed else "PASS"
+    verdict = "FAIL" if failed else "PASS" if totals.complete else "INCOMPLETE"
     if not totals.complete:
-        verdict += f" (incomplete: {len(report.results)} of {report.planned_count} cases run)"
+        run = f"{len(report.results)} of {report.planned_count} cases run"
+        verdict += f" (incomplete: {run})" if failed else f" ({run})"
+    verdict_class = "fail" if failed else "pass" if totals.complete else "incomplete"
     count_cells = "".join(f'<td class="{s}">{counts[s]}</td>' for s in counts)
     body = [
         "<h1>ort_layouts validation report</h1>",
         '<section id="summary"><h2>Summary</h2>',
-        f'<p class="verdict {"fail" if failed else "pass"}">{escape(verdict)}</p>',
+        f'<p class="verdict {verdict_class}">{escape(verdict)}</p>',
         "<table class=\"counts\"><tr>" + "".join(f"<th>{s}</th>" for s in counts) + "<th>total</th></tr>"
         f"<tr>{count_cells}<td>{len(report.results)}</td></tr></table>",
         "<p>Unsupported cases (the provider could not build or place the node) and mismatches that a "

@@ -300,11 +300,12 @@ def junit_pieces(
     counts = totals.counts
     known = len(totals.known_issues())
     unsupported_fail = strict and counts["unsupported"]
+    missing = _missing_text(report) if not totals.complete else ""  # one failing testcase says so
     suite_attrs = _attrs((
         ("name", f"ort_layouts.{report.meta.get('provider', 'unknown')}"),
-        ("tests", str(len(report.results))),
+        ("tests", str(len(report.results) + bool(missing))),
         ("failures", str(counts["mismatch"] - (0 if strict else known)
-                         + (counts["unsupported"] if unsupported_fail else 0))),
+                         + (counts["unsupported"] if unsupported_fail else 0) + bool(missing))),
         ("errors", str(counts["error"])),
         ("skipped", str(0 if strict else counts["unsupported"] + known)),
         ("time", f"{sum(map(_SECONDS_OF, report.results)):.3f}"),
@@ -331,4 +332,19 @@ def junit_pieces(
         some = (testcase_texts(results[start:start + _PIECE_CASES], strict=strict) if testcases is None
                 else testcases[start:start + _PIECE_CASES])
         yield inner + inner.join(some)
+    if missing:
+        yield (f'{inner}<testcase classname="ort_layouts" name="planned cases without a result" time="0">'
+               f'{inner}{_INDENT}{_leaf("failure", _attrs((("message", missing), ("type", "incomplete"))))}'
+               f"{inner}</testcase>")
     yield f"\n{_INDENT}</testsuite>\n</testsuites>\n"
+
+
+def _missing_text(report: Report) -> str:
+    """Why an incomplete report's run is not a pass: how many planned cases have no result."""
+    planned = report.meta.get("planned")
+    if isinstance(planned, list):
+        missing = len(set(planned) - {r.case.id for r in report.results})
+    else:
+        missing = max(0, report.planned_count - len(report.results))
+    return (f"{missing} of {report.planned_count} planned cases have no result: the run stopped, or is "
+            "still running (resume it with validate --resume)")

@@ -38,6 +38,7 @@ from ort_layouts._errors import ReportError
 from ort_layouts.engine.result import CaseResult, Status
 from ort_layouts.operators.case import Case
 from ort_layouts.reports.html import case_anchor, escape, page
+from ort_layouts.reports.lock import DirectoryLock
 from ort_layouts.reports.report import (
     META_FILE,
     RESULTS_FILE,
@@ -483,6 +484,26 @@ class _Shard:
     results: list[CaseResult]
 
 
+def _read_shard_unlocked(directory: Path) -> _Shard:
+    """:func:`_read_shard`, read while no run writes the shard (its lock taken for the read).
+
+    Raises:
+        ReportError: a run still writes it (a retry of that shard, say); the message names it.
+    """
+    if not (directory / META_FILE).is_file():
+        return _read_shard(directory)  # not a report: _read_shard says so
+    try:
+        lock = DirectoryLock(directory, command="ort-layouts merge --shards")
+    except ReportError as e:
+        raise ReportError(f"shard {str(directory)!r} cannot be merged yet: {e}") from None
+    except OSError:  # a shard this user cannot write (copied read-only): no run writes it either
+        return _read_shard(directory)
+    try:
+        return _read_shard(directory)
+    finally:
+        lock.release()
+
+
 def _read_shard(directory: Path) -> _Shard:
     meta_path, results_path = directory / META_FILE, directory / RESULTS_FILE
     if not meta_path.is_file() or not results_path.is_file():
@@ -499,7 +520,7 @@ def _read_shard(directory: Path) -> _Shard:
     return _Shard(directory, int(match.group(1)), int(match.group(2)), meta, read_results(results_path))
 
 
-_MUST_AGREE = ("provider", "device_id", "device", "driver", "strict")
+_MUST_AGREE = ("provider", "device_id", "device", "driver", "stack", "strict")
 
 
 def _unsharded_selection(meta: Mapping[str, Any]) -> dict[str, Any]:
@@ -574,10 +595,9 @@ def _unsharded_command(command: str) -> str:
         if skip:
             skip = False
             continue
-        if w == "--shard":
-            skip = True
-            continue
-        if w.startswith("--shard="):
+        name = w.partition("=")[0]
+        if len(name) >= 4 and "--shard".startswith(name):  # --shard, or argparse's abbreviations of it
+            skip = "=" not in w
             continue
         out.append(w)
     return shlex.join(out)
@@ -611,7 +631,10 @@ def merge_shards(
     if not directories:
         raise ReportError("nothing to merge: give the shard report directories, or the directory "
                           "holding them")
-    shards = [_read_shard(d) for d in directories]
+    if any(Path(out).resolve() == Path(d).resolve() for d in directories):
+        raise ReportError(f"the merged report cannot go into a shard's own directory {str(out)!r}; valid: "
+                          "the directory that holds the shards, or another (--out)")
+    shards = [_read_shard_unlocked(d) for d in directories]
     counts = sorted({s.count for s in shards})
     if len(counts) > 1:
         raise ReportError("the shards split their runs differently: "

@@ -232,16 +232,23 @@ class Report:
 
     @property
     def planned_count(self) -> int:
+        """The planned cases: the planned ids' count, else the ``planned_count`` a report.json
+        recorded (it holds no ids), else the results'."""
         planned = self.meta.get("planned")
-        return len(planned) if isinstance(planned, list) else len(self.results)
+        if isinstance(planned, list):
+            return len(planned)
+        recorded = self.meta.get("planned_count")
+        return recorded if type(recorded) is int else len(self.results)
 
     @property
     def complete(self) -> bool:
-        """Whether every planned case has a result."""
+        """Whether every planned case has a result (of a report.json, which holds no planned
+        ids: whether it has as many cases as it recorded planned)."""
         planned = self.meta.get("planned")
-        if not isinstance(planned, list):
-            return True
-        return set(map(_CASE_ID_OF, self.results)).issuperset(planned)
+        if isinstance(planned, list):
+            return set(map(_CASE_ID_OF, self.results)).issuperset(planned)
+        recorded = self.meta.get("planned_count")
+        return type(recorded) is not int or len(set(map(_CASE_ID_OF, self.results))) >= recorded
 
     def failures(self, *, strict: bool = False) -> tuple[CaseResult, ...]:
         """Errors and the mismatches no known issue explains; with ``strict`` also the known
@@ -255,7 +262,8 @@ class Report:
     def to_dict(self, *, strict: bool | None = None) -> dict[str, Any]:
         """The report as JSON-ready data: the meta (but the planned ids), ``planned_count``,
         ``complete``, ``summary`` (results per status), ``strict``, ``failures`` (the number of
-        failing cases, as JUnit and HTML count them), ``verdict`` ("pass" or "fail") and
+        failing cases, as JUnit and HTML count them), ``verdict`` ("fail" when a case failed,
+        else "incomplete" when a planned case has no result, else "pass") and
         ``results`` (each as :func:`result_dict` gives it, as ``report.json`` holds it).
 
         Args:
@@ -268,13 +276,17 @@ class Report:
     def from_dict(cls, data: Mapping[str, Any], *, source: str = "<dict>") -> Report:
         if not isinstance(data, Mapping) or "results" not in data:
             raise ReportError(f"{source} is not an ort_layouts report: it has no 'results'")
-        derived = ("results", "summary", "schema", "complete", "planned_count", "failures", "verdict")
-        meta = {k: v for k, v in data.items() if k not in derived}
+        if not isinstance(data["results"], list):
+            raise ReportError(f"{source}: 'results' is a {type(data['results']).__name__}, not a list")
+        derived = ("results", "summary", "schema", "complete", "failures", "verdict")
+        # planned_count stays where the planned ids are not there (report.json leaves them out)
+        meta = {k: v for k, v in data.items()
+                if k not in derived and not (k == "planned_count" and isinstance(data.get("planned"), list))}
         try:
             results = tuple(CaseResult.from_dict(r) for r in data["results"])
         except (KeyError, TypeError, ValueError) as e:
             raise ReportError(f"{source} holds a result that cannot be read: {e}") from e
-        return cls(meta, results)
+        return cls(checked_meta(meta, source), results)
 
 
 def result_dict(result: CaseResult) -> dict[str, Any]:
@@ -326,7 +338,7 @@ def report_header(
         strict = bool(report.meta.get("strict", False))
     if totals is None:
         totals = Totals.of(report)
-    meta = {k: v for k, v in report.meta.items() if k != "planned"}
+    meta = {k: v for k, v in report.meta.items() if k not in ("planned", "planned_count")}
     failures = len(totals.failures(strict=strict))
     return {
         "schema": SCHEMA,
@@ -336,8 +348,33 @@ def report_header(
         "summary": totals.counts,
         "strict": strict,
         "failures": failures,
-        "verdict": "fail" if failures else "pass",
+        "verdict": "fail" if failures else "pass" if totals.complete else "incomplete",
     }
+
+
+# meta fields readers look into, and the JSON type each must have where present
+_META_TYPES: dict[str, type] = {
+    "environment": dict, "selection": dict, "stack": dict, "planned": list, "resumed": list,
+}
+
+
+def checked_meta(meta: dict[str, Any], source: str) -> dict[str, Any]:
+    """``meta`` (of a meta.json or report.json), its fields of the types readers take them as.
+
+    Raises:
+        ReportError: a field of another type (the file is damaged, or not this package's).
+    """
+    for key, kind_type in _META_TYPES.items():
+        value = meta.get(key)
+        if value is not None and not isinstance(value, kind_type):
+            kind = "object" if kind_type is dict else "array"
+            raise ReportError(f"{source}: {key!r} is {type(value).__name__} {value!r:.60}, not a JSON "
+                              f"{kind}; the file is damaged")
+    versions = (meta.get("environment") or {}).get("versions")
+    if versions is not None and not isinstance(versions, dict):
+        raise ReportError(f"{source}: 'environment.versions' is {type(versions).__name__}, not a JSON "
+                          "object; the file is damaged")
+    return meta
 
 
 def not_passed(results: Sequence[CaseResult]) -> list[CaseResult]:
@@ -385,8 +422,8 @@ def read_results(path: str | os.PathLike[str], *, repair: bool = False) -> list[
     """The results of a ``results.jsonl``.
 
     A last line cut short (a crash while writing it) is ignored, and with ``repair`` cut off
-    the file so later appends start on a clean line; a bad line before the last raises
-    ReportError.
+    the file so later appends start on a clean line (a whole last line without its newline is
+    kept, and given one); a bad line before the last raises ReportError.
     """
     p = Path(path)
     data = p.read_bytes()
@@ -394,24 +431,29 @@ def read_results(path: str | os.PathLike[str], *, repair: bool = False) -> list[
     good_end = 0
     position = 0
     number = 0
+    unended = False  # the last line is whole but has no newline (written by other means)
     while position < len(data):
         number += 1
         newline = data.find(b"\n", position)
-        if newline == -1:  # the last line, cut short before its end
-            break
-        raw = data[position:newline]
+        last = newline == -1
+        end = len(data) if last else newline
+        raw = data[position:end]
         if raw.strip():
             try:
                 results.append(CaseResult.from_dict(json.loads(raw)))
             except (ValueError, KeyError, TypeError) as e:
-                if data[newline + 1:].strip():
+                if not last and data[newline + 1:].strip():
                     raise ReportError(
                         f"{p}: line {number} cannot be read ({e}); the file is damaged") from e
-                break
-        position = good_end = newline + 1
-    if repair and good_end < len(data):
+                break  # the last line, cut short (a crash while it was written)
+        position = good_end = end + (0 if last else 1)
+        unended = last and bool(raw.strip())
+    if repair and (good_end < len(data) or unended):
         with open(p, "r+b") as f:
             f.truncate(good_end)
+            if unended:  # later appends start on a line of their own
+                f.seek(good_end)
+                f.write(b"\n")
     return results
 
 
@@ -427,7 +469,7 @@ def load_report(path: str | os.PathLike[str]) -> Report:
         if results_path.is_file():
             meta: dict[str, Any] = {}
             if (p / META_FILE).is_file():
-                meta = read_json(p / META_FILE)
+                meta = checked_meta(read_json(p / META_FILE), str(p / META_FILE))
             return Report(meta, ordered_results(read_results(results_path), meta.get("planned")))
         if (p / JSON_FILE).is_file():
             return Report.from_dict(read_json(p / JSON_FILE), source=str(p / JSON_FILE))
@@ -437,7 +479,8 @@ def load_report(path: str | os.PathLike[str]) -> Report:
         raise ReportError(f"{p} holds no report: neither {RESULTS_FILE} nor {JSON_FILE}")
     if p.is_file():
         if p.suffix == ".jsonl":
-            meta = read_json(p.with_name(META_FILE)) if p.with_name(META_FILE).is_file() else {}
+            meta_path = p.with_name(META_FILE)
+            meta = checked_meta(read_json(meta_path), str(meta_path)) if meta_path.is_file() else {}
             return Report(meta, ordered_results(read_results(p), meta.get("planned")))
         return Report.from_dict(read_json(p), source=str(p))
     raise ReportError(f"report {str(p)!r} does not exist")

@@ -57,6 +57,7 @@ from ort_layouts.reports.report import (
     Totals,
     atomic_write_text,
     atomic_write_texts,
+    checked_meta,
     close_later,
     is_failure,
     now_iso,
@@ -451,12 +452,18 @@ class ReportWriter:
         if resume and results_path.is_file():
             if not meta_path.is_file():
                 raise ReportError(f"cannot resume {self.directory}: it has {RESULTS_FILE} but no {META_FILE}")
-            old = read_json(meta_path)
-            differences = _selection_differences(old.get("selection", {}), new_meta["selection"])
+            old = checked_meta(read_json(meta_path), str(meta_path))
+            differences = _selection_differences(old.get("selection") or {}, new_meta["selection"])
             if differences:
                 raise ReportError(
                     f"cannot resume {self.directory}: it was made with {differences}; run with the same "
                     "selection, or drop --resume to start a new report")
+            elsewhere = _stack_differences(old, new_meta)
+            if elsewhere:
+                raise ReportError(
+                    f"cannot resume {self.directory}: it ran on {elsewhere}; its results and this run's "
+                    "would be mixed in one report: resume where it ran, or drop --resume to start a new "
+                    "report")
             self._results = read_results(results_path, repair=True)
             self._ids = [r.case.id for r in self._results]
             self._lines = [result_json(r, cid) for r, cid in zip(self._results, self._ids, strict=True)]
@@ -599,7 +606,8 @@ class ReportWriter:
     def write_summaries(self, *, finished: bool = False) -> Report:
         """Rewrite report.json, junit.xml and report.html from what has arrived so far.
 
-        With ``finished`` the meta gets its ``finished`` time (unless it has one) and
+        With ``finished`` the meta gets its ``finished`` time (unless it has one; and only when
+        every planned case has a result: a stopped run's report is not finished) and
         results.jsonl is rewritten, atomically, in planned order: one line per case.
         """
         self._make()
@@ -610,7 +618,8 @@ class ReportWriter:
         # a new report's results.jsonl holds self._lines; in planned order, it is as it must be
         reorder = finished and (self.resumed or self._results != results)
         if finished:
-            self.meta.setdefault("finished", now_iso())
+            if not isinstance(self.meta.get("planned"), list) or order.complete:
+                self.meta.setdefault("finished", now_iso())
             if reorder:
                 first.append((self.directory / RESULTS_FILE, _lines_pieces(lines)))
                 if not self._file.closed:
@@ -793,6 +802,27 @@ def _used_selection(directory: Path) -> dict[str, Any] | None:
     if results.is_file() and results.stat().st_size > 0:
         return {}
     return None
+
+
+# what a report's results ran on, beyond its selection: a resumed run must run on the same
+_STACK_KEYS = (("device", "device"), ("driver", "driver"), ("stack", "DirectML stack"))
+
+
+def _stack_differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+    """What the report's meta (``old``) and a run's (``new``) name differently among the
+    device, driver, DirectML stack and package versions ("" when they agree); a field one of
+    them does not name (a device found only from the first result) is not compared."""
+    found = []
+    for key, label in _STACK_KEYS:
+        a, b = old.get(key), new.get(key)
+        if a not in (None, "", {}) and b not in (None, "", {}) and a != b:
+            found.append(f"{label} {a!r} (this run: {b!r})")
+    a, b = ((m.get("environment") or {}).get("versions") for m in (old, new))
+    if a and b and a != b:
+        keys = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+        found.append("package versions "
+                     + ", ".join(f"{k} {a.get(k)!r} (this run: {b.get(k)!r})" for k in keys))
+    return "; ".join(found)
 
 
 def _value_text(key: str, value: Any) -> str:

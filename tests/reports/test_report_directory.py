@@ -250,7 +250,14 @@ def test_summaries_are_there_from_the_start(tmp_path: Path) -> None:
         data = json.loads((tmp_path / JSON_FILE).read_text())
         assert data["results"] == [] and data["complete"] is False and data["planned_count"] == 5
         assert (tmp_path / JUNIT_FILE).is_file()
-        assert "incomplete: 0 of 5" in (tmp_path / HTML_FILE).read_text()
+        assert "INCOMPLETE (0 of 5 cases run)" in (tmp_path / HTML_FILE).read_text()
+        assert data["verdict"] == "incomplete"  # not "pass": no case has run yet
+        suite = ET.parse(tmp_path / JUNIT_FILE).getroot().find("testsuite")
+        assert suite is not None and (suite.get("tests"), suite.get("failures")) == ("1", "1")
+        (missing,) = suite.findall("testcase")
+        failure = missing.find("failure")
+        assert failure is not None and failure.get("type") == "incomplete"
+        assert failure.get("message", "").startswith("5 of 5 planned cases have no result")
 
 
 def test_results_jsonl_is_in_planned_order_when_the_run_ends(tmp_path: Path) -> None:
@@ -433,3 +440,106 @@ def test_a_refusal_waits_for_the_holder_to_say_who_it_is(tmp_path: Path) -> None
         with pytest.raises(ReportError, match="in use by another run: pid 4242 on host ci-7"):
             DirectoryLock(tmp_path)
         timer.join()
+
+
+# ---- incomplete reports, resumes elsewhere, shards being written, damaged files -------------------
+def test_an_incomplete_report_reads_back_incomplete_from_its_report_json(tmp_path: Path) -> None:
+    planned = [c.id for c in _cases()]
+    with ReportWriter(tmp_path, meta=_meta(), planned=planned) as w:
+        w.add(_results()[0])
+        w.write_summaries(finished=True)
+    data = json.loads((tmp_path / JSON_FILE).read_text())
+    assert (data["complete"], data["planned_count"], data["verdict"]) == (False, 5, "incomplete")
+    assert "finished" not in json.loads((tmp_path / META_FILE).read_text())  # stopped, not finished
+    for source in (tmp_path, tmp_path / JSON_FILE):
+        report = load_report(source)
+        assert (report.complete, report.planned_count) == (False, 5), source
+    again = Report.from_dict(load_report(tmp_path / JSON_FILE).to_dict())
+    assert (again.complete, again.planned_count) == (False, 5)
+
+
+@pytest.mark.parametrize("key, old, new", [
+    ("device", "GPU A", "GPU B"), ("driver", "31.0.1", "32.0.2"),
+    ("stack", {"directml_version": "1.13.1"}, {"directml_version": "1.15.4"}),
+    ("environment", {"versions": {"onnxruntime": "1.20.0"}}, {"versions": {"onnxruntime": "1.22.0"}}),
+], ids=["device", "driver", "stack", "versions"])
+def test_a_resume_on_another_device_driver_stack_or_versions_is_refused(tmp_path: Path, key: str, old: Any,
+                                                                       new: Any) -> None:
+    planned = [c.id for c in _cases()]
+    with ReportWriter(tmp_path, meta={**_meta(), key: old}, planned=planned) as w:
+        w.add(_results()[0])
+    with pytest.raises(ReportError, match=r"cannot resume .*: it ran on .*this run: .*its results and "
+                                          r"this run's would be mixed"):
+        ReportWriter(tmp_path, meta={**_meta(), key: new}, planned=planned, resume=True)
+    ReportWriter(tmp_path, meta={**_meta(), key: old}, planned=planned, resume=True).close()  # the same
+
+
+def test_merge_shards_refuses_other_directml_stacks_a_shard_being_written_and_its_own_directory(
+        tmp_path: Path) -> None:
+    results = _results()
+    ids = [r.case.id for r in results]
+    _write_shard(tmp_path, 1, 2, ids[0::2], results[0::2])
+    _write_shard(tmp_path, 2, 2, ids[1::2], results[1::2])
+    shard_meta = json.loads((tmp_path / "shard-2-of-2" / META_FILE).read_text())
+    retry = ReportWriter(tmp_path / "shard-2-of-2", meta=shard_meta, planned=ids[1::2], resume=True)
+    with retry, pytest.raises(ReportError, match=r"shard .*shard-2-of-2' cannot be merged yet: .*in use by "
+                                                 r"another run"):
+        merge_shards([tmp_path], tmp_path / "merged")
+    with pytest.raises(ReportError, match="cannot go into a shard's own directory"):
+        merge_shards([tmp_path / "shard-1-of-2", tmp_path / "shard-2-of-2"], tmp_path / "shard-1-of-2")
+    meta_path = tmp_path / "shard-2-of-2" / META_FILE
+    meta = json.loads(meta_path.read_text())
+    meta["stack"] = {"directml_version": "1.12.0"}
+    meta_path.write_text(json.dumps(meta))
+    with pytest.raises(ReportError, match="the shards ran with different stack"):
+        merge_shards([tmp_path], tmp_path / "merged")
+
+
+def test_a_merged_command_loses_an_abbreviated_shard_too(tmp_path: Path) -> None:
+    from ort_layouts.reports.merge import _unsharded_command
+
+    for shard in ("--sha 1/2", "--shard=1/2", "--shar 1/2", "--shard 1/2"):
+        command = f"ort-layouts validate {shard} --report r"
+        assert _unsharded_command(command) == "ort-layouts validate --report r", command
+
+
+@pytest.mark.parametrize("name, text, fragment", [
+    ("report.json", '{"results": [1]}', "a result is a JSON object, not int"),
+    ("report.json", '{"results": {"a": 1}}', "'results' is a dict, not a list"),
+    ("report.json", '{"results": [], "environment": "vm"}', "'environment' is str 'vm', not a JSON object"),
+    ("results.jsonl", "1\n2\n", "line 1 cannot be read (a result is a JSON object, not int"),
+], ids=["result-int", "results-dict", "environment-str", "jsonl-int"])
+def test_damaged_report_files_are_one_line_errors(tmp_path: Path, name: str, text: str, fragment: str,
+                                                  capsys: Cap) -> None:
+    (tmp_path / name).write_text(text)
+    with pytest.raises(ReportError) as raised:
+        load_report(tmp_path / name)
+    assert fragment in str(raised.value)
+    assert main(["merge", str(tmp_path / name)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and fragment in err[0]
+
+
+def test_a_resume_of_a_meta_with_a_null_selection_is_a_report_error(tmp_path: Path) -> None:
+    planned = [c.id for c in _cases()]
+    with ReportWriter(tmp_path, meta=_meta(), planned=planned) as w:
+        w.add(_results()[0])
+    meta = json.loads((tmp_path / META_FILE).read_text())
+    meta["selection"] = None
+    (tmp_path / META_FILE).write_text(json.dumps(meta))
+    with pytest.raises(ReportError, match=r"cannot resume .*: it was made with .*provider None \(this run: "):
+        ReportWriter(tmp_path, meta=_meta(), planned=planned, resume=True)
+
+
+def test_a_whole_last_line_without_its_newline_is_kept(tmp_path: Path) -> None:
+    from ort_layouts.reports.report import read_results
+    from ort_layouts.reports.writer import result_json
+
+    results = _results()
+    path = tmp_path / RESULTS_FILE
+    path.write_text("\n".join(result_json(r) for r in results))  # no newline after the last
+    assert [r.case.id for r in read_results(path)] == [r.case.id for r in results]
+    assert [r.case.id for r in read_results(path, repair=True)] == [r.case.id for r in results]
+    assert path.read_text().endswith("}\n")  # repaired: the next line starts on its own
+    path.write_text("\n".join(result_json(r) for r in results)[:-5])  # a last line cut short
+    assert len(read_results(path)) == len(results) - 1
