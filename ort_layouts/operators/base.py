@@ -22,14 +22,15 @@ An operator module answers, for a :class:`~ort_layouts.operators.case.Case` of i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+import math
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 import numpy.typing as npt
 from numpy.lib.stride_tricks import as_strided
 
-from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
+from ort_layouts.descriptors.buffer_tensor import MAX_DIMENSION_COUNT, MAX_ELEMENT_COUNT, BufferTensorDesc
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.reference.buffers import buffer_elements, is_nibble, pack, unpack
 from ort_layouts.reference.compare import bits_of
@@ -154,6 +155,9 @@ class Operator:
     op_types: ClassVar[tuple[str, ...]] = ()
     #: the lowest opset at which the operator exists
     min_opset: ClassVar[int] = 1
+    # the Case fields each op type takes ("mode" among them where it has modes); None: the
+    # operator's check_case refuses the others itself
+    case_fields: ClassVar[Mapping[str, tuple[str, ...]] | None] = None
     #: whether the engine can build, run and check cases of this operator
     validates: ClassVar[bool] = True
     #: whether the DirectML operator is one strided read of the input (an identity)
@@ -184,8 +188,22 @@ class Operator:
     def inexpressible_reason(self, case: Case) -> str:
         """Why DirectML cannot express the case at all ("" when it can): the DML EP cannot run
         it (or, when :meth:`skips_dispatch`, runs it without DirectML), and the EPs are compared
-        with :meth:`reference_outputs`. By default: an empty tensor (:meth:`empty_reason`)."""
-        return self.empty_reason(case)
+        with :meth:`reference_outputs`. By default: a tensor over DirectML's limits
+        (:meth:`limits_reason`), or an empty tensor (:meth:`empty_reason`)."""
+        return self.limits_reason(case) or self.empty_reason(case)
+
+    def limits_reason(self, case: Case) -> str:
+        """Why a tensor of the case is over DirectML's limits for any buffer tensor ("" when
+        none is): more than 8 dimensions (DML_TENSOR_DIMENSION_COUNT_MAX1) or more than
+        2^32 - 1 elements."""
+        for shape in (*self.input_shapes(case), *self.output_shapes(case)):
+            if len(shape) > MAX_DIMENSION_COUNT:
+                return (f"a rank-{len(shape)} tensor {list(shape)} is over DirectML's {MAX_DIMENSION_COUNT} "
+                        "dimensions")
+            elements = math.prod(shape)
+            if elements > MAX_ELEMENT_COUNT:
+                return f"a tensor {list(shape)} of {elements} elements is over DirectML's 2^32 - 1"
+        return ""
 
     def skips_dispatch(self, case: Case) -> bool:
         """Whether the DML EP runs the node but creates no DirectML operator and dispatches

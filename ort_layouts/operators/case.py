@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import numbers
 from typing import Any
 
 from ort_layouts._errors import ShapeError
@@ -13,10 +14,43 @@ __all__ = ["VALUE_KINDS", "Case"]
 VALUE_KINDS: tuple[str, ...] = ("random", "special", "iota")
 # the fields that hold a tuple of integers (or None)
 _INT_TUPLES = ("perm", "target_shape", "pads", "axes", "starts", "ends", "steps", "parts", "repeats")
+# an op's parameters (Operator.case_fields names those each op takes)
+_PARAMETERS = ("perm", "target_shape", "pads", "mode", "pad_value_hex", "axes", "starts", "ends", "steps",
+               "axis", "parts", "num_outputs", "repeats", "blocksize")
 
 
-def _dims(value: Any) -> tuple[int, ...] | None:
-    return None if value is None else tuple(int(v) for v in value)
+def _dims(value: Any, name: str) -> tuple[int, ...] | None:
+    """A field of integers as a tuple of Python ints (None stays None).
+
+    Raises:
+        ShapeError: a string, a set or a scalar, or an item that is not an integer (a float, a
+            bool): taking them would silently make another case.
+    """
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes, set, frozenset, dict)) or not hasattr(value, "__iter__"):
+        raise ShapeError(f"{name} {value!r} is not a sequence of integers (e.g. (2, 3))")
+    out = []
+    for v in value:
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            raise ShapeError(f"{name} {value!r} holds {v!r}, which is not an integer")
+        out.append(int(v))
+    return tuple(out)
+
+
+def _int(value: Any, name: str, low: int | None = None) -> int | None:
+    """An integer field as a Python int (None stays None), at least ``low`` where given.
+
+    Raises:
+        ShapeError: not an integer (a bool, a float, a string), or below ``low``.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ShapeError(f"{name} {value!r} is not an integer")
+    if low is not None and value < low:
+        raise ShapeError(f"{name} {value!r} is not valid; valid: an integer >= {low}")
+    return int(value)
 
 
 class _IdSlot:
@@ -94,15 +128,25 @@ class Case(_IdSlot):
             raise ShapeError(f"values {self.values!r} is not valid; valid: {list(VALUE_KINDS)}")
         operator = operator_for_type(self.op)
         object.__setattr__(self, "data_type", DataType.coerce(self.data_type))
-        object.__setattr__(self, "shape", _dims(self.shape))
+        shape = _dims(self.shape, "shape")
+        if shape is None or any(n < 0 for n in shape):
+            raise ShapeError(f"shape {self.shape!r} is not valid; valid: a sequence of sizes >= 0")
+        object.__setattr__(self, "shape", shape)
         for name in _INT_TUPLES:
-            object.__setattr__(self, name, _dims(getattr(self, name)))
+            object.__setattr__(self, name, _dims(getattr(self, name), name))
         for name in ("axis", "num_outputs", "blocksize"):
-            value = getattr(self, name)
-            if value is not None:
-                object.__setattr__(self, name, int(value))
+            object.__setattr__(self, name, _int(getattr(self, name), name))
+        object.__setattr__(self, "opset", _int(self.opset, "opset", 1))
+        object.__setattr__(self, "seed", _int(self.seed, "seed", 0))
         if not self.mode:
             object.__setattr__(self, "mode", operator.default_mode)
+        own = None if operator.case_fields is None else operator.case_fields[self.op]
+        if own is not None:  # a field the op does not take would change the case but not its id
+            stray = [f for f in _PARAMETERS if f not in own and getattr(self, f) not in (None, "")]
+            if "mode" in stray and self.mode == operator.default_mode:
+                stray.remove("mode")
+            if stray:
+                raise ShapeError(f"a {self.op} case takes {list(own)}, not {stray}")
         operator.check_case(self)
 
     @property

@@ -22,8 +22,8 @@ the executor's JOIN must rebuild it.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 import onnx
@@ -111,6 +111,7 @@ def _check_axis_parts(case: Case, what: str) -> None:
 
 class Concat(Operator):
     op_types = ("Concat",)
+    case_fields: ClassVar[Mapping[str, tuple[str, ...]]] = {"Concat": ("axis", "parts")}
     edge_specs = ({"shape": (3, 2), "axis": 0, "parts": (0, 3)},
                   {"shape": (0, 2), "axis": 0, "parts": (0, 0)},
                   {"shape": (2, 0), "axis": 0, "parts": (1, 1)})
@@ -152,6 +153,9 @@ class Concat(Operator):
         return 0 in case.shape
 
     def inexpressible_reason(self, case: Case) -> str:
+        limits = self.limits_reason(case)
+        if limits:
+            return limits
         if 0 in case.shape:
             shapes = [list(s) for s in self.input_shapes(case)]
             return (f"every input of the Concat {shapes} is empty: the DML EP binds no input, creates no "

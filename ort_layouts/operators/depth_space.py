@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 import onnx
@@ -390,6 +390,8 @@ class DepthSpace(Operator):
     """DepthToSpace and SpaceToDepth (one module: the same EP code path and index space)."""
 
     op_types = ("DepthToSpace", "SpaceToDepth")
+    case_fields: ClassVar[Mapping[str, tuple[str, ...]]] = {"DepthToSpace": ("blocksize", "mode"),
+                                                            "SpaceToDepth": ("blocksize",)}
     edge_specs = ({"shape": (0, 4, 2, 2), "blocksize": 2},
                   {"op": "SpaceToDepth", "shape": (1, 2, 0, 2), "blocksize": 2})
     min_opset = 1

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 import onnx
@@ -73,6 +73,7 @@ def _multidirectional(rank: int) -> list[tuple[tuple[int, ...], tuple[int, ...]]
 
 class Expand(Operator):
     op_types = ("Expand",)
+    case_fields: ClassVar[Mapping[str, tuple[str, ...]]] = {"Expand": ("target_shape",)}
     edge_specs = ({"shape": (), "target_shape": ()}, {"shape": (), "target_shape": (2, 3)},
                   {"shape": (1,), "target_shape": ()}, {"shape": (), "target_shape": (0,)},
                   {"shape": (2, 0), "target_shape": (3, 2, 0)}, {"shape": (2, 1), "target_shape": (2, 0)})

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Literal
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import onnx
@@ -126,6 +126,7 @@ def _border_value(ctx: DiagnosisContext, variant: Callable[..., Callable[[], Can
 
 class Pad(Operator):
     op_types = ("Pad",)
+    case_fields: ClassVar[Mapping[str, tuple[str, ...]]] = {"Pad": ("pads", "mode", "pad_value_hex", "axes")}
     edge_specs = ({"shape": (2, 0), "pads": (0, 0, 0, 0)},
                   {"shape": (0, 3), "pads": (0, 1, 0, 1), "mode": "edge"})
     default_mode = "constant"

@@ -46,8 +46,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 import onnx
@@ -540,6 +540,7 @@ def _case_params(case: Case) -> _Params:
 
 class Slice(Operator):
     op_types = ("Slice",)
+    case_fields: ClassVar[Mapping[str, tuple[str, ...]]] = {"Slice": ("axes", "starts", "ends", "steps")}
     edge_specs = ({"shape": (4, 3), "starts": (2,), "ends": (2,), "axes": (0,)},
                   {"shape": (0, 3), "starts": (0,), "ends": (2,), "axes": (1,)})
     min_opset = 1
@@ -562,7 +563,7 @@ class Slice(Operator):
         return tuple(len(range(n)[sl]) for n, sl in zip(case.shape, slices, strict=True))
 
     def inexpressible_reason(self, case: Case) -> str:
-        return _ep_reason(case.shape, *_case_params(case))
+        return self.limits_reason(case) or _ep_reason(case.shape, *_case_params(case))
 
     def skips_dispatch(self, case: Case) -> bool:
         """An empty tensor, and parameters the EP takes (its window is ONNX's): a Slice whose

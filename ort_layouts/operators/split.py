@@ -25,8 +25,8 @@ values), or ``num_outputs`` alone.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 import onnx
@@ -107,6 +107,7 @@ def _parts(case: Case) -> tuple[int, ...]:
 
 class Split(Operator):
     op_types = ("Split",)
+    case_fields: ClassVar[Mapping[str, tuple[str, ...]]] = {"Split": ("axis", "parts", "num_outputs")}
     edge_specs = ({"shape": (0, 2), "axis": 1, "parts": (1, 1)},)
     min_opset = 2
     stride_view = False
@@ -160,6 +161,9 @@ class Split(Operator):
 
     # ---- DirectML ----------------------------------------------------------------------------
     def inexpressible_reason(self, case: Case) -> str:
+        limits = self.limits_reason(case)
+        if limits:
+            return limits
         parts = _parts(case)
         if 0 in parts or 0 in case.shape:
             return (f"Split of {list(case.shape)} into {list(parts)} along axis {_axis(case)} has an empty "

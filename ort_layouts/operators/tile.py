@@ -25,8 +25,8 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 import onnx
@@ -273,6 +273,7 @@ def _repeat_vectors(shape: tuple[int, ...]) -> list[tuple[int, ...]]:
 
 class Tile(Operator):
     op_types = ("Tile",)
+    case_fields: ClassVar[Mapping[str, tuple[str, ...]]] = {"Tile": ("repeats",)}
     edge_specs = ({"shape": (), "repeats": ()}, {"shape": (2, 0), "repeats": (2, 3)},
                   {"shape": (2, 3), "repeats": (0, 1)})
     min_opset = TILE_INPUT_OPSET

@@ -11,8 +11,8 @@ reversed axes; rank 0 has no descriptor.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 import onnx
@@ -56,6 +56,7 @@ def _perm(case: Case) -> tuple[int, ...]:
 
 class Transpose(Operator):
     op_types = ("Transpose",)
+    case_fields: ClassVar[Mapping[str, tuple[str, ...]]] = {"Transpose": ("perm",)}
     edge_specs = ({"shape": ()}, {"shape": (), "perm": ()}, {"shape": (0,)},
                   {"shape": (2, 0, 3), "perm": (2, 0, 1)})
     min_opset = 1

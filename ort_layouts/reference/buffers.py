@@ -115,7 +115,8 @@ def pack(desc: BufferTensorDesc, array: np.ndarray) -> np.ndarray:
     ``desc``: the inverse of ``desc.view`` for a descriptor without overlapping elements.
 
     Bytes that belong to no element are 0. ``array`` has the descriptor's sizes, up to size-1
-    axes (a [3, 4] array fills a [1, 1, 3, 4] descriptor). For UINT4/INT4 the low 4 bits of each
+    axes (a [3, 4] array fills a [1, 1, 3, 4] descriptor); a big-endian array's values are
+    stored little-endian, as DirectML's buffers hold them. For UINT4/INT4 the low 4 bits of each
     value are stored, low nibble first.
 
     Raises:
@@ -143,6 +144,9 @@ def pack(desc: BufferTensorDesc, array: np.ndarray) -> np.ndarray:
             f"array dtype {arr.dtype.name} is {source_type.name}, descriptor is "
             f"{desc.data_type.name}; cast the array first")
     item = desc.data_type.bitwidth // 8
+    little = arr.dtype.newbyteorder("<")  # DirectML's buffers are little-endian
+    if arr.dtype != little:
+        arr = arr.astype(little)
     view = strided_view(buffer_elements(raw, desc.data_type), desc, writeable=True)
     strided_copy(view, arr.view(UINT_OF_SIZE[item]).reshape(desc.sizes))
     return raw

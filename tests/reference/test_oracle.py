@@ -236,6 +236,13 @@ def test_nibbles_low_first_transpose_and_pad(dtype: DataType) -> None:
 
 
 # ---- pack / unpack ------------------------------------------------------------------------
+def test_pack_stores_a_big_endian_arrays_values_little_endian() -> None:
+    desc = BufferTensorDesc("float32", (2,))
+    big = np.array([1.0, 2.0], dtype=">f4")
+    assert pack(desc, big).tobytes() == np.array([1.0, 2.0], dtype="<f4").tobytes()  # 0000803f 00000040
+    assert unpack(desc, pack(desc, big)).tolist() == [1.0, 2.0]
+
+
 def test_pack_is_the_inverse_of_view_and_checks_types() -> None:
     x = random_values(DataType.FLOAT64, (2, 3, 4))
     desc = BufferTensorDesc.packed("float64", (2, 3, 4), layout=(0, 2, 1))

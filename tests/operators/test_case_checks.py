@@ -1,0 +1,84 @@
+"""Case refuses, with a typed error naming the value, what would otherwise make another case than
+asked or fail a whole batch later; tensors over DirectML's limits are inexpressible (compared
+with numpy), not errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ort_layouts._errors import ShapeError
+from ort_layouts.engine.result import Status
+from ort_layouts.engine.runner import run_cases
+from ort_layouts.operators.case import Case
+from ort_layouts.operators.registry import operator_for_type
+
+
+@pytest.mark.parametrize("shape, fragment", [
+    ("23", "shape '23' is not a sequence of integers"),
+    (5, "shape 5 is not a sequence of integers"),
+    ((2.7, 3), "holds 2.7, which is not an integer"),
+    ((True, 3), "holds True, which is not an integer"),
+    ({4, 3}, "is not a sequence of integers"),
+    ((-1, 3), "shape (-1, 3) is not valid; valid: a sequence of sizes >= 0"),
+], ids=["string", "scalar", "float", "bool", "set", "negative"])
+def test_a_shape_that_is_not_sizes_is_refused(shape: Any, fragment: str) -> None:
+    with pytest.raises(ShapeError) as raised:
+        Case("Transpose", "float32", shape)
+    assert fragment in str(raised.value)
+
+
+@pytest.mark.parametrize("fields, fragment", [
+    ({"seed": "abc"}, "seed 'abc' is not an integer"),
+    ({"seed": -1}, "seed -1 is not valid; valid: an integer >= 0"),
+    ({"opset": "13"}, "opset '13' is not an integer"),
+    ({"opset": 0}, "opset 0 is not valid; valid: an integer >= 1"),
+    ({"pads": (1, 1)}, "a Transpose case takes ['perm'], not ['pads']"),
+    ({"mode": "reflect"}, "a Transpose case takes ['perm'], not ['mode']"),
+    ({"pad_value_hex": "zz"}, "not ['pad_value_hex']"),
+], ids=["seed-text", "seed-negative", "opset-text", "opset-zero", "stray-pads", "stray-mode", "stray-value"])
+def test_seed_opset_and_fields_the_op_does_not_take_are_refused(fields: dict[str, Any],
+                                                                fragment: str) -> None:
+    with pytest.raises(ShapeError) as raised:
+        Case("Transpose", "float32", (2, 3), **fields)
+    assert fragment in str(raised.value)
+
+
+def test_an_axis_that_is_not_an_integer_is_refused_and_numpy_integers_are_taken() -> None:
+    with pytest.raises(ShapeError, match=r"axis 0\.9 is not an integer"):
+        Case("Concat", "float32", (4, 3), axis=0.9, parts=(2, 2))  # type: ignore[arg-type]
+    case = Case("Transpose", "float32", (np.int64(2), np.int32(3)), perm=[np.int64(1), 0], seed=np.uint32(7))
+    assert (case.shape, case.perm, case.seed) == ((2, 3), (1, 0), 7)
+    assert all(type(v) is int for v in (*case.shape, *case.perm, case.seed))
+    # the modes an op has by default are no stray field
+    assert Case("SpaceToDepth", "float32", (1, 4, 2, 2), blocksize=2).mode == "DCR"
+
+
+def test_a_bad_case_is_refused_before_the_run_and_leaves_the_others_alone() -> None:
+    with pytest.raises(ShapeError):
+        Case("Transpose", "float32", (2, 3), seed="abc")  # type: ignore[arg-type]
+    good = Case("Transpose", "float32", (2, 3), perm=(1, 0))
+    assert run_cases([good], provider="cpu", jobs=1)[0].status is Status.PASS
+
+
+@pytest.mark.parametrize("case", [
+    Case("Transpose", "float32", (1, 2, 1, 2, 1, 2, 1, 1, 2)),
+    Case("Expand", "float32", (1,) * 8, target_shape=(2,) * 9),
+    Case("Pad", "float32", (1,) * 9, pads=(0,) * 9 + (1,) + (0,) * 8),
+    Case("Slice", "float32", (2,) * 9, starts=(0,), ends=(1,), axes=(0,)),
+    Case("Concat", "float32", (2,) * 9, axis=0, parts=(1, 1)),
+    Case("Split", "float32", (2,) * 9, axis=0, parts=(1, 1)),
+], ids=["Transpose", "Expand", "Pad", "Slice", "Concat", "Split"])
+def test_more_than_8_dimensions_is_inexpressible_and_checked_against_numpy(case: Case) -> None:
+    reason = operator_for_type(case.op).inexpressible_reason(case)
+    assert "tensor" in reason and "over DirectML's 8 dimensions" in reason
+    (result,) = run_cases([case], provider="cpu", jobs=1)
+    assert result.status is Status.PASS, result.message  # the CPU EP against the numpy reference
+
+
+def test_more_than_2_to_the_32_elements_is_inexpressible() -> None:
+    case = Case("Expand", "uint8", (1, 1), target_shape=(65537, 65536))
+    reason = operator_for_type("Expand").inexpressible_reason(case)
+    assert reason == "a tensor [65537, 65536] of 4295032832 elements is over DirectML's 2^32 - 1"
