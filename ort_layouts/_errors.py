@@ -1,9 +1,9 @@
 """The exception hierarchy.
 
 Every error ort_layouts raises derives from :class:`OrtLayoutsError`; each leaf also derives
-from the built-in exception a caller would expect (``ValueError`` for bad values, ``LookupError``
-for unknown names, ``RuntimeError`` for an environment that cannot do what was asked), so code
-that does not know this package still catches them.
+from the built-in exception a caller would expect (``ValueError`` for bad values and unknown
+names, ``RuntimeError`` for an environment that cannot do what was asked: ``ProviderError``),
+so code that does not know this package still catches them.
 """
 
 from __future__ import annotations

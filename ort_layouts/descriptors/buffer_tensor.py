@@ -188,11 +188,12 @@ class BufferTensorDesc:
             align = int(align)
             object.__setattr__(self, "guaranteed_base_offset_alignment", align)
         element_bytes = max(1, bits // 8)
-        if align < 0 or (align and (align & (align - 1) or align < element_bytes)):
+        if align < 0 or align > _UINT32_MAX or (align and (align & (align - 1) or align < element_bytes)):
             raise DescriptorError(
                 "alignment", align,
                 f"GuaranteedBaseOffsetAlignment {align} must be 0 or a power of two >= the element "
-                f"size ({element_bytes} bytes for {dtype.name}); e.g. 16, 32, 64")
+                f"size ({element_bytes} bytes for {dtype.name}) that fits its UINT field (at most 2^31); "
+                "e.g. 16, 32, 64")
         flags = self.flags
         if flags is not TensorFlags.NONE and flags is not TensorFlags.OWNED_BY_DML:
             if (isinstance(flags, bool) or not isinstance(flags, (int, np.integer))

@@ -62,6 +62,8 @@ CATALOGUE: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
      DescriptorError, "Alignment 4 "),
     ("alignment-negative", lambda: BufferTensorDesc("float32", (4,), guaranteed_base_offset_alignment=-16),
      DescriptorError, "-16"),
+    ("alignment-over-uint", lambda: BufferTensorDesc("float32", (4,), guaranteed_base_offset_alignment=2**40),
+     DescriptorError, f"{2**40} must be 0 or a power of two"),
     ("bad-flags", lambda: BufferTensorDesc("float32", (4,), flags=2), DescriptorError, "flags 2 "),
     ("output-overlap", lambda: BufferTensorDesc("float32", (2, 3), (0, 1)).validate(is_output=True),
      DescriptorError, "[0, 1]"),
