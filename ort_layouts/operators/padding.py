@@ -106,8 +106,15 @@ def _value_bytes(value: Any, dtype: np.dtype[Any]) -> bytes:
         if not (np.isfinite(number) and info.min <= number <= info.max):
             raise ShapeError(
                 f"Pad value {value!r} does not fit {dtype.name} ({info.min}..{info.max})")
+        if number != int(number):  # never rounded into another value
+            raise ShapeError(f"Pad value {value!r} is not an integer; {dtype.name} holds integers "
+                             f"({info.min}..{info.max})")
     with np.errstate(over="ignore"):
-        return arr.reshape(()).astype(little).tobytes()
+        made = arr.reshape(()).astype(little)
+    if dtype.kind == "f" and np.isinf(made) and np.isfinite(arr.reshape(()).astype(np.float64)):
+        raise ShapeError(f"Pad value {value!r} overflows {dtype.name} (largest finite "
+                         f"{float(np.finfo(dtype).max):g}); valid: a value it holds, or inf")
+    return made.tobytes()
 
 
 def split_onnx_pads(

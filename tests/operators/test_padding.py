@@ -147,3 +147,21 @@ def test_execute_matches_numpy_pad_by_one_gather_and_axis_by_axis(
         with mock.patch.object(padding, "_SMALL_ELEMENTS", limit):
             got = unpack(op.output, execute(op, x))
         assert got.view(np.uint16).reshape(want.shape).tobytes() == want.tobytes(), limit
+
+
+@pytest.mark.parametrize("dtype, value, fragment", [
+    ("uint8", 1.5, "Pad value 1.5 is not an integer; uint8 holds integers (0..255)"),
+    ("int32", -2.25, "Pad value -2.25 is not an integer"),
+    ("float32", 1e40, "Pad value 1e+40 overflows float32 (largest finite 3.40282e+38)"),
+    ("float16", 70000.0, "Pad value 70000.0 overflows float16"),
+], ids=["uint8-fraction", "int32-fraction", "float32-overflow", "float16-overflow"])
+def test_a_pad_value_the_type_cannot_hold_is_refused_not_rounded(dtype: str, value: float,
+                                                                 fragment: str) -> None:
+    with pytest.raises(ShapeError) as raised:
+        PaddingOp.from_onnx(BufferTensorDesc(dtype, (3, 4)), [1, 2, 3, 4], value=value)
+    assert fragment in str(raised.value)
+    # what the type holds is taken: an integral float for an integer type, inf and nan for a float one
+    two = PaddingOp.from_onnx(BufferTensorDesc("uint8", (3, 4)), [1, 2, 3, 4], value=2.0)
+    assert two.padding_value_bytes == b"\x02"
+    inf = PaddingOp.from_onnx(BufferTensorDesc("float32", (3, 4)), [1, 2, 3, 4], value=float("inf"))
+    assert inf.padding_value_bytes == np.float32(np.inf).tobytes()
