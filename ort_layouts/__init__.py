@@ -25,8 +25,8 @@ Models
     model_cases, model_coverage, read_test_dir, write_test_dir
 Errors
     DataTypeError, DescriptorError, LayoutError, ModelError, NotExpressibleError,
-    OrtLayoutsError, ProviderError, ReportError, ShapeError (each also a ValueError, or for
-    ProviderError a RuntimeError)
+    OrtLayoutsError, ProviderError, ReportError, ShapeError (each also a ValueError, or
+    RuntimeError)
 """
 
 from ort_layouts._errors import (
