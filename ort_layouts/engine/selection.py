@@ -15,18 +15,16 @@ into cases (``ort_layouts.models.extract.model_cases``) as ``model_cases``.
 
 from __future__ import annotations
 
-import math
 import numbers
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-import numpy as np
-
 from ort_layouts._errors import DataTypeError, ModelError, OrtLayoutsError, ShapeError
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.engine.suite import SUITE_DTYPES, standard_suite
 from ort_layouts.operators.case import VALUE_KINDS, Case
+from ort_layouts.operators.padding import check_value
 from ort_layouts.operators.registry import CASE_OPS
 
 __all__ = [
@@ -211,64 +209,6 @@ def check_dims(dims: Mapping[str, int] | None) -> dict[str, int]:
             raise ShapeError(f"dimension {name}={value!r} is not an integer >= 1 (e.g. {{{name!r}: 1}})")
         checked[name.strip()] = int(value)
     return checked
-
-
-def check_value(value: float | int, data_type: DataType | str, *, what: str = "value",
-                text: str | None = None) -> float | int:
-    """``value`` as a constant of ``data_type`` (a Pad's constant), refused where that type cannot
-    hold it: an integer type takes whole numbers within its range; a float type takes any
-    number it does not turn into infinity or zero (a decimal is rounded to the nearest value
-    of the type, as IEEE parsing does; NaN and infinities given as such are kept).
-
-    Args:
-        value: the number.
-        data_type: the type that must hold it.
-        what: names the value in messages ("Pad value").
-        text: the value as the user wrote it, for messages (default: its repr).
-
-    Returns:
-        ``value``, an int for an integer type.
-
-    Raises:
-        ShapeError: a value the type cannot hold, naming the type's range.
-        DataTypeError: an unknown data type.
-    """
-    dt = DataType.coerce(data_type)
-    name = dt.name.lower()
-    shown = repr(value) if text is None else text
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ShapeError(f"{what} {shown} is not a number")
-    np_type = dt.to_numpy()
-    if np.issubdtype(np_type, np.integer):
-        info = np.iinfo(np_type)
-        if isinstance(value, numbers.Integral):
-            whole = int(value)
-        else:
-            f = float(value)
-            if not math.isfinite(f) or not f.is_integer():
-                raise ShapeError(f"{what} {shown} is not a whole number; {name} holds the integers "
-                                 f"{info.min}..{info.max}")
-            whole = int(f)
-        if not info.min <= whole <= info.max:
-            raise ShapeError(f"{what} {shown} does not fit {name}; {name} holds {info.min}..{info.max}")
-        return whole
-    finfo = np.finfo(np_type)
-    try:
-        f = float(value)
-    except OverflowError:  # an int too large for any float
-        raise ShapeError(f"{what} {shown} is out of {name}'s range (largest finite "
-                         f"{float(finfo.max):g}); it would become inf") from None
-    if math.isnan(f) or math.isinf(f):
-        return value
-    with np.errstate(over="ignore", under="ignore"):
-        cast = np_type.type(f)
-    if not np.isfinite(cast):
-        raise ShapeError(f"{what} {shown} is out of {name}'s range (largest finite {float(finfo.max):g}); "
-                         "it would become inf")
-    if f != 0 and cast == 0:
-        raise ShapeError(f"{what} {shown} is too small for {name} (smallest nonzero "
-                         f"{float(finfo.smallest_subnormal):g}); it would become 0")
-    return value
 
 
 class ModelCases(Protocol):

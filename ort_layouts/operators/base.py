@@ -155,9 +155,9 @@ class Operator:
     op_types: ClassVar[tuple[str, ...]] = ()
     #: the lowest opset at which the operator exists
     min_opset: ClassVar[int] = 1
-    # the Case fields each op type takes ("mode" among them where it has modes); None: the
-    # operator's check_case refuses the others itself
-    case_fields: ClassVar[Mapping[str, tuple[str, ...]] | None] = None
+    #: the Case fields each op type takes ("mode" among them where it has modes); a Case
+    #: refuses the others
+    case_fields: ClassVar[Mapping[str, tuple[str, ...]]] = {}
     #: whether the engine can build, run and check cases of this operator
     validates: ClassVar[bool] = True
     #: whether the DirectML operator is one strided read of the input (an identity)

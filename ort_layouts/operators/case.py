@@ -140,13 +140,12 @@ class Case(_IdSlot):
         object.__setattr__(self, "seed", _int(self.seed, "seed", 0))
         if not self.mode:
             object.__setattr__(self, "mode", operator.default_mode)
-        own = None if operator.case_fields is None else operator.case_fields[self.op]
-        if own is not None:  # a field the op does not take would change the case but not its id
-            stray = [f for f in _PARAMETERS if f not in own and getattr(self, f) not in (None, "")]
-            if "mode" in stray and self.mode == operator.default_mode:
-                stray.remove("mode")
-            if stray:
-                raise ShapeError(f"a {self.op} case takes {list(own)}, not {stray}")
+        own = operator.case_fields[self.op]  # another field would change the case but not its id
+        stray = [f for f in _PARAMETERS if f not in own and getattr(self, f) not in (None, "")]
+        if "mode" in stray and self.mode == operator.default_mode:
+            stray.remove("mode")
+        if stray:
+            raise ShapeError(f"a {self.op} case takes {list(own) or 'no parameters'}, not {stray}")
         operator.check_case(self)
 
     @property

@@ -12,6 +12,8 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
+import math
+import numbers
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -24,7 +26,8 @@ from ort_layouts.reference.buffers import is_nibble
 from ort_layouts.reference.compare import views_equal
 from ort_layouts.reference.copy import strided_copy
 
-__all__ = ["PADDING1", "PaddingMode", "PaddingOp", "padding_for", "source_index", "split_onnx_pads"]
+__all__ = ["PADDING1", "PaddingMode", "PaddingOp", "check_value", "padding_for", "source_index",
+           "split_onnx_pads"]
 
 PADDING1 = "DML_OPERATOR_PADDING1"
 _MAX_PYTHON_RUNS = 64  # border runs copied one slice each; more than that use one gather
@@ -83,6 +86,65 @@ def _ints(values: Any, what: str) -> list[int]:
     return [int(v) for v in values]
 
 
+def check_value(value: float | int, data_type: DataType | str, *, what: str = "value",
+                text: str | None = None) -> float | int:
+    """``value`` as a constant of ``data_type`` (a Pad's constant), refused where that type cannot
+    hold it: an integer type takes whole numbers within its range; a float type takes any
+    number it does not turn into infinity or zero (a decimal is rounded to the nearest value
+    of the type, as IEEE parsing does; NaN and infinities given as such are kept).
+
+    Args:
+        value: the number.
+        data_type: the type that must hold it.
+        what: names the value in messages ("Pad value").
+        text: the value as the user wrote it, for messages (default: its repr).
+
+    Returns:
+        ``value``, an int for an integer type.
+
+    Raises:
+        ShapeError: a value the type cannot hold, naming the type's range.
+        DataTypeError: an unknown data type.
+    """
+    dt = DataType.coerce(data_type)
+    name = dt.name.lower()
+    shown = repr(value) if text is None else text
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ShapeError(f"{what} {shown} is not a number")
+    np_type = dt.to_numpy()
+    if np.issubdtype(np_type, np.integer):
+        info = np.iinfo(np_type)
+        if isinstance(value, numbers.Integral):
+            whole = int(value)
+        else:
+            f = float(value)
+            if not math.isfinite(f) or not f.is_integer():
+                raise ShapeError(f"{what} {shown} is not a whole number; {name} holds the integers "
+                                 f"{info.min}..{info.max}")
+            whole = int(f)
+        if not info.min <= whole <= info.max:
+            raise ShapeError(f"{what} {shown} does not fit {name}; {name} holds {info.min}..{info.max}")
+        return whole
+    finfo = np.finfo(np_type)
+    try:
+        f = float(value)
+    except OverflowError:  # an int too large for any float
+        raise ShapeError(f"{what} {shown} is out of {name}'s range (largest finite "
+                         f"{float(finfo.max):g}); it would become inf") from None
+    if math.isnan(f) or math.isinf(f):
+        return value
+    with np.errstate(over="ignore", under="ignore"):
+        cast = np_type.type(f)
+    if not np.isfinite(cast):
+        raise ShapeError(f"{what} {shown} is out of {name}'s range (largest finite {float(finfo.max):g}); "
+                         "it would become inf")
+    if f != 0 and cast == 0:
+        raise ShapeError(f"{what} {shown} is too small for {name} (smallest nonzero "
+                         f"{float(finfo.smallest_subnormal):g}); it would become 0")
+    return value
+
+
+
 def _value_bytes(value: Any, dtype: np.dtype[Any]) -> bytes:
     """The Pad constant as little-endian bytes of ``dtype`` (exact for same-typed values)."""
     if type(value) is int and value == 0 and dtype.kind in "biuf":  # the default: zero bits
@@ -100,21 +162,9 @@ def _value_bytes(value: Any, dtype: np.dtype[Any]) -> bytes:
         return arr.reshape(()).astype(little).tobytes()
     if arr.dtype.kind not in "biuf":
         raise ShapeError(f"Pad value {value!r} is not a number")
-    if dtype.kind in "iu":
-        number = arr.reshape(()).item()
-        info = np.iinfo(dtype)
-        if not (np.isfinite(number) and info.min <= number <= info.max):
-            raise ShapeError(
-                f"Pad value {value!r} does not fit {dtype.name} ({info.min}..{info.max})")
-        if number != int(number):  # never rounded into another value
-            raise ShapeError(f"Pad value {value!r} is not an integer; {dtype.name} holds integers "
-                             f"({info.min}..{info.max})")
-    with np.errstate(over="ignore"):
-        made = arr.reshape(()).astype(little)
-    if dtype.kind == "f" and np.isinf(made) and np.isfinite(arr.reshape(()).astype(np.float64)):
-        raise ShapeError(f"Pad value {value!r} overflows {dtype.name} (largest finite "
-                         f"{float(np.finfo(dtype).max):g}); valid: a value it holds, or inf")
-    return made.tobytes()
+    number = check_value(arr.reshape(()).item(), DataType.from_numpy(dtype), what="Pad value")
+    with np.errstate(over="ignore", under="ignore"):
+        return np.asarray(number).astype(little).tobytes()
 
 
 def split_onnx_pads(

@@ -10,6 +10,7 @@ reversed axes; rank 0 has no descriptor.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
@@ -47,11 +48,15 @@ _RANK0_REASON = ("a rank-0 Transpose has no DirectML operator: DmlOperatorTransp
                  "ML_CHECK_VALID_ARGUMENT(!originalSizes.empty()), so the DML EP fails to create the kernel")
 
 
+# normalize_perm of the (perm, rank) pairs seen: a case asks for its output shape several times
+_checked_perm = functools.lru_cache(maxsize=4096)(normalize_perm)
+
+
 def _perm(case: Case) -> tuple[int, ...]:
     """The case's perm, checked against its rank (ShapeError names both), or ONNX's default."""
     if case.perm is None:
         return tuple(range(case.rank - 1, -1, -1))
-    return normalize_perm(case.perm, case.rank)
+    return _checked_perm(case.perm, case.rank)
 
 
 class Transpose(Operator):

@@ -150,10 +150,10 @@ def test_execute_matches_numpy_pad_by_one_gather_and_axis_by_axis(
 
 
 @pytest.mark.parametrize("dtype, value, fragment", [
-    ("uint8", 1.5, "Pad value 1.5 is not an integer; uint8 holds integers (0..255)"),
-    ("int32", -2.25, "Pad value -2.25 is not an integer"),
-    ("float32", 1e40, "Pad value 1e+40 overflows float32 (largest finite 3.40282e+38)"),
-    ("float16", 70000.0, "Pad value 70000.0 overflows float16"),
+    ("uint8", 1.5, "Pad value 1.5 is not a whole number; uint8 holds the integers 0..255"),
+    ("int32", -2.25, "Pad value -2.25 is not a whole number"),
+    ("float32", 1e40, "Pad value 1e+40 is out of float32's range (largest finite 3.40282e+38)"),
+    ("float16", 70000.0, "Pad value 70000.0 is out of float16's range"),
 ], ids=["uint8-fraction", "int32-fraction", "float32-overflow", "float16-overflow"])
 def test_a_pad_value_the_type_cannot_hold_is_refused_not_rounded(dtype: str, value: float,
                                                                  fragment: str) -> None:
