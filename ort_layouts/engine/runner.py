@@ -102,6 +102,7 @@ from ort_layouts.engine.session_process import (
     SessionProcessRunError,
     session_process,
 )
+from ort_layouts.engine.suite import is_edge_case
 from ort_layouts.operators.base import Operator, input_name, output_name
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.expected import expected_output, expected_outputs
@@ -676,13 +677,6 @@ def _group_key(run: _Run, case: Case) -> tuple[int, str, int]:
     return (case.opset or run.opset, case.op, int(case.data_type))
 
 
-def _prepared_edge(case: Case) -> tuple[_Prepared, bool]:
-    """The case taken in (its operator module and tensor shapes), and whether it is an edge
-    case (:attr:`_Prepared.is_edge`: a batch of its own); raises what a bad case raises."""
-    prepared = _Prepared(case, operator_for_type(case.op))
-    return prepared, prepared.is_edge
-
-
 def _chunks(run: _Run, case_list: Sequence[Case], batch_size: int) -> list[list[tuple[int, _Prepared]]]:
     """Take every case in (reporting those that cannot run) and cut them into batches: one model
     per (opset, op, data type), since a kernel missing for a type fails a whole group alike;
@@ -697,7 +691,8 @@ def _chunks(run: _Run, case_list: Sequence[Case], batch_size: int) -> list[list[
     groups: dict[tuple[int, str, int, bool], list[tuple[int, _Prepared]]] = {}
     for key, case in enumerate(case_list):
         try:
-            prepared, edge = _prepared_edge(case)
+            prepared = _Prepared(case, operator_for_type(case.op))
+            edge = prepared.is_edge
         except Exception as e:  # the case itself is bad
             run.fail(key, case, Status.ERROR, f"preparing the case failed: {type(e).__name__}: {e}")
             continue
@@ -955,7 +950,7 @@ def _units(run: _Run, case_list: Sequence[Case], jobs: int, batch_size: int) -> 
             alone: list[int] = []
             for key in members:
                 try:
-                    edge = _prepared_edge(case_list[key])[1]
+                    edge = is_edge_case(case_list[key])
                 except Exception:  # the case itself is bad: its worker reports it
                     edge = True
                 (alone if edge else plain).append(key)

@@ -229,5 +229,9 @@ PyMODINIT_FUNC PyInit__equal(void) {
         Py_DECREF(m);
         return NULL;
     }
+    if (m != NULL && PyModule_AddIntConstant(m, "MAX_DIMS", MAX_DIMS) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
     return m;
 }

@@ -16,7 +16,9 @@ from ort_layouts.reference.copy import default_threads, parallel_map, tile_plan,
 
 _c_differs: Callable[..., bool] | None
 _KERNEL = "numpy"
+_KERNEL_MAX_DIMS = 0  # the most axes the kernel takes (numpy allows 64)
 try:  # the optional C kernel (setup.py); without it views_equal compares in numpy
+    from ort_layouts.reference._equal import MAX_DIMS as _KERNEL_MAX_DIMS
     from ort_layouts.reference._equal import SSE2 as _SSE2
     from ort_layouts.reference._equal import differs as _c_differs
 
@@ -27,7 +29,6 @@ except ImportError:  # pragma: no cover - a build without a C compiler
 __all__ = ["Comparison", "bits_equal", "bits_of", "compare", "comparison_kernel", "numpy_comparison",
            "views_equal"]
 
-_KERNEL_MAX_DIMS = 32  # _equal.c's MAX_DIMS (numpy allows 64)
 _UINT: dict[int, type[np.unsignedinteger[Any]]] = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _CHUNK_BYTES = 1 << 20  # equality is tested chunk by chunk so the temporary stays in cache
 _SLAB_BYTES = 1 << 20  # views_equal: bytes compared per step (their flags stay in L2)

@@ -4,6 +4,7 @@ budget, typed errors)."""
 
 from __future__ import annotations
 
+import collections
 import functools
 import operator
 import os
@@ -19,11 +20,12 @@ import pytest
 from ort_layouts._errors import ProviderError
 from ort_layouts.engine import parallel
 from ort_layouts.engine import runner as _runner
+from ort_layouts.engine import suite as suite_module
 from ort_layouts.engine.parallel import MAX_JOBS, Budget, WorkerProcessError, _Worker, usable_cores
 from ort_layouts.engine.providers import CPU, DML, ProviderConfig
 from ort_layouts.engine.result import CaseResult, Status
 from ort_layouts.engine.runner import PROCESS_MIN_CASES, UnitRequest, resolve_jobs, run_cases
-from ort_layouts.engine.suite import standard_suite
+from ort_layouts.engine.suite import is_edge_case, standard_suite
 from ort_layouts.operators.case import Case
 
 # a sample with several ops, data types, edge cases and a case no CPU kernel takes
@@ -247,9 +249,23 @@ def test_units_cut_the_batches_this_process_would(monkeypatch: pytest.MonkeyPatc
                                                    batch_size: int) -> None:
     cases = list(UNIT_CASES)
     # a case that passed its own checks, but whose shapes cannot be found: its worker reports it
-    monkeypatch.setattr(_runner, "operator_for_type", _failing_for(cases[3]))
+    failing = _failing_for(cases[3])
+    monkeypatch.setattr(_runner, "operator_for_type", failing)
+    monkeypatch.setattr(suite_module, "operator_for_type", failing)  # is_edge_case's, in _units
+    edge_checked: list[Case] = []
+
+    def counted(case: Case) -> bool:
+        edge_checked.append(case)
+        return is_edge_case(case)
+
+    monkeypatch.setattr(_runner, "is_edge_case", counted)
     run = _runner._new_run("cpu", 0, None, False, None)
     units = _runner._units(run, cases, jobs, batch_size)
+    # only the cases of a group too large for one unit are looked at in this process
+    target = max(1, len(cases) // (8 * jobs))
+    sizes = collections.Counter(_runner._group_key(run, c) for c in cases)
+    assert all(sizes[_runner._group_key(run, c)] > target for c in edge_checked)
+    assert len(edge_checked) == sum(n for n in sizes.values() if n > target)
     assert {size for _, size in units} == {batch_size}
     keys = [k for unit_keys, _ in units for k in unit_keys]
     assert sorted(keys) == list(range(len(cases)))  # each case once

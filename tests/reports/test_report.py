@@ -404,3 +404,22 @@ def test_a_matrix_cell_links_to_its_first_failure() -> None:
     page = render_report_html(Report({"provider": "CPUExecutionProvider"}, (known,)))
     cell = re.search(r'<td class="cell [^"]*" data-op="Transpose".*?</td>', page)
     assert cell is not None and f'href="#{case_anchor(known.case.id)}"' in cell.group(0)
+
+
+def test_the_page_draws_the_first_100_failing_cases_and_lists_the_rest() -> None:
+    """README: "A report draws the layouts of the first 100 failing cases; the rest are listed"."""
+    from ort_layouts.operators.expected import dml_operator
+
+    results = []
+    for seed in range(101):
+        case = Case("Transpose", "float32", (2, 3), perm=(1, 0), seed=seed)
+        results.append(CaseResult(case, Status.MISMATCH, "CPUExecutionProvider", element_count=6,
+                                  mismatch_count=1, first_mismatch_index=(0, 0),
+                                  descriptors=dml_operator(case).to_dict()))
+    page = render_report_html(Report({"planned": [r.case.id for r in results]}, tuple(results)))
+    sections = page.split('<section class="case mismatch"')[1:]
+    assert len(sections) == 101  # every failing case has its section
+    drawn = [s for s in sections if "<figure" in s.split("</section>")[0]]
+    assert len(drawn) == 100
+    assert "<figure" not in sections[100].split("</section>")[0]  # the 101st: listed, not drawn
+    assert results[100].case.id in sections[100]
