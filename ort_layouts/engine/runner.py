@@ -861,6 +861,7 @@ def run_cases(
     Raises:
         ProviderError: the provider is unknown or not available (lists the available ones), or
             ``jobs`` is above 1 on the DML EP.
+        TypeError: an item of ``cases`` is not a :class:`Case` (before anything runs).
         ValueError: ``batch_size`` or ``jobs`` is not valid, only one of ``encode`` and
             ``on_encoded`` is given, a callback is not callable, or ``encode`` (run in this
             process) made another number of values than it was given results.
@@ -874,9 +875,13 @@ def run_cases(
     for name, given in (("encode", encode), ("on_encoded", on_encoded), ("on_result", on_result)):
         if given is not None and not callable(given):
             raise ValueError(f"{name} {given!r} is not callable; valid: a function, or None")
+    case_list = list(cases)
+    for index, case in enumerate(case_list):
+        if not isinstance(case, Case):
+            raise TypeError(f"cases[{index}] {case!r} is a {type(case).__name__}, not a Case; valid: "
+                            "Case values (e.g. from standard_suite() or Case(op=..., data_type=..., shape=...))")
     run = _new_run(provider, device_id, provider_options, optimize, on_result)
     run.encode, run.on_encoded = encode, on_encoded
-    case_list = list(cases)
     workers = min(resolve_jobs(jobs, run.config.name, len(case_list)), max(1, len(case_list)))  # no idle ones
     if workers > 1 and workers_busy_here():  # a run started from this thread's run's on_result
         workers = 1
