@@ -878,8 +878,8 @@ def run_cases(
     case_list = list(cases)
     for index, case in enumerate(case_list):
         if not isinstance(case, Case):
-            raise TypeError(f"cases[{index}] {case!r} is a {type(case).__name__}, not a Case; valid: "
-                            "Case values (e.g. from standard_suite() or Case(op=..., data_type=..., shape=...))")
+            raise TypeError(f"cases[{index}] {case!r} is a {type(case).__name__}, not a Case; valid: Case "
+                            "values (e.g. from standard_suite() or Case(op=..., data_type=..., shape=...))")
     run = _new_run(provider, device_id, provider_options, optimize, on_result)
     run.encode, run.on_encoded = encode, on_encoded
     workers = min(resolve_jobs(jobs, run.config.name, len(case_list)), max(1, len(case_list)))  # no idle ones

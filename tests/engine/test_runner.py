@@ -283,10 +283,12 @@ def test_a_bad_batch_size_is_refused_before_any_work(bad: Any, monkeypatch: pyte
 
 
 @pytest.mark.parametrize("bad", ["Transpose-float32-2x3-random-s0", None, {"op": "Transpose"}])
-def test_an_item_that_is_not_a_case_is_refused_before_any_work(bad: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_item_that_is_not_a_case_is_refused_before_any_work(bad: Any,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_runner, "start_workers", lambda n: pytest.fail("workers started"))
     monkeypatch.setattr(_runner, "_run_here", lambda *a, **k: pytest.fail("the run started"))
-    with pytest.raises(TypeError, match=rf"cases\[1\] {re.escape(repr(bad))} is a {type(bad).__name__}, not a Case"):
+    expected = rf"cases\[1\] {re.escape(repr(bad))} is a {type(bad).__name__}, not a Case"
+    with pytest.raises(TypeError, match=expected):
         _runner.run_cases([Case("Identity", "float32", (2,)), bad], provider="cpu", jobs=2)
 
 
