@@ -815,6 +815,12 @@ def _judge_pending(run: _Run, pending: _Pending) -> None:
     run.judge(items, attempt)
 
 
+def _check_batch_size(batch_size: object) -> None:
+    """Raises ValueError: ``batch_size`` is not an int >= 1."""
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size {batch_size!r} is not valid; valid: an int >= 1")
+
+
 def run_cases(
     cases: Iterable[Case],
     *,
@@ -868,8 +874,7 @@ def run_cases(
         WorkerProcessError: a worker process raised (a fault of the harness, not of a case;
             ``encode`` raising there, or making another number of values, too).
     """
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size {batch_size!r} is not valid; valid: an int >= 1")
+    _check_batch_size(batch_size)
     if (encode is None) != (on_encoded is None):
         raise ValueError("encode and on_encoded go together: give both, or neither")
     for name, given in (("encode", encode), ("on_encoded", on_encoded), ("on_result", on_result)):
@@ -1121,8 +1126,7 @@ class BatchPlan:
 def batch_cases(cases: Iterable[Case], *, provider: str = "auto", batch_size: int = 256) -> list[list[Case]]:
     """The cases of each session :func:`run_cases` first creates for ``cases``, in its order
     (cases it cannot run are left out): how a run batches, without making any data."""
-    if batch_size < 1:
-        raise ValueError(f"batch_size {batch_size} must be >= 1")
+    _check_batch_size(batch_size)
     run = _new_run(provider, 0, None, False, None)
     batches = []
     for chunk in _chunks(run, list(cases), batch_size):
@@ -1155,8 +1159,7 @@ def plan_batches(
     model, feeds and output names exactly as its session gets them, to measure ONNX Runtime
     on its own on the same sessions. Cases that cannot run (unsupported on the provider, or
     whose preparation fails) are left out, as the runner leaves them out of its sessions."""
-    if batch_size < 1:
-        raise ValueError(f"batch_size {batch_size} must be >= 1")
+    _check_batch_size(batch_size)
     run = _new_run(provider, device_id, provider_options, optimize, None)
     case_list = list(cases)
     fill = _filler(run, case_list, None)

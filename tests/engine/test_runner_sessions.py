@@ -121,6 +121,13 @@ def test_plan_batches_are_the_sessions_run_cases_creates(recorded: dict[str, lis
     assert all(p.config == ProviderConfig(CPU) for p in plans)
 
 
+@pytest.mark.parametrize("plan", [plan_batches, batch_cases])
+@pytest.mark.parametrize("bad", [0, True, 2.5, "8"])
+def test_plan_batches_and_batch_cases_refuse_a_bad_batch_size_as_run_cases_does(plan: Any, bad: Any) -> None:
+    with pytest.raises(ValueError, match=f"batch_size {bad!r} is not valid; valid: an int >= 1"):
+        plan([Case("Identity", "float32", (2,))], provider="cpu", batch_size=bad)
+
+
 def test_a_case_whose_expected_output_fails_is_an_error_and_the_rest_run(
         monkeypatch: pytest.MonkeyPatch) -> None:
     cases = [Case("Transpose", "float32", (2, 3), perm=(1, 0), seed=s) for s in range(4)]
