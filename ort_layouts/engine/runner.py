@@ -815,6 +815,20 @@ def _judge_pending(run: _Run, pending: _Pending) -> None:
     run.judge(items, attempt)
 
 
+def _case_list(cases: Iterable[Any]) -> list[Case]:
+    """``cases`` as a list.
+
+    Raises:
+        TypeError: an item is not a :class:`Case`.
+    """
+    case_list = list(cases)
+    for index, case in enumerate(case_list):
+        if not isinstance(case, Case):
+            raise TypeError(f"cases[{index}] {case!r} is a {type(case).__name__}, not a Case; valid: Case "
+                            "values (e.g. from standard_suite() or Case(op=..., data_type=..., shape=...))")
+    return case_list
+
+
 def _check_batch_size(batch_size: object) -> None:
     """Raises ValueError: ``batch_size`` is not an int >= 1."""
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
@@ -880,11 +894,7 @@ def run_cases(
     for name, given in (("encode", encode), ("on_encoded", on_encoded), ("on_result", on_result)):
         if given is not None and not callable(given):
             raise ValueError(f"{name} {given!r} is not callable; valid: a function, or None")
-    case_list = list(cases)
-    for index, case in enumerate(case_list):
-        if not isinstance(case, Case):
-            raise TypeError(f"cases[{index}] {case!r} is a {type(case).__name__}, not a Case; valid: Case "
-                            "values (e.g. from standard_suite() or Case(op=..., data_type=..., shape=...))")
+    case_list = _case_list(cases)
     run = _new_run(provider, device_id, provider_options, optimize, on_result)
     run.encode, run.on_encoded = encode, on_encoded
     workers = min(resolve_jobs(jobs, run.config.name, len(case_list)), max(1, len(case_list)))  # no idle ones
@@ -1129,7 +1139,7 @@ def batch_cases(cases: Iterable[Case], *, provider: str = "auto", batch_size: in
     _check_batch_size(batch_size)
     run = _new_run(provider, 0, None, False, None)
     batches = []
-    for chunk in _chunks(run, list(cases), batch_size):
+    for chunk in _chunks(run, _case_list(cases), batch_size):
         batch = [p.case for _, p in chunk if _unplanned(p, run.config.name) is None]
         if batch:
             batches.append(batch)
@@ -1161,7 +1171,7 @@ def plan_batches(
     whose preparation fails) are left out, as the runner leaves them out of its sessions."""
     _check_batch_size(batch_size)
     run = _new_run(provider, device_id, provider_options, optimize, None)
-    case_list = list(cases)
+    case_list = _case_list(cases)
     fill = _filler(run, case_list, None)
     plans = []
     for chunk in _chunks(run, case_list, batch_size):

@@ -128,6 +128,12 @@ def test_plan_batches_and_batch_cases_refuse_a_bad_batch_size_as_run_cases_does(
         plan([Case("Identity", "float32", (2,))], provider="cpu", batch_size=bad)
 
 
+@pytest.mark.parametrize("plan", [plan_batches, batch_cases])
+def test_plan_batches_and_batch_cases_refuse_an_item_that_is_not_a_case(plan: Any) -> None:
+    with pytest.raises(TypeError, match=r"cases\[0\] 'Identity' is a str, not a Case"):
+        plan(["Identity"], provider="cpu")
+
+
 def test_a_case_whose_expected_output_fails_is_an_error_and_the_rest_run(
         monkeypatch: pytest.MonkeyPatch) -> None:
     cases = [Case("Transpose", "float32", (2, 3), perm=(1, 0), seed=s) for s in range(4)]
