@@ -47,7 +47,15 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
 
 from ort_layouts._errors import OrtLayoutsError
-from ort_layouts.engine.session_process import READY, PerProcess, died_text, stop_child, wait_ready
+from ort_layouts.engine.session_process import (
+    READY,
+    ChildLost,
+    PerProcess,
+    died_text,
+    exchange,
+    stop_child,
+    wait_ready,
+)
 
 __all__ = ["MAX_JOBS", "Budget", "Unit", "WorkerProcessError", "pickled_for_workers", "run_units",
            "start_workers", "usable_cores", "worker_pids", "workers_busy_here"]
@@ -155,21 +163,10 @@ class _Worker:
         self._ready = True
 
     def call(self, request: tuple[Any, ...]) -> tuple[Any, ...]:
-        proc = self.ensure()
-        assert proc.stdin is not None and proc.stdout is not None
         try:
-            pickle.dump(request, proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
-            proc.stdin.flush()
-            reply = pickle.load(proc.stdout)
-        except (OSError, EOFError, pickle.UnpicklingError, ValueError) as e:
-            raise _WorkerDied(self._died_text(e)) from None
-        except BaseException:  # interrupted mid-exchange: a reply left unread would answer the next unit
-            self.stop()
-            raise
-        if not isinstance(reply, tuple) or not reply or reply[0] not in ("ok", "error"):
-            kind = reply[0] if isinstance(reply, tuple) and reply else type(reply).__name__
-            raise _WorkerDied(self._died_text(ValueError(f"unexpected reply {kind!r}")))
-        return reply
+            return exchange(self.ensure(), request, ("ok", "error"), self.stop)
+        except ChildLost as e:
+            raise _WorkerDied(self._died_text(e.cause)) from None
 
     def _died_text(self, error: BaseException) -> str:
         text = died_text(self._proc, self._stderr, error, what="the worker process",

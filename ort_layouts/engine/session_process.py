@@ -23,8 +23,8 @@ and replies are pickled tuples on its stdin and stdout:
 ``settings`` are the session options as data (:func:`apply_settings`), the same that
 :func:`~ort_layouts.engine.providers.session_options` applies in-process.
 
-The parent's side of a child (:func:`wait_ready`, :func:`died_text`, :func:`stop_child`, and
-:class:`PerProcess` for the one child a process keeps) is shared with the workers of
+The parent's side of a child (:func:`wait_ready`, :func:`exchange`, :func:`died_text`,
+:func:`stop_child`, and :class:`PerProcess` for the one child a process keeps) is shared with the workers of
 :mod:`~ort_layouts.engine.parallel`; it is here because this file must run alone, on the
 standard library.
 """
@@ -42,9 +42,9 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any, Generic, TypeVar
 
-__all__ = ["READY", "PerProcess", "SessionProcess", "SessionProcessCreateError", "SessionProcessDiedError",
-           "SessionProcessRunError", "apply_settings", "died_text", "graph_assignment", "session_process",
-           "stop_child", "wait_ready"]
+__all__ = ["READY", "ChildLost", "PerProcess", "SessionProcess", "SessionProcessCreateError",
+           "SessionProcessDiedError", "SessionProcessRunError", "apply_settings", "died_text", "exchange",
+           "graph_assignment", "session_process", "stop_child", "wait_ready"]
 
 _CPU = "CPUExecutionProvider"
 T = TypeVar("T")
@@ -122,6 +122,43 @@ def wait_ready(proc: subprocess.Popen[bytes], stderr: IO[bytes] | None, *, what:
         raise OSError(died_text(proc, stderr, e, what=what, when="as it started")) from None
     if said != READY:
         raise OSError(f"{what} did not start: it said {said!r}, not {READY!r}")
+
+
+class ChildLost(Exception):
+    """An exchange with a child broke off (:func:`exchange`): its pipe closed, or its reply could
+    not be read; ``cause`` is the error that said so."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+def exchange(proc: subprocess.Popen[bytes], request: tuple[Any, ...], kinds: Sequence[str],
+             stop: Callable[[], None]) -> tuple[Any, ...]:
+    """Send ``request`` to a child (pickled, on its stdin) and read its reply (a pickled tuple
+    on its stdout, whose first item is one of ``kinds``).
+
+    An exchange interrupted halfway (KeyboardInterrupt) calls ``stop`` before it goes on: a
+    reply left unread would answer the next request.
+
+    Raises:
+        ChildLost: the pipe broke, the reply could not be read, or it was not a tuple of one of
+            ``kinds`` (the child is no longer in step with this process).
+    """
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        pickle.dump(request, proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+        proc.stdin.flush()
+        reply = pickle.load(proc.stdout)
+    except (OSError, EOFError, pickle.UnpicklingError, ValueError) as e:
+        raise ChildLost(e) from None
+    except BaseException:
+        stop()
+        raise
+    if not isinstance(reply, tuple) or not reply or reply[0] not in kinds:
+        kind = reply[0] if isinstance(reply, tuple) and reply else type(reply).__name__
+        raise ChildLost(ValueError(f"unexpected reply {kind!r}; valid: {list(kinds)}"))
+    return reply
 
 
 def stop_child(proc: subprocess.Popen[bytes] | None, stderr: IO[bytes] | None = None) -> None:
@@ -210,17 +247,11 @@ class SessionProcess:
                 proc = self._ensure()
             except OSError as e:  # it died before, and does not start again
                 raise SessionProcessDiedError(str(e)) from None
-            assert proc.stdin is not None and proc.stdout is not None
             try:
-                pickle.dump(("batch", bytes(model), dict(settings), dict(feeds), list(names)), proc.stdin,
-                            protocol=pickle.HIGHEST_PROTOCOL)
-                proc.stdin.flush()
-                reply = pickle.load(proc.stdout)
-            except (OSError, EOFError, pickle.UnpicklingError) as e:
-                raise SessionProcessDiedError(self._died_text(e)) from None
-            except BaseException:  # interrupted mid-exchange: a reply left unread would answer the next batch
-                self._stop()
-                raise
+                reply = exchange(proc, ("batch", bytes(model), dict(settings), dict(feeds), list(names)),
+                                 ("ok", "create", "run"), self._stop)
+            except ChildLost as e:
+                raise SessionProcessDiedError(self._died_text(e.cause)) from None
         if reply[0] == "ok":
             return reply[1], reply[2]
         if reply[0] == "create":

@@ -20,6 +20,7 @@ import pytest
 from ort_layouts._errors import ProviderError
 from ort_layouts.engine import parallel
 from ort_layouts.engine import runner as _runner
+from ort_layouts.engine import session_process as session_process_module
 from ort_layouts.engine import suite as suite_module
 from ort_layouts.engine.parallel import MAX_JOBS, Budget, WorkerProcessError, _Worker, usable_cores
 from ort_layouts.engine.providers import CPU, DML, ProviderConfig
@@ -506,7 +507,7 @@ def test_a_unit_interrupted_before_its_reply_is_read_stops_the_worker(
     worker = _Worker()
     try:
         first = worker.ensure().pid
-        monkeypatch.setattr(parallel, "pickle", _InterruptedLoad())
+        monkeypatch.setattr(session_process_module, "pickle", _InterruptedLoad())
         with pytest.raises(KeyboardInterrupt):
             worker.call(("run", _request(CASES[:1])))
         assert worker.pid is None  # its reply unread: stopped, not asked again

@@ -4,7 +4,10 @@ uses it giving the results of one that does not."""
 
 from __future__ import annotations
 
+import io
 import os
+import pickle
+import re
 import signal
 from typing import Any
 
@@ -18,10 +21,12 @@ from ort_layouts.engine import runner as _runner
 from ort_layouts.engine.providers import CPU, DML, ProviderConfig, session_options, session_settings
 from ort_layouts.engine.runner import run_cases
 from ort_layouts.engine.session_process import (
+    ChildLost,
     SessionProcess,
     SessionProcessCreateError,
     SessionProcessDiedError,
     SessionProcessRunError,
+    exchange,
 )
 from ort_layouts.engine.suite import standard_suite
 from ort_layouts.operators.case import Case
@@ -296,3 +301,52 @@ def test_a_batch_interrupted_before_its_reply_is_read_stops_the_child(
     outputs, _ = process.run_batch(_transpose_model(), settings, {"x": x}, ["y"])
     assert outputs[0].tobytes() == x.T.copy().tobytes()  # this batch's own outputs
     assert process.pid not in (None, first)
+
+
+class _Pipes:
+    """A child's two pipes as a test gives them: its stdin a buffer, its stdout what it said."""
+
+    def __init__(self, said: bytes) -> None:
+        self.stdin = io.BytesIO()
+        self.stdout = io.BytesIO(said)
+
+
+def test_exchange_sends_the_request_and_returns_a_reply_of_a_known_kind() -> None:
+    pipes = _Pipes(pickle.dumps(("error", "text", "trace")))
+    stopped: list[bool] = []
+    reply = exchange(pipes, ("run", 7), ("ok", "error"), lambda: stopped.append(True))  # type: ignore[arg-type]
+    assert reply == ("error", "text", "trace") and pickle.loads(pipes.stdin.getvalue()) == ("run", 7)
+    assert not stopped  # only an interruption stops the child
+
+
+@pytest.mark.parametrize(("said", "lost"), [
+    (pickle.dumps(("later", 1)), "unexpected reply 'later'; valid: ['ok', 'error']"),
+    (pickle.dumps(["ok", 1]), "unexpected reply 'list'"),
+    (pickle.dumps(()), "unexpected reply 'tuple'"),
+    (b"", "Ran out of input"),  # the child closed its stdout
+    (b"\x80\x05junk", ""),  # a reply cut or garbled
+])
+def test_exchange_loses_a_child_whose_reply_is_unknown_or_unreadable(said: bytes, lost: str) -> None:
+    with pytest.raises(ChildLost, match=re.escape(lost)):
+        exchange(_Pipes(said), ("run", 7), ("ok", "error"), lambda: None)  # type: ignore[arg-type]
+
+
+def test_a_session_process_reply_of_an_unknown_kind_is_a_died_child_not_a_run_error(
+        process: SessionProcess, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ort_layouts.engine import session_process as module
+
+    process.start()
+    real = module.pickle
+
+    class _Odd:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real, name)
+
+        def load(self, stream: Any) -> Any:
+            real.load(stream)
+            return ("maybe", "a reply this side does not know")
+
+    monkeypatch.setattr(module, "pickle", _Odd())
+    with pytest.raises(SessionProcessDiedError, match="unexpected reply 'maybe'"):
+        process.run_batch(_transpose_model(), session_settings(ProviderConfig(CPU)), {"x": _bits()}, ["y"])
+    assert process.pid is None
