@@ -80,8 +80,21 @@ class Expand(Operator):
     min_opset = 8
 
     def check_case(self, case: Case) -> None:
-        if case.target_shape is None:
+        """A target shape of sizes >= 0 that broadcasts with the input as ONNX's
+        multidirectional broadcasting does (sizes right-aligned, each pair equal or one of them
+        1): any other makes no ONNX Expand, and its output shape would be a guess."""
+        target = case.target_shape
+        if target is None:
             raise ShapeError("an Expand case needs target_shape")
+        if any(n < 0 for n in target):
+            raise ShapeError(f"Expand target_shape {list(target)} has a negative size; valid: sizes >= 0")
+        rank = max(len(target), case.rank)
+        for k, (a, b) in enumerate(zip(reversed(case.shape), reversed(target), strict=False)):
+            if a != b and a != 1 and b != 1:
+                raise ShapeError(
+                    f"Expand target_shape {list(target)} does not broadcast with the input "
+                    f"{list(case.shape)}: axis {rank - 1 - k} (right-aligned) has {a} and {b}; valid: each "
+                    "pair of sizes equal or one of them 1 (ONNX's multidirectional broadcasting)")
 
     def id_parts(self, case: Case) -> list[str]:
         return ["to" + ("x".join(map(str, case.target_shape or ())) or "scalar")]
