@@ -45,11 +45,12 @@ from ort_layouts.operators.padding import PaddingMode, PaddingOp, padding_for, s
 from ort_layouts.operators.shapes import rotating
 from ort_layouts.operators.values import special_values
 
-__all__ = ["Pad", "has_negative_pads"]
+__all__ = ["PAD_MODES", "Pad", "has_negative_pads"]
 
 PAD_INPUTS_OPSET = 11  # pads and constant_value become inputs
 PAD_AXES_OPSET = 18  # the axes input
 PAD_WRAP_OPSET = 19  # mode "wrap"
+PAD_MODES: tuple[str, ...] = ("constant", "edge", "reflect", "wrap")
 
 # ONNX Pad modes other than "constant" as numpy.pad names them
 _NUMPY_PAD_MODES: dict[str, Literal["edge", "reflect", "wrap"]] = {
@@ -134,8 +135,44 @@ class Pad(Operator):
     stride_view = False
 
     def check_case(self, case: Case) -> None:
+        """A mode of :data:`PAD_MODES`, a constant of the data type's size, pads with a begin
+        and an end for each of its axes that leave every axis a size >= 0 (a crop past the
+        dimension is no tensor), a mode other than constant padding only axes with elements
+        left to read once cropped, and the opset wrap and the axes input need where the case
+        names one."""
         if case.pads is None:
             raise ShapeError("a Pad case needs pads")
+        if case.mode not in PAD_MODES:
+            raise ShapeError(f"Pad mode {case.mode!r} is not valid; valid: {list(PAD_MODES)}")
+        if case.pad_value_hex:
+            try:
+                raw = bytes.fromhex(case.pad_value_hex)
+            except ValueError:
+                raise ShapeError(f"Pad pad_value_hex {case.pad_value_hex!r} is not hexadecimal bytes; valid: "
+                                 "the constant's little-endian bytes in hex, e.g. '0000803f' (1.0)") from None
+            size = case.data_type.to_numpy().itemsize
+            if len(raw) != size:
+                raise ShapeError(f"Pad pad_value_hex {case.pad_value_hex!r} is {len(raw)} bytes; valid: "
+                                 f"{size} ({case.data_type.name}), or '' for no constant (0)")
+        begins, ends = split_onnx_pads(case.pads, case.rank, case.axes)
+        for axis, (n, b, e) in enumerate(zip(case.shape, begins, ends, strict=True)):
+            if n + b + e < 0:
+                raise ShapeError(
+                    f"Pad pads {list(case.pads)} crop axis {axis} of the input {list(case.shape)} past its "
+                    f"size: {n} with pads {b} and {e} is {n + b + e}; valid: pads that leave each axis a "
+                    "size >= 0")
+            left = n + min(b, 0) + min(e, 0)
+            if case.mode != "constant" and left <= 0 and (b > 0 or e > 0):
+                raise ShapeError(
+                    f"Pad mode {case.mode!r} pads axis {axis} of the input {list(case.shape)} (pads "
+                    f"{list(case.pads)}), which has no element left to read once cropped; valid: mode "
+                    "'constant', or pads only on axes with elements")
+        if case.opset is not None:
+            if case.mode == "wrap" and case.opset < PAD_WRAP_OPSET:
+                raise ShapeError(f"Pad mode 'wrap' needs opset >= {PAD_WRAP_OPSET}, not opset {case.opset}")
+            if case.axes is not None and case.opset < PAD_AXES_OPSET:
+                raise ShapeError(f"the Pad axes input needs opset >= {PAD_AXES_OPSET}, "
+                                 f"not opset {case.opset}")
 
     def id_parts(self, case: Case) -> list[str]:
         parts = [case.mode, "pads" + ".".join(map(str, case.pads or ())).replace("-", "m")]
@@ -160,18 +197,21 @@ class Pad(Operator):
                            mode=case.mode, value_hex=case.pad_value_hex, axes=case.axes)
 
     def reference_output(self, case: Case, input_array: np.ndarray) -> np.ndarray:
-        """np.pad; negative pads crop after padding with the non-negative parts (the reading of
-        ONNX's own reference implementation, extended to negative pads). The constant is written
-        bit for bit (NaN payloads kept)."""
+        """np.pad (ONNX's own reference implementation), extended to negative pads as ONNX
+        Runtime reads them: a constant pad crops after padding with the non-negative parts (a
+        crop may then reach into the constant); edge, reflect and wrap pad what is left once
+        cropped (edge and reflect read the same either way; wrap wraps around the cropped
+        tensor, not the whole input). The constant is written bit for bit (NaN payloads kept)."""
         x = np.asarray(input_array)
         begins, ends = split_onnx_pads(case.pads or (), case.rank, case.axes)
         width = [(max(b, 0), max(e, 0)) for b, e in zip(begins, ends, strict=True)]
-        if case.mode == "constant":
-            uint = np.dtype(f"u{x.dtype.itemsize}")
-            value = np.frombuffer(_pad_value_bytes(case), dtype=uint.newbyteorder("<"))[0]
-            padded = np.pad(x.view(uint), width, mode="constant", constant_values=value).view(x.dtype)
-        else:
-            padded = np.pad(x, width, mode=_NUMPY_PAD_MODES[case.mode])
+        if case.mode != "constant":
+            x = x[tuple(slice(max(-b, 0), n - max(-e, 0))
+                        for n, b, e in zip(x.shape, begins, ends, strict=True))]
+            return np.ascontiguousarray(np.pad(x, width, mode=_NUMPY_PAD_MODES[case.mode]))
+        uint = np.dtype(f"u{x.dtype.itemsize}")
+        value = np.frombuffer(_pad_value_bytes(case), dtype=uint.newbyteorder("<"))[0]
+        padded = np.pad(x.view(uint), width, mode="constant", constant_values=value).view(x.dtype)
         crop = tuple(slice(max(-b, 0), padded.shape[a] - max(-e, 0))
                      for a, (b, e) in enumerate(zip(begins, ends, strict=True)))
         return np.ascontiguousarray(padded[crop])
@@ -252,7 +292,8 @@ class Pad(Operator):
                 out.append(Case("Pad", dt, shape, pads=(1, 2, 2, 1), mode=mode, pad_value_hex=value,
                                 opset=opset))
         # negative pads (cropping): DirectML cannot express them; other EPs compare with numpy.
-        # Not with wrap: ONNX does not say whether wrap reads the cropped or the whole tensor.
+        # Not with wrap: ONNX does not say whether wrap reads the cropped or the whole tensor
+        # (the reference reads the cropped one, as ONNX Runtime's CPU EP does).
         for mode in ("constant", "edge", "reflect"):
             crops = [(-1, 0, 0, 0), (0, 0, 0, -2), (-1, 1, 1, -1), (0, -1, 0, 2), (1, 0, -2, 0)]
             for k, pads in enumerate(crops):

@@ -1,0 +1,94 @@
+"""Pad: a case's pads, mode, constant and opset are checked when the case is made; negative pads
+(cropping) are read as ONNX Runtime reads them, checked on its CPU EP and against numpy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ort_layouts._errors import ShapeError
+from ort_layouts.engine.result import Status
+from ort_layouts.engine.runner import run_cases
+from ort_layouts.operators.case import Case
+from ort_layouts.operators.expected import reference_output
+from ort_layouts.operators.registry import operator_for_type
+
+X = np.arange(6, dtype=np.float32).reshape(2, 3)  # [[0, 1, 2], [3, 4, 5]]
+
+
+@pytest.mark.parametrize(("shape", "fields", "fragment"), [
+    ((2, 3), {"pads": (0, -5, 0, 0)},
+     "Pad pads [0, -5, 0, 0] crop axis 1 of the input [2, 3] past its size: 3 with pads -5 and 0 is -2"),
+    ((2, 3), {"pads": (-1, 0, -2, 0), "mode": "edge"}, "crop axis 0 of the input [2, 3] past its size"),
+    ((2, 3), {"pads": (-4, 0), "axes": (-1,)},
+     "crop axis 1 of the input [2, 3] past its size: 3 with pads -4 and 0"),
+    ((2, 3), {"pads": (0, -3, 0, 1), "mode": "edge"},
+     "Pad mode 'edge' pads axis 1 of the input [2, 3] (pads [0, -3, 0, 1]), which has no element left"),
+    ((2, 3), {"pads": (0, -4, 0, 2), "mode": "wrap"}, "Pad mode 'wrap' pads axis 1"),
+    ((0, 3), {"pads": (1, 0, 0, 0), "mode": "reflect"}, "Pad mode 'reflect' pads axis 0 of the input [0, 3]"),
+    ((2, 3), {"pads": (0, 1, 0)}, "pads [0, 1, 0] has 3 entries; 4 expected"),
+    ((2, 3), {"pads": (0, 1), "axes": (2,)}, "Pad axis 2 is out of range for rank 2"),
+    ((2, 3), {"pads": (0, 1, 0, 1), "mode": "bogus"},
+     "Pad mode 'bogus' is not valid; valid: ['constant', 'edge', 'reflect', 'wrap']"),
+    ((2, 3), {"pads": (0, 1, 0, 1), "pad_value_hex": "zz"}, "pad_value_hex 'zz' is not hexadecimal"),
+    ((2, 3), {"pads": (0, 1, 0, 1), "pad_value_hex": "0000"}, "is 2 bytes; valid: 4 (FLOAT32)"),
+    ((2, 3), {"pads": (0, 1, 0, 1), "mode": "wrap", "opset": 18}, "'wrap' needs opset >= 19, not opset 18"),
+    ((2, 3), {"pads": (0, 1), "axes": (1,), "opset": 13}, "axes input needs opset >= 18, not opset 13"),
+], ids=["crop-past", "crop-past-edge", "crop-past-axes", "edge-of-nothing", "wrap-of-nothing",
+        "reflect-of-empty", "pads-count", "axes-range", "mode", "value-not-hex", "value-size", "wrap-opset",
+        "axes-opset"])
+def test_what_is_no_pad_is_refused_when_the_case_is_made(shape: tuple[int, ...], fields: dict[str, Any],
+                                                          fragment: str) -> None:
+    with pytest.raises(ShapeError) as raised:
+        Case("Pad", "float32", shape, **fields)
+    assert fragment in str(raised.value)
+
+
+def test_numpy_cannot_pad_what_the_case_refuses_either() -> None:
+    """np.pad (ONNX's reference implementation) has no edge, reflect or wrap of an empty axis."""
+    for mode in ("edge", "reflect", "wrap"):
+        with pytest.raises(ValueError):
+            np.pad(np.zeros((0, 3), np.float32), ((1, 0), (0, 0)), mode=mode)  # type: ignore[call-overload]
+
+
+@pytest.mark.parametrize(("pads", "mode", "want"), [
+    ((0, -3, 0, 0), "constant", np.zeros((2, 0), np.float32)),  # crops an axis to nothing
+    ((0, -4, 0, 2), "constant", [[0], [0]]),  # the crop reaches into the constant
+    ((0, -3, 0, 0), "wrap", np.zeros((2, 0), np.float32)),  # nothing padded: an empty crop is fine
+    ((0, -1, 0, 2), "wrap", [[1, 2, 1, 2], [4, 5, 4, 5]]),  # wraps around [1, 2], what is left
+    ((0, 2, 0, -1), "wrap", [[0, 1, 0, 1], [3, 4, 3, 4]]),  # wraps around [0, 1]
+    ((0, -1, 0, 4), "wrap", [[1, 2, 1, 2, 1, 2], [4, 5, 4, 5, 4, 5]]),
+    ((-1, -1, 1, 2), "wrap", [[4, 5, 4, 5], [4, 5, 4, 5]]),
+    ((0, -1, 0, 2), "edge", [[1, 2, 2, 2], [4, 5, 5, 5]]),
+    ((0, -1, 0, 1), "reflect", [[1, 2, 1], [4, 5, 4]]),
+], ids=["crop-to-empty", "crop-into-constant", "wrap-crop-to-empty", "wrap-begin-crop", "wrap-end-crop",
+        "wrap-beyond", "wrap-both-axes", "edge", "reflect"])
+def test_negative_pads_read_as_onnx_runtime_reads_them(pads: tuple[int, ...], mode: str, want: Any) -> None:
+    """Worked by hand: cropped first, then padded from what is left (ONNX Runtime's CPU EP gives
+    the same, checked below)."""
+    case = Case("Pad", "float32", (2, 3), pads=pads, mode=mode)
+    got = reference_output(case, X)
+    assert got.shape == np.asarray(want).shape and np.array_equal(got, np.asarray(want, np.float32))
+    assert "negative pads" in operator_for_type("Pad").inexpressible_reason(case)
+
+
+def test_edge_and_reflect_read_the_same_cropped_first_or_last() -> None:
+    """Only wrap reads across the crop: numpy's pad-then-crop gives the reference for the others."""
+    for pads, mode in (((0, -1, 0, 2), "edge"), ((-1, 1, 0, -2), "edge"), ((0, -1, 0, 1), "reflect"),
+                       ((0, 1, 0, -1), "reflect")):
+        case = Case("Pad", "float32", (2, 3), pads=pads, mode=mode)
+        b, e = pads[:2], pads[2:]
+        padded = np.pad(X, [(max(b[a], 0), max(e[a], 0)) for a in range(2)], mode=mode)  # type: ignore[call-overload]
+        crop = tuple(slice(max(-b[a], 0), padded.shape[a] - max(-e[a], 0)) for a in range(2))
+        assert np.array_equal(reference_output(case, X), padded[crop]), (pads, mode)
+
+
+def test_wrap_with_negative_pads_passes_on_the_cpu_ep() -> None:
+    """The whole input wrapped, then cropped, made a false mismatch here."""
+    cases = [Case("Pad", dt, (3, 4), pads=pads, mode="wrap", opset=19)
+             for dt in ("float32", "int8")
+             for pads in ((0, -1, 0, 2), (1, 2, -2, -1), (-1, 0, 2, -3), (0, 5, 0, -2))]
+    results = run_cases(cases, provider="cpu", jobs=1)
+    assert [r.status for r in results] == [Status.PASS] * len(cases), [r.message for r in results]
