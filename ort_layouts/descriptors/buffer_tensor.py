@@ -276,7 +276,17 @@ class BufferTensorDesc:
 
         >>> BufferTensorDesc.from_numpy(np.zeros((2, 3), np.float32).T).strides
         (1, 3)
+
+        Raises:
+            DescriptorError: ``array`` is not a numpy array (a list has no layout of its own:
+                ``np.asarray`` makes one), or its strides are negative or not whole elements.
+            DataTypeError: its dtype has no DirectML data type.
         """
+        if not isinstance(array, np.ndarray):
+            raise DescriptorError(
+                "array", array,
+                f"from_numpy needs a numpy array (its dtype, shape and strides), got {type(array).__name__} "
+                f"{array!r:.60}; np.asarray(...) makes one")
         dtype = DataType.from_numpy(array.dtype)
         item = array.dtype.itemsize
         sizes = tuple(array.shape) or (1,)
@@ -590,22 +600,33 @@ class BufferTensorDesc:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BufferTensorDesc:
-        """Inverse of :meth:`to_dict` (``data_type`` may be a name or a DirectML value)."""
+        """Inverse of :meth:`to_dict` (``data_type`` may be a name or a DirectML value).
+
+        Raises:
+            DescriptorError: ``data`` is not a dict, lacks data_type or sizes, holds another key,
+                or a field is not what the descriptor takes (as the constructor checks it).
+            DataTypeError: ``data_type`` is neither a data type name nor a DML_TENSOR_DATA_TYPE
+                value.
+        """
         if not isinstance(data, dict):
             raise DescriptorError("dict-keys", data, f"a descriptor dict is needed, got {data!r}")
         known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - known)
+        unknown = sorted(set(data) - known, key=str)
         if unknown:
             raise DescriptorError("dict-keys", unknown,
                                   f"unknown descriptor keys {unknown}; valid: {sorted(known)}")
         if "data_type" not in data or "sizes" not in data:
-            raise DescriptorError("dict-keys", sorted(data), "a descriptor needs data_type and sizes")
+            raise DescriptorError("dict-keys", sorted(data, key=str),
+                                  f"a descriptor needs data_type and sizes; got keys {sorted(data, key=str)}")
         d = dict(data)
         dt = d["data_type"]
+        if isinstance(dt, bool) or not isinstance(dt, (int, str)):
+            raise DataTypeError(f"descriptor data_type {dt!r} is neither a data type name nor a "
+                                f"DML_TENSOR_DATA_TYPE value; valid: {[t.name for t in DataType.known()]}")
         d["data_type"] = DataType(dt) if isinstance(dt, int) else DataType.from_name(dt)
-        d["sizes"] = tuple(d["sizes"])
-        if d.get("strides") is not None:
-            d["strides"] = tuple(d["strides"])
+        for key in ("sizes", "strides"):  # JSON's arrays; the constructor checks anything else
+            if type(d.get(key)) is list:
+                d[key] = tuple(d[key])
         return cls(**d)
 
     def to_json(self) -> str:
@@ -614,8 +635,20 @@ class BufferTensorDesc:
 
     @classmethod
     def from_json(cls, text: str) -> BufferTensorDesc:
-        """Inverse of :meth:`to_json`."""
-        return cls.from_dict(json.loads(text))
+        """Inverse of :meth:`to_json`.
+
+        Raises:
+            DescriptorError: ``text`` is not JSON text, or as :meth:`from_dict`.
+            DataTypeError: as :meth:`from_dict`.
+        """
+        if not isinstance(text, (str, bytes, bytearray)):
+            raise DescriptorError("json", text, f"descriptor JSON text is needed, got {type(text).__name__} "
+                                                f"{text!r:.60}")
+        try:
+            data = json.loads(text)
+        except ValueError as e:  # JSONDecodeError, or bytes that are no UTF-8
+            raise DescriptorError("json", text, f"descriptor JSON {text!r:.60} does not parse: {e}") from None
+        return cls.from_dict(data)
 
     def to_cpp(self, name: str = "tensorDesc") -> str:
         """A C++ initializer a native DirectML developer can paste.

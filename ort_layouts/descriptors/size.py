@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,8 @@ __all__ = ["calc_buffer_tensor_size", "last_element_index", "packed_strides"]
 
 
 def _as_dims(values: Sequence[int], what: str) -> tuple[int, ...]:
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+    """Integers in order: a set (no order) or a mapping (its keys) is refused with the rest."""
+    if isinstance(values, (str, bytes, AbstractSet, Mapping)) or not hasattr(values, "__len__"):
         raise DescriptorError(what, values, f"{what} must be a sequence of integers, got {values!r}")
     out = []
     for v in values:

@@ -109,6 +109,39 @@ CATALOGUE: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
      lambda: BufferTensorDesc.from_dict({"data_type": "FLOAT32", "sizes": [2], "size": 1}),
      DescriptorError, "size"),
     ("cpp-name", lambda: F32_3x4.to_cpp("my desc"), DescriptorError, "my desc"),
+    # the descriptor of something else: a list, a dict or JSON text that is no descriptor
+    ("from-numpy-list", lambda: BufferTensorDesc.from_numpy([1, 2]), DescriptorError,  # type: ignore[arg-type]
+     "from_numpy needs a numpy array (its dtype, shape and strides), got list [1, 2]"),
+    ("from-numpy-none", lambda: BufferTensorDesc.from_numpy(None), DescriptorError,  # type: ignore[arg-type]
+     "got NoneType None"),
+    ("from-dict-not-a-dict", lambda: BufferTensorDesc.from_dict([1]), DescriptorError, "got [1]"),  # type: ignore[arg-type]
+    ("from-dict-no-sizes", lambda: BufferTensorDesc.from_dict({"data_type": "FLOAT32"}), DescriptorError,
+     "needs data_type and sizes; got keys ['data_type']"),
+    ("from-dict-keys-of-two-types",
+     lambda: BufferTensorDesc.from_dict({"data_type": "FLOAT32", "sizes": [2], 3: 1, "x": 2}),
+     DescriptorError, "unknown descriptor keys [3, 'x']"),
+    ("from-dict-sizes-int", lambda: BufferTensorDesc.from_dict({"data_type": "FLOAT32", "sizes": 3}),
+     DescriptorError, "sizes must be a sequence of integers, got 3"),
+    ("from-dict-strides-int",
+     lambda: BufferTensorDesc.from_dict({"data_type": "FLOAT32", "sizes": [2, 3], "strides": 5}),
+     DescriptorError, "strides must be a sequence of integers, got 5"),
+    ("from-dict-sizes-set", lambda: BufferTensorDesc.from_dict({"data_type": "FLOAT32", "sizes": {3, 2}}),
+     DescriptorError, "sizes must be a sequence of integers, got {2, 3}"),
+    ("from-dict-sizes-dict", lambda: BufferTensorDesc.from_dict({"data_type": "FLOAT32", "sizes": {3: 1}}),
+     DescriptorError, "got {3: 1}"),
+    ("from-dict-dtype-bool", lambda: BufferTensorDesc.from_dict({"data_type": True, "sizes": [2]}),
+     DataTypeError, "data_type True is neither a data type name nor a DML_TENSOR_DATA_TYPE value; valid: "),
+    ("from-dict-dtype-float", lambda: BufferTensorDesc.from_dict({"data_type": 1.0, "sizes": [2]}),
+     DataTypeError, "data_type 1.0 is neither"),
+    ("from-dict-flags-name",
+     lambda: BufferTensorDesc.from_dict({"data_type": "FLOAT32", "sizes": [2], "flags": "NONE"}),
+     DescriptorError, "flags 'NONE' is not a DML_TENSOR_FLAGS value; valid: "),
+    ("from-json-not-json", lambda: BufferTensorDesc.from_json("[1"), DescriptorError,
+     "descriptor JSON '[1' does not parse"),
+    ("from-json-not-text", lambda: BufferTensorDesc.from_json(5), DescriptorError,  # type: ignore[arg-type]
+     "descriptor JSON text is needed, got int 5"),
+    ("sizes-set", lambda: BufferTensorDesc("float32", {2, 3}), DescriptorError,  # type: ignore[arg-type]
+     "sizes must be a sequence of integers, got {2, 3}"),
     # pad
     ("pads-length", lambda: PaddingOp.from_onnx(F32_3x4, [1, 2, 3]), ShapeError, "[1, 2, 3]"),
     ("pad-axis-out-of-range", lambda: PaddingOp.from_onnx(F32_3x4, [1, 1], axes=[2]), ShapeError, "axis 2 "),
