@@ -8,7 +8,8 @@ with sizes ``{N, C, H, W}`` means C varies fastest in memory.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 
 import numpy as np
 
@@ -57,7 +58,7 @@ def axis_order(layout: LayoutSpec, rank: int) -> tuple[int, ...]:
                 f"layout {layout!r} has {len(logical)} axes but the sizes have {rank}; "
                 f"layouts for rank {rank}: {layouts_for_rank(rank) or 'none (use an axis order)'}")
         return tuple(logical.index(ch) for ch in letters)
-    if not hasattr(layout, "__iter__") or any(
+    if isinstance(layout, (AbstractSet, Mapping)) or not hasattr(layout, "__iter__") or any(
             isinstance(a, bool) or not isinstance(a, (int, np.integer)) for a in layout):
         raise LayoutError(
             f"layout {layout!r} is neither a name nor a sequence of integer axes; "
@@ -80,6 +81,20 @@ def layouts_for_rank(rank: int) -> list[str]:
     return names
 
 
+def _flags(broadcast: Sequence[bool]) -> list[bool]:
+    """Broadcast flags as bools; bools (numpy's too) and the integers 0 and 1 are flags."""
+    valid = "one True or False per size, e.g. [False, True, False, False]"
+    if isinstance(broadcast, (str, bytes, AbstractSet, Mapping)) or not hasattr(broadcast, "__len__"):
+        raise ShapeError(f"broadcast flags {broadcast!r} are not a sequence of bools; valid: {valid}")
+    flags = []
+    for b in broadcast:
+        if not isinstance(b, (bool, np.bool_)) and not (isinstance(b, (int, np.integer)) and b in (0, 1)):
+            raise ShapeError(f"broadcast flags {list(broadcast)!r} hold {b!r}, which is not a bool; "
+                             f"valid: {valid}")
+        flags.append(bool(b))
+    return flags
+
+
 def calculate_strides(
     layout: LayoutSpec,
     sizes: Sequence[int],
@@ -87,15 +102,21 @@ def calculate_strides(
 ) -> tuple[int, ...]:
     """CalculateStrides from DirectML's helper functions, generalised to any rank and layout.
 
-    Sizes are in logical order. An axis flagged in ``broadcast`` gets stride 0 and counts as
-    size 1 for the strides of the axes outside it, exactly as the seed's C++ does.
+    Sizes are in logical order. An axis flagged in ``broadcast`` (one bool per size, 0 and 1
+    taken as False and True) gets stride 0 and counts as size 1 for the strides of the axes
+    outside it, exactly as the seed's C++ does.
+
+    Raises:
+        ShapeError: sizes that are not integers >= 0, or broadcast flags that are not one bool
+            per size (a string, a set, 2 or None among them).
+        LayoutError: a layout that is neither a name nor an axis order of the sizes' rank.
 
     >>> calculate_strides("NHWC", [1, 1, 3, 5])
     (15, 1, 5, 1)
     >>> calculate_strides("NCHW", [2, 3, 4, 5], [False, True, False, False])
     (20, 0, 5, 1)
     """
-    if isinstance(sizes, (str, bytes)) or not hasattr(sizes, "__len__"):
+    if isinstance(sizes, (str, bytes, AbstractSet, Mapping)) or not hasattr(sizes, "__len__"):
         raise ShapeError(f"sizes must be a sequence of integers, got {sizes!r}")
     sz = []
     for n in sizes:
@@ -104,7 +125,7 @@ def calculate_strides(
         sz.append(int(n))
     rank = len(sz)
     order = axis_order(layout, rank)
-    flags = [False] * rank if broadcast is None else [bool(b) for b in broadcast]
+    flags = [False] * rank if broadcast is None else _flags(broadcast)
     if len(flags) != rank:
         raise ShapeError(
             f"broadcast flags {flags} have {len(flags)} entries but sizes {sz} have {rank}")

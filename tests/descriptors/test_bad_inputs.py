@@ -88,6 +88,19 @@ CATALOGUE: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
      LayoutError, "NHHW"),
     ("layout-not-a-permutation", lambda: calculate_strides((0, 2, 2), (1, 2, 3)), LayoutError, "[0, 2, 2]"),
     ("broadcast-flags-length", lambda: calculate_strides("NCHW", (1, 2, 3, 4), [True]), ShapeError, "[True]"),
+    ("broadcast-flags-string", lambda: calculate_strides("NCHW", (1, 2, 3, 4), "TFTF"), ShapeError,  # type: ignore[arg-type]
+     "broadcast flags 'TFTF' are not a sequence of bools; valid: one True or False per size"),
+    ("broadcast-flags-int", lambda: calculate_strides("NCHW", (1, 2, 3, 4), 3), ShapeError,  # type: ignore[arg-type]
+     "broadcast flags 3 are not a sequence of bools"),
+    ("broadcast-flags-set", lambda: calculate_strides("NCHW", (1, 2, 3, 4), {0, 1}), ShapeError,  # type: ignore[arg-type]
+     "broadcast flags {0, 1} are not"),
+    ("broadcast-flag-two", lambda: calculate_strides("NCHW", (1, 2, 3, 4), [2, 0, 0, 0]), ShapeError,
+     "hold 2, which is not a bool; valid: one True or False per size"),
+    ("broadcast-flag-text", lambda: calculate_strides("NCHW", (1, 2, 3, 4), ["False", "", "", ""]),  # type: ignore[list-item]
+     ShapeError, "hold 'False', which is not a bool"),
+    ("layout-set", lambda: calculate_strides({0, 1}, (2, 3)), LayoutError, "layout {0, 1} is neither"),  # type: ignore[arg-type]
+    ("layout-sizes-set", lambda: calculate_strides("HW", {2, 3}), ShapeError,  # type: ignore[arg-type]
+     "sizes must be a sequence of integers, got {2, 3}"),
     # transpose
     ("perm-not-permutation", lambda: F32_3x4.transpose((0, 0)), ShapeError, "[0, 0]"),
     ("perm-wrong-length", lambda: F32_3x4.transpose((0, 1, 2)), ShapeError, "[0, 1, 2]"),

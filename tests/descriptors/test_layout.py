@@ -87,6 +87,12 @@ def test_broadcast_counts_as_size_one() -> None:
     assert calculate_strides("NHWC", (2, 3, 4, 5), [False, False, True, False]) == (15, 1, 0, 3)
 
 
+def test_numpy_bools_and_0_1_are_flags_too() -> None:
+    # NCHW with C broadcast: W 1, H 5, C 0, N 4 * 5 (C counts as size 1)
+    for flags in ([0, 1, 0, 0], np.array([False, True, False, False]), (np.int64(0), 1, False, 0)):
+        assert calculate_strides("NCHW", (2, 3, 4, 5), flags) == (20, 0, 5, 1)  # type: ignore[arg-type]
+
+
 def test_layouts_for_rank() -> None:
     assert layouts_for_rank(4)[:2] == ["NCHW", "NHWC"]
     assert len(layouts_for_rank(4)) == 24
