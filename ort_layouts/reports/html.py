@@ -52,15 +52,21 @@ code,pre{font-family:ui-monospace,Consolas,monospace;font-size:.9em}pre{backgrou
 
 
 _HTML_SPECIAL_CHARS = "&<>\"'"  # what html.escape(text, quote=True) replaces
-_HTML_SPECIAL = re.compile(f"[{_HTML_SPECIAL_CHARS}]")
+# a lone surrogate (a name decoded with surrogateescape, say): UTF-8 cannot hold it
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_HTML_SPECIAL = re.compile(f"[{_HTML_SPECIAL_CHARS}\ud800-\udfff]")
 _STATUS_OF = operator.attrgetter("status")
 _CASE_ID_OF = operator.attrgetter("case.id")
 _STATUS_VALUES = tuple((s, s.value) for s in Status)
 
 
 def escape(value: object) -> str:
+    """``html.escape(str(value), quote=True)``, each lone surrogate (which UTF-8 cannot hold)
+    replaced by U+FFFD, as an HTML parser decodes bytes that are not UTF-8."""
     text = str(value)
-    return html.escape(text, quote=True) if _HTML_SPECIAL.search(text) else text
+    if _HTML_SPECIAL.search(text) is None:
+        return text
+    return html.escape(_SURROGATE.sub("\ufffd", text), quote=True)
 
 
 def page(title: str, body: str) -> str:
@@ -450,7 +456,8 @@ def all_cases_row_texts(results: Sequence[CaseResult], ids: Sequence[str] | None
     if ids is None:
         ids = list(map(_CASE_ID_OF, results))
     joined = "".join(ids)
-    if any(c in joined for c in _HTML_SPECIAL_CHARS):  # rarely: these ids are escaped
+    if any(c in joined for c in _HTML_SPECIAL_CHARS) or (  # rarely: these ids are escaped
+            not joined.isascii() and _SURROGATE.search(joined) is not None):
         ids = [escape(case_id) for case_id in ids]
     providers = _PROVIDER_TEXTS
     cells = _STATUS_CELLS

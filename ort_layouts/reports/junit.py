@@ -3,7 +3,8 @@ passing case's without those that are empty, such as its first mismatch and diag
 
 The XML is written as text, as :mod:`xml.etree.ElementTree` writes such a tree after
 ``ET.indent`` (two spaces a level; ``<tag ... />`` for an element with neither text nor
-children; attribute values and text escaped as it escapes them), at a fraction of the cost of
+children; attribute values and text escaped as it escapes them, and what XML 1.0 cannot hold,
+such as control characters and lone surrogates, replaced by U+FFFD), at a fraction of the cost of
 building the tree: a full suite's JUnit file has a testcase and ten to twenty properties for each
 of its thousands of cases.
 """
@@ -35,9 +36,11 @@ def _clean(text: object) -> str:
 
 
 def _attr(text: str) -> str:
-    """An attribute value, escaped as ElementTree escapes one."""
+    """An attribute value, escaped as ElementTree escapes one, what XML cannot hold (a lone
+    surrogate, a control character) replaced by U+FFFD."""
     if _SPECIAL.search(text) is None:
         return text
+    text = _INVALID_XML.sub("\ufffd", text)
     return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
             .replace("\r", "&#13;").replace("\n", "&#10;").replace("\t", "&#09;"))
 

@@ -39,6 +39,7 @@ import json
 import operator
 import os
 import queue
+import re
 import stat
 import sys
 import tempfile
@@ -83,9 +84,9 @@ def now_iso() -> str:
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str | Iterable[str]) -> None:
-    """Write ``text`` (UTF-8), or the pieces of text one after another, to ``path`` through a
-    temporary file and ``os.replace``: readers see the old file or the new one, never half of
-    one.
+    """Write ``text`` (UTF-8; a lone surrogate, which UTF-8 cannot hold, as U+FFFD), or the
+    pieces of text one after another, to ``path`` through a temporary file and ``os.replace``:
+    readers see the old file or the new one, never half of one.
 
     A report's summaries are written as pieces (a few hundred results' text each): joining
     megabytes into one string, or encoding one, costs a copy into memory the process has not
@@ -111,7 +112,7 @@ def atomic_write_texts(files: Sequence[tuple[str | os.PathLike[str], str | Itera
             written.append((target, tmp, out))
             os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600 files; give what open() would
             for piece in (text,) if isinstance(text, str) else text:
-                out.write(piece.encode("utf-8"))
+                out.write(_utf8(piece))
             out.flush()
             if _START_WRITEBACK is not None:  # Linux: the dirty pages go to the disk now, not when synced
                 _START_WRITEBACK(fd, 0, 0, _DONTNEED)
@@ -134,6 +135,18 @@ def atomic_write_texts(files: Sequence[tuple[str | os.PathLike[str], str | Itera
             unfinished.close()
             Path(left).unlink(missing_ok=True)
         raise
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _utf8(text: str) -> bytes:
+    """``text`` in UTF-8, each lone surrogate (a name decoded with surrogateescape, say) as
+    U+FFFD."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text).encode("utf-8")
 
 
 class _Syncer:
@@ -487,8 +500,15 @@ def load_report(path: str | os.PathLike[str]) -> Report:
 
 
 def read_json(path: Path) -> dict[str, Any]:
+    """The JSON object of a report file.
+
+    Raises:
+        ReportError: the file is not UTF-8, not JSON, or not a JSON object (it is damaged).
+    """
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as e:
+        raise ReportError(f"{path} is not UTF-8 ({e.reason} at byte {e.start}); the file is damaged") from e
     except json.JSONDecodeError as e:
         raise ReportError(f"{path} is not valid JSON: {e}") from e
     if not isinstance(data, dict):

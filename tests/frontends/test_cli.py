@@ -450,6 +450,30 @@ def test_merge_command(tmp_path: Path, capsys: Cap) -> None:
     assert (tmp_path / "m" / "matrix.html").is_file()
 
 
+@needs_engine
+def test_a_model_whose_path_is_not_utf_8_is_validated_into_utf_8_reports(tmp_path: Path) -> None:
+    """A file name that is not UTF-8 reaches Python as lone surrogates (surrogateescape): the
+    reports name it, in UTF-8, instead of failing to be written. (In a process of its own: its
+    stderr writes them as Python's does, escaped.)"""
+    name = os.fsdecode(b"model-\xff.onnx")
+    try:
+        model = tmp_path / name
+        model.write_bytes((ROOT / "tests" / "data" / "transformer_block.onnx").read_bytes())
+    except (OSError, UnicodeError):
+        pytest.skip("this file system takes only UTF-8 names")
+    proc = subprocess.run([sys.executable, "-m", "ort_layouts", "validate", "--provider", "cpu", "--model",
+                           os.fsencode(model), "--report", str(tmp_path / "r"), "--progress", "none"],
+                          capture_output=True, env=_env(), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    for file in ("meta.json", "results.jsonl", "report.json", "junit.xml", "report.html"):
+        (tmp_path / "r" / file).read_bytes().decode("utf-8")  # strict: raises on what is not UTF-8
+    suite = ET.parse(tmp_path / "r" / "junit.xml").getroot().find("testsuite")
+    assert suite is not None
+    command = {p.get("name"): p.get("value") for p in suite.findall("properties/property")}["command"]
+    assert "model-\ufffd.onnx" in command
+    assert json.loads((tmp_path / "r" / "meta.json").read_text())["model"]["path"] == str(model)
+
+
 # ---- progress and interruption -------------------------------------------------------------------
 class _Tty(io.StringIO):
     def isatty(self) -> bool:

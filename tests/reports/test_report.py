@@ -193,6 +193,25 @@ def test_load_report_errors(tmp_path: Path) -> None:
         load_report(tmp_path / "y.json")
 
 
+@pytest.mark.parametrize("name", [JSON_FILE, META_FILE])
+def test_a_report_file_that_is_not_utf_8_is_a_report_error_naming_it(tmp_path: Path, name: str) -> None:
+    (tmp_path / name).write_bytes(b'{"results": [], "device": "\xff"}')
+    if name == META_FILE:  # a directory is read from its meta.json when it has results.jsonl
+        (tmp_path / RESULTS_FILE).write_bytes(b"")
+    with pytest.raises(ReportError, match=rf"{re.escape(str(tmp_path / name))} is not UTF-8 \(invalid start "
+                                          r"byte at byte 27\); the file is damaged"):
+        load_report(tmp_path)
+
+
+def test_atomic_writes_put_u_fffd_for_a_lone_surrogate(tmp_path: Path) -> None:
+    from ort_layouts.reports.report import atomic_write_text, atomic_write_texts
+
+    atomic_write_text(tmp_path / "a.txt", "m\udcff.onnx \ud800!")
+    assert (tmp_path / "a.txt").read_bytes() == b"m\xef\xbf\xbd.onnx \xef\xbf\xbd!"  # U+FFFD in UTF-8
+    atomic_write_texts([(tmp_path / "b.txt", iter(["ok ", "\udfff", " é"]))])
+    assert (tmp_path / "b.txt").read_bytes() == b"ok \xef\xbf\xbd \xc3\xa9"
+
+
 # ---- JUnit ------------------------------------------------------------------------------------
 def _junit(strict: bool = False) -> ET.Element:
     return ET.fromstring(render_junit(Report(META, tuple(make_results())), strict=strict))

@@ -1,0 +1,72 @@
+"""The report writer: names with lone surrogates are written into every file, which stays
+UTF-8."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+from ort_layouts.engine.result import CaseResult, Status
+from ort_layouts.operators.case import Case
+from ort_layouts.reports.report import (
+    HTML_FILE,
+    JSON_FILE,
+    JUNIT_FILE,
+    META_FILE,
+    RESULTS_FILE,
+    load_report,
+)
+from ort_layouts.reports.writer import ReportWriter
+
+CPU = "CPUExecutionProvider"
+
+
+def _results() -> list[CaseResult]:
+    return [CaseResult(Case("Transpose", "float32", (2, 3), perm=(1, 0)), Status.PASS, CPU, element_count=6),
+            CaseResult(Case("Transpose", "float32", (3, 2), perm=(1, 0)), Status.PASS, CPU, element_count=6),
+            CaseResult(Case("Expand", "float16", (3,), target_shape=(2, 3)), Status.ERROR, CPU,
+                       message="boom")]
+
+
+def _meta(shard: str = "", **more: Any) -> dict[str, Any]:
+    command = "ort-layouts validate" + (f" --shard {shard}" if shard else "")
+    return {"provider": CPU, "command": command, "environment": {"hostname": "h"},
+            "selection": {"provider": CPU, "ops": [], "shard": shard}, **more}
+
+
+def _write(directory: Path, meta: dict[str, Any], results: list[CaseResult], *, resume: bool = False,
+           force: bool = False) -> None:
+    with ReportWriter(directory, meta=meta, planned=[r.case.id for r in results], resume=resume,
+                      force=force) as w:
+        for r in results:
+            if r.case.id not in w.done_ids:
+                w.add(r)
+        w.write_summaries(finished=True)
+
+
+def test_names_with_lone_surrogates_are_written_into_every_file(tmp_path: Path) -> None:
+    """A model path and command decoded with surrogateescape, a device name with a lone
+    surrogate: every file is written, in UTF-8; results.jsonl and the JSON files escape them
+    (``\\udcff``: JSON holds it, in ASCII, and reads it back); the XML and HTML hold U+FFFD."""
+    bad = "m\udcff\ud800"
+    meta = _meta(model="/models/" + bad + ".onnx", device="gpu " + bad)
+    meta["command"] = "ort-layouts validate --model /models/" + bad + ".onnx"
+    results = [CaseResult(r.case, r.status, CPU, device="gpu " + bad, node_provider=CPU + bad,
+                          element_count=r.element_count, message=r.message and r.message + bad)
+               for r in _results()]
+    _write(tmp_path, meta, results)
+    for name in (META_FILE, RESULTS_FILE, JSON_FILE, JUNIT_FILE, HTML_FILE):
+        text = (tmp_path / name).read_bytes().decode("utf-8")  # strict: raises on what is not UTF-8
+        assert "\udcff" not in text and "\ud800" not in text, name
+    for name in (META_FILE, RESULTS_FILE, JSON_FILE):
+        assert "m\\udcff\\ud800" in (tmp_path / name).read_text(encoding="ascii"), name
+    back = load_report(tmp_path)
+    assert back.meta["model"] == "/models/" + bad + ".onnx"
+    assert [r.device for r in back.results] == ["gpu " + bad] * 3
+    assert back.results[2].message == "boom" + bad
+    suite = ET.parse(tmp_path / JUNIT_FILE).getroot().find("testsuite")
+    assert suite is not None
+    props = {p.get("name"): p.get("value") for p in suite.findall("properties/property")}
+    assert props["command"] == "ort-layouts validate --model /models/m\ufffd\ufffd.onnx"
+    assert "gpu m\ufffd\ufffd" in (tmp_path / HTML_FILE).read_text(encoding="utf-8")
