@@ -11,6 +11,7 @@ of its thousands of cases.
 
 from __future__ import annotations
 
+import datetime
 import json
 import operator
 import re
@@ -19,7 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from ort_layouts.engine.result import CaseResult, Status
 from ort_layouts.reports.report import Report, Totals, failure_text, result_figures
 
-__all__ = ["junit_pieces", "render_junit", "testcase_texts"]
+__all__ = ["junit_pieces", "junit_timestamp", "render_junit", "testcase_texts"]
 
 # characters XML 1.0 cannot hold, even escaped
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -277,7 +278,8 @@ def render_junit(report: Report, *, strict: bool = False) -> str:
     Mismatches are ``<failure>``, errors ``<error>``, unsupported cases ``<skipped>`` (or a
     ``<failure type="unsupported">`` when ``strict``). Each testcase carries its figures as
     ``<properties>`` (a pass: those that are not empty) and, unless it passed, in
-    ``<system-out>``.
+    ``<system-out>``. The testsuite's ``timestamp`` is the run's start in UTC without an offset,
+    as JUnit's schema has it (:func:`junit_timestamp`).
     """
     return "".join(junit_pieces(report, strict=strict))
 
@@ -304,6 +306,7 @@ def junit_pieces(
     known = len(totals.known_issues())
     unsupported_fail = strict and counts["unsupported"]
     missing = _missing_text(report) if not totals.complete else ""  # one failing testcase says so
+    timestamp = junit_timestamp(report.meta.get("started"))
     suite_attrs = _attrs((
         ("name", f"ort_layouts.{report.meta.get('provider', 'unknown')}"),
         ("tests", str(len(report.results) + bool(missing))),
@@ -312,7 +315,7 @@ def junit_pieces(
         ("errors", str(counts["error"])),
         ("skipped", str(0 if strict else counts["unsupported"] + known)),
         ("time", f"{sum(map(_SECONDS_OF, report.results)):.3f}"),
-        ("timestamp", str(report.meta.get("started", ""))),
+        *((("timestamp", timestamp),) if timestamp else ()),
         ("hostname", str(report.meta.get("environment", {}).get("hostname", ""))),
     ))
     env = report.meta.get("environment", {})
@@ -340,6 +343,24 @@ def junit_pieces(
                f'{inner}{_INDENT}{_leaf("failure", _attrs((("message", missing), ("type", "incomplete"))))}'
                f"{inner}</testcase>")
     yield f"\n{_INDENT}</testsuite>\n</testsuites>\n"
+
+
+def junit_timestamp(started: object) -> str:
+    """A run's start (``meta["started"]``, ISO 8601 with its offset: ``now_iso``) as JUnit's
+    schema (Ant's and Jenkins' ``junit.xsd``) has a testsuite's ``timestamp``: an
+    ``xs:dateTime`` of the pattern ``[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}``,
+    without a time zone: the time in UTC, to the second ("2026-11-23T18:40:00" of
+    "2026-11-23T19:40:00+01:00"; a time without an offset as it is). "" for what is not an
+    ISO 8601 time (the testsuite then has no timestamp)."""
+    if not isinstance(started, str):
+        return ""
+    try:
+        time = datetime.datetime.fromisoformat(started)
+        if time.tzinfo is not None:
+            time = time.astimezone(datetime.UTC).replace(tzinfo=None)
+    except (ValueError, OverflowError):  # not a time, or UTC's is out of datetime's years
+        return ""
+    return time.replace(microsecond=0).isoformat()
 
 
 def _missing_text(report: Report) -> str:

@@ -87,7 +87,7 @@ def _reference_junit(report: Report, *, strict: bool = False) -> str:
     known = len(report.known_issues())
     unsupported_fail = strict and counts["unsupported"]
     suites = ET.Element("testsuites")
-    suite = ET.SubElement(suites, "testsuite", {
+    suite_attrs = {
         "name": f"ort_layouts.{report.meta.get('provider', 'unknown')}",
         "tests": str(len(report.results)),
         "failures": str(counts["mismatch"] - (0 if strict else known)
@@ -95,9 +95,13 @@ def _reference_junit(report: Report, *, strict: bool = False) -> str:
         "errors": str(counts["error"]),
         "skipped": str(0 if strict else counts["unsupported"] + known),
         "time": f"{sum(r.seconds for r in report.results):.3f}",
-        "timestamp": str(report.meta.get("started", "")),
-        "hostname": str(report.meta.get("environment", {}).get("hostname", "")),
-    })
+    }
+    started = report.meta.get("started")
+    if started is not None:  # the samples' starts are UTC: JUnit's schema has them without "+00:00"
+        assert isinstance(started, str) and started.endswith("+00:00"), started
+        suite_attrs["timestamp"] = started.removesuffix("+00:00")
+    suite_attrs["hostname"] = str(report.meta.get("environment", {}).get("hostname", ""))
+    suite = ET.SubElement(suites, "testsuite", suite_attrs)
     props = ET.SubElement(suite, "properties")
     env = report.meta.get("environment", {})
     suite_props = {
