@@ -42,6 +42,7 @@ from ort_layouts.reports.lock import DirectoryLock
 from ort_layouts.reports.report import (
     META_FILE,
     RESULTS_FILE,
+    SHARDS_FILE,
     Report,
     atomic_write_text,
     failure_text,
@@ -69,7 +70,6 @@ __all__ = [
     "write_matrix",
 ]
 
-SHARDS_FILE = "shards.json"
 _SHARD_DIR = re.compile(r"shard-(\d+)-of-(\d+)")
 
 MATRIX_JSON = "matrix.json"

@@ -20,6 +20,10 @@ A report directory holds:
     line, each as ``results.jsonl`` holds it.
 ``.lock``
     the lock a run holds on the directory while it writes (see :mod:`ort_layouts.reports.lock`).
+``shards.json``
+    of a report merged from shards (:func:`ort_layouts.reports.merge.merge_shards`): where and
+    when each shard ran. A run that starts a new report in the directory removes it with the
+    summaries (the report is no longer the merged one); a resumed one keeps it.
 
 A finished run rewrites ``results.jsonl`` in planned order. A sharded run (``--shard K/N``)
 writes the same files into ``shard-K-of-N/`` under its report directory;
@@ -58,6 +62,7 @@ __all__ = [
     "JUNIT_FILE",
     "META_FILE",
     "RESULTS_FILE",
+    "SHARDS_FILE",
     "Report",
     "atomic_write_text",
     "atomic_write_texts",
@@ -70,6 +75,7 @@ RESULTS_FILE = "results.jsonl"
 JSON_FILE = "report.json"
 JUNIT_FILE = "junit.xml"
 HTML_FILE = "report.html"
+SHARDS_FILE = "shards.json"  # of a report merged from shards: where each shard ran
 FSYNC_INTERVAL_S = 0.2  # results.jsonl reaches the disk at least this often during a run
 
 _STATUS_OF = operator.attrgetter("status")

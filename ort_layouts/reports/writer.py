@@ -53,6 +53,7 @@ from ort_layouts.reports.report import (
     META_FILE,
     REPLACE_WHILE_OPEN,
     RESULTS_FILE,
+    SHARDS_FILE,
     Report,
     Totals,
     atomic_write_text,
@@ -383,7 +384,9 @@ class ReportWriter:
             equal selection.
         planned: the ids of the cases this run will run, in order.
         resume: continue the report already in ``directory``; without it a report already
-            there is replaced, if it has the same selection (or with ``force``).
+            there is replaced, if it has the same selection (or with ``force``): its
+            summaries go, and so does ``shards.json`` (a merged report's listing of its
+            shards); the ``shard-K-of-N`` directories, reports of their own, stay.
         force: replace a report of another selection.
         strict: known issues and unsupported cases count as failures in report.json, JUnit
             and HTML.
@@ -481,7 +484,8 @@ class ReportWriter:
                         f"made with {differences}; use another directory, --resume with the same selection, "
                         "or --force to replace it")
             results_path.write_bytes(b"")
-            for name in (JSON_FILE, JUNIT_FILE, HTML_FILE):
+            # the old report's summaries, and the listing of the shards it was merged from
+            for name in (JSON_FILE, JUNIT_FILE, HTML_FILE, SHARDS_FILE):
                 (self.directory / name).unlink(missing_ok=True)
         self.meta = new_meta
         atomic_write_text(meta_path, self._meta_json())

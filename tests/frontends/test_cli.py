@@ -451,6 +451,23 @@ def test_merge_command(tmp_path: Path, capsys: Cap) -> None:
 
 
 @needs_engine
+def test_an_unsharded_run_over_merged_shards_leaves_no_shards_json(tmp_path: Path, capsys: Cap) -> None:
+    report = str(tmp_path / "r")
+    for k in (1, 2):
+        argv = ["validate", *SMALL, "--progress", "none", "--shard", f"{k}/2", "--report", report]
+        assert run(argv, capsys)[0] == 0
+    assert run(["merge", "--shards", report], capsys)[0] == 0
+    assert (tmp_path / "r" / "shards.json").is_file()
+    code, out, _ = run(["validate", *SMALL, "--progress", "none", "--report", report], capsys)
+    assert code == 0 and "reports: " in out
+    assert not (tmp_path / "r" / "shards.json").exists()  # the report is this run's, not the shards'
+    assert sorted(p.name for p in (tmp_path / "r").iterdir()) == [
+        ".lock", "junit.xml", "meta.json", "report.html", "report.json", "results.jsonl", "shard-1-of-2",
+        "shard-2-of-2"]
+    assert "--shard" not in json.loads((tmp_path / "r" / "meta.json").read_text())["command"]
+
+
+@needs_engine
 def test_a_model_whose_path_is_not_utf_8_is_validated_into_utf_8_reports(tmp_path: Path) -> None:
     """A file name that is not UTF-8 reaches Python as lone surrogates (surrogateescape): the
     reports name it, in UTF-8, instead of failing to be written. (In a process of its own: its
