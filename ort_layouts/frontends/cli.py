@@ -961,9 +961,15 @@ def _add_merge(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the matrix as JSON instead of a table")
     p.add_argument("--force", action="store_true", help="with --shards: replace a report of another "
                                                         "selection in the output directory")
+    # refused with the reason (see _check_merge): each report is judged by its own run's --strict
+    p.add_argument("--strict", action="store_true", help=argparse.SUPPRESS)
 
 
 def _check_merge(args: argparse.Namespace) -> Path | None:
+    if args.strict:
+        raise UsageError("merge takes no --strict: each report is judged by its own run's --strict "
+                         "(validate --strict), in a matrix column marked (strict) as in its summaries; "
+                         "merge --shards takes the shards' (they must agree)")
     for source in args.reports:
         if not Path(source).exists():
             raise UsageError(f"argument REPORT: report {source!r} does not exist")

@@ -45,6 +45,7 @@ from ort_layouts.reports.report import (
     SHARDS_FILE,
     Report,
     atomic_write_text,
+    atomic_write_texts,
     failure_text,
     is_failure,
     load_report,
@@ -80,7 +81,11 @@ _SHORT = {Status.PASS: "ok", Status.MISMATCH: "MISMATCH", Status.ERROR: "ERROR",
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Column:
-    """One merged report: a provider on a device (and driver) on a machine."""
+    """One merged report: a provider on a device (and driver) on a machine.
+
+    ``strict``: the report's run had ``--strict`` (its meta's ``strict``): its known issues and
+    unsupported cases are failures in its cells, as in its own summaries.
+    """
 
     label: str
     source: str
@@ -90,6 +95,7 @@ class Column:
     hostname: str
     complete: bool
     directml_version: str = ""
+    strict: bool = False
 
 
 def _version_key(version: str) -> tuple[int, ...]:
@@ -201,11 +207,15 @@ class Matrix:
         return dict(sorted(groups.items(), key=lambda kv: (ops[kv[0][0]], dtypes[kv[0][1]], kv[0][2])))
 
     def group_cell(self, cases: Sequence[Case], column: int) -> dict[str, int]:
+        """How the ``cases`` went in a column: their count per status, "not run", "failed" (the
+        failures, as the column's report counts them: with its ``--strict`` also its known
+        issues and unsupported cases) and "known" (the known issues that are not failures)."""
+        strict = self.columns[column].strict
         counts = {s.value: 0 for s in Status} | {"not run": 0, "failed": 0, "known": 0}
         for c in cases:
             r = self.results[c.id][column]
             counts["not run" if r is None else r.status.value] += 1
-            if r is not None and is_failure(r):
+            if r is not None and is_failure(r, strict=strict):
                 counts["failed"] += 1
             elif r is not None and r.status is Status.MISMATCH:
                 counts["known"] += 1
@@ -284,7 +294,9 @@ class Matrix:
 
     def text_table(self) -> str:
         """A text table: one row per op / data type / rank, one column per report; a cell is
-        ``passed/cases`` followed by the number of failures (F), unsupported (U), not run (-)."""
+        ``passed/cases`` followed by the number of failures (F), known issues (K), unsupported
+        (U) and not run (-); in the column of a ``--strict`` report the known issues and the
+        unsupported cases are among the failures, as in its own summaries."""
         header = ["op", "dtype", "rank", *[f"[{i + 1}]" for i in range(len(self.columns))]]
         rows = [header]
         for (op, dt, rank), cases in self.groups().items():
@@ -296,7 +308,8 @@ class Matrix:
                 bad = n["failed"]
                 cell += f" {bad}F" if bad else ""
                 cell += f" {n['known']}K" if n["known"] else ""
-                cell += f" {n['unsupported']}U" if n["unsupported"] else ""
+                unsupported = 0 if self.columns[i].strict else n["unsupported"]  # strict: failures
+                cell += f" {unsupported}U" if unsupported else ""
                 cell += f" {n['not run']}-" if ran and n["not run"] else ""
                 row.append(cell)
             rows.append(row)
@@ -304,9 +317,11 @@ class Matrix:
         lines = ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in rows]
         lines.insert(1, "  ".join("-" * w for w in widths))
         lines.append("")
-        lines += [f"[{i + 1}] {c.label}" + ("" if c.complete else " (incomplete)")
-                  for i, c in enumerate(self.columns)]
-        lines.append("cells: passed/run, F = errors and unexplained mismatches, K = known issues, "
+        lines += [f"[{i + 1}] {c.label}" + (" (strict)" if c.strict else "")
+                  + ("" if c.complete else " (incomplete)") for i, c in enumerate(self.columns)]
+        strict = (" (and in a strict report's column its known issues and unsupported cases)"
+                  if any(c.strict for c in self.columns) else "")
+        lines.append(f"cells: passed/run, F = errors and unexplained mismatches{strict}, K = known issues, "
                      "U = unsupported, - = not run")
         differing = self.differing()
         lines.append(f"{len(differing)} of {len(self.cases)} cases differ between reports")
@@ -321,6 +336,7 @@ class Matrix:
     def to_html(self) -> str:
         cols = "".join(f"<th>[{i + 1}]</th>" for i in range(len(self.columns)))
         legend = "".join(f"<li>[{i + 1}] {escape(c.label)} <small>({escape(c.source)})</small>"
+                         + (" <b>strict</b>" if c.strict else "")
                          + ("" if c.complete else " <b>incomplete</b>") + "</li>"
                          for i, c in enumerate(self.columns))
         body = ["<h1>ort_layouts compatibility matrix</h1>", f'<ol class="columns">{legend}</ol>',
@@ -416,7 +432,8 @@ def merge_reports(sources: Sequence[str | os.PathLike[str] | Report]) -> Matrix:
         seen[label] = seen.get(label, 0) + 1
         if seen[label] > 1:
             label += f" #{seen[label]}"
-        columns.append(Column(label, source, provider, device, driver, host, rep.complete, directml))
+        columns.append(Column(label, source, provider, device, driver, host, rep.complete, directml,
+                              bool(rep.meta.get("strict", False))))
     cases: dict[str, Case] = {}
     table: dict[str, list[CaseResult | None]] = {}
     for i, (_, rep) in enumerate(reports):
@@ -428,17 +445,19 @@ def merge_reports(sources: Sequence[str | os.PathLike[str] | Report]) -> Matrix:
 
 def write_matrix(matrix: Matrix, directory: str | os.PathLike[str], *, text: bool = False) -> dict[str, Path]:
     """Write matrix.json and matrix.html (and, with ``text``, matrix.txt: :meth:`Matrix.text_table`)
-    into ``directory`` (created if missing), atomically."""
+    into ``directory`` (created if missing), atomically and together: each is made before any
+    replaces the one there, so an interrupted or failed write leaves the earlier ones whole."""
     out = Path(directory)
     if out.exists() and not out.is_dir():
         raise ReportError(f"output directory {str(out)!r} is a file")
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / MATRIX_JSON, "html": out / MATRIX_HTML}
-    atomic_write_text(paths["json"], json.dumps(matrix.to_dict(), indent=1) + "\n")
-    atomic_write_text(paths["html"], matrix.to_html())
+    files: list[tuple[str | os.PathLike[str], str]] = [
+        (paths["json"], json.dumps(matrix.to_dict(), indent=1) + "\n"), (paths["html"], matrix.to_html())]
     if text:
         paths["text"] = out / MATRIX_TEXT
-        atomic_write_text(paths["text"], matrix.text_table())
+        files.append((paths["text"], matrix.text_table()))
+    atomic_write_texts(files)
     return paths
 
 

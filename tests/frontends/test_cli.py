@@ -87,6 +87,10 @@ BAD = {
     "validate-resume-no-report": (["validate", "--resume"], "--report"),
     "merge-nothing": (["merge"], "REPORT"),
     "merge-missing": (["merge", "/nonexistent/report"], "does not exist"),
+    "merge-strict": (["merge", "--strict", "/nonexistent/report"], "merge takes no --strict: each report is "
+                     "judged by its own run's --strict (validate --strict)"),
+    "merge-shards-strict": (["merge", "--shards", "--strict", "/nonexistent/report"],
+                            "merge takes no --strict"),
 }
 
 
