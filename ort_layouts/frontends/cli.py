@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import io
 import json
 import os
 import re
@@ -1358,8 +1359,18 @@ def parse_command_line(argv: Sequence[str]) -> argparse.Namespace:
     return build_parser().parse_args(_join_negative_values(list(argv)))
 
 
+def _printable_streams() -> None:
+    """Standard output and error write what they cannot encode as escapes (``\\udcff``) instead
+    of failing: a path or name that is not UTF-8 (decoded with surrogateescape) must not turn
+    a finished run into an error at its last line. Python's standard error already does so."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
+    _printable_streams()
     args_list = list(sys.argv[1:] if argv is None else argv)
     try:
         args = parse_command_line(args_list)

@@ -472,6 +472,19 @@ def test_an_unsharded_run_over_merged_shards_leaves_no_shards_json(tmp_path: Pat
 
 
 @needs_engine
+def test_a_report_directory_that_is_not_utf_8_is_printed_escaped_under_a_strict_utf_8_stdout(
+        tmp_path: Path) -> None:
+    """With a strict UTF-8 standard output (PYTHONIOENCODING=utf-8, as under an en_US.UTF-8
+    locale), the last line that names the reports must not turn a finished run into an error."""
+    report = os.fsdecode(os.fsencode(str(tmp_path)) + b"/r-\xff")
+    proc = subprocess.run([sys.executable, "-m", "ort_layouts", "validate", *SMALL, "--progress", "none",
+                           "--report", os.fsencode(report)],
+                          capture_output=True, env={**_env(), "PYTHONIOENCODING": "utf-8"}, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert b"reports: " + os.fsencode(str(tmp_path)) + b"/r-\\udcff/report.html" in proc.stdout
+
+
+@needs_engine
 def test_a_model_whose_path_is_not_utf_8_is_validated_into_utf_8_reports(tmp_path: Path) -> None:
     """A file name that is not UTF-8 reaches Python as lone surrogates (surrogateescape): the
     reports name it, in UTF-8, instead of failing to be written. (In a process of its own: its
