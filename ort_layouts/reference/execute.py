@@ -129,8 +129,20 @@ def is_multi_operator(op: object) -> TypeGuard[DmlMultiOperator]:
     return _kind(op) is True
 
 
-def _check_operator(op: Any) -> None:
-    if _kind(op) is not False:
+def _check_operator(op: Any, call: str) -> None:
+    """Refuse what ``call`` (execute, verify, output_values) cannot run: an operator of several
+    tensors (its ``*_all`` twin runs it) or no operator at all."""
+    kind = _kind(op)
+    if kind is True:
+        name = type(op).__name__
+        ins, outs = len(op.inputs), len(op.outputs)
+        actuals = ", actuals" if call == "verify" else ""
+        raise DescriptorError(
+            "buffer-count", name,
+            f"{name} has {ins} input{'s' * (ins != 1)} and {outs} output{'s' * (outs != 1)}; {call} runs "
+            f"an operator of one input and one output: call {call}_all(op, buffers{actuals}), one buffer "
+            "per input")
+    if kind is None:
         raise TypeError(f"op must be a DirectML operator (IdentityOp, PaddingOp, ...), "
                         f"got {type(op).__name__}")
 
@@ -184,14 +196,16 @@ def execute(
         DirectML leaves them undefined, so never compare them.
 
     Raises:
-        DescriptorError: a buffer is too small, or the output descriptor overlaps itself.
+        DescriptorError: a buffer is too small, the output descriptor overlaps itself, or ``op``
+            has several input or output tensors (JOIN, SPLIT: :func:`execute_all` runs them).
+        TypeError: ``op`` is no DirectML operator.
 
     Warning:
         Like ``numpy.lib.stride_tricks.as_strided`` this reads and writes through the
         descriptors; it checks each buffer holds its descriptor's TotalTensorSizeInBytes, which
         DirectML's validation guarantees covers every element.
     """
-    _check_operator(op)
+    _check_operator(op, "execute")
     op.output.validate(is_output=True)
     raw_in = raw_bytes(input_buffer)
     check_buffer_size(raw_in, op.input, "input", addressed=True)
@@ -220,7 +234,7 @@ def output_values(op: DmlOperator, input_buffer: Any) -> np.ndarray:
     bytes is exactly the C-ordered values, so the operator writes straight into them: one
     allocation and one pass instead of a buffer and a copy out of it.
     """
-    _check_operator(op)
+    _check_operator(op, "output_values")
     dtype = op.input.data_type
     if op.output.strides is not None or is_nibble(dtype):
         return unpack(op.output, execute(op, input_buffer))
@@ -251,9 +265,10 @@ def verify(op: DmlOperator, input_buffer: Any, actual: np.ndarray, *,
         threads: threads for large tensors; None means one per CPU (at most 8).
 
     Raises:
-        DescriptorError: as :func:`execute`.
+        DescriptorError: as :func:`execute` (:func:`verify_all` checks JOIN and SPLIT).
+        TypeError: ``op`` is no DirectML operator.
     """
-    _check_operator(op)
+    _check_operator(op, "verify")
     op.output.validate(is_output=True)
     raw_in = raw_bytes(input_buffer)
     check_buffer_size(raw_in, op.input, "input", addressed=True)

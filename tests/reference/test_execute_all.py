@@ -112,6 +112,20 @@ def test_verify_all_is_compare_per_output() -> None:
     assert not wrong_type[0].passed and "element type" in wrong_type[0].message and wrong_type[1].passed
 
 
+@pytest.mark.parametrize(("call", "args", "fragment"), [
+    (execute, (JOIN_2, bytes(48)), "JoinOp has 2 inputs and 1 output; execute runs an operator of one input "
+                                    "and one output: call execute_all(op, buffers), one buffer per input"),
+    (execute, (SPLIT_2, bytes(168)), "SplitOp has 1 input and 2 outputs; execute runs"),
+    (output_values, (SPLIT_2, bytes(168)), "call output_values_all(op, buffers)"),
+    (verify, (JOIN_2, bytes(48), np.zeros((2, 3, 7), np.int32)), "call verify_all(op, buffers, actuals)"),
+], ids=["execute-join", "execute-split", "output-values-split", "verify-join"])
+def test_an_operator_of_several_tensors_is_sent_to_its_all_twin(call: Any, args: tuple[Any, ...],
+                                                                fragment: str) -> None:
+    with pytest.raises(DescriptorError) as raised:
+        call(*args)
+    assert fragment in str(raised.value) and raised.value.rule == "buffer-count"
+
+
 class _HalfAnOperator:
     """Has an input descriptor and no output: no DirectML operator."""
 
@@ -129,8 +143,10 @@ def test_what_is_no_operator_is_refused_each_time_whatever_ran_before() -> None:
         assert np.array_equal(unpack(single.output, execute(single, x.tobytes())), x.T)  # the packed input
         assert len(execute_all(join, [pack(d, x[:, :1] if k == 0 else x[:, 1:])
                                       for k, d in enumerate(join.inputs)])) == 1
-        for bad in ("no operator", _HalfAnOperator(single), join):
+        for bad in ("no operator", _HalfAnOperator(single)):
             with pytest.raises(TypeError, match="op must be a DirectML operator"):
                 execute(bad, b"\0" * 64)  # type: ignore[arg-type]
+        with pytest.raises(DescriptorError, match="call execute_all"):
+            execute(join, b"\0" * 64)  # type: ignore[arg-type]
         with pytest.raises(TypeError, match="op must be a DirectML operator"):
             execute_all("no operator", [])  # type: ignore[arg-type]
