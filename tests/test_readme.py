@@ -1,6 +1,6 @@
-"""README.md against the code: its command table, its command lines, its case ids, its Python
-example's output, its error lines and what it says of report directories. Each test fails when
-the README drifts from the code."""
+"""README.md (and the pages of docs/ it links to) against the code: its command table, its command
+lines, its case ids, its Python example's output, its error lines and what it says of report
+directories. Each test fails when the README drifts from the code."""
 
 from __future__ import annotations
 
@@ -16,12 +16,15 @@ import pytest
 
 from ort_layouts.frontends.cli import COMMANDS, EXIT_NOTHING, main, parse_command_line
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+# README and the pages of docs/ it links to: their command lines and case ids are checked alike
+DOCS = "\n".join([README, *(p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs").glob("*.md")))])
 Cap = pytest.CaptureFixture[str]
 
 
 def _blocks(language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", README, re.S)
+    return re.findall(rf"```{language}\n(.*?)```", DOCS, re.S)
 
 
 def _console_commands() -> list[tuple[str, list[str]]]:
@@ -41,7 +44,7 @@ def _console_commands() -> list[tuple[str, list[str]]]:
 
 
 def _all_command_lines() -> list[str]:
-    """Every ort-layouts command line in README: console blocks, sh blocks and inline code."""
+    """Every ort-layouts command line in README and docs/: console blocks, sh blocks and inline code."""
     # the error examples are bad on purpose: test_console_examples_print_what_they_show runs them
     lines = [c for c, out in _console_commands() if not (out and out[0].startswith("ort-layouts: error:"))]
     for block in _blocks("sh") + [b.replace("\\", "/") for b in _blocks("bat")]:
@@ -50,7 +53,7 @@ def _all_command_lines() -> list[str]:
                 part = part.split("#")[0].strip()
                 if part.startswith("ort-layouts "):
                     lines.append(part)
-    for span in re.findall(r"`(ort-layouts [^`]+)`", README):
+    for span in re.findall(r"`(ort-layouts [^`]+)`", DOCS):
         lines.append(" ".join(span.split()))
     return lines
 
@@ -86,7 +89,7 @@ def test_case_ids_are_real() -> None:
     """A case id with a seed (``-s<digits>``) is one of the standard suite; one without names the
     cases whose ids it begins (the seed is derived from the case's content, so README cannot
     show one of its own making)."""
-    ids = sorted(set(CASE_ID.findall(README)))
+    ids = sorted(set(CASE_ID.findall(DOCS)))
     assert len(ids) >= 4
     suite = _suite_ids()
     for cid in ids:
@@ -212,3 +215,21 @@ def test_the_case_counts_shown_are_the_selections() -> None:
     assert f"{three} cases on " in "\n".join(_shown("ort-layouts merge --shards reports"))
     exported = len(select_cases(ops=("Transpose",), dtypes=("float16",), ranks=(3,)))
     assert f"wrote {exported} test directories" in "\n".join(_shown("ort-layouts export --out cases/"))
+
+
+def _slug(heading: str) -> str:
+    """A heading's anchor as GitHub makes it: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_links_to_docs_name_pages_and_headings_that_exist() -> None:
+    links = re.findall(r"\]\((docs/[^)#]+)(?:#([^)]+))?\)", README)
+    assert len(links) >= 4
+    for page, anchor in links:
+        path = ROOT / page
+        assert path.is_file(), f"README links to {page}, which does not exist"
+        if anchor:
+            headings = re.findall(r"^#+ (.+)$", path.read_text(encoding="utf-8"), re.M)
+            assert anchor in {_slug(h) for h in headings}, f"{page} has no heading #{anchor}"
+    back = re.findall(r"\]\(\.\./([^)#]+)", (ROOT / "docs" / "results.md").read_text(encoding="utf-8"))
+    assert back and all((ROOT / target).is_file() for target in back)
