@@ -119,8 +119,10 @@ class DataType(enum.IntEnum):
         try:
             return _NUMPY_DTYPES[self]
         except KeyError:
+            why = (" (numpy has no 4-bit integers: pack and unpack hold UINT4 values as uint8, INT4 as "
+                   "int8)" if self in (DataType.UINT4, DataType.INT4) else "")
             raise DataTypeError(
-                f"data type {self.name} has no numpy dtype; numpy-backed types: "
+                f"data type {self.name} has no numpy dtype{why}; numpy-backed types: "
                 f"{[DataType(v).name for v in _NUMPY]}") from None
 
     @classmethod

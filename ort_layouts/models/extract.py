@@ -250,6 +250,9 @@ def _describe_node(node: onnx.NodeProto, index: int, graph: Graph, opset: int) -
             data_type = DataType.from_onnx(elem)
         except DataTypeError as e:
             flags.append(f"data-type: {e}")
+    if data_type in (DataType.UINT4, DataType.INT4):  # Operator.data_type_reason's rule
+        flags.append(f"{data_type.name.lower()}: DirectML takes 4-bit tensors only in QUANTIZE and "
+                     "DEQUANTIZE (feature level 6_3), in no data-movement operator")
     if data_type is not None and data_type.is_64bit_integer:
         low = "int32" if data_type is DataType.INT64 else "uint32"
         flags.append(f"{data_type.name.lower()}: needs DirectML 64-bit support or the 32-bit emulation "

@@ -193,9 +193,12 @@ class Operator:
         return self.limits_reason(case) or self.empty_reason(case)
 
     def limits_reason(self, case: Case) -> str:
-        """Why a tensor of the case is over DirectML's limits for any buffer tensor ("" when
-        none is): more than 8 dimensions (DML_TENSOR_DIMENSION_COUNT_MAX1) or more than
-        2^32 - 1 elements."""
+        """Why a tensor of the case is over DirectML's limits for any data-movement operator
+        ("" when none is): a 4-bit data type (:meth:`data_type_reason`), more than 8
+        dimensions (DML_TENSOR_DIMENSION_COUNT_MAX1) or more than 2^32 - 1 elements."""
+        reason = self.data_type_reason(case)
+        if reason:
+            return reason
         for shape in (*self.input_shapes(case), *self.output_shapes(case)):
             if len(shape) > MAX_DIMENSION_COUNT:
                 return (f"a rank-{len(shape)} tensor {list(shape)} is over DirectML's {MAX_DIMENSION_COUNT} "
@@ -204,6 +207,17 @@ class Operator:
             if elements > MAX_ELEMENT_COUNT:
                 return f"a tensor {list(shape)} of {elements} elements is over DirectML's 2^32 - 1"
         return ""
+
+    def data_type_reason(self, case: Case) -> str:
+        """Why no DirectML data-movement operator takes the case's data type ("" when one does):
+        DML_TENSOR_DATA_TYPE_UINT4 and INT4 came with feature level 6_3 for
+        DML_OPERATOR_QUANTIZE and DEQUANTIZE alone (DirectML's feature level history). Their
+        descriptors (:meth:`dml_operator`) and the reference executor still hold 4-bit data."""
+        if not is_nibble(case.data_type):
+            return ""
+        return (f"DirectML takes {case.data_type.name} tensors only in DML_OPERATOR_QUANTIZE and "
+                f"DML_OPERATOR_DEQUANTIZE (feature level 6_3), in no data-movement operator: the DML EP "
+                f"cannot run this {case.op}")
 
     def skips_dispatch(self, case: Case) -> bool:
         """Whether the DML EP runs the node but creates no DirectML operator and dispatches

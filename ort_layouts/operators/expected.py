@@ -29,6 +29,7 @@ from ort_layouts.reference.buffers import (
     is_nibble,
     raw_bytes,
     strided_view,
+    values_dtype,
 )
 from ort_layouts.reference.execute import (
     AnyDmlOperator,
@@ -168,7 +169,7 @@ def expected_outputs(case: Case, input_array: np.ndarray, *, op: AnyDmlOperator 
             the caller has them already.
     """
     operator = operator_for_type(case.op)
-    dtype = case.data_type.to_numpy()
+    dtype = values_dtype(case.data_type)
     if operator.inexpressible_reason(case) if reason is None else reason:
         return [np.asarray(r, dtype=dtype, order="C") for r in operator.reference_outputs(case, input_array)]
     op = operator.dml_operator(case) if op is None else op

@@ -44,6 +44,7 @@ from ort_layouts.operators.onnx_nodes import (
 from ort_layouts.operators.padding import PaddingMode, PaddingOp, padding_for, split_onnx_pads
 from ort_layouts.operators.shapes import rotating
 from ort_layouts.operators.values import special_values
+from ort_layouts.reference.buffers import is_nibble, values_dtype
 
 __all__ = ["PAD_MODES", "Pad", "has_negative_pads"]
 
@@ -66,10 +67,19 @@ def has_negative_pads(case: Case) -> bool:
     return case.op == "Pad" and any(p < 0 for p in case.pads or ())
 
 
+def _pad_value_size(data_type: DataType) -> int:
+    """The bytes of a Pad constant: an element's, one for 4-bit types (its low nibble)."""
+    return max(1, data_type.bitwidth // 8)
+
+
 def _pad_value_bytes(case: Case) -> bytes:
-    if case.pad_value_hex:
-        return bytes.fromhex(case.pad_value_hex)
-    return bytes(case.data_type.to_numpy().itemsize)
+    """The constant's little-endian bytes as the case's values hold it (for 4-bit types the byte
+    of :func:`~ort_layouts.reference.buffers.values_dtype`: the low nibble, INT4's sign-extended)."""
+    raw = bytes.fromhex(case.pad_value_hex) if case.pad_value_hex else bytes(_pad_value_size(case.data_type))
+    if is_nibble(case.data_type):
+        nibble = raw[0] & 0x0F
+        return bytes([nibble | 0xF0 if case.data_type is DataType.INT4 and nibble & 0x08 else nibble])
+    return raw
 
 
 def _pad_value(case: Case) -> np.ndarray | None:
@@ -137,9 +147,9 @@ class Pad(Operator):
     def check_case(self, case: Case) -> None:
         """A mode of :data:`PAD_MODES`, a constant of the data type's size, pads with a begin
         and an end for each of its axes that leave every axis a size >= 0 (a crop past the
-        dimension is no tensor), a mode other than constant padding only axes with elements
-        left to read once cropped, and the opset wrap and the axes input need where the case
-        names one."""
+        dimension is no tensor), and a mode other than constant padding only axes with
+        elements left to read once cropped. (The opsets of wrap and of the axes input are
+        checked when a graph is built: :meth:`add_node`.)"""
         if case.pads is None:
             raise ShapeError("a Pad case needs pads")
         if case.mode not in PAD_MODES:
@@ -150,7 +160,7 @@ class Pad(Operator):
             except ValueError:
                 raise ShapeError(f"Pad pad_value_hex {case.pad_value_hex!r} is not hexadecimal bytes; valid: "
                                  "the constant's little-endian bytes in hex, e.g. '0000803f' (1.0)") from None
-            size = case.data_type.to_numpy().itemsize
+            size = _pad_value_size(case.data_type)
             if len(raw) != size:
                 raise ShapeError(f"Pad pad_value_hex {case.pad_value_hex!r} is {len(raw)} bytes; valid: "
                                  f"{size} ({case.data_type.name}), or '' for no constant (0)")
@@ -167,12 +177,6 @@ class Pad(Operator):
                     f"Pad mode {case.mode!r} pads axis {axis} of the input {list(case.shape)} (pads "
                     f"{list(case.pads)}), which has no element left to read once cropped; valid: mode "
                     "'constant', or pads only on axes with elements")
-        if case.opset is not None:
-            if case.mode == "wrap" and case.opset < PAD_WRAP_OPSET:
-                raise ShapeError(f"Pad mode 'wrap' needs opset >= {PAD_WRAP_OPSET}, not opset {case.opset}")
-            if case.axes is not None and case.opset < PAD_AXES_OPSET:
-                raise ShapeError(f"the Pad axes input needs opset >= {PAD_AXES_OPSET}, "
-                                 f"not opset {case.opset}")
 
     def id_parts(self, case: Case) -> list[str]:
         parts = [case.mode, "pads" + ".".join(map(str, case.pads or ())).replace("-", "m")]
@@ -203,6 +207,8 @@ class Pad(Operator):
         cropped (edge and reflect read the same either way; wrap wraps around the cropped
         tensor, not the whole input). The constant is written bit for bit (NaN payloads kept)."""
         x = np.asarray(input_array)
+        if is_nibble(case.data_type):
+            x = x.astype(values_dtype(case.data_type), copy=False)
         begins, ends = split_onnx_pads(case.pads or (), case.rank, case.axes)
         width = [(max(b, 0), max(e, 0)) for b, e in zip(begins, ends, strict=True)]
         if case.mode != "constant":

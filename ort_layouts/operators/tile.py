@@ -295,6 +295,8 @@ class Tile(Operator):
         return tuple(n * r for n, r in zip(case.shape, case.repeats or (), strict=True))
 
     def inexpressible_reason(self, case: Case) -> str:
+        if self.data_type_reason(case):
+            return self.data_type_reason(case)
         if case.rank > MAX_DIMENSION_COUNT:
             return (f"a rank-{case.rank} Tile is over DirectML's {MAX_DIMENSION_COUNT} dimensions "
                     "(DmlOperator::Initialize rejects it)")

@@ -27,6 +27,7 @@ __all__ = [
     "store_nibbles",
     "strided_view",
     "unpack",
+    "values_dtype",
 ]
 
 # the unsigned integer type of each element size in bytes
@@ -65,6 +66,14 @@ def check_buffer_size(raw: np.ndarray, desc: BufferTensorDesc, what: str, *, add
 def is_nibble(dtype: DataType) -> bool:
     """Whether elements of ``dtype`` are 4-bit nibbles."""
     return dtype.bitwidth == 4
+
+
+def values_dtype(dtype: DataType) -> np.dtype[Any]:
+    """The numpy dtype that holds a data type's logical values: its own, or for the 4-bit types
+    the one :func:`unpack` gives (UINT4 uint8 0..15, INT4 int8 -8..7)."""
+    if is_nibble(dtype):
+        return np.dtype(np.int8 if dtype is DataType.INT4 else np.uint8)
+    return dtype.to_numpy()
 
 
 def buffer_elements(raw: np.ndarray, dtype: DataType) -> np.ndarray:

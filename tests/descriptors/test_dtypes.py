@@ -26,8 +26,13 @@ def test_numpy_round_trip(dtype: DataType, np_type: type) -> None:
 @pytest.mark.parametrize("dtype", [DataType.UINT4, DataType.INT4], ids=["UINT4", "INT4"])
 def test_four_bit_types(dtype: DataType) -> None:
     assert dtype.bitwidth == 4
-    with pytest.raises(DataTypeError, match=dtype.name):
+    with pytest.raises(DataTypeError, match=dtype.name) as raised:
         dtype.to_numpy()
+    assert "numpy has no 4-bit integers: pack and unpack hold UINT4 values as uint8, INT4 as int8" \
+        in str(raised.value)
+    with pytest.raises(DataTypeError) as raised:
+        DataType.UNKNOWN.to_numpy()
+    assert "4-bit" not in str(raised.value)
 
 
 def test_bool_is_uint8() -> None:

@@ -310,6 +310,19 @@ def test_int64_flag_and_uint32_view():
     assert op.to_case().data_type is DataType.INT64
 
 
+@pytest.mark.parametrize("elem", [TensorProto.INT4, TensorProto.UINT4], ids=["int4", "uint4"])
+def test_4_bit_flagged_with_its_descriptors(elem: int) -> None:
+    """DirectML's feature level history: 4-bit tensors in QUANTIZE and DEQUANTIZE only."""
+    m = _model([helper.make_node("Transpose", ["x"], ["y"], perm=[1, 0])],
+               [_vi("x", elem, (2, 3))], [_vi("y", elem, None)], opset=21)
+    (op,) = extract(m)
+    name = "int4" if elem == TensorProto.INT4 else "uint4"
+    assert (f"{name}: DirectML takes 4-bit tensors only in QUANTIZE and DEQUANTIZE (feature level 6_3), "
+            "in no data-movement operator") in op.flags
+    source = op.descriptors["input"]
+    assert source.strides == (1, 3) and source.total_tensor_size_in_bytes == 4  # 6 nibbles, rounded to 4
+
+
 def test_more_than_8_dims_flagged():
     shape = (1, 2, 1, 2, 1, 2, 1, 2, 1)
     m = _model([helper.make_node("Transpose", ["x"], ["y"])],

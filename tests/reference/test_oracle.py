@@ -16,7 +16,7 @@ from ort_layouts.operators.case import Case
 from ort_layouts.operators.expected import dml_operator as operator_for
 from ort_layouts.operators.identity import IdentityOp
 from ort_layouts.operators.padding import PaddingMode, PaddingOp, padding_for
-from ort_layouts.reference.buffers import pack, unpack
+from ort_layouts.reference.buffers import pack, unpack, values_dtype
 from ort_layouts.reference.copy import strided_copy
 from ort_layouts.reference.execute import execute, output_values
 
@@ -233,6 +233,7 @@ def test_nibbles_low_first_transpose_and_pad(dtype: DataType) -> None:
     op = operator_for(Case("Pad", dtype, (2, 3), pads=(0, 1, 0, 0), pad_value_hex="07"))
     got = unpack(op.output, execute(op, raw)).reshape(2, 4)
     assert got[:, 0].tolist() == [7, 7]
+    assert unpack(desc, raw).dtype == values_dtype(dtype) == (np.int8 if dtype is DataType.INT4 else np.uint8)
 
 
 # ---- pack / unpack ------------------------------------------------------------------------
