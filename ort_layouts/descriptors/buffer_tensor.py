@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -599,16 +599,17 @@ class BufferTensorDesc:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> BufferTensorDesc:
-        """Inverse of :meth:`to_dict` (``data_type`` may be a name or a DirectML value).
+    def from_dict(cls, data: Mapping[str, Any]) -> BufferTensorDesc:
+        """Inverse of :meth:`to_dict` (``data_type`` may be a name or a DirectML value; any
+        mapping, sizes and strides as lists or tuples).
 
         Raises:
-            DescriptorError: ``data`` is not a dict, lacks data_type or sizes, holds another key,
+            DescriptorError: ``data`` is no mapping, lacks data_type or sizes, holds another key,
                 or a field is not what the descriptor takes (as the constructor checks it).
             DataTypeError: ``data_type`` is neither a data type name nor a DML_TENSOR_DATA_TYPE
                 value.
         """
-        if not isinstance(data, dict):
+        if not isinstance(data, Mapping):
             raise DescriptorError("dict-keys", data, f"a descriptor dict is needed, got {data!r}")
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - known, key=str)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -168,14 +169,19 @@ class LayoutOp:
         data_type: DirectML data type of the data tensor; None when it has none.
         input_shape, output_shape: static shapes; None when a dimension is left dynamic.
         params: the operator's parameters as read (perm, target_shape, pads, mode, axes, ...).
-        dml_operator: the DirectML operator description as a JSON-ready dict; None when the
-            op could not be described (see ``flags``).
+        dml_operator: the DirectML operator description (``to_dict`` of the operator); None
+            when the op could not be described (see ``flags``).
         descriptors: named buffer tensor descriptors ("input", "output", and for chains the
             intermediate steps).
         flags: what DirectML cannot take as is, each ``"tag: explanation"``.
         stride_view: whether the op is one strided read of its input (every layout op but Pad
             and Slice).
         origin: ``"model:PATH#NODE"``.
+
+    ``params``, ``dml_operator`` and ``descriptors`` are read-only: mappings are
+    ``MappingProxyType`` and lists tuples, all the way down (an op compares equal by them, so
+    a change would make another op of it); :meth:`to_dict` gives them back as JSON-ready dicts
+    and lists, and a pickled op unpickles equal.
     """
 
     node_name: str
@@ -185,12 +191,28 @@ class LayoutOp:
     data_type: DataType | None
     input_shape: tuple[int, ...] | None
     output_shape: tuple[int, ...] | None
-    params: dict[str, Any] = dataclasses.field(default_factory=dict, hash=False)
-    dml_operator: dict[str, Any] | None = dataclasses.field(default=None, hash=False)
-    descriptors: dict[str, BufferTensorDesc] = dataclasses.field(default_factory=dict, hash=False)
+    params: Mapping[str, Any] = dataclasses.field(default_factory=dict, hash=False)
+    dml_operator: Mapping[str, Any] | None = dataclasses.field(default=None, hash=False)
+    descriptors: Mapping[str, BufferTensorDesc] = dataclasses.field(default_factory=dict, hash=False)
     flags: tuple[str, ...] = ()
     stride_view: bool = True
     origin: str = ""
+
+    def __post_init__(self) -> None:
+        for name in _FROZEN_FIELDS:
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, _frozen(value))
+
+    def __getstate__(self) -> list[Any]:
+        """The fields, mappings as plain dicts (a MappingProxyType does not pickle)."""
+        return [_thawed(getattr(self, f.name)) if f.name in _FROZEN_FIELDS else getattr(self, f.name)
+                for f in dataclasses.fields(self)]
+
+    def __setstate__(self, state: list[Any]) -> None:
+        for f, value in zip(dataclasses.fields(self), state, strict=True):
+            object.__setattr__(self, f.name, value)
+        self.__post_init__()
 
     def to_case(self, *, values: str = "random", seed: int = 0) -> Case | None:
         """The validation case of a node of a validating operator (``CASE_OPS``) with static
@@ -201,7 +223,8 @@ class LayoutOp:
             return None
         try:
             return operator_for_type(self.op_type).case_from_node(
-                self.data_type, self.input_shape, self.params, values=values, seed=seed, origin=self.origin)
+                self.data_type, self.input_shape, dict(self.params), values=values, seed=seed,
+                origin=self.origin)
         except (ShapeError, DataTypeError):
             return None
 
@@ -218,14 +241,35 @@ class LayoutOp:
             "input_shape": None if self.input_shape is None else list(self.input_shape),
             "output_shape": None if self.output_shape is None else list(self.output_shape),
             "params": _jsonable(self.params),
-            "dml_operator": self.dml_operator,
+            "dml_operator": _jsonable(self.dml_operator),
             "descriptors": {k: d.to_dict() for k, d in self.descriptors.items()},
             "flags": list(self.flags), "stride_view": self.stride_view, "origin": self.origin,
         }
 
 
+_FROZEN_FIELDS = ("params", "dml_operator", "descriptors")
+
+
+def _frozen(value: Any) -> Any:
+    """A read-only copy: mappings as MappingProxyType, lists as tuples, all the way down."""
+    if isinstance(value, Mapping):
+        return MappingProxyType({k: _frozen(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+def _thawed(value: Any) -> Any:
+    """:func:`_frozen`'s mappings as dicts again (tuples kept), for pickling."""
+    if isinstance(value, Mapping):
+        return {k: _thawed(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return tuple(_thawed(v) for v in value)
+    return value
+
+
 def _jsonable(value: Any) -> Any:
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         return {k: _jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
@@ -418,8 +462,8 @@ def format_layout_op(op: LayoutOp) -> str:
         lines.append(f"  {role:<18} {_fmt_desc(d)}")
     if op.dml_operator and "input_window_offsets" in op.dml_operator:
         w = op.dml_operator
-        lines.append(f"  input window       offsets {w['input_window_offsets']} "
-                     f"sizes {w['input_window_sizes']} strides {w['input_window_strides']}")
+        lines.append(f"  input window       offsets {list(w['input_window_offsets'])} "
+                     f"sizes {list(w['input_window_sizes'])} strides {list(w['input_window_strides'])}")
     if op.dml_operator and "fits_in_8_dims" in op.dml_operator:
         lines.append(f"  6-D view fits in 8 dimensions: {op.dml_operator['fits_in_8_dims']}")
     lines.extend(f"  ! {f}" for f in op.flags)

@@ -3,7 +3,10 @@ the ONNX reference implementation, flags for what DirectML cannot take."""
 
 from __future__ import annotations
 
+import copy
 import json
+import operator
+import pickle
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +27,7 @@ from ort_layouts.models.extract import (
     parse_dims,
 )
 from ort_layouts.operators.depth_space import DepthToSpaceOp, SpaceToDepthOp
+from ort_layouts.operators.padding import PaddingOp
 from ort_layouts.reference.execute import output_values
 
 ONNX_DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"
@@ -116,8 +120,8 @@ def test_pad_facts_vector_and_case():
     (op,) = extract(m)
     d = op.dml_operator
     assert d["operator"] == "DML_OPERATOR_PADDING1"
-    assert d["input"]["sizes"] == [1, 1, 3, 4] and d["output"]["sizes"] == [1, 1, 7, 10]
-    assert (d["start_padding"], d["end_padding"], d["mode"]) == ([0, 0, 1, 2], [0, 0, 3, 4], "EDGE")
+    assert d["input"]["sizes"] == (1, 1, 3, 4) and d["output"]["sizes"] == (1, 1, 7, 10)  # read-only: tuples
+    assert (d["start_padding"], d["end_padding"], d["mode"]) == ((0, 0, 1, 2), (0, 0, 3, 4), "EDGE")
     assert op.output_shape == (7, 10) and op.stride_view is False
     case = op.to_case()
     assert (case.op, case.pads, case.mode) == ("Pad", (1, 2, 3, 4), "edge")
@@ -232,8 +236,8 @@ def test_slice_1_attributes():
                [_vi("x", TensorProto.FLOAT, (4, 5))], [_vi("y", TensorProto.FLOAT, None)], opset=9)
     (op,) = extract(m)
     x = np.arange(20, dtype=np.float32).reshape(4, 5)
-    assert op.dml_operator["input_window_offsets"] == [1, 1]
-    assert op.dml_operator["input_window_sizes"] == [3, 3]
+    assert op.dml_operator["input_window_offsets"] == (1, 1)
+    assert op.dml_operator["input_window_sizes"] == (3, 3)
     assert np.array_equal(output_values(Slice1Op.from_dict(op.dml_operator), x), x[-3:, 1:-1])
 
 
@@ -450,6 +454,29 @@ def test_layout_op_to_dict_is_json():
     data = json.loads(json.dumps(op.to_dict()))
     assert data["descriptors"]["input"]["strides"] == [0, 0, 8, 1]
     assert isinstance(op, LayoutOp)
+
+
+def test_a_layout_op_is_read_only_and_pickles_and_encodes_as_before():
+    m = _model([helper.make_node("Pad", ["x", "p"], ["y"], mode="edge")],
+               [_vi("x", TensorProto.FLOAT, (3, 4))], [_vi("y", TensorProto.FLOAT, None)],
+               [_ints("p", [1, 2, 3, 4])])
+    (op,) = extract(m)
+    (again,) = extract(m)
+    assert op == again and hash(op) == hash(again) and len({op, again}) == 1
+    for change in (lambda: operator.setitem(op.params, "pads", (0, 0, 0, 0)),  # type: ignore[call-overload]
+                   lambda: operator.setitem(op.dml_operator, "mode", "WRAP"),  # type: ignore[call-overload]
+                   lambda: operator.setitem(op.dml_operator["input"], "sizes", [9]),  # type: ignore[index]
+                   lambda: operator.delitem(op.descriptors, "input")):  # type: ignore[call-overload]
+        with pytest.raises(TypeError):
+            change()
+    with pytest.raises(AttributeError):
+        op.dml_operator["start_padding"].append(7)  # type: ignore[index]
+    assert op == again
+    assert pickle.loads(pickle.dumps(op)) == op and copy.deepcopy(op) == op
+    data = op.to_dict()  # JSON-ready: plain dicts and lists, as the operator's own to_dict gives
+    assert data["dml_operator"] == PaddingOp.from_dict(op.dml_operator).to_dict()  # type: ignore[arg-type]
+    assert data["dml_operator"]["start_padding"] == [0, 0, 1, 2] and data["params"]["pads"] == [1, 2, 3, 4]
+    assert json.loads(json.dumps(data)) == data
 
 
 def test_errors():

@@ -288,7 +288,7 @@ def test_extract_describes_tile_and_makes_its_case() -> None:
     model = _tile_model((1, 3, 1, 5), (1, 2, 1, 3))
     (op,) = extract(model)
     assert op.output_shape == (1, 6, 1, 15) and op.flags == () and op.stride_view is False
-    assert op.dml_operator["operator"] == "DML_OPERATOR_TILE" and op.dml_operator["repeats"] == [2, 3]
+    assert op.dml_operator["operator"] == "DML_OPERATOR_TILE" and op.dml_operator["repeats"] == (2, 3)
     assert op.descriptors["input"].sizes == (3, 5) and op.descriptors["output"].sizes == (6, 15)
     (case,) = model_cases(model)
     assert (case.op, case.shape, case.repeats) == ("Tile", (1, 3, 1, 5), (1, 2, 1, 3))
