@@ -77,6 +77,10 @@ class CaseResult:
         message: the error or unsupported reason.
         descriptors: {"operator": ..., "input": desc dict, "output": desc dict, ...}.
         seconds: wall time attributed to the case.
+
+    ``recovered`` and ``descriptors`` are JSON-ready dicts that the reports encode as they are;
+    they are data to read, not to change (a result compares equal by them), and take no part
+    in the hash: a result hashes by its other fields.
     """
 
     case: Case
@@ -93,9 +97,9 @@ class CaseResult:
     actual_hex: str = ""
     diagnosis: str = ""
     known_issue: str = ""
-    recovered: dict[str, Any] = dataclasses.field(default_factory=dict)
+    recovered: dict[str, Any] = dataclasses.field(default_factory=dict, hash=False)
     message: str = ""
-    descriptors: dict[str, Any] = dataclasses.field(default_factory=dict)
+    descriptors: dict[str, Any] = dataclasses.field(default_factory=dict, hash=False)
     seconds: float = 0.0
 
     def __bool__(self) -> bool:
