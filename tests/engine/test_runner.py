@@ -311,3 +311,15 @@ def test_a_transpose_whose_perm_does_not_fit_its_shape_is_that_cases_error() -> 
     assert first.status is Status.ERROR
     assert "ShapeError: perm [1, 0, 2] is not a permutation of 0..1 (rank 2)" in first.message
     assert second.status is Status.PASS
+
+
+@pytest.mark.parametrize("dtype", ["int4", "uint4"])
+def test_a_4_bit_case_is_unsupported_with_its_reason_and_the_rest_run(dtype: str) -> None:
+    """numpy has no 4-bit type and DirectML's layout operators take no 4-bit tensor: the case is
+    not run, and says why, instead of failing as an error."""
+    nibble = Case("Transpose", dtype, (2, 3), perm=(1, 0))
+    plain = Case("Transpose", "int8", (2, 3), perm=(1, 0))
+    first, second = run_cases([nibble, plain], provider="cpu")
+    assert first.status is Status.UNSUPPORTED and not first.failed
+    assert f"{dtype.upper()} data is not run: numpy has no 4-bit type" in first.message
+    assert second.status is Status.PASS
