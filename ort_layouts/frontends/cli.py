@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, NoReturn, TypeVar
 
-from ort_layouts._errors import OrtLayoutsError, ProviderError
+from ort_layouts._errors import ModelError, OrtLayoutsError, ProviderError
 
 __all__ = ["COMMANDS", "EXIT_NOTHING", "Command", "UsageError", "bench_main", "build_parser", "main",
            "parse_command_line"]
@@ -1179,10 +1179,14 @@ def _add_convert(p: argparse.ArgumentParser) -> None:
 
 
 def _run_convert(args: argparse.Namespace) -> int:
-    """0 on success, 1 when --check finds a difference, 3 when nothing matched (nothing written)."""
-    import onnx
-
-    from ort_layouts.models.convert import check_conversion, convert_layout, converted_tensors
+    """0 on success, 1 when --check finds a difference (nothing written), 3 when nothing matched
+    (nothing written)."""
+    from ort_layouts.models.convert import (
+        check_conversion,
+        convert_layout,
+        converted_tensors,
+        external_data_files,
+    )
 
     if (args.dim or args.seed) and not args.check:
         raise UsageError(f"{'--dim' if args.dim else '--seed'} goes with --check (the data of the check)")
@@ -1197,20 +1201,40 @@ def _run_convert(args: argparse.Namespace) -> int:
                          "to another file")
     converted = convert_layout(args.input, to=args.to, names=args.name,
                                inputs=not args.outputs_only, outputs=not args.inputs_only)
-    changed = converted_tensors(converted)
+    changed = converted_tensors(converted, args.input)
     if not changed:
         side = "inputs" if args.inputs_only else "outputs" if args.outputs_only else "inputs or outputs"
         _note(f"nothing to convert: {args.input} has no rank-4 {side} (name others with --name); "
               f"{args.output} not written")
         return EXIT_NOTHING
-    # checked before it is written: a check that cannot run (a --dim the model lacks) writes nothing
+    folder = Path(args.input).resolve().parent
+    files = external_data_files(converted)
+    if files and output.resolve().parent != folder:
+        raise UsageError(f"argument OUTPUT: {args.input!r} keeps tensors in external data "
+                         f"{files[:3]}, which the converted model refers to by paths relative to its "
+                         f"own folder; valid: an OUTPUT in the folder of INPUT ({str(folder)!r})")
+    # checked before it is written: a check that cannot run or that fails writes nothing
     result = check_conversion(args.input, converted, seed=args.seed, dims=dims) if args.check else None
-    onnx.save(converted, args.output)
+    if result is not None and not result:
+        _out(result.summary())
+        _note(f"{args.output} not written: the converted model's outputs differ from the original's")
+        return 1
+    _save_model(converted, output)
     _out(f"wrote {args.output}: {args.to} at {changed}")
     if result is not None:
         _out(result.summary())
-        return 0 if result else 1
     return 0
+
+
+def _save_model(model: Any, path: Path) -> None:
+    """Write ``model`` to ``path`` (its external data references as they are); a model over
+    protobuf's 2 GB is a ModelError, before anything is written."""
+    try:
+        data = model.SerializeToString()
+    except Exception as e:  # protobuf's EncodeError
+        raise ModelError(f"the converted model cannot be written: {type(e).__name__}: {e} (a model over "
+                         "protobuf's 2 GB must keep its weights in external data)") from e
+    path.write_bytes(data)
 
 
 # ---- export (ort_layouts.models.testdata) -----------------------------------------------------

@@ -11,13 +11,14 @@ compares every output bit for bit.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import onnx
-from onnx import helper
+from onnx import helper, shape_inference
+from onnx.external_data_helper import uses_external_data
 
 from ort_layouts._errors import ModelError, ShapeError
 from ort_layouts.engine.selection import check_dims
@@ -30,6 +31,7 @@ __all__ = [
     "check_conversion",
     "convert_layout",
     "converted_tensors",
+    "external_data_files",
 ]
 
 LAYOUTS = ("NCHW", "NHWC")
@@ -54,6 +56,26 @@ def _rank(value: onnx.ValueInfoProto) -> int | None:
     return len(tt.shape.dim)
 
 
+def _inferred_ranks(model: onnx.ModelProto) -> dict[str, int]:
+    """The ranks ONNX shape inference gives the graph outputs that declare no shape (none where
+    inference fails: a model of custom ops, one over protobuf's 2 GB)."""
+    try:
+        inferred = shape_inference.infer_shapes(model)
+    except Exception:  # onnx raises InferenceError, ValueError, EncodeError...
+        return {}
+    return {v.name: rank for v in (*inferred.graph.value_info, *inferred.graph.output)
+            if (rank := _rank(v)) is not None}
+
+
+def _why_no_rank(value: onnx.ValueInfoProto) -> str:
+    if not value.type.HasField("tensor_type"):
+        kind = value.type.WhichOneof("value") or "no type"
+        return f"{value.name!r} is not a tensor ({kind.replace('_type', '')}); only tensors of rank >= 3 " \
+               "have a channel axis to move"
+    return f"the shape of {value.name!r} is not declared in the model and ONNX shape inference cannot " \
+           "compute it, so its channel axis is unknown; declare its shape in the model"
+
+
 def _rename(graph: onnx.GraphProto, old: str, new: str) -> None:
     """Rename tensor ``old`` to ``new`` in every node (subgraphs included) and value_info entry."""
     for node in graph.node:
@@ -72,6 +94,12 @@ def _rename(graph: onnx.GraphProto, old: str, new: str) -> None:
     for value in graph.value_info:
         if value.name == old:
             value.name = new
+
+
+def _passthrough(name: str) -> str:
+    return (f"{name!r} is both a graph input and a graph output (the output is that input itself), so "
+            "it cannot be converted: a Transpose between them would need a second tensor of that "
+            "name; valid: the model's other inputs and outputs (name them with --name)")
 
 
 def _all_names(graph: onnx.GraphProto) -> set[str]:
@@ -129,29 +157,42 @@ def convert_layout(
     output, named ``ort_layouts.convert/...``.
 
     Args:
-        model: a path or a ModelProto (not modified).
+        model: a path or a ModelProto (not modified). A path's external data is not loaded:
+            the converted model keeps the references, relative to the model's folder, so it
+            must be saved in that folder (see :func:`external_data_files`).
         to: the layout the converted inputs and outputs get: "NHWC" or "NCHW".
         names: the inputs and outputs to convert (any rank >= 3); default: every rank-4 input
-            (initializers excluded) and output.
+            (initializers excluded) and output. An output that declares no shape gets its rank
+            from ONNX shape inference (and still declares none).
         inputs, outputs: whether to convert inputs and outputs (``names`` may name only
             those of the sides converted).
 
     Returns:
         A new ModelProto with the same input and output names, element types, doc strings and
         metadata; converted shapes are permuted, symbolic dimensions included.
+
+    Raises:
+        ModelError: an unknown layout or name; a tensor that is both a graph input and a graph
+            output (it cannot change its layout), with ``inputs`` or ``outputs`` alike; an
+            output that is an initializer.
+        ShapeError: a tensor named that is not a tensor, has rank < 3, or whose rank neither
+            the model nor shape inference gives.
     """
     target = str(to).upper()
     if target not in LAYOUTS:
         raise ModelError(f"layout {to!r} is not a conversion target; valid: {list(LAYOUTS)}")
-    source, _ = load_model(model, load_external_data=True)
+    source, _ = load_model(model)  # external data stays where it is: only the boundary changes
     converted = onnx.ModelProto()
     converted.CopyFrom(source)
     graph = converted.graph
     initializers = {t.name for t in graph.initializer}
     graph_inputs = [v for v in graph.input if v.name not in initializers]
+    ranks = {v.name: rank for v in (*graph_inputs, *graph.output) if (rank := _rank(v)) is not None}
+    if outputs and any(v.name not in ranks and v.type.HasField("tensor_type") for v in graph.output):
+        ranks = {**_inferred_ranks(source), **ranks}  # an output that declares no shape
     if names is None:
-        chosen_in = [v for v in graph_inputs if inputs and _rank(v) == 4]
-        chosen_out = [v for v in graph.output if outputs and _rank(v) == 4]
+        chosen_in = [v for v in graph_inputs if inputs and ranks.get(v.name) == 4]
+        chosen_out = [v for v in graph.output if outputs and ranks.get(v.name) == 4]
     else:
         wanted = list(dict.fromkeys(names))
         valid = [v.name for v in graph_inputs if inputs] + [v.name for v in graph.output if outputs]
@@ -163,22 +204,29 @@ def convert_layout(
         chosen_in = [v for v in graph_inputs if v.name in wanted]
         chosen_out = [v for v in graph.output if v.name in wanted]
     for v in (*chosen_in, *chosen_out):
-        rank = _rank(v)
-        if rank is None or rank < 3:
+        rank = ranks.get(v.name)
+        if rank is None:
+            raise ShapeError(_why_no_rank(v))
+        if rank < 3:
             raise ShapeError(f"{v.name!r} has rank {rank}; only tensors of rank >= 3 have a channel "
                              "axis to move")
+    output_names = {v.name for v in graph.output}
+    for v in chosen_in:
+        if v.name in output_names:
+            raise ModelError(_passthrough(v.name))
     input_names = {v.name for v in graph.input}
     for v in chosen_out:
-        if v.name in input_names or v.name in initializers:
-            raise ModelError(f"output {v.name!r} is also a graph input or initializer; it cannot be "
-                             "converted on its own")
+        if v.name in initializers:
+            raise ModelError(f"output {v.name!r} is an initializer; a constant output cannot be converted")
+        if v.name in input_names:
+            raise ModelError(_passthrough(v.name))
     to_last = target == "NHWC"
     taken = _all_names(graph)
     head: list[onnx.NodeProto] = []
     tail: list[onnx.NodeProto] = []
     internal_infos: list[onnx.ValueInfoProto] = []
     for v in chosen_in:
-        rank = _rank(v) or 0
+        rank = ranks[v.name]
         boundary = _channels_last_perm(rank) if to_last else _channels_first_perm(rank)
         back = _channels_first_perm(rank) if to_last else _channels_last_perm(rank)
         inner = _unique(f"{v.name}__{'nchw' if to_last else 'nhwc'}", taken)
@@ -190,7 +238,7 @@ def convert_layout(
         internal_infos.append(_renamed_info(v, inner))
         v.CopyFrom(_permuted(v, boundary))
     for v in chosen_out:
-        rank = _rank(v) or 0
+        rank = ranks[v.name]
         boundary = _channels_last_perm(rank) if to_last else _channels_first_perm(rank)
         inner = _unique(f"{v.name}__{'nchw' if to_last else 'nhwc'}", taken)
         _rename(graph, v.name, inner)
@@ -198,7 +246,8 @@ def convert_layout(
             "Transpose", [inner], [v.name], name=_unique(f"{_NODE_PREFIX}{v.name}", taken),
             perm=list(boundary), doc_string=f"output {v.name!r}: to {target} at the boundary"))
         internal_infos.append(_renamed_info(v, inner))
-        v.CopyFrom(_permuted(v, boundary))
+        if _rank(v) is not None:  # an output that declares no shape keeps declaring none
+            v.CopyFrom(_permuted(v, boundary))
     present = {v.name for v in graph.value_info}
     internal_infos = [v for v in internal_infos if v.name not in present]
     nodes = [*head, *graph.node, *tail]
@@ -210,12 +259,40 @@ def convert_layout(
     return converted
 
 
-def converted_tensors(model: onnx.ModelProto) -> list[str]:
-    """The inputs and outputs :func:`convert_layout` converted in ``model``, in the order of its
-    boundary Transposes (inputs first)."""
-    inputs = {v.name for v in model.graph.input}
-    return [n.input[0] if n.input[0] in inputs else n.output[0]
-            for n in model.graph.node if n.name.startswith(_NODE_PREFIX)]
+def _tensors(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
+    """The initializers and attribute tensors of a graph and of its subgraphs."""
+    yield from graph.initializer
+    for node in graph.node:
+        for a in node.attribute:
+            if a.HasField("t"):
+                yield a.t
+            yield from a.tensors
+            if a.HasField("g"):
+                yield from _tensors(a.g)
+            for g in a.graphs:
+                yield from _tensors(g)
+
+
+def external_data_files(model: onnx.ModelProto) -> list[str]:
+    """The external data files ``model``'s tensors refer to (relative to the model's folder),
+    in order of first reference; [] for a model that keeps its data inline."""
+    files = [next((e.value for e in t.external_data if e.key == "location"), "")
+             for t in _tensors(model.graph) if uses_external_data(t)]
+    return list(dict.fromkeys(files))
+
+
+def converted_tensors(model: _ModelLike, original: _ModelLike | None = None) -> list[str]:
+    """The inputs and outputs a conversion changed, inputs first.
+
+    Args:
+        model: a model :func:`convert_layout` made.
+        original: the model it was made from; only the boundary Transposes ``model`` adds to
+            it count (those of an earlier conversion of ``original`` are part of it). Without
+            it, every ``ort_layouts.convert/`` Transpose at ``model``'s boundary counts.
+    """
+    in_perms, out_perms = _boundary_perms(load_model(model)[0],
+                                          None if original is None else load_model(original)[0])
+    return [*in_perms, *out_perms]
 
 
 # ---- checking ------------------------------------------------------------------------------
@@ -265,43 +342,113 @@ class ConversionCheck:
         return "\n".join(lines)
 
 
-def _boundary_perms(model: onnx.ModelProto) -> tuple[dict[str, tuple[int, ...]], dict[str, tuple[int, ...]]]:
-    inputs = {v.name for v in model.graph.input}
-    outputs = {v.name for v in model.graph.output}
-    in_perms, out_perms = {}, {}
-    for node in model.graph.node:
-        if node.op_type != "Transpose" or not node.name.startswith(_NODE_PREFIX):
-            continue
-        perm = tuple(int(a) for a in helper.get_attribute_value(node.attribute[0]))
-        if node.input[0] in inputs:
-            in_perms[node.input[0]] = perm
-        elif node.output[0] in outputs:
-            out_perms[node.output[0]] = perm
+def _perm_of(node: onnx.NodeProto) -> tuple[int, ...]:
+    return next(tuple(int(a) for a in helper.get_attribute_value(a)) for a in node.attribute
+                if a.name == "perm")
+
+
+def _boundary_perms(model: onnx.ModelProto, original: onnx.ModelProto | None = None
+                    ) -> tuple[dict[str, tuple[int, ...]], dict[str, tuple[int, ...]]]:
+    """For each converted input, the perm that turns the converted model's input into the
+    original's; for each converted output, the perm that turns the original's output into the
+    converted model's.
+
+    The boundary Transposes are the ``ort_layouts.convert/`` nodes ``model`` has and
+    ``original`` lacks (all of them without ``original``); a chain of them at one input or
+    output (a model converted more than once) composes into one perm, left out where it is
+    the identity.
+    """
+    present = set() if original is None else {n.name for n in original.graph.node}
+    added = [n for n in model.graph.node
+             if n.op_type == "Transpose" and n.name.startswith(_NODE_PREFIX) and n.name not in present
+             and len(n.input) == 1 and len(n.output) == 1]
+    by_input = {n.input[0]: n for n in added}
+    by_output = {n.output[0]: n for n in added}
+    initializers = {t.name for t in model.graph.initializer}
+    in_perms: dict[str, tuple[int, ...]] = {}
+    out_perms: dict[str, tuple[int, ...]] = {}
+    for v in model.graph.input:
+        perm, name = None, v.name
+        while v.name not in initializers and (node := by_input.get(name)) is not None:
+            step = _perm_of(node)  # transpose(transpose(x, perm), step) == transpose(x, perm[step])
+            perm = step if perm is None else tuple(perm[i] for i in step)
+            name = node.output[0]
+        if perm is not None and perm != tuple(range(len(perm))):
+            in_perms[v.name] = perm
+    for v in model.graph.output:
+        steps, name = [], v.name
+        while (node := by_output.get(name)) is not None:
+            steps.append(_perm_of(node))
+            name = node.input[0]
+        perm = None
+        for step in reversed(steps):  # from the original's output outwards
+            perm = step if perm is None else tuple(perm[i] for i in step)
+        if perm is not None and perm != tuple(range(len(perm))):
+            out_perms[v.name] = perm
     return in_perms, out_perms
 
 
-def _random(rng: np.random.Generator, shape: tuple[int, ...], elem_type: int) -> np.ndarray:
-    dtype = helper.tensor_dtype_to_np_dtype(elem_type)
+def _random(rng: np.random.Generator, value: onnx.ValueInfoProto, shape: tuple[int, ...]) -> np.ndarray:
+    """Random data for the graph input ``value``."""
+    if not value.type.HasField("tensor_type"):
+        kind = (value.type.WhichOneof("value") or "no type").replace("_type", "")
+        raise ModelError(f"input {value.name!r} is not a tensor ({kind}); the check makes random "
+                         "data for tensor inputs only (valid: a model whose inputs are tensors)")
+    elem_type = value.type.tensor_type.elem_type
+    try:
+        dtype = helper.tensor_dtype_to_np_dtype(elem_type)
+    except KeyError:
+        raise ModelError(f"input {value.name!r} has ONNX element type {elem_type}, which is no known "
+                         "tensor element type; the check cannot make data for it") from None
     if dtype == np.bool_:
         return rng.integers(0, 2, size=shape).astype(np.bool_)
-    if np.issubdtype(dtype, np.floating):
+    if dtype.kind == "f":
         return rng.standard_normal(size=shape).astype(dtype)
-    if np.issubdtype(dtype, np.integer):
+    if dtype.kind in "iu":
         info = np.iinfo(dtype)
         return rng.integers(max(info.min, -100), min(info.max, 100), size=shape, endpoint=True).astype(dtype)
-    raise ModelError(f"no random data for ONNX element type {elem_type} ({dtype})")
+    name = onnx.TensorProto.DataType.Name(elem_type).lower()
+    raise ModelError(f"input {value.name!r}: no random data for ONNX element type {elem_type} ({name}); "
+                     "the check makes data for bool, integer and IEEE float inputs")
 
 
-def _session(model: onnx.ModelProto, optimize: bool) -> Any:
+def _session(model: _ModelLike, loaded: onnx.ModelProto, optimize: bool, what: str,
+             beside: _ModelLike | None = None) -> Any:
+    """An ONNX Runtime session: a path as it is (its external data read from its folder), a
+    ModelProto serialized (its external data read from the folder of ``beside``)."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
+    options.log_severity_level = 4  # ONNX Runtime's own error lines: its failures come as exceptions
     if not optimize:
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    folder = _external_folder(model, loaded, beside)
+    if folder is not None:
+        options.add_session_config_entry("session.model_external_initializers_file_folder_path", str(folder))
     try:
-        return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+        source = _serialized(loaded, what) if isinstance(model, onnx.ModelProto) else str(model)
+        return ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
+    except ModelError:
+        raise
     except Exception as e:
-        raise ModelError(f"ONNX Runtime cannot load model {model.graph.name!r}: {e}") from e
+        raise ModelError(f"ONNX Runtime cannot load the {what}: {' '.join(str(e).split())}") from e
+
+
+def _serialized(model: onnx.ModelProto, what: str) -> bytes:
+    try:
+        data: bytes = model.SerializeToString()
+    except Exception as e:  # protobuf's EncodeError: a message over 2 GB
+        raise ModelError(f"the {what} cannot be serialized ({type(e).__name__}: {e}); a model over "
+                         "protobuf's 2 GB must keep its weights in external data") from e
+    return data
+
+
+def _run(session: Any, feeds: dict[str, np.ndarray], what: str) -> list[Any]:
+    try:
+        return list(session.run(None, feeds))
+    except Exception as e:  # onnxruntime's Fail, InvalidArgument, RuntimeException...
+        raise ModelError(f"ONNX Runtime cannot run the {what} on the check's random data: "
+                         f"{' '.join(str(e).split())}") from e
 
 
 def _compare(name: str, expected: np.ndarray, actual: np.ndarray) -> OutputComparison:
@@ -331,23 +478,31 @@ def check_conversion(
 ) -> ConversionCheck:
     """Run both models on the CPU EP on the same random data and compare outputs bit for bit.
 
-    The converted model's boundary Transposes (named ``ort_layouts.convert/...``) say how its
-    inputs map to the original's and how the original's outputs map to its own.
+    The boundary Transposes (named ``ort_layouts.convert/...``) the converted model adds to the
+    original say how its inputs map to the original's and how the original's outputs map to its
+    own; those of an earlier conversion, which the original holds too, are part of both models.
 
     Args:
-        original, converted: paths or ModelProtos.
+        original, converted: paths (ONNX Runtime reads their external data from their folder)
+            or ModelProtos (a converted one whose external data is not loaded, as
+            :func:`convert_layout` leaves it, gets it from the folder of ``original``).
         seed: seed of the ``numpy.random.Generator`` that makes the inputs.
         dims: values for symbolic input dimensions (default 1 for each), integers >= 1; each
             must be a dim_param of the model's inputs.
         optimize: run with ONNX Runtime's graph optimizations (off by default, so each model
             runs exactly its own nodes).
+
+    Raises:
+        ModelError: an input that is no tensor or has no random data (bfloat16, float8,
+            string), or ONNX Runtime fails to load or to run either model (the message names
+            the model and ONNX Runtime's reason).
     """
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ShapeError(f"seed {seed!r} is not an integer >= 0")
     pins = check_dims(dims)
-    orig, _ = load_model(original, load_external_data=True)
-    conv, _ = load_model(converted, load_external_data=True)
-    in_perms, out_perms = _boundary_perms(conv)
+    orig, orig_name = load_model(original)
+    conv, conv_name = load_model(converted)
+    in_perms, out_perms = _boundary_perms(conv, orig)
     rng = np.random.default_rng(seed)
     feeds_conv: dict[str, np.ndarray] = {}
     feeds_orig: dict[str, np.ndarray] = {}
@@ -361,15 +516,15 @@ def check_conversion(
     for v in conv.graph.input:
         if v.name in initializers:
             continue
-        tt = v.type.tensor_type
         shape = tuple(int(d.dim_value) if d.HasField("dim_value") else int(pins.get(d.dim_param, 1))
-                      for d in tt.shape.dim)
-        data = _random(rng, shape, tt.elem_type)
+                      for d in v.type.tensor_type.shape.dim)
+        data = _random(rng, v, shape)
         feeds_conv[v.name] = data
         perm = in_perms.get(v.name)
         feeds_orig[v.name] = np.ascontiguousarray(np.transpose(data, perm)) if perm else data
-    got_orig = _session(orig, optimize).run(None, feeds_orig)
-    got_conv = _session(conv, optimize).run(None, feeds_conv)
+    what_orig, what_conv = f"original model {orig_name!r}", f"converted model {conv_name!r}"
+    got_orig = _run(_session(original, orig, optimize, what_orig), feeds_orig, what_orig)
+    got_conv = _run(_session(converted, conv, optimize, what_conv, original), feeds_conv, what_conv)
     names = [o.name for o in conv.graph.output]
     results = []
     for name, a, b in zip(names, got_orig, got_conv, strict=True):
@@ -377,3 +532,15 @@ def check_conversion(
         expected = np.ascontiguousarray(np.transpose(a, perm)) if perm else np.asarray(a)
         results.append(_compare(name, expected, np.asarray(b)))
     return ConversionCheck(all(results), tuple(results), in_perms, out_perms)
+
+
+def _external_folder(model: _ModelLike, loaded: onnx.ModelProto, beside: _ModelLike | None) -> Path | None:
+    """Where ONNX Runtime reads the external data of a ModelProto whose external data is not
+    loaded (as :func:`convert_layout` leaves it): the folder of ``beside`` (the original model
+    that a converted one keeps the references of); None for a path (ONNX Runtime reads from its
+    folder), a proto without external data, or no path to read beside."""
+    if not isinstance(model, onnx.ModelProto) or not external_data_files(loaded):
+        return None
+    if beside is None or isinstance(beside, onnx.ModelProto):
+        return None
+    return Path(beside).resolve().parent

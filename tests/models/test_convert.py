@@ -211,3 +211,227 @@ def test_command_line_refusals_write_nothing(tmp_path: Path, capsys: pytest.Capt
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1 and fragment in lines[0] and captured.out == ""
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.onnx"]
+
+
+# ---- a tensor that is both a graph input and a graph output ---------------------------------------
+def _passthrough_model() -> onnx.ModelProto:
+    """Input X is also output X (returned unchanged), beside R = Relu(X)."""
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 3, 4, 5])
+    r = helper.make_tensor_value_info("R", TensorProto.FLOAT, [1, 3, 4, 5])
+    graph = helper.make_graph([helper.make_node("Relu", ["X"], ["R"])], "pass", [x], [r, x])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+@pytest.mark.parametrize("sides", [dict(), dict(outputs=False), dict(inputs=False), dict(names=["X"])],
+                         ids=["both", "inputs-only", "outputs-only", "named"])
+def test_an_input_that_is_also_an_output_is_refused_on_either_side(sides: dict) -> None:
+    with pytest.raises(ModelError, match=r"'X' is both a graph input and a graph output .*valid: the "
+                                         r"model's other inputs and outputs"):
+        convert_layout(_passthrough_model(), **sides)
+
+
+def test_the_other_tensors_of_a_passthrough_model_convert() -> None:
+    model = _passthrough_model()
+    converted = convert_layout(model, names=["R"])
+    onnx.checker.check_model(converted, full_check=True)
+    x = np.random.default_rng(5).standard_normal((1, 3, 4, 5)).astype(np.float32)
+    run = lambda m: ort.InferenceSession(m.SerializeToString(),  # noqa: E731
+                                         providers=["CPUExecutionProvider"]).run(None, {"X": x})
+    (_, x0), (r1, x1) = run(model), run(converted)
+    assert x1.shape == (1, 3, 4, 5) and np.array_equal(x0, x1)  # X declared and returned NCHW
+    assert np.array_equal(np.maximum(x, 0).transpose(0, 2, 3, 1).view(np.uint32), r1.view(np.uint32))
+
+
+def test_command_line_inputs_only_refuses_a_passthrough_and_writes_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ort_layouts.frontends.cli import main
+
+    src = tmp_path / "in.onnx"
+    onnx.save(_passthrough_model(), src)
+    for side in ("--inputs-only", "--outputs-only"):
+        assert main(["convert", str(src), str(tmp_path / "out.onnx"), side]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "'X' is both a graph input and a graph output" in err[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.onnx"]
+
+
+def test_command_line_check_that_fails_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import ort_layouts.models.convert as convert
+    from ort_layouts.frontends.cli import main
+
+    def sabotaged(*args: object, **kwargs: object) -> onnx.ModelProto:
+        model = convert_layout(*args, **kwargs)  # type: ignore[arg-type]
+        w = model.graph.initializer[0]  # one weight changed in one bit
+        changed = numpy_helper.to_array(w).copy()
+        changed.view(np.uint32)[0, 0, 0, 0] ^= 1 << 20
+        w.CopyFrom(numpy_helper.from_array(changed, w.name))
+        return model
+
+    monkeypatch.setattr(convert, "convert_layout", sabotaged)
+    src = tmp_path / "in.onnx"
+    onnx.save(_conv_model(), src)
+    assert main(["convert", str(src), str(tmp_path / "out.onnx"), "--check"]) == 1
+    out, err = capsys.readouterr()
+    assert "conversion check: FAILED" in out and "wrote" not in out
+    assert err.strip().splitlines() == [f"ort-layouts: {tmp_path / 'out.onnx'} not written: the converted "
+                                        "model's outputs differ from the original's"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.onnx"]
+
+
+# ---- converting a converted model --------------------------------------------------------------
+def _run_cpu(model: onnx.ModelProto | Path, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    source = str(model) if isinstance(model, Path) else model.SerializeToString()
+    return ort.InferenceSession(source, providers=["CPUExecutionProvider"]).run(None, feeds)
+
+
+def test_a_second_conversion_names_and_checks_only_its_own_tensors(tmp_path: Path) -> None:
+    from ort_layouts.models.convert import converted_tensors
+
+    original = _conv_model()
+    inputs_nhwc = convert_layout(original, inputs=True, outputs=False)
+    both = convert_layout(inputs_nhwc, inputs=False, outputs=True)
+    assert converted_tensors(inputs_nhwc, original) == ["image"]
+    assert converted_tensors(both, inputs_nhwc) == ["out"]  # not the input the first run converted
+    result = check_conversion(inputs_nhwc, both)  # the image goes in NHWC to both
+    assert result and result.input_perms == {} and result.output_perms == {"out": (0, 2, 3, 1)}
+    # by hand: the same NHWC image into both models; 'out' of the second is the first's, NHWC
+    x = np.random.default_rng(11).standard_normal((2, 6, 5, 3)).astype(np.float32)
+    (a, pooled_a), (b, pooled_b) = _run_cpu(inputs_nhwc, {"image": x}), _run_cpu(both, {"image": x})
+    assert np.array_equal(a.transpose(0, 2, 3, 1).view(np.uint32), b.view(np.uint32))
+    assert np.array_equal(pooled_a.view(np.uint32), pooled_b.view(np.uint32))
+    # back to NCHW: this run's two Transposes; against the first original, an identity boundary
+    back = convert_layout(convert_layout(original), to="NCHW")
+    assert converted_tensors(back, convert_layout(original)) == ["image", "out"]
+    assert converted_tensors(back, original) == []
+    assert check_conversion(original, back)
+
+
+def test_command_line_second_conversion(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ort_layouts.frontends.cli import main
+
+    onnx.save(_conv_model(), tmp_path / "conv.onnx")
+    assert main(["convert", str(tmp_path / "conv.onnx"), str(tmp_path / "in.onnx"), "--inputs-only"]) == 0
+    capsys.readouterr()
+    assert main(["convert", str(tmp_path / "in.onnx"), str(tmp_path / "both.onnx"), "--outputs-only",
+                 "--check", "--dim", "N=2"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"wrote {tmp_path / 'both.onnx'}: NHWC at ['out']"
+    assert out[-1] == "conversion check: passed (bit-identical)"
+    assert main(["convert", str(tmp_path / "both.onnx"), str(tmp_path / "back.onnx"), "--to", "NCHW"]) == 0
+    assert capsys.readouterr().out == f"wrote {tmp_path / 'back.onnx'}: NCHW at ['image', 'out']\n"
+
+
+# ---- ONNX Runtime failing, inputs the check cannot make ------------------------------------------
+def test_check_names_the_model_onnx_runtime_cannot_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                                       ) -> None:
+    """Gather with indices from the random data: out of range, ONNX Runtime fails the run."""
+    from ort_layouts.frontends.cli import main
+
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 3, 4, 5])
+    idx = helper.make_tensor_value_info("I", TensorProto.INT64, [2])
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 3, 4, 2])
+    node = helper.make_node("Gather", ["X", "I"], ["Y"], axis=3)
+    graph = helper.make_graph([node], "gather", [x, idx], [y])
+    src = tmp_path / "gather.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), src)
+    with pytest.raises(ModelError, match=r"ONNX Runtime cannot run the original model '.*gather.onnx' on "
+                                         r"the check's random data: .*indices element out of data bounds"):
+        check_conversion(src, convert_layout(src))
+    assert main(["convert", str(src), str(tmp_path / "out.onnx"), "--check"]) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and "cannot run the original model" in lines[0] and "Traceback" not in captured.err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["gather.onnx"]
+
+
+def test_check_names_an_input_it_cannot_make_data_for() -> None:
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 3, 4, 5])
+    s = helper.make_tensor_sequence_value_info("S", TensorProto.FLOAT, None)
+    nodes = [helper.make_node("SequenceLength", ["S"], ["L"]), helper.make_node("Relu", ["X"], ["R"])]
+    outputs = [helper.make_tensor_value_info("R", TensorProto.FLOAT, [1, 3, 4, 5]),
+               helper.make_tensor_value_info("L", TensorProto.INT64, [])]
+    graph = helper.make_graph(nodes, "seq", [x, s], outputs)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    with pytest.raises(ModelError, match=r"input 'S' is not a tensor \(sequence\)"):
+        check_conversion(model, convert_layout(model))
+    bf16 = helper.make_tensor_value_info("B", TensorProto.BFLOAT16, [1, 3, 4, 5])
+    graph = helper.make_graph([helper.make_node("Identity", ["B"], ["C"])], "bf16", [bf16],
+                              [helper.make_tensor_value_info("C", TensorProto.BFLOAT16, [1, 3, 4, 5])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    with pytest.raises(ModelError, match=r"input 'B': no random data for ONNX element type 16 \(bfloat16\)"):
+        check_conversion(model, convert_layout(model))
+
+
+# ---- external data -------------------------------------------------------------------------
+def _external_model(folder: Path) -> Path:
+    """Y = X + W (W [1, 3, 4, 5], stored in weights.bin beside the model)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    w = numpy_helper.from_array(np.arange(60, dtype=np.float32).reshape(1, 3, 4, 5), "W")
+    graph = helper.make_graph([helper.make_node("Add", ["X", "W"], ["Y"])], "ext",
+                              [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 3, 4, 5])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 3, 4, 5])], [w])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    onnx.save(model, folder / "model.onnx", save_as_external_data=True, location="weights.bin",
+              size_threshold=0)
+    return folder / "model.onnx"
+
+
+def test_external_data_stays_external(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ort_layouts.frontends.cli import main
+    from ort_layouts.models.convert import external_data_files
+
+    src = _external_model(tmp_path / "m")
+    data = (tmp_path / "m" / "weights.bin").read_bytes()
+    converted = convert_layout(src)
+    assert external_data_files(converted) == ["weights.bin"]
+    assert check_conversion(src, converted)  # the proto's data read beside the original
+    out = tmp_path / "m" / "nhwc.onnx"
+    assert main(["convert", str(src), str(out), "--check"]) == 0
+    assert "passed (bit-identical)" in capsys.readouterr().out
+    from ort_layouts.models.convert import external_data_files as files
+
+    written = onnx.load(out, load_external_data=False)
+    assert files(written) == ["weights.bin"] and not written.graph.initializer[0].raw_data  # a reference
+    assert (tmp_path / "m" / "weights.bin").read_bytes() == data
+    x = np.random.default_rng(2).standard_normal((1, 4, 5, 3)).astype(np.float32)
+    (y,) = _run_cpu(out, {"X": x})
+    expected = x + np.arange(60, dtype=np.float32).reshape(1, 3, 4, 5).transpose(0, 2, 3, 1)
+    assert np.array_equal(y.view(np.uint32), expected.view(np.uint32))
+
+
+def test_external_data_output_in_another_folder_is_refused(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from ort_layouts.frontends.cli import main
+
+    src = _external_model(tmp_path / "m")
+    (tmp_path / "other").mkdir()
+    assert main(["convert", str(src), str(tmp_path / "other" / "out.onnx")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "external data ['weights.bin']" in err[0] and "folder of INPUT" in err[0]
+    assert list((tmp_path / "other").iterdir()) == []
+
+
+# ---- outputs that declare no shape -------------------------------------------------------------
+def test_an_output_without_a_declared_shape_gets_its_rank_from_inference() -> None:
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 3, 4, 5])
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)
+    graph = helper.make_graph([helper.make_node("Relu", ["X"], ["Y"])], "noshape", [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    for converted in (convert_layout(model, names=["Y"]), convert_layout(model)):
+        assert not converted.graph.output[0].type.tensor_type.HasField("shape")  # still undeclared
+        xs = np.random.default_rng(4).standard_normal((1, 3, 4, 5)).astype(np.float32)
+        feed = xs if converted.graph.input[0].type.tensor_type.shape.dim[1].dim_value == 3 \
+            else np.ascontiguousarray(xs.transpose(0, 2, 3, 1))
+        (got,) = _run_cpu(converted, {"X": feed})
+        assert np.array_equal(got.view(np.uint32), np.maximum(xs, 0).transpose(0, 2, 3, 1).view(np.uint32))
+
+
+def test_a_tensor_whose_rank_nothing_gives_is_named() -> None:
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, None)
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)
+    graph = helper.make_graph([helper.make_node("Relu", ["X"], ["Y"])], "noshape", [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    with pytest.raises(ShapeError, match=r"the shape of 'Y' is not declared in the model and ONNX shape "
+                                         r"inference cannot compute it"):
+        convert_layout(model, names=["Y"])
