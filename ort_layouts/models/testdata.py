@@ -23,10 +23,13 @@ case it passes may still differ in its last bits: ``ort-layouts validate`` compa
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
+import os
 import re
 import shutil
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -178,19 +181,23 @@ def export_test_dir(
             DML EP serves Transpose, Expand and Pad at (19), so a replay runs them on DirectML.
         ir_version: the models' IR version (default 9, which older runtimes load too).
         replace: ``out_dir`` may hold an earlier export: the directories its ``cases.json``
-            lists, and that file, are removed first (nothing else there is touched). Without it
+            lists, and that file, are replaced (nothing else there is touched). Without it
             ``out_dir`` must be new or empty, so that a replay runs just these cases.
+
+    The export is written into a hidden folder beside ``out_dir`` (``.NAME.*.partial``) and
+    moved into place once every case is written, the earlier export only then moved out: a
+    failure or an interruption leaves ``out_dir`` as it was, never half an export.
 
     Returns:
         The directories written.
 
     Raises:
-        ReportError: ``out_dir`` is not empty (and not an earlier export, with ``replace``).
+        ReportError: ``out_dir`` is not empty (and not an earlier export, with ``replace``), or
+            holds a directory of the new export's names that its earlier export does not list.
     """
     cases = _as_cases(cases_or_model, dims)
     out = Path(out_dir)
-    _clear_export(out, replace=replace)
-    out.mkdir(parents=True, exist_ok=True)
+    earlier = _earlier_export(out, replace=replace)
     if opset is None:
         opset = provider_opset("DmlExecutionProvider")
     if batched:  # one model has one opset: a directory per opset the cases ask for
@@ -202,29 +209,50 @@ def export_test_dir(
     else:
         groups = [(sanitize(c.id), [c]) for c in cases]
     seen: dict[str, int] = {}
-    written, manifest = [], []
+    named: list[tuple[str, list[Case]]] = []
     for base, group in groups:
-        name = base if base not in seen else f"{base}_{seen[base] + 1}"
+        named.append((base if base not in seen else f"{base}_{seen[base] + 1}", group))
         seen[base] = seen.get(base, 0) + 1
-        model = build_model(group, opset=group[0].opset or opset, ir_version=ir_version)
-        inputs: dict[str, np.ndarray] = {}
-        outputs: dict[str, np.ndarray] = {}
-        for i, case in enumerate(group):
-            x = make_input(case)
-            inputs.update((input_name(i, k), f) for k, f in enumerate(input_feeds(case, x)))
-            outputs.update((output_name(i, k), y) for k, y in enumerate(expected_outputs(case, x)))
-        written.append(write_test_dir(model, inputs, outputs, out / name))
-        manifest.append({"directory": name, "cases": [c.to_dict() | {"id": c.id} for c in group]})
-    (out / "cases.json").write_text(json.dumps(manifest, indent=1) + "\n")
-    return written
+    clash = [n for n, _ in named if n not in earlier and (out / n).exists()]
+    if clash:
+        raise ReportError(f"export directory {str(out)!r} holds {clash[:3]}, which are not of an earlier "
+                          "export; valid: a new or empty directory")
+    staging = _staging_folder(out)
+    done = False
+    try:
+        manifest = []
+        for name, group in named:
+            model = build_model(group, opset=group[0].opset or opset, ir_version=ir_version)
+            inputs: dict[str, np.ndarray] = {}
+            outputs: dict[str, np.ndarray] = {}
+            for i, case in enumerate(group):
+                x = make_input(case)
+                inputs.update((input_name(i, k), f) for k, f in enumerate(input_feeds(case, x)))
+                outputs.update((output_name(i, k), y) for k, y in enumerate(expected_outputs(case, x)))
+            write_test_dir(model, inputs, outputs, staging / name)
+            manifest.append({"directory": name, "cases": [c.to_dict() | {"id": c.id} for c in group]})
+        (staging / _MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
+        _put_in_place(staging, out, [n for n, _ in named], earlier)
+        done = True
+    finally:
+        replaced = staging / _REPLACED
+        if done or not replaced.is_dir() or not any(replaced.iterdir()):
+            shutil.rmtree(staging, ignore_errors=True)  # else it holds what could not be moved back
+    return [out / name for name, _ in named]
 
 
-def _clear_export(out: Path, *, replace: bool) -> None:
-    """Check that ``out`` is new or empty; with ``replace``, remove the earlier export it holds
-    (the directories its cases.json lists, then that file)."""
+_MANIFEST = "cases.json"
+_REPLACED = ".replaced"  # in the staging folder: the earlier export, until the new one is in place
+
+
+def _earlier_export(out: Path, *, replace: bool) -> list[str]:
+    """Check that ``out`` is new or empty, or with ``replace`` holds an earlier export: the
+    directories its cases.json lists that are there (nothing is removed yet)."""
     if not out.is_dir() or not any(out.iterdir()):
-        return
-    manifest = out / "cases.json"
+        if out.exists() and not out.is_dir():
+            raise ReportError(f"export directory {str(out)!r} is a file; valid: a new or empty directory")
+        return []
+    manifest = out / _MANIFEST
     if not replace:
         what = "an earlier export (cases.json)" if manifest.is_file() else "files"
         raise ReportError(f"export directory {str(out)!r} already holds {what}; a replay of it would run "
@@ -239,9 +267,44 @@ def _clear_export(out: Path, *, replace: bool) -> None:
     if bad:
         raise ReportError(f"{manifest}: directories {bad[:3]} are not names of its own folders; "
                           "valid: a new or empty directory")
-    for name in names:
-        shutil.rmtree(out / name, ignore_errors=True)
-    manifest.unlink()
+    return [n for n in dict.fromkeys(names) if n != _MANIFEST and (out / n).exists()]
+
+
+def _staging_folder(out: Path) -> Path:
+    """A new folder the export is written into before it is put in place: beside ``out``
+    (a hidden ``.NAME.*.partial``), or in it where ``out``'s parent cannot be written."""
+    parent = out.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    try:
+        return Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=parent))
+    except PermissionError:
+        if not out.is_dir():
+            raise
+        return Path(tempfile.mkdtemp(prefix=".export.", suffix=".partial", dir=out))
+
+
+def _put_in_place(staging: Path, out: Path, names: Sequence[str], earlier: Sequence[str]) -> None:
+    """Move the earlier export's directories and cases.json out of ``out``, then the new ones
+    (cases.json last) in, by renames; a failure moves everything back as it was."""
+    out.mkdir(parents=True, exist_ok=True)
+    old = [n for n in (*earlier, _MANIFEST) if (out / n).exists()]
+    trash = staging / _REPLACED
+    moves: list[tuple[Path, Path]] = []
+    try:
+        if old:
+            trash.mkdir()
+        for n in old:
+            moves.append((out / n, trash / n))
+            os.replace(*moves[-1])
+        for n in (*names, _MANIFEST):
+            moves.append((staging / n, out / n))
+            os.replace(*moves[-1])
+    except BaseException:
+        for source, target in reversed(moves):
+            if target.exists() and not source.exists():
+                with contextlib.suppress(OSError):
+                    os.replace(target, source)
+        raise
 
 
 def write_suite_models(

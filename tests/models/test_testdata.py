@@ -207,3 +207,74 @@ def test_export_command_force(tmp_path, capsys):
     assert all(len(m["cases"][0]["shape"]) == 2 for m in manifest)
     written = sorted([*(m["directory"] for m in manifest), "cases.json"])
     assert sorted(p.name for p in tmp_path.iterdir()) == written
+
+
+def _tree(root: Path) -> list[tuple[str, bytes]]:
+    return sorted((str(p.relative_to(root)), p.read_bytes() if p.is_file() else b"")
+                  for p in root.rglob("*"))
+
+
+@pytest.mark.parametrize("error", [RuntimeError, KeyboardInterrupt], ids=["failure", "interrupt"])
+def test_an_export_that_stops_midway_leaves_the_earlier_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            error: type[BaseException]) -> None:
+    import ort_layouts.models.testdata as testdata
+
+    out = tmp_path / "cases"
+    export_test_dir(CASES[:3], out)
+    (out / "notes.txt").write_text("the user's own file\n")
+    before = _tree(out)
+    real, made = testdata.expected_outputs, []
+
+    def stops_at_the_third(case: Case, x: np.ndarray) -> list[np.ndarray]:
+        made.append(case)
+        if len(made) == 3:
+            raise error("stopped")
+        return real(case, x)
+
+    monkeypatch.setattr(testdata, "expected_outputs", stops_at_the_third)
+    with pytest.raises(error, match="stopped"):
+        export_test_dir(CASES[3:8], out, replace=True)
+    assert len(made) == 3
+    assert _tree(out) == before  # the earlier export whole, nothing of the new one
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cases"]  # no staging folder left
+    with pytest.raises(error, match="stopped"):  # into a new directory: none made
+        made.clear()
+        export_test_dir(CASES[3:8], tmp_path / "new")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cases"]
+    monkeypatch.setattr(testdata, "expected_outputs", real)
+    second = export_test_dir(CASES[3:8], out, replace=True)  # --force after it still replaces
+    assert sorted(p.name for p in out.iterdir()) == sorted([*(d.name for d in second), "cases.json",
+                                                            "notes.txt"])
+    for d in second:
+        _replay(d)
+
+
+def test_export_command_force_that_fails_keeps_the_export(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import ort_layouts.models.testdata as testdata
+    from ort_layouts.frontends.cli import main
+
+    out = tmp_path / "keep"
+    args = ["export", "--out", str(out), "--ops", "Identity", "--dtypes", "int8"]
+    assert main([*args, "--ranks", "1"]) == 0
+    before = _tree(out)
+
+    def fails(case: Case, x: np.ndarray) -> list[np.ndarray]:
+        raise ModelError(f"no expected output for {case.id}")
+
+    monkeypatch.setattr(testdata, "expected_outputs", fails)
+    capsys.readouterr()
+    assert main([*args, "--ranks", "2", "--force"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no expected output for Identity-int8" in err[0]
+    assert _tree(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep"]
+
+
+def test_export_refuses_a_name_the_earlier_export_does_not_list(tmp_path: Path) -> None:
+    out = tmp_path / "cases"
+    export_test_dir(CASES[:1], out)
+    (out / sanitize(CASES[1].id)).mkdir()  # the user's, of a name the new export writes
+    with pytest.raises(ReportError, match=r"holds \['" + sanitize(CASES[1].id)):
+        export_test_dir(CASES[:2], out, replace=True)
+    assert (out / sanitize(CASES[0].id) / "model.onnx").is_file()
