@@ -1201,21 +1201,33 @@ def _canary(config: ProviderConfig) -> None:
     zeros or wrong bits (e.g. vkd3d 1.6 on a Vulkan driver without descriptor indexing, such as
     Mesa 22's lavapipe: every dispatch runs with nothing bound and Run still returns OK).
 
+    The canary cases (a float32 Transpose, an int32 Expand, a uint8 edge Pad) are ones every
+    DirectML release runs: a stack that cannot create their session, or fails or dies running
+    it, is broken too (no Direct3D 12 device: a Vulkan driver that does not load, no adapter;
+    a worker that crashes), and is stopped the same way instead of reporting every case of the
+    run unsupported or an error.
+
     Raises:
-        ProviderError: the stack gave wrong outputs for the canary cases.
+        ProviderError: the stack gave wrong outputs for the canary cases, or could not create or
+            run their session.
     """
     inputs = [make_input(c) + (1 if c.values == "iota" else 0) for c in _CANARY]
     model = build_model(list(_CANARY), opset=provider_opset(config.name),
                         ir_version=provider_ir_version(config.name))
+    step = "create"
     try:
         session = make_session(model, config)
+        step = "run"
         try:
             outputs = session.run([f"y{i}" for i in range(len(_CANARY))],
                                   {f"x{i}": x for i, x in enumerate(inputs)})
         finally:
             _release(session)
-    except (SessionCreationError, OrtLayoutsError):
-        return  # the run itself reports what is unsupported
+    except Exception as e:  # any failure of the canary's session is the stack's
+        raise ProviderError(
+            f"the DirectML stack is broken, so no case was run: it could not {step} the session of the "
+            f"canary cases (a float32 Transpose, an int32 Expand and a uint8 edge Pad, which every "
+            f"DirectML release runs): {e}") from e
     wrong = [c.op for c, x, y in zip(_CANARY, inputs, outputs, strict=True)
              if np.asarray(y).tobytes() != expected_output(c, x).tobytes()]
     if not wrong:

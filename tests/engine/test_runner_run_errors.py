@@ -50,3 +50,42 @@ def test_a_named_run_failure_isolates_its_kin_without_bisection(monkeypatch: Any
     assert all("Name:'n0_Pad'" in r.message for r in results if r.status is Status.ERROR)
     # the batch of 8, the three wrap cases alone, then the other five in one batch: no bisection
     assert sizes == [8, 1, 1, 1, 5]
+
+
+def _canary_with(monkeypatch: Any, make_session: Any) -> str:
+    """The error the canary raises with ``make_session`` standing in for the provider's."""
+    import pytest
+
+    from ort_layouts._errors import ProviderError
+    from ort_layouts.engine import runner as _runner
+    from ort_layouts.engine.providers import DML, ProviderConfig
+
+    monkeypatch.setattr(_runner, "make_session", make_session)
+    with pytest.raises(ProviderError) as raised:
+        _runner._canary(ProviderConfig(DML))
+    return str(raised.value)
+
+
+def test_the_canary_stops_a_stack_that_cannot_create_its_session(monkeypatch: Any) -> None:
+    """No Direct3D 12 device (a Vulkan driver that does not load: DXGI_ERROR_UNSUPPORTED): the
+    canary's Transpose, Expand and Pad, which every DirectML release runs, are refused, and the
+    run stops instead of reporting every case unsupported and passing."""
+    from ort_layouts.engine.providers import SessionCreationError
+
+    def refused(model: Any, config: Any) -> Any:
+        raise SessionCreationError("DmlExecutionProvider could not create the session: ... 887A0004")
+
+    message = _canary_with(monkeypatch, refused)
+    assert message.startswith("the DirectML stack is broken, so no case was run: it could not create")
+    assert message.endswith("887A0004")
+
+
+def test_the_canary_stops_a_stack_whose_worker_dies_running_it(monkeypatch: Any) -> None:
+    from ort_layouts.engine.dml.client import DmlWorkerCrashedError
+
+    class Dies:
+        def run(self, names: Any, feeds: Any) -> Any:
+            raise DmlWorkerCrashedError("the DirectML worker died (status -11)")
+
+    message = _canary_with(monkeypatch, lambda model, config: Dies())
+    assert "it could not run the session of the canary cases" in message and "status -11" in message
