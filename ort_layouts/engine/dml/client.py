@@ -67,7 +67,7 @@ import subprocess
 import threading
 import time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -180,14 +180,23 @@ class _Writer:
 
 
 class _Reader:
-    def __init__(self, data: bytes) -> None:
+    """A reply's payload, read field by field; ``out_of_step`` is called before a
+    :class:`DmlProtocolError` is raised (the worker that sent it is stopped)."""
+
+    def __init__(self, data: bytes, out_of_step: Callable[[], None] | None = None) -> None:
         self.data = memoryview(data)
         self.at = 0
+        self.out_of_step = out_of_step
+
+    def fail(self, message: str) -> DmlProtocolError:
+        """The error to raise for a reply that is not what the protocol says, its worker stopped."""
+        if self.out_of_step is not None:
+            self.out_of_step()
+        return DmlProtocolError(message)
 
     def _take(self, n: int) -> memoryview:
         if self.at + n > len(self.data):
-            raise DmlProtocolError(f"a reply ended early: wanted {n} bytes at offset {self.at} "
-                                   f"of {len(self.data)}")
+            raise self.fail(f"a reply ended early: wanted {n} bytes at offset {self.at} of {len(self.data)}")
         out = self.data[self.at:self.at + n]
         self.at += n
         return out
@@ -209,7 +218,7 @@ class _Reader:
 
     def end(self) -> None:
         if self.at != len(self.data):
-            raise DmlProtocolError(f"a reply has {len(self.data) - self.at} bytes left over")
+            raise self.fail(f"a reply has {len(self.data) - self.at} bytes left over")
 
 
 def encode_tensor(w: _Writer, name: str, value: Any) -> None:
@@ -235,7 +244,7 @@ def decode_tensor(r: _Reader) -> tuple[str, np.ndarray]:
         raise DataTypeError(f"output {name!r} has ONNX element type {code}, which has no numpy dtype here")
     count = int(np.prod(dims, dtype=np.int64)) if dims else 1
     if len(data) != count * dtype.itemsize:
-        raise DmlProtocolError(f"output {name!r}: {len(data)} bytes for shape {list(dims)} of {dtype}")
+        raise r.fail(f"output {name!r}: {len(data)} bytes for shape {list(dims)} of {dtype}")
     return name, np.frombuffer(data, dtype=dtype).reshape(dims).copy()
 
 
@@ -543,22 +552,35 @@ class DmlWorker:
             if proc is None or proc.stdin is None:
                 raise self._crashed("is not running")
             try:
-                data = memoryview(struct.pack("<IQ", op, len(payload)) + payload)
-                while data:  # a pipe may take a large request in parts
-                    data = data[proc.stdin.write(data) or 0:]
-            except (BrokenPipeError, OSError):
-                raise self._crashed("died", exiting=True) from None
-            deadline = time.monotonic() + (timeout_s if timeout_s is not None else self.timeout_s)
-            status, length = struct.unpack("<IQ", self._read_exact(12, deadline))
-            if status not in (0, 1):
-                raise self._crashed(f"sent reply status {status}: the stream is out of step",
-                                    DmlProtocolError)
-            body = self._read_exact(length, deadline) if length else b""
-        r = _Reader(body)
+                try:
+                    data = memoryview(struct.pack("<IQ", op, len(payload)) + payload)
+                    while data:  # a pipe may take a large request in parts
+                        data = data[proc.stdin.write(data) or 0:]
+                except (BrokenPipeError, OSError):
+                    raise self._crashed("died", exiting=True) from None
+                deadline = time.monotonic() + (timeout_s if timeout_s is not None else self.timeout_s)
+                status, length = struct.unpack("<IQ", self._read_exact(12, deadline))
+                if status not in (0, 1):
+                    raise self._crashed(f"sent reply status {status}: the stream is out of step",
+                                        DmlProtocolError)
+                body = self._read_exact(length, deadline) if length else b""
+            except DmlWorkerError:
+                raise  # the worker is stopped already
+            except BaseException:
+                # interrupted halfway (Ctrl-C, an alarm, a test's timeout): a request half sent or a
+                # reply left unread would answer the next request with this one's outputs
+                self._kill()
+                raise
+        r = _Reader(body, self._out_of_step)
         if status == 1:
             code, message = r.u32(), r.text()
             raise error(message, code)
         return r
+
+    def _out_of_step(self) -> None:
+        """Stop the worker whose reply did not parse: the next request starts a new one."""
+        with self._lock:
+            self._kill()
 
     # -- public API --
     def info(self, *, adapter: int = 0) -> WorkerInfo:

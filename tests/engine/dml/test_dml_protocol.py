@@ -271,3 +271,43 @@ def test_directml_file_version_reads_the_version_resource(tmp_path: Path) -> Non
     (tmp_path / "DirectML.dll").write_bytes(blob)
     assert directml_file_version(tmp_path / "DirectML.dll") == "1.15.4+abc"
     assert directml_file_version(tmp_path / "absent.dll") == ""
+
+
+@pytest.mark.parametrize("where", ["before the reply", "inside the reply"])
+def test_a_request_interrupted_halfway_stops_the_worker_and_the_next_gets_its_own_reply(
+        where: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C (or an alarm, a test's timeout) while a reply is read: a reply left in the pipe
+    would answer the next request, whose caller would take another session's outputs as its own."""
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    with DmlWorker(command=FAKE, timeout_s=20) as w:
+        transpose = w.create_session(identity_model([("x", TensorProto.FLOAT, [2, 3])], op="Transpose"))
+        identity = w.create_session(identity_model([("x", TensorProto.FLOAT, [2, 3])]))
+        real = w._read_exact
+        reads: list[int] = []
+
+        def interrupted(n: int, deadline: float) -> bytes:
+            reads.append(n)
+            if where == "before the reply" or len(reads) == 2:
+                raise KeyboardInterrupt
+            return real(n, deadline)
+
+        monkeypatch.setattr(w, "_read_exact", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            transpose.run(None, {"x": x})
+        monkeypatch.undo()
+        assert not w.running  # stopped, not left with a reply in its pipe
+        assert identity.run(None, {"x": x})[0].tobytes() == x.tobytes()
+        assert transpose.run(None, {"x": x})[0].tobytes() == np.ascontiguousarray(x.T).tobytes()
+        assert w.generation == 2
+
+
+def test_a_reply_that_does_not_parse_stops_the_worker() -> None:
+    """A DmlProtocolError from a reply's payload stops the worker as its docstring says; the next
+    request starts a new one."""
+    with DmlWorker(command=FAKE, timeout_s=20) as w:
+        first = w.pid
+        reader = C._Reader(b"\x01\x00", w._out_of_step)
+        with pytest.raises(DmlProtocolError, match="a reply ended early"):
+            reader.u32()
+        assert not w.running and first is not None
+        assert w.info().ort_version == "9.9.9-fake" and w.pid != first
