@@ -315,9 +315,21 @@ class DmlStack:
             raise DmlStackMissingError(missing)
 
 
+# variables of this process's environment that would change what vkd3d or the Vulkan loader do
+# under the worker (vkd3d's own settings, the loader's driver and layer choices): a worker run
+# goes without them, so that the stack a report names is the stack that ran
+# (ORT_LAYOUTS_DML_VK_ICD picks the Vulkan driver, --device-id the adapter)
+_DROPPED_PREFIXES = ("VKD3D_", "VK_LOADER_")
+_DROPPED = frozenset({"VK_INSTANCE_LAYERS", "VK_LAYER_PATH", "VK_ADD_LAYER_PATH", "VK_ADD_DRIVER_FILES"})
+
+
 def run_environment(stack: DmlStack, display: str | None) -> dict[str, str]:
-    """The environment of a worker run: this process's, plus the stack's variables."""
-    env = dict(os.environ)
+    """The environment of a worker run: this process's, without the variables that would change
+    what vkd3d or the Vulkan loader do (``VKD3D_*``, ``VK_LOADER_*``, the loader's layer and
+    extra-driver variables), plus the stack's variables. Wine's own (``WINELOADER``,
+    ``WINESERVER``, ``WINEDLLPATH``: a relocated Wine) and ``LD_LIBRARY_PATH`` are kept."""
+    env = {name: value for name, value in os.environ.items()
+           if name not in _DROPPED and not name.startswith(_DROPPED_PREFIXES)}
     icd = str(stack.icd_json)
     env.update({
         "WINEPREFIX": str(stack.prefix),

@@ -264,6 +264,24 @@ def test_run_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Non
     assert DmlStack.default(home=tmp_path, mesa="22").icd_json == tmp_path / "mesa22" / "lvp_icd.json"
 
 
+def test_the_run_environment_drops_what_would_change_vkd3d_or_the_vulkan_loader(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """VKD3D_DISABLE_EXTENSIONS=VK_EXT_descriptor_indexing in the user's shell made every DirectML
+    run crash, and a report would not have said why: the worker runs without such variables
+    (a user's VKD3D_CONFIG too), and keeps a relocated Wine's own."""
+    for name, value in {"VKD3D_DISABLE_EXTENSIONS": "VK_EXT_descriptor_indexing",
+                        "VKD3D_CONFIG": "no_upload_hvv", "VKD3D_VULKAN_DEVICE": "1",
+                        "VK_LOADER_DRIVERS_SELECT": "*nvidia*",
+                        "VK_INSTANCE_LAYERS": "VK_LAYER_KHRONOS_validation", "VK_ADD_DRIVER_FILES": "/x.json",
+                        "WINELOADER": "/opt/wine/bin/wine", "LD_LIBRARY_PATH": "/opt/wine/lib"}.items():
+        monkeypatch.setenv(name, value)
+    env = run_environment(DmlStack.default(home=tmp_path), None)
+    assert env["VKD3D_CONFIG"] == "virtual_heaps"
+    assert not {"VKD3D_DISABLE_EXTENSIONS", "VKD3D_VULKAN_DEVICE", "VK_LOADER_DRIVERS_SELECT",
+                "VK_INSTANCE_LAYERS", "VK_ADD_DRIVER_FILES"} & set(env)
+    assert env["WINELOADER"] == "/opt/wine/bin/wine" and env["LD_LIBRARY_PATH"] == "/opt/wine/lib"
+
+
 def test_directml_file_version_reads_the_version_resource(tmp_path: Path) -> None:
     key = "FileVersion".encode("utf-16-le") + b"\0\0"
     blob = b"MZ" + b"\0" * 5 + key
