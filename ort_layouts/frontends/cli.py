@@ -708,10 +708,30 @@ def _select_cases(args: argparse.Namespace, setup: _ValidateSetup) -> list[Any]:
                                   model_cases=reader)
 
 
-def _nothing_to_validate(args: argparse.Namespace) -> int:
+def _model_coverage_notes(model: str, dims: dict[str, int], ops: Sequence[str] | None) -> str:
+    """Print how a model's layout nodes become cases (a line each on stderr, as validate does);
+    return why it makes none, for the "nothing to do" line."""
+    from ort_layouts.models.extract import format_coverage, layout_nodes_in_functions, model_coverage
+
+    coverage = model_coverage(model, dims=dims or None, ops=ops)
+    in_functions = layout_nodes_in_functions(model, ops=ops)
+    if coverage:
+        for line in format_coverage(coverage, in_functions=in_functions):
+            print(f"{PROG}: {model}: {line.strip()}", file=sys.stderr)
+    if any(c.with_case for c in coverage):
+        return f"{model}'s cases are all outside this selection"
+    if coverage:
+        return f"no layout node of {model} makes a case (the reasons above; see {PROG} extract MODEL)"
+    where = "in its main graph or subgraphs" + (
+        f" ({in_functions} in model-local functions, not examined)" if in_functions else "")
+    return f"{model} has no layout node{' of the ops selected' if ops else ''} {where}"
+
+
+def _nothing_to_validate(args: argparse.Namespace, setup: _ValidateSetup | None = None) -> int:
     if args.model:
-        _note(f"nothing to validate: {args.model} has no layout node with static shapes in this "
-              "selection (see ort-layouts extract MODEL; pin dynamic dimensions with --dim); nothing written")
+        dims = setup.dims if setup else _parse_dims("--dim", args.dim)
+        ops = setup.selection["ops"] if setup else _resolve_selection(args)["ops"]
+        _note(f"nothing to validate: {_model_coverage_notes(args.model, dims, ops)}; nothing written")
     else:
         _note("nothing to validate: the selection holds no cases (check --ops, --dtypes, --ranks, --values, "
               "--shard); nothing written")
@@ -842,7 +862,7 @@ def _run_release_matrix(args: argparse.Namespace, versions: Sequence[str]) -> in
     plain = argparse.Namespace(**{**vars(args), "dml_version": None})
     setup = _check_validate(plain)  # every argument, before any work
     if not _select_cases(plain, setup):
-        return _nothing_to_validate(plain)
+        return _nothing_to_validate(plain, setup)
     report_root = Path(args.report) if args.report else None
     codes: list[int] = []
     ran: list[Any] = []  # a report directory, or a Report without --report
@@ -902,7 +922,7 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False) -> tuple[int, An
     setup = _check_validate(args)
     cases = _select_cases(args, setup)
     if not cases:
-        return _nothing_to_validate(args), None, 0.0
+        return _nothing_to_validate(args, setup), None, 0.0
     provider = setup.provider
     meta = validation_meta(
         provider=provider, device_id=args.device_id, command=shlex.join([PROG, *args.argv]), model=args.model,
@@ -914,11 +934,7 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False) -> tuple[int, An
     writer = ReportWriter(report_dir, meta=meta, planned=[c.id for c in cases], resume=args.resume,
                           force=args.force, strict=args.strict) if report_dir is not None else None
     if args.model:  # how the model's layout nodes became these cases, after every check
-        from ort_layouts.models.extract import format_coverage, model_coverage
-
-        for line in format_coverage(model_coverage(args.model, dims=setup.dims or None,
-                                                   ops=setup.selection["ops"])):
-            print(f"{PROG}: {args.model}: {line.strip()}", file=sys.stderr)
+        _model_coverage_notes(args.model, setup.dims, setup.selection["ops"])
     session = ValidationSession(cases, provider=provider, device_id=args.device_id, optimize=args.optimize,
                                 provider_options=setup.provider_options, batch_size=args.batch_size,
                                 writer=writer, device=meta["device"], jobs=args.jobs)
@@ -1140,11 +1156,17 @@ def _add_extract(p: argparse.ArgumentParser) -> None:
 
 
 def _run_extract(args: argparse.Namespace) -> int:
-    from ort_layouts.models.extract import extract, format_layout_op
+    from ort_layouts.models.extract import (
+        extract,
+        format_layout_op,
+        functions_line,
+        layout_nodes_in_functions,
+    )
 
     dims = _parse_dims("--dim", args.dim)
     check_model(args.model, "MODEL")
     ops = extract(args.model, dims=dims, ops=args.ops)
+    in_functions = layout_nodes_in_functions(args.model, ops=args.ops)
     if args.json:
         _out(json.dumps([op.to_dict() for op in ops], indent=2))
         return 0
@@ -1155,6 +1177,8 @@ def _run_extract(args: argparse.Namespace) -> int:
     distinct = len({c.id for c in cases})  # as validate --model counts them: nodes of one case share it
     _out(f"{len(ops)} layout ops, {flagged} flagged; {len(cases)} make validation cases, "
          f"{distinct} distinct (validate --model runs those)")
+    if in_functions:
+        _out(functions_line(in_functions))
     return 0
 
 
@@ -1280,7 +1304,7 @@ def _run_export(args: argparse.Namespace) -> int:
     else:
         cases = selection.select_cases(ops=ops, dtypes=dtypes, ranks=args.ranks, seed=args.seed or 0)
     if not cases:
-        what = f"{args.model} has no layout node with static shapes" if args.model else \
+        what = _model_coverage_notes(args.model, dims, None) if args.model else \
             "the selection holds no cases (check --ops, --dtypes, --ranks)"
         _note(f"nothing to export: {what}; nothing written")
         return EXIT_NOTHING

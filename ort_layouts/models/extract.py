@@ -1,8 +1,9 @@
 """Find the layout operations of a real ONNX model and describe each one as DirectML sees it.
 
 :func:`extract` loads a model, infers its shapes (with dynamic dimensions pinned by the
-caller), and lists every layout operation with the DirectML buffer tensor descriptors the DML
-execution provider builds for it:
+caller), and lists every layout operation of its main graph and subgraphs (model-local
+functions are counted, :func:`layout_nodes_in_functions`, not read) with the DirectML buffer
+tensor descriptors the DML execution provider builds for it:
 
 - Transpose: ELEMENT_WISE_IDENTITY, input descriptor with permuted strides, packed output.
 - Expand: ELEMENT_WISE_IDENTITY, input broadcast with stride 0, packed output.
@@ -21,7 +22,8 @@ Pad with static shapes and constant parameters turn into validation cases (:meth
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -29,6 +31,7 @@ from typing import Any
 import numpy as np
 import onnx
 from onnx import shape_inference
+from onnx.external_data_helper import load_external_data_for_tensor, uses_external_data
 
 from ort_layouts._errors import DataTypeError, DescriptorError, ModelError, NotExpressibleError, ShapeError
 from ort_layouts.descriptors.buffer_tensor import (
@@ -47,6 +50,8 @@ __all__ = [
     "check_model_file",
     "extract",
     "format_layout_op",
+    "functions_line",
+    "layout_nodes_in_functions",
     "load_model",
     "format_coverage",
     "model_cases",
@@ -332,9 +337,73 @@ def _rule_tag(rule: str) -> str:
 
 
 # ---- extraction ----------------------------------------------------------------------------
+_PARAMETER_ELEMENTS = 4096  # the most elements of an external tensor that extract reads (pads, shape...)
+
+
+def _subgraphs(node: onnx.NodeProto) -> Iterator[tuple[str, onnx.GraphProto]]:
+    """The graphs of a node's attributes (If's branches, Loop's and Scan's body), each with its
+    attribute name (``body``, ``graphs[1]`` for a list)."""
+    for a in node.attribute:
+        if a.type == onnx.AttributeProto.GRAPH:
+            yield a.name, a.g
+        elif a.type == onnx.AttributeProto.GRAPHS:
+            for k, g in enumerate(a.graphs):
+                yield f"{a.name}[{k}]", g
+
+
+def _layout_nodes(nodes: Iterable[onnx.NodeProto], wanted: Sequence[str]) -> Iterator[onnx.NodeProto]:
+    """The layout nodes among ``nodes`` and in their subgraphs."""
+    for node in nodes:
+        if node.op_type in wanted and node.domain in ("", "ai.onnx"):
+            yield node
+        for _, sub in _subgraphs(node):
+            yield from _layout_nodes(sub.node, wanted)
+
+
+def _load_parameters(model: onnx.ModelProto, folder: Path, wanted: Sequence[str]) -> None:
+    """Read, from ``folder``, the external data of the small initializers that layout nodes take
+    (pads, shapes, axes: constants ONNX Runtime reads when it builds the graph); a tensor that
+    cannot be read stays as it is (its node is flagged)."""
+    used = {name for node in _layout_nodes(model.graph.node, wanted) for name in node.input}
+
+    def load(graph: onnx.GraphProto) -> None:
+        for t in graph.initializer:
+            if t.name in used and uses_external_data(t) and math.prod(t.dims) <= _PARAMETER_ELEMENTS:
+                try:
+                    load_external_data_for_tensor(t, str(folder))
+                except Exception:  # a missing file, a location outside the folder: flagged as unread
+                    continue
+        for node in graph.node:
+            for _, sub in _subgraphs(node):
+                load(sub)
+
+    load(model.graph)
+
+
+def _scope(outer: Graph, sub: onnx.GraphProto, dims: dict[str, int]) -> Graph:
+    """A subgraph as its nodes see it: its own tensors, and the outer graph's that it does not
+    define again."""
+    inner = Graph.read(onnx.ModelProto(graph=sub), dims)
+    defined = {v.name for v in sub.input} | {o for n in sub.node for o in n.output} | {
+        t.name for t in sub.initializer}
+    def outside(values: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in values.items() if k not in defined}
+
+    return Graph({**outside(outer.shapes), **inner.shapes}, {**outside(outer.elem_types), **inner.elem_types},
+                 {**outside(outer.constants), **inner.constants}, (outer.external - defined) | inner.external,
+                 dims)
+
+
 def extract(model: _ModelLike, *, dims: Mapping[str, int] | None = None,
             ops: Sequence[str] | None = None) -> list[LayoutOp]:
-    """List the layout operations of a model's main graph with their DirectML descriptors.
+    """List the layout operations of a model's main graph and of its subgraphs (the branches
+    of If, the bodies of Loop and Scan) with their DirectML descriptors.
+
+    A node of a subgraph is named after the nodes and attributes that hold it
+    (``If_3/then_branch/Transpose_0``); it sees the tensors of the graphs around it. The nodes
+    of model-local functions are not read (:func:`layout_nodes_in_functions` counts them).
+    External data is not loaded, but for the small initializers that layout nodes take (pads,
+    shapes, axes), read from the model's folder.
 
     Args:
         model: a path to an .onnx file or a ModelProto.
@@ -343,28 +412,52 @@ def extract(model: _ModelLike, *, dims: Mapping[str, int] | None = None,
         ops: restrict to these op types (default: all of :data:`LAYOUT_OPS`).
 
     Returns:
-        One :class:`LayoutOp` per layout node, in graph order.
+        One :class:`LayoutOp` per layout node, in graph order (a subgraph's after the node
+        that holds it).
     """
-    wanted = tuple(LAYOUT_OPS if ops is None else ops)
-    unknown = [o for o in wanted if o not in LAYOUT_OPS]
-    if unknown:
-        raise ModelError(f"op types {unknown} are not layout ops; valid: {list(LAYOUT_OPS)}")
+    wanted = _wanted(ops)
     pins = check_dims(dims)
     proto, source = load_model(model)
-    inferred = _infer(_pin_inputs(proto, pins))
+    pinned = _pin_inputs(proto, pins)
+    if not isinstance(model, onnx.ModelProto):
+        _load_parameters(pinned, Path(model).parent, wanted)
+    inferred = _infer(pinned)
     known = _dim_params(proto) | _dim_params(inferred)  # inference may name dimensions of its own
     unknown_dims = sorted(set(pins) - known)
     if unknown_dims:
         raise ShapeError(f"dimensions {unknown_dims} are not dim_params of the model; its dim_params: "
                          f"{sorted(known)}")
-    graph = Graph.read(inferred, pins)
     opset = next((o.version for o in inferred.opset_import if o.domain in ("", "ai.onnx")), 0)
-    result = []
-    for index, node in enumerate(inferred.graph.node):
-        if node.op_type in wanted and node.domain in ("", "ai.onnx"):
-            fields = _describe_node(node, index, graph, opset)
-            result.append(LayoutOp(**fields, origin=f"model:{source}#{fields['node_name']}"))
+    result: list[LayoutOp] = []
+
+    def walk(proto_graph: onnx.GraphProto, graph: Graph, prefix: str) -> None:
+        for index, node in enumerate(proto_graph.node):
+            if node.op_type in wanted and node.domain in ("", "ai.onnx"):
+                fields = _describe_node(node, index, graph, opset)
+                fields["node_name"] = prefix + fields["node_name"]
+                result.append(LayoutOp(**fields, origin=f"model:{source}#{fields['node_name']}"))
+            for attribute, sub in _subgraphs(node):
+                walk(sub, _scope(graph, sub, pins),
+                     f"{prefix}{node.name or f'{node.op_type}_{index}'}/{attribute}/")
+
+    walk(inferred.graph, Graph.read(inferred, pins), "")
     return result
+
+
+def _wanted(ops: Sequence[str] | None) -> tuple[str, ...]:
+    wanted = tuple(LAYOUT_OPS if ops is None else ops)
+    unknown = [o for o in wanted if o not in LAYOUT_OPS]
+    if unknown:
+        raise ModelError(f"op types {unknown} are not layout ops; valid: {list(LAYOUT_OPS)}")
+    return wanted
+
+
+def layout_nodes_in_functions(model: _ModelLike, *, ops: Sequence[str] | None = None) -> int:
+    """How many layout nodes the model-local functions hold (their subgraphs included): nodes
+    :func:`extract` does not read, reported beside what it lists."""
+    wanted = _wanted(ops)
+    proto, _ = load_model(model)
+    return sum(1 for f in proto.functions for _ in _layout_nodes(f.node, wanted))
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -382,8 +475,8 @@ def _no_case_reason(op: LayoutOp) -> str:
     if op.input_shape is None or op.output_shape is None:
         dynamic = [f for f in op.flags if f.startswith("dynamic")]
         return dynamic[0] if dynamic else "a shape is not static (pin it with --dim NAME=VALUE)"
-    if op.data_type is None:
-        return "no data type"
+    if op.data_type is None:  # the flag says why: bfloat16, float8 and strings have no DirectML type
+        return next((f for f in op.flags if f.startswith("data-type")), "no data type")
     if len(op.input_shape) == 0:
         return "rank 0"
     return op.flags[0] if op.flags else "the node's parameters are not constant"
@@ -407,15 +500,28 @@ def model_coverage(model: _ModelLike, *, dims: Mapping[str, int] | None = None,
     return out
 
 
-def format_coverage(coverage: Sequence[OpCoverage]) -> list[str]:
-    """Lines for :func:`model_coverage`: a total, one line per op, one per node without a case."""
+def format_coverage(coverage: Sequence[OpCoverage], *, in_functions: int = 0) -> list[str]:
+    """Lines for :func:`model_coverage`: a total, one line per op, one per node without a case;
+    with ``in_functions`` (:func:`layout_nodes_in_functions`), a line saying those nodes were
+    not examined."""
     nodes = sum(c.nodes for c in coverage)
     distinct = sum(c.distinct_cases for c in coverage)
-    lines = [f"{nodes} layout nodes make {distinct} distinct cases: " + ", ".join(
-        f"{c.op_type} {c.with_case}/{c.nodes} nodes -> {c.distinct_cases}" for c in coverage)]
+    if coverage:
+        lines = [f"{nodes} layout nodes make {distinct} distinct cases: " + ", ".join(
+            f"{c.op_type} {c.with_case}/{c.nodes} nodes -> {c.distinct_cases}" for c in coverage)]
+    else:
+        lines = ["no layout node in the main graph or its subgraphs"]
     lines += [f"  {node} ({c.op_type}) makes no case: {reason}"
               for c in coverage for node, reason in c.without_case]
+    if in_functions:
+        lines.append(functions_line(in_functions))
     return lines
+
+
+def functions_line(count: int) -> str:
+    """What :func:`extract` says of the layout nodes of model-local functions it does not read."""
+    return (f"{count} layout node{'s' if count != 1 else ''} in model-local functions not examined "
+            "(extract reads the main graph and its subgraphs)")
 
 
 def model_cases(model: _ModelLike, *, dims: Mapping[str, int] | None = None, values: str = "random",

@@ -348,6 +348,42 @@ def test_nothing_to_do_exits_3(argv: list[str], what: str, workdir: Path, monkey
     assert _listing(workdir) == before
 
 
+@pytest.mark.parametrize("command", [[*V, "--model"], ["export", "--out", "e3", "--model"]],
+                         ids=["validate", "export"])
+def test_nothing_to_do_for_a_model_gives_each_node_s_reason(command: list[str], workdir: Path,
+                                                             monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: Cap) -> None:
+    """A bfloat16 Transpose (DirectML has no bfloat16) and a Pad of pads computed at run time
+    (its output declared): each node's own reason, not the advice to pin dimensions."""
+    x = helper.make_tensor_value_info("X", TensorProto.BFLOAT16, [1, 3, 4, 5])
+    f = helper.make_tensor_value_info("F", TensorProto.FLOAT, [2, 3])
+    p = helper.make_tensor_value_info("P", TensorProto.INT64, [4])
+    nodes = [helper.make_node("Transpose", ["X"], ["Y"], perm=[0, 2, 3, 1], name="t"),
+             helper.make_node("Pad", ["F", "P"], ["G"], name="pad")]
+    outputs = [helper.make_tensor_value_info("Y", TensorProto.BFLOAT16, None),
+               helper.make_tensor_value_info("G", TensorProto.FLOAT, [3, 4])]
+    graph = helper.make_graph(nodes, "bf16", [x, f, p], outputs)
+    model = workdir / "nodes_without_cases.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=9), model)
+    monkeypatch.chdir(workdir)
+    before = _listing(workdir)
+    assert main([*command, model.name]) == EXIT_NOTHING
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert out == "" and "--dim" not in err and "static shapes" not in err
+    head = f"ort-layouts: {model.name}: "
+    assert lines[0] == head + "2 layout nodes make 0 distinct cases: Transpose 0/1 nodes -> 0, " \
+                              "Pad 0/1 nodes -> 0"
+    assert lines[1].startswith(head + "t (Transpose) makes no case: data-type: ONNX element type BFLOAT16 "
+                               "(16) has no DirectML data type")
+    assert lines[2].startswith(head + "pad (Pad) makes no case: runtime-input: pads input 'P' is computed at "
+                               "runtime")
+    assert lines[3] == f"ort-layouts: nothing to {command[0]}: no layout node of {model.name} makes a case " \
+                       "(the reasons above; see ort-layouts extract MODEL); nothing written"
+    assert len(lines) == 4
+    assert _listing(workdir) == before
+
+
 # ---- the Python API refuses what the command line refuses -----------------------------------------
 @pytest.mark.parametrize("dims", [{"batch": 0}, {"batch": -3}, {"batch": 1.5}, {"batch": True}, {"": 1}],
                          ids=["zero", "negative", "float", "bool", "no-name"])

@@ -570,3 +570,112 @@ def test_the_extract_summary_counts_cases_as_validate_model_runs_them(
     assert per_node > distinct  # the block repeats a case: the two counts differ
     assert last.endswith(f"; {per_node} make validation cases, {distinct} distinct "
                          "(validate --model runs those)")
+
+
+# ---- subgraphs and model-local functions ---------------------------------------------------------
+def _subgraph_model() -> onnx.ModelProto:
+    """If: then Transpose(X), else Reshape(X, a shape of its own); Loop: a body Pad of X with the
+    outer constant pads, and a body Pad whose pads 'q' the body makes itself while the outer graph
+    has a constant 'q' (the body's own must win)."""
+    x4 = [1, 3, 4, 5]
+    then_g = helper.make_graph([helper.make_node("Transpose", ["X"], ["t"], name="perm", perm=[0, 2, 3, 1])],
+                               "then", [], [_vi("t", TensorProto.FLOAT, [1, 4, 5, 3])])
+    else_g = helper.make_graph([helper.make_node("Reshape", ["X", "shp"], ["r"])], "else", [],
+                               [_vi("r", TensorProto.FLOAT, [1, 4, 5, 3])], [_ints("shp", [1, 4, 5, 3])])
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c_in"], ["c_out"]),
+         helper.make_node("Pad", ["X", "pads"], ["pp"], name="outer_pads"),
+         helper.make_node("Add", ["p_in", "p_in"], ["q"]),
+         helper.make_node("Pad", ["X", "q"], ["pq"], name="inner_pads")],
+        "body", [_vi("i", TensorProto.INT64, []), _vi("c_in", TensorProto.BOOL, []),
+                 _vi("p_in", TensorProto.INT64, [8])],
+        [_vi("c_out", TensorProto.BOOL, []), _vi("pp", TensorProto.FLOAT, [1, 3, 6, 7]),
+         _vi("pq", TensorProto.FLOAT, None)])
+    nodes = [helper.make_node("If", ["cond"], ["Y"], name="choose", then_branch=then_g, else_branch=else_g),
+             helper.make_node("Loop", ["n", "", "q"], ["q_end", "Z"], body=body)]
+    return _model(nodes, [_vi("X", TensorProto.FLOAT, x4), _vi("cond", TensorProto.BOOL, []),
+                          _vi("n", TensorProto.INT64, [])],
+                  [_vi("Y", TensorProto.FLOAT, [1, 4, 5, 3]), _vi("q_end", TensorProto.INT64, [8]),
+                   _vi("Z", TensorProto.FLOAT, None)],
+                  [_ints("pads", [0, 0, 1, 1, 0, 0, 1, 1]), _ints("q", [0, 0, 0, 0, 0, 0, 0, 0])], opset=17)
+
+
+def test_layout_nodes_of_subgraphs_are_extracted_with_the_outer_scope():
+    ops = {op.node_name: op for op in extract(_subgraph_model())}
+    assert sorted(ops) == ["Loop_1/body/Identity_0", "Loop_1/body/inner_pads", "Loop_1/body/outer_pads",
+                           "choose/else_branch/Reshape_0", "choose/then_branch/perm"]
+    t = ops["choose/then_branch/perm"]
+    assert (t.input_shape, t.output_shape, t.flags) == ((1, 3, 4, 5), (1, 4, 5, 3), ())
+    x = np.arange(60, dtype=np.float32)  # the descriptor reads numpy's transpose of X
+    assert np.array_equal(_read(t.descriptors["input"], x), x.reshape(1, 3, 4, 5).transpose(0, 2, 3, 1))
+    assert ops["choose/else_branch/Reshape_0"].output_shape == (1, 4, 5, 3)
+    outer = ops["Loop_1/body/outer_pads"]
+    assert outer.output_shape == (1, 3, 6, 7) and outer.to_case().pads == (0, 0, 1, 1, 0, 0, 1, 1)
+    inner = ops["Loop_1/body/inner_pads"]  # 'q' is the body's own, computed at run time
+    assert inner.to_case() is None and any("runtime-input" in f and "'q'" in f for f in inner.flags)
+    assert t.origin == "model:g#choose/then_branch/perm"
+
+
+def test_subgraph_cases_pass_on_cpu():
+    from ort_layouts.engine.result import Status
+    from ort_layouts.engine.runner import run_cases
+
+    cases = model_cases(_subgraph_model())
+    assert sorted(c.op for c in cases) == ["Pad", "Reshape", "Transpose"]
+    assert [r.status for r in run_cases(cases, provider="cpu")] == [Status.PASS] * 3
+
+
+def _function_model() -> onnx.ModelProto:
+    """Y = Perm(X), Perm a model-local function holding one Transpose."""
+    perm = onnx.helper.make_function("local", "Perm", ["a"], ["b"],
+                                     [helper.make_node("Transpose", ["a"], ["b"], perm=[0, 2, 3, 1])],
+                                     [helper.make_opsetid("", 17)])
+    graph = helper.make_graph([helper.make_node("Perm", ["X"], ["Y"], domain="local")], "f",
+                              [_vi("X", TensorProto.FLOAT, [1, 3, 4, 5])],
+                              [_vi("Y", TensorProto.FLOAT, None)])
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("local", 1)]
+    return helper.make_model(graph, opset_imports=opsets, functions=[perm], ir_version=10)
+
+
+def test_layout_nodes_of_functions_are_counted_and_reported(tmp_path, capsys):
+    from ort_layouts.frontends.cli import main
+    from ort_layouts.models.extract import format_coverage, layout_nodes_in_functions
+
+    model = _function_model()
+    assert extract(model) == [] and layout_nodes_in_functions(model) == 1
+    assert layout_nodes_in_functions(model, ops=["Pad"]) == 0
+    assert format_coverage([], in_functions=1)[-1].startswith("1 layout node in model-local functions not "
+                                                              "examined")
+    onnx.save(model, tmp_path / "f.onnx")
+    assert _cli([str(tmp_path / "f.onnx")]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("1 layout node in model-local functions not "
+                                                               "examined")
+    assert main(["validate", "--model", str(tmp_path / "f.onnx"), "--provider", "cpu"]) == 3
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"ort-layouts: nothing to validate: {tmp_path / 'f.onnx'} has no layout node in its main graph or "
+        "subgraphs (1 in model-local functions, not examined); nothing written"]
+
+
+# ---- small constant inputs stored as external data ----------------------------------------------
+def _external_params_model(folder: Path) -> Path:
+    nodes = [helper.make_node("Pad", ["x", "pads"], ["y"], name="pad"),
+             helper.make_node("Reshape", ["y", "shape"], ["z"], name="reshape")]
+    model = _model(nodes, [_vi("x", TensorProto.FLOAT, (1, 2, 3, 4))], [_vi("z", TensorProto.FLOAT, None)],
+                   [_ints("pads", [0, 0, 1, 2, 0, 0, 3, 4]), _ints("shape", [2, -1])])
+    folder.mkdir()
+    onnx.save(model, folder / "m.onnx", save_as_external_data=True, location="m.data", size_threshold=0)
+    return folder / "m.onnx"
+
+
+def test_external_parameters_are_read_from_the_model_folder(tmp_path):
+    path = _external_params_model(tmp_path / "m")
+    pad, reshape = extract(path)
+    assert pad.flags == () and reshape.flags == ()
+    assert pad.to_case().pads == (0, 0, 1, 2, 0, 0, 3, 4) and pad.output_shape == (1, 2, 7, 10)
+    assert reshape.output_shape == (2, 70)
+    # a ModelProto has no folder to read from: flagged as before
+    pad, _ = extract(onnx.load(path, load_external_data=False))
+    assert any("stored as external data that was not loaded" in f for f in pad.flags)
+    (tmp_path / "m" / "m.data").unlink()  # a file that is gone: flagged, no exception
+    pad, _ = extract(path)
+    assert pad.to_case() is None and any("'pads'" in f for f in pad.flags)
