@@ -21,9 +21,10 @@ Idempotent: each step checks what is there and does only what is missing.
    ``home/directml/<version>/``, and its ``FileVersion`` must be that version. The check then runs
    the Transpose under each release with the newest ``onnxruntime.dll``; a release that ONNX
    Runtime cannot drive (a missing entry point such as ``DMLCreateDevice1``, or a feature level
-   the EP asks for) is reported in one line and kept out of the available versions.
+   the EP asks for) is reported in one line; its DLL stays set up, and
    ``validate --dml-version V1,V2,...`` runs the same check (:func:`directml_release_problem`)
-   before each release, and skips one that fails it with one line saying why.
+   before each release and skips one that fails it with one line saying why. Setup fails when
+   none of the releases asked for passes the check.
 
    ========  ==============================  ========
    DirectML  onnxruntime-directml wheel      Python
@@ -68,6 +69,7 @@ from ort_layouts.engine.dml.stack import (
     available_directml_versions,
     check_directml_version,
     directml_file_version,
+    dml_home,
     worker_source_digest,
 )
 
@@ -461,7 +463,10 @@ def setup_dml(*, home: str | os.PathLike[str] | None = None, mesa: str | Sequenc
             check_directml_version(v)
         except ProviderError as e:
             raise DmlSetupError(str(e)) from None
-    stack = DmlStack.default(home=home, mesa=series[0])
+    # the stack set up and checked is the private one: never the run-time choices of
+    # ORT_LAYOUTS_DML_VK_ICD (another Vulkan driver) or ORT_LAYOUTS_DML_DIRECTML_VERSION (another
+    # release's folder, which the base DLLs would overwrite)
+    stack = DmlStack(Path(home).expanduser() if home is not None else dml_home(), series[0], None, "")
     stack.home.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     if apt:
@@ -483,6 +488,10 @@ def setup_dml(*, home: str | os.PathLike[str] | None = None, mesa: str | Sequenc
                   if _check_directml(dataclasses.replace(stack, directml_version=v), log)]
         if directml_versions:
             log(f"DirectML versions that ran the check: {', '.join(usable) or 'none'}")
+            if not usable:
+                asked = ", ".join(directml_versions)
+                raise DmlSetupError(f"none of the DirectML versions asked for ({asked}) ran the check, so "
+                                    "none can be validated here (see the lines above)")
     if directml_versions or available_directml_versions(stack.home):
         log(f"DirectML versions available (--dml-version): "
             f"{', '.join(available_directml_versions(stack.home)) or 'none'}")
