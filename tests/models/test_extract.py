@@ -679,3 +679,17 @@ def test_external_parameters_are_read_from_the_model_folder(tmp_path):
     (tmp_path / "m" / "m.data").unlink()  # a file that is gone: flagged, no exception
     pad, _ = extract(path)
     assert pad.to_case() is None and any("'pads'" in f for f in pad.flags)
+
+
+def test_bool_pad_with_a_constant_value_is_described():
+    """Pad of a bool tensor with constant_value True: a PADDING1 of UINT8 padding with 1."""
+    m = _model([helper.make_node("Pad", ["x", "p", "v"], ["y"])], [_vi("x", TensorProto.BOOL, (2, 3))],
+               [_vi("y", TensorProto.BOOL, None)],
+               [_ints("p", [1, 0, 0, 2]), numpy_helper.from_array(np.array(True), "v")])
+    (op,) = extract(m)
+    assert op.flags == () and op.dml_operator["operator"] == "DML_OPERATOR_PADDING1"
+    assert op.params["value_hex"] == "01" and op.output_shape == (3, 5)
+    padding = PaddingOp.from_dict(op.dml_operator)
+    x = np.array([[1, 0, 1], [0, 0, 1]], dtype=np.uint8)
+    expected = np.pad(x.astype(bool), ((1, 0), (0, 2)), constant_values=True).astype(np.uint8)
+    assert np.array_equal(output_values(padding, x).reshape(3, 5), expected)
