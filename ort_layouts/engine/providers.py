@@ -299,12 +299,38 @@ def dml_through_worker() -> bool:
 
     if DML in ort.get_available_providers() or sys.platform == "win32":
         return False
+    return not dml_stack_problem()
+
+
+# the variables that choose the DirectML stack a run uses (engine/dml/stack.py)
+_DML_VARIABLES = ("ORT_LAYOUTS_DML_HOME", "ORT_LAYOUTS_DML_VK_ICD", "ORT_LAYOUTS_DML_DIRECTML_VERSION")
+
+
+def dml_stack_problem() -> str:
+    """Why the DirectML stack of ``ort-layouts setup dml`` cannot run here ("" when it can): a
+    variable that chooses it holds a bad value (naming the variable), or the parts it lacks, each
+    with the command that gets it."""
     from ort_layouts.engine.dml.stack import DmlStack
 
     try:
-        return not DmlStack.default().missing()
-    except OrtLayoutsError:
-        return False
+        missing = DmlStack.default().missing()
+    except OrtLayoutsError as e:
+        chosen = [f"{name}={os.environ[name]!r}" for name in _DML_VARIABLES if os.environ.get(name)]
+        return f"{e} (from {', '.join(chosen)})" if chosen else str(e)
+    return "; ".join(missing)
+
+
+def _dml_chosen_but_unusable() -> str:
+    """The problem of a DirectML stack that ``ORT_LAYOUTS_DML_VK_ICD`` or
+    ``ORT_LAYOUTS_DML_DIRECTML_VERSION`` chose and that cannot run; "" when neither is set, or it
+    runs. (``ORT_LAYOUTS_DML_HOME`` alone says where a stack would be, not that one must run.)"""
+    import onnxruntime as ort
+
+    if not any(os.environ.get(name) for name in _DML_VARIABLES[1:]):
+        return ""
+    if DML in ort.get_available_providers() or sys.platform == "win32":
+        return ""
+    return dml_stack_problem()
 
 
 def dml_worker() -> Any:
@@ -374,7 +400,17 @@ def _available_names() -> list[str]:
 
 
 def default_provider() -> str:
-    """DirectML if present, else another GPU EP (WebGPU with a device, CUDA), else the CPU EP."""
+    """DirectML if present, else another GPU EP (WebGPU with a device, CUDA), else the CPU EP.
+
+    Raises:
+        ProviderError: ``ORT_LAYOUTS_DML_VK_ICD`` or ``ORT_LAYOUTS_DML_DIRECTML_VERSION`` chose a
+            DirectML stack that cannot run (a bad value, a missing part): the run would otherwise
+            go to another EP unnoticed.
+    """
+    problem = _dml_chosen_but_unusable()
+    if problem:
+        raise ProviderError(f"the DirectML stack chosen by the environment cannot run: {problem}; fix or "
+                            f"unset {'/'.join(_DML_VARIABLES)}, or name a provider with --provider")
     available = set(_available_names())
     for name, (_, is_gpu) in _KNOWN.items():
         if is_gpu and name in available:
@@ -415,7 +451,8 @@ def resolve_provider(name: str) -> str:
         if full == DML and sys.platform == "win32":
             hint = " (DirectML needs the onnxruntime-directml package)"
         elif full == DML:
-            hint = " (set it up with: ort-layouts setup dml)"
+            problem = dml_stack_problem()
+            hint = f" ({problem})" if problem else " (set it up with: ort-layouts setup dml)"
         elif full in _plugin_errors:
             hint = f" (its plugin library is installed but did not register: {_plugin_errors[full]})"
         elif full == WEBGPU:

@@ -301,7 +301,10 @@ def _run_providers(args: argparse.Namespace) -> int:
     from ort_layouts.engine.session import NOT_VALIDATABLE
 
     infos = [_provider_dict(i) for i in _providers.list_providers()]
-    default = _providers.default_provider()
+    try:
+        default, refused = _providers.default_provider(), ""
+    except ProviderError as e:  # a DirectML stack the environment chose cannot run: say so, list all
+        default, refused = "", str(e)
     for info in infos:
         info["validates"] = bool(info.get("available")) and info.get("name") not in NOT_VALIDATABLE
     if args.json:
@@ -309,8 +312,8 @@ def _run_providers(args: argparse.Namespace) -> int:
             info["default"] = info.get("name") == default
             if info.get("name") in NOT_VALIDATABLE:
                 info["not_validated_because"] = NOT_VALIDATABLE[str(info["name"])]
-        _json_out({"default": default, "providers": infos})
-        return 0
+        _json_out({"default": default or None, "providers": infos, **({"error": refused} if refused else {})})
+        return 2 if refused else 0
     rows = [("", "provider", "alias", "available", "validate", "GPU", "devices")]
     for info in infos:
         devices = "; ".join(_device_text(d) for d in info["devices"]) or "-"
@@ -326,6 +329,9 @@ def _run_providers(args: argparse.Namespace) -> int:
         if info.get("available") and info.get("name") in NOT_VALIDATABLE:
             _out(f"{info['name']} ({info.get('short_name')}) cannot be validated: "
                  f"{NOT_VALIDATABLE[str(info['name'])]}")
+    if refused:
+        _out(f"validate refuses to pick a provider: {refused}")
+        return 2
     _out(f"* validate runs on {default} unless --provider says otherwise")
     return 0
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -205,3 +206,24 @@ def test_a_plugin_that_fails_to_register_says_why_when_asked_for(monkeypatch: py
     message = str(caught.value)
     assert "did not register" in message and "/opt/fake/libplugin.so" in message
     assert "needs onnxruntime >= 1.24.4" in message and "available:" in message
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="DirectML through the worker is for Linux")
+def test_a_bad_dml_variable_is_named_instead_of_asking_to_run_setup(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ORT_LAYOUTS_DML_DIRECTML_VERSION", "1.99")
+    with pytest.raises(ProviderError, match=r"DirectML '1\.99' is not a known release; choices: 1\.9\.1.*"
+                                            r"\(from .*ORT_LAYOUTS_DML_DIRECTML_VERSION='1\.99'\)"):
+        P.resolve_provider("dml")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="DirectML through the worker is for Linux")
+def test_a_dml_stack_the_environment_chose_that_cannot_run_is_not_passed_over_for_another(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """With ORT_LAYOUTS_DML_VK_ICD naming a file that is not there, validate's default used to be
+    the CPU EP, and a run meant for DirectML passed on the CPU."""
+    monkeypatch.setenv("ORT_LAYOUTS_DML_VK_ICD", str(tmp_path / "absent_icd.json"))
+    with pytest.raises(ProviderError, match=r"the DirectML stack chosen by the environment cannot run: .*"
+                                            r"absent_icd\.json"):
+        P.default_provider()
+    monkeypatch.delenv("ORT_LAYOUTS_DML_VK_ICD")
+    assert P.default_provider()  # without the variable: the best EP here, whichever it is

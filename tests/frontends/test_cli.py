@@ -259,6 +259,19 @@ def test_describe_svg(tmp_path: Path, capsys: Cap) -> None:
 
 # ---- providers -----------------------------------------------------------------------------------
 @needs_engine
+@pytest.mark.skipif(sys.platform == "win32", reason="DirectML through the worker is for Linux")
+def test_providers_lists_every_provider_and_says_why_validate_will_not_pick_one(
+        capsys: Cap, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("ORT_LAYOUTS_DML_VK_ICD", str(tmp_path / "absent_icd.json"))
+    code, out, _ = run(["providers"], capsys)
+    assert code == 2 and "CPUExecutionProvider" in out
+    assert out.splitlines()[-1].startswith("validate refuses to pick a provider: the DirectML stack chosen")
+    code, out, _ = run(["providers", "--json"], capsys)
+    data = json.loads(out)
+    assert code == 2 and data["default"] is None and "absent_icd.json" in data["error"]
+    assert not any(p["default"] for p in data["providers"])
+
+
 def test_providers_json_and_text(capsys: Cap) -> None:
     code, out, _ = run(["providers", "--json"], capsys)
     assert code == 0
