@@ -121,7 +121,10 @@ def default_opset() -> int:
 # registered range, so a model at the runtime's newest opset (Transpose-25 under opset 26, say)
 # would find no kernel at all and test nothing.
 #   WebGPU EP: Transpose 21-22 and 23, Pad 21-22 and 23, Expand 13 (webgpu_execution_provider.cc).
-#   DML EP: Transpose 13, Expand 13, Pad 18 and 19 (wrap, DirectML feature level 6.4).
+#   DML EP: Transpose 13 and 21, Expand 13, Pad 18, 19 (wrap, DirectML feature level 6.4) and 21
+#   (OperatorRegistration.cpp; the -21 kernels since ONNX Runtime 1.20, microsoft/onnxruntime#22547),
+#   none for Transpose-23+ or Pad-23+. Opsets 21 and 22 would serve as well; the DML suite stays at
+#   19, where its DirectML results were taken.
 _EP_OPSET: dict[str, int] = {"WebGpuExecutionProvider": 23, "DmlExecutionProvider": 19}
 
 

@@ -56,9 +56,9 @@ __all__ = [
     "write_test_dir",
 ]
 
-# Pinned, so the files do not depend on the installed ONNX Runtime. Opset 19 is the newest at
-# which the DML EP's kernels serve Transpose, Expand and Pad (see _graphs.provider_opset): at a
-# newer opset those nodes would find no DirectML kernel and fall back to the CPU.
+# Pinned, so the files do not depend on the installed ONNX Runtime. At opset 19 the DML EP's
+# kernels serve Transpose, Expand and Pad (see graphs.provider_opset; 21 and 22 would too): from
+# opset 23 those nodes would find no DirectML kernel and fall back to the CPU.
 SUITE_MODELS_OPSET = 19
 EXPORT_IR_VERSION = 9  # the IR version of opset 19; ONNX Runtime >= 1.15 loads it
 SUITE_MODELS_IR_VERSION = EXPORT_IR_VERSION
@@ -177,8 +177,8 @@ def export_test_dir(
         out_dir: the directory to fill (created); ``cases.json`` there lists what was written.
         dims: dynamic dimensions of a model, as for :func:`extract`.
         batched: one directory ``batched`` whose graph holds every case (inputs ``x0``, ``x1``...).
-        opset: the ai.onnx opset of cases that do not ask for their own; default: the newest the
-            DML EP serves Transpose, Expand and Pad at (19), so a replay runs them on DirectML.
+        opset: the ai.onnx opset of cases that do not ask for their own; default: the DML EP's
+            (19), at which it serves Transpose, Expand and Pad, so a replay runs them on DirectML.
         ir_version: the models' IR version (default 9, which older runtimes load too).
         replace: ``out_dir`` may hold an earlier export: the directories its ``cases.json``
             lists, and that file, are replaced (nothing else there is touched). Without it

@@ -89,14 +89,19 @@ __all__ = [
 
 OP_TYPES: tuple[str, ...] = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity")
 
-#: the ONNX schema since-versions the DML EP registers a Copy kernel for
-#: (``REG_INFO_COPY`` rows of ``OperatorRegistration.cpp``, lines 852-875 at ONNX Runtime 1.24.1)
+#: the ONNX schema since-versions the DML EP registers a kernel for: the Copy kernel's
+#: (``REG_INFO_COPY`` rows of ``OperatorRegistration.cpp``, lines 852-875 at ONNX Runtime 1.24.1),
+#: Transpose's and Pad's (``REG_INFO(7 | 13 | 21, Transpose)``, ``REG_INFO_VER(7 | 11 | 13 | 18 |
+#: 19 | 21, Pad)``; opset 7 names Transpose-1 and Pad-2; 19 came with microsoft/onnxruntime#19175,
+#: 21 with #22547). Transpose-23, -24, -25 and Pad-23, -24, -25 have none.
 DML_KERNEL_VERSIONS: dict[str, tuple[int, ...]] = {
     "Identity": (1, 13, 14, 16, 19, 21),
     "Flatten": (1, 9, 11, 13, 21),
     "Squeeze": (1, 11, 13, 21),
     "Unsqueeze": (1, 11, 13, 21),
     "Reshape": (5, 13, 14, 19, 21),
+    "Transpose": (1, 13, 21),
+    "Pad": (2, 11, 13, 18, 19, 21),
 }
 
 RESHAPE_INPUT_OPSET = 5  # Reshape-5: the shape becomes an input (Reshape-1's attribute has no DML kernel)

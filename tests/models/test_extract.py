@@ -693,3 +693,26 @@ def test_bool_pad_with_a_constant_value_is_described():
     x = np.array([[1, 0, 1], [0, 0, 1]], dtype=np.uint8)
     expected = np.pad(x.astype(bool), ((1, 0), (0, 2)), constant_values=True).astype(np.uint8)
     assert np.array_equal(output_values(padding, x).reshape(3, 5), expected)
+
+
+@pytest.mark.parametrize(("opset", "since", "kernel"), [
+    (11, (1, 11), True), (13, (13, 13), True), (19, (13, 19), True), (21, (21, 21), True),
+    (22, (21, 21), True), (23, (23, 23), False), (24, (24, 24), False),
+])
+def test_transpose_and_pad_at_opsets_without_a_dml_kernel_are_flagged(opset, since, kernel):
+    """The DML EP registers Transpose-1, -13, -21 and Pad-2, -11, -13, -18, -19, -21
+    (OperatorRegistration.cpp); an opset resolves to a schema version by ONNX's history."""
+    assert (onnx.defs.get_schema("Transpose", opset).since_version,
+            onnx.defs.get_schema("Pad", opset).since_version) == since
+    m = _model([helper.make_node("Transpose", ["x"], ["t"], perm=[1, 0]),
+                helper.make_node("Pad", ["x", "p"], ["y"])],
+               [_vi("x", TensorProto.FLOAT, (2, 3))],
+               [_vi("t", TensorProto.FLOAT, None), _vi("y", TensorProto.FLOAT, None)],
+               [_ints("p", [0, 1, 1, 0])], opset=opset)
+    transpose, pad = extract(m)
+    for op, version in ((transpose, since[0]), (pad, since[1])):
+        no_kernel = [f for f in op.flags if f.startswith("no-kernel")]
+        if kernel:
+            assert no_kernel == []
+        else:
+            assert len(no_kernel) == 1 and f"resolves to {op.op_type}-{version}" in no_kernel[0]
