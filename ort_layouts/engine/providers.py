@@ -451,7 +451,7 @@ def resolve_provider(name: str) -> str:
         if full == DML and sys.platform == "win32":
             hint = " (DirectML needs the onnxruntime-directml package)"
         elif full == DML:
-            problem = dml_stack_problem()
+            problem = _dml_chosen_but_unusable()  # a variable's bad value or missing file, named
             hint = f" ({problem})" if problem else " (set it up with: ort-layouts setup dml)"
         elif full in _plugin_errors:
             hint = f" (its plugin library is installed but did not register: {_plugin_errors[full]})"

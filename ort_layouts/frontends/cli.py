@@ -25,8 +25,10 @@ import json
 import os
 import re
 import shlex
+import signal
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -915,7 +917,36 @@ def _run_validate(args: argparse.Namespace) -> int:
 
 
 class _ReportedInterrupt(KeyboardInterrupt):
-    """An interrupt whose line (what was kept) is already printed."""
+    """An interrupt whose line (what was kept) is already printed; ``args[0]``: the signal."""
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP (a CI job cancelled, a terminal hung up; ``args[0]``), raised in the main
+    thread as Ctrl-C is, so that a run stops the same way: its results kept and its directory
+    unlocked, its worker processes, DirectML worker and X server stopped, exit status 128 + N."""
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """For a command: SIGTERM and SIGHUP raise :class:`_Terminated` in the main thread, where they
+    would otherwise end the process at once and leave its children (an X server in a session of
+    its own outlives it); handlers set by another (a program that calls :func:`main`) are kept."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminated(signum: int, frame: Any) -> None:
+        raise _Terminated(signum)
+
+    previous = {}
+    for sig in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)):
+        if sig is not None and signal.getsignal(sig) is signal.SIG_DFL:
+            previous[sig] = signal.signal(sig, terminated)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _validate(args: argparse.Namespace, *, quiet: bool = False) -> tuple[int, Any, float]:
@@ -951,11 +982,11 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False) -> tuple[int, An
         progress = Progress(len(cases), mode=args.progress, done=session.done_count)
         outcome = session.run(on_result=progress.update)
         progress.close()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         if writer:
-            print(f"\n{PROG}: interrupted; {len(writer.results)} results kept in {report_dir} "
+            print(f"\n{PROG}: {_interrupted_text(e)}; {len(writer.results)} results kept in {report_dir} "
                   "(--resume continues)", file=sys.stderr)
-            raise _ReportedInterrupt from None
+            raise _ReportedInterrupt(_signal_of(e)) from None
         raise
     report = outcome.summary
     if report is None:
@@ -1432,7 +1463,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise UsageError(f"a command is required: {', '.join(c.name for c in COMMANDS)} "
                              f"(see {PROG} --help)")
         args.argv = args_list
-        return int(args.run(args))
+        with _terminate_as_interrupt():
+            return int(args.run(args))
     except SystemExit as e:  # --help and --version
         return e.code if isinstance(e.code, int) else 0
     except UsageError as e:
@@ -1440,13 +1472,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt as e:
         if not isinstance(e, _ReportedInterrupt):
-            print(f"\n{PROG}: interrupted", file=sys.stderr)
-        return 130
+            print(f"\n{PROG}: {_interrupted_text(e)}", file=sys.stderr)
+        return 128 + _signal_of(e)
     except BrokenPipeError:
         return 1
     except (OrtLayoutsError, ValueError, OSError, ImportError) as e:
         _error(_describe_exception(e))
         return 2
+
+
+def _signal_of(e: KeyboardInterrupt) -> int:
+    """The signal behind an interrupt: SIGINT (Ctrl-C), or the one :class:`_Terminated` names."""
+    if isinstance(e, (_Terminated, _ReportedInterrupt)) and e.args and isinstance(e.args[0], int):
+        return int(e.args[0])
+    return int(signal.SIGINT)
+
+
+def _interrupted_text(e: KeyboardInterrupt) -> str:
+    signum = _signal_of(e)
+    return "interrupted" if signum == signal.SIGINT else f"terminated ({signal.Signals(signum).name})"
 
 
 def _describe_exception(e: BaseException) -> str:

@@ -414,6 +414,34 @@ sys.exit(main(sys.argv[1:]))
 
 
 @needs_engine
+@pytest.mark.skipif(not hasattr(signal, "SIGTERM") or sys.platform == "win32", reason="POSIX signals")
+def test_sigterm_stops_a_run_as_ctrl_c_does_and_resume_completes_it(tmp_path: Path, capsys: Cap) -> None:
+    """A CI job cancelled sends SIGTERM: the run stops as on Ctrl-C (results kept, the directory
+    unlocked, the children stopped), says so in one line and exits 143 (128 + SIGTERM)."""
+    report = tmp_path / "r"
+    child = subprocess.Popen([sys.executable, "-c", SLOW_CHILD, "validate", *SMALL, "--batch-size", "4",
+                              "--progress", "none", "--report", str(report)], env=_env(),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    results = report / RESULTS_FILE
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            if results.is_file() and results.read_bytes().count(b"\n") >= 4:
+                break
+            time.sleep(0.01)
+    finally:
+        child.send_signal(signal.SIGTERM)
+        _, err = child.communicate(timeout=60)
+    assert child.returncode == 128 + signal.SIGTERM, err
+    line = err.decode().strip().splitlines()[-1]
+    assert re.fullmatch(rf"ort-layouts: terminated \(SIGTERM\); \d+ results kept in {re.escape(str(report))} "
+                        r"\(--resume continues\)", line), line
+    code, out, err_text = run(["validate", *SMALL, "--report", str(report), "--resume"], capsys)
+    assert code == 0, out + err_text  # not locked by the terminated run
+    assert json.loads((report / JSON_FILE).read_text())["complete"] is True
+
+
+@needs_engine
 def test_kill_9_then_resume_gives_the_uninterrupted_report(tmp_path: Path,
                                                            capsys: Cap) -> None:
     whole, killed = tmp_path / "whole", tmp_path / "killed"
