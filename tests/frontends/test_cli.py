@@ -413,12 +413,9 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-@needs_engine
-@pytest.mark.skipif(not hasattr(signal, "SIGTERM") or sys.platform == "win32", reason="POSIX signals")
-def test_sigterm_stops_a_run_as_ctrl_c_does_and_resume_completes_it(tmp_path: Path, capsys: Cap) -> None:
-    """A CI job cancelled sends SIGTERM: the run stops as on Ctrl-C (results kept, the directory
-    unlocked, the children stopped), says so in one line and exits 143 (128 + SIGTERM)."""
-    report = tmp_path / "r"
+def _signalled_halfway(report: Path, signum: int) -> tuple[subprocess.Popen[bytes], bytes]:
+    """A slowed validation into ``report``, sent ``signum`` once 4 results are written; the
+    child, finished, and its standard error."""
     child = subprocess.Popen([sys.executable, "-c", SLOW_CHILD, "validate", *SMALL, "--batch-size", "4",
                               "--progress", "none", "--report", str(report)], env=_env(),
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -430,8 +427,18 @@ def test_sigterm_stops_a_run_as_ctrl_c_does_and_resume_completes_it(tmp_path: Pa
                 break
             time.sleep(0.01)
     finally:
-        child.send_signal(signal.SIGTERM)
+        child.send_signal(signum)
         _, err = child.communicate(timeout=60)
+    return child, err
+
+
+@needs_engine
+@pytest.mark.skipif(not hasattr(signal, "SIGTERM") or sys.platform == "win32", reason="POSIX signals")
+def test_sigterm_stops_a_run_as_ctrl_c_does_and_resume_completes_it(tmp_path: Path, capsys: Cap) -> None:
+    """A CI job cancelled sends SIGTERM: the run stops as on Ctrl-C (results kept, the directory
+    unlocked, the children stopped), says so in one line and exits 143 (128 + SIGTERM)."""
+    report = tmp_path / "r"
+    child, err = _signalled_halfway(report, signal.SIGTERM)
     assert child.returncode == 128 + signal.SIGTERM, err
     line = err.decode().strip().splitlines()[-1]
     assert re.fullmatch(rf"ort-layouts: terminated \(SIGTERM\); \d+ results kept in {re.escape(str(report))} "
@@ -449,20 +456,9 @@ def test_kill_9_then_resume_gives_the_uninterrupted_report(tmp_path: Path,
     expected = _statuses(whole)
     assert len(expected) >= 8
 
-    child = subprocess.Popen([sys.executable, "-c", SLOW_CHILD, "validate", *SMALL, "--batch-size", "4",
-                              "--report", str(killed)], env=_env(),
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    results = killed / RESULTS_FILE
-    deadline = time.monotonic() + 60
-    try:
-        while time.monotonic() < deadline:
-            if results.is_file() and results.read_bytes().count(b"\n") >= 4:
-                break
-            time.sleep(0.01)
-    finally:
-        child.send_signal(signal.SIGKILL)
-        child.wait(timeout=30)
+    child, _ = _signalled_halfway(killed, signal.SIGKILL)
     assert child.returncode == -signal.SIGKILL
+    results = killed / RESULTS_FILE
     written = results.read_bytes().count(b"\n")
     assert 4 <= written < len(expected), "the child was not killed halfway"
     with open(results, "ab") as f:  # as if the kill had cut a line in half
