@@ -358,17 +358,19 @@ def wine_version() -> str:
 
 
 def _wine_lib_dirs() -> list[Path]:
-    """Where Wine's libraries are: beside ``WINELOADER`` first (a relocated Wine, as on a GPU
-    machine without Wine packages), then the system's."""
+    """Where the libraries of the Wine that runs are: beside ``WINELOADER`` first (a relocated
+    Wine, as on a GPU machine without Wine packages), then beside the ``wine`` on ``PATH`` (a
+    Wine in /opt or /usr/local ahead of the system's), then the system's."""
     dirs = []
     loader = os.environ.get("WINELOADER")
     if loader:  # <root>/usr/lib/wine/wine64 -> <root>/usr/lib/x86_64-linux-gnu/wine
         dirs += [Path(loader).parent.parent / "x86_64-linux-gnu" / "wine", Path(loader).parent]
-    dirs += [Path("/usr/lib/x86_64-linux-gnu/wine"), Path("/usr/lib/wine"), Path("/usr/local/lib/wine")]
     wine = shutil.which("wine")
     if wine is not None:
-        dirs.append(Path(os.path.realpath(wine)).parent.parent / "lib" / "wine")
-    return [d for d in dirs if d.is_dir()]
+        root = Path(os.path.realpath(wine)).parent.parent  # <root>/bin/wine
+        dirs += [root / "lib" / "x86_64-linux-gnu" / "wine", root / "lib64" / "wine", root / "lib" / "wine"]
+    dirs += [Path("/usr/lib/x86_64-linux-gnu/wine"), Path("/usr/lib/wine"), Path("/usr/local/lib/wine")]
+    return list(dict.fromkeys(d for d in dirs if d.is_dir()))
 
 
 def vkd3d_version() -> str:

@@ -6,6 +6,7 @@ Also the stack's bookkeeping: where it lives, what is missing, the run environme
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Iterator
@@ -329,3 +330,20 @@ def test_a_reply_that_does_not_parse_stops_the_worker() -> None:
             reader.u32()
         assert not w.running and first is not None
         assert w.info().ort_version == "9.9.9-fake" and w.pid != first
+
+
+def test_wine_s_libraries_are_looked_for_beside_the_wine_that_runs_first(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A Wine in /opt ahead of the system's on PATH: the vkd3d a report names must be that Wine's,
+    not the system Wine's beside it."""
+    from ort_layouts.engine.dml import stack as S
+
+    (tmp_path / "opt" / "bin").mkdir(parents=True)
+    wine = tmp_path / "opt" / "bin" / "wine"
+    wine.write_text("#!/bin/sh\necho wine-9.0\n")
+    wine.chmod(0o755)
+    libs = tmp_path / "opt" / "lib" / "wine"
+    libs.mkdir(parents=True)
+    monkeypatch.delenv("WINELOADER", raising=False)
+    monkeypatch.setenv("PATH", f"{wine.parent}:{os.environ['PATH']}")
+    assert S._wine_lib_dirs()[0] == libs
