@@ -69,6 +69,7 @@ import numpy as np
 
 from ort_layouts._errors import NotExpressibleError, OrtLayoutsError, ProviderError
 from ort_layouts.descriptors.dtypes import DataType
+from ort_layouts.engine.dml.client import DmlWorkerTimeoutError
 from ort_layouts.engine.graphs import build_model, provider_ir_version, provider_opset
 from ort_layouts.engine.inputs import generator_states, make_inputs
 from ort_layouts.engine.known_issues import known_issue_for
@@ -442,7 +443,7 @@ class _Run:
                     self._drop_named(items, str(e), start)
                     or self._drop_placed(items, attempt.model, start)):
                 return
-            self._split(items)
+            self._split(items, hung=isinstance(e, DmlWorkerTimeoutError))
             return
         if attempt.run_error is not None:
             if len(items) == 1:
@@ -450,7 +451,7 @@ class _Run:
                 self.fail(key, prep, Status.ERROR, f"run failed: {attempt.run_error}", attempt.seconds)
                 return
             if not self._isolate_failed_run(items, str(attempt.run_error)):
-                self._split(items)
+                self._split(items, hung=isinstance(attempt.run_error, DmlWorkerTimeoutError))
             return
         flat = attempt.outputs
         placed = attempt.placed
@@ -542,7 +543,14 @@ class _Run:
         return (f"{self.config.name} could not create a session for {case.op} on "
                 f"{case.data_type.name.lower()} (opset {opset}): {text}")
 
-    def _split(self, items: list[tuple[int, _Prepared]]) -> None:
+    def _split(self, items: list[tuple[int, _Prepared]], *, hung: bool = False) -> None:
+        """Run a failed batch again in halves; after a hang (the DirectML worker did not answer
+        within its timeout, minutes), each case alone instead: a bisection would wait out the
+        timeout at every level, a case alone only once for the case that hangs."""
+        if hung:
+            for item in items:
+                self.batch([item])
+            return
         half = len(items) // 2
         self.batch(items[:half])
         self.batch(items[half:])

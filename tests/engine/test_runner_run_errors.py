@@ -52,6 +52,43 @@ def test_a_named_run_failure_isolates_its_kin_without_bisection(monkeypatch: Any
     assert sizes == [8, 1, 1, 1, 5]
 
 
+def test_after_a_hang_each_case_of_the_batch_runs_alone_instead_of_a_bisection(monkeypatch: Any) -> None:
+    """A DirectML worker that does not answer is stopped after its timeout (minutes): bisecting
+    a batch of 8 around one hanging case would wait it out 4 times; alone, twice."""
+    from ort_layouts.engine import runner as _runner
+    from ort_layouts.engine.dml.client import DmlWorkerTimeoutError
+    from ort_layouts.engine.providers import ProviderConfig
+
+    real_make_session = _runner.make_session
+    sizes: list[int] = []
+    hangs: list[int] = []
+
+    class HangsOnAPermutation:
+        """A session whose run hangs (times out) when it holds the Transpose of perm (1, 2, 0)."""
+
+        def __init__(self, model: onnx.ModelProto, config: ProviderConfig) -> None:
+            self.inner = real_make_session(model, config)
+            self.hangs = any(list(a.ints) == [1, 2, 0] for n in model.graph.node for a in n.attribute)
+            sizes.append(len(model.graph.node))
+
+        def run(self, names: list[str], feeds: dict[str, Any]) -> list[Any]:
+            if self.hangs:
+                hangs.append(len(sizes))
+                raise DmlWorkerTimeoutError("the DirectML worker did not answer in time")
+            return self.inner.run(names, feeds)  # type: ignore[no-any-return]
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.inner, name)
+
+    monkeypatch.setattr(_runner, "make_session", HangsOnAPermutation)
+    perms = [(0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0), (0, 1, 2), (2, 1, 0)]
+    cases = [Case("Transpose", "float32", (2, 3, 4), perm=p, seed=k) for k, p in enumerate(perms)]
+    results = run_cases(cases, provider="cpu", batch_size=64)
+    assert [r.status for r in results] == [Status.ERROR if p == (1, 2, 0) else Status.PASS for p in perms]
+    assert "did not answer in time" in results[3].message
+    assert sizes == [8, 1, 1, 1, 1, 1, 1, 1, 1] and len(hangs) == 2
+
+
 def _canary_with(monkeypatch: Any, make_session: Any) -> str:
     """The error the canary raises with ``make_session`` standing in for the provider's."""
     import pytest

@@ -136,6 +136,11 @@ class DmlWorkerCrashedError(DmlWorkerError):
         self.stderr_tail = stderr_tail
 
 
+class DmlWorkerTimeoutError(DmlWorkerCrashedError):
+    """The worker did not answer within its timeout (a hang: a GPU or driver that stopped, a
+    dispatch that never ends); it was stopped as if it had crashed."""
+
+
 class DmlProtocolError(DmlWorkerCrashedError):
     """The worker's reply was not what the protocol says (the stream is out of step); the worker
     is stopped as if it had crashed."""
@@ -533,7 +538,7 @@ class DmlWorker:
         while left:
             wait = deadline - time.monotonic()
             if wait <= 0 or not select.select([fd], [], [], wait)[0]:
-                raise self._crashed("did not answer in time")
+                raise self._crashed("did not answer in time", DmlWorkerTimeoutError)
             chunk = os.read(fd, min(left, 1 << 20))
             if not chunk:
                 raise self._crashed("died", exiting=True)
