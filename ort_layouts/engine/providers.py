@@ -295,27 +295,27 @@ _dml_worker: Any = None
 def dml_through_worker() -> bool:
     """Whether DirectML runs here through the worker process (Wine) rather than in-process: the
     installed onnxruntime has no DML EP, and ``ort-layouts setup dml`` has set the stack up."""
+    return not _dml_in_process() and not _dml_stack_problem()
+
+
+def _dml_in_process() -> bool:
+    """Whether DirectML is the installed onnxruntime's own (onnxruntime-directml, Windows)."""
     import onnxruntime as ort
 
-    if DML in ort.get_available_providers() or sys.platform == "win32":
-        return False
-    return not dml_stack_problem()
+    return DML in ort.get_available_providers() or sys.platform == "win32"
 
 
-# the variables that choose the DirectML stack a run uses (engine/dml/stack.py)
-_DML_VARIABLES = ("ORT_LAYOUTS_DML_HOME", "ORT_LAYOUTS_DML_VK_ICD", "ORT_LAYOUTS_DML_DIRECTML_VERSION")
-
-
-def dml_stack_problem() -> str:
+def _dml_stack_problem() -> str:
     """Why the DirectML stack of ``ort-layouts setup dml`` cannot run here ("" when it can): a
     variable that chooses it holds a bad value (naming the variable), or the parts it lacks, each
     with the command that gets it."""
-    from ort_layouts.engine.dml.stack import DmlStack
+    from ort_layouts.engine.dml.stack import ENV_DIRECTML_VERSION, ENV_HOME, ENV_VK_ICD, DmlStack
 
     try:
         missing = DmlStack.default().missing()
     except OrtLayoutsError as e:
-        chosen = [f"{name}={os.environ[name]!r}" for name in _DML_VARIABLES if os.environ.get(name)]
+        chosen = [f"{name}={os.environ[name]!r}" for name in (ENV_HOME, ENV_VK_ICD, ENV_DIRECTML_VERSION)
+                  if os.environ.get(name)]
         return f"{e} (from {', '.join(chosen)})" if chosen else str(e)
     return "; ".join(missing)
 
@@ -324,13 +324,11 @@ def _dml_chosen_but_unusable() -> str:
     """The problem of a DirectML stack that ``ORT_LAYOUTS_DML_VK_ICD`` or
     ``ORT_LAYOUTS_DML_DIRECTML_VERSION`` chose and that cannot run; "" when neither is set, or it
     runs. (``ORT_LAYOUTS_DML_HOME`` alone says where a stack would be, not that one must run.)"""
-    import onnxruntime as ort
+    from ort_layouts.engine.dml.stack import ENV_DIRECTML_VERSION, ENV_VK_ICD
 
-    if not any(os.environ.get(name) for name in _DML_VARIABLES[1:]):
+    if not (os.environ.get(ENV_VK_ICD) or os.environ.get(ENV_DIRECTML_VERSION)) or _dml_in_process():
         return ""
-    if DML in ort.get_available_providers() or sys.platform == "win32":
-        return ""
-    return dml_stack_problem()
+    return _dml_stack_problem()
 
 
 def dml_worker() -> Any:
@@ -410,7 +408,8 @@ def default_provider() -> str:
     problem = _dml_chosen_but_unusable()
     if problem:
         raise ProviderError(f"the DirectML stack chosen by the environment cannot run: {problem}; fix or "
-                            f"unset {'/'.join(_DML_VARIABLES)}, or name a provider with --provider")
+                            "unset ORT_LAYOUTS_DML_VK_ICD/ORT_LAYOUTS_DML_DIRECTML_VERSION, or name a "
+                            "provider with --provider")
     available = set(_available_names())
     for name, (_, is_gpu) in _KNOWN.items():
         if is_gpu and name in available:
