@@ -50,7 +50,7 @@ from ort_layouts.reports.report import (
     is_failure,
     load_report,
     now_iso,
-    read_json,
+    read_meta,
     read_results,
 )
 from ort_layouts.reports.writer import ReportWriter
@@ -482,7 +482,7 @@ def find_shards(sources: Sequence[str | os.PathLike[str]]) -> list[Path]:
         if not p.is_dir():
             raise ReportError(f"shard report {str(p)!r} is not a directory" if p.exists()
                               else f"shard report {str(p)!r} does not exist")
-        if (p / META_FILE).is_file() and (read_json(p / META_FILE).get("selection") or {}).get("shard"):
+        if (p / META_FILE).is_file() and (read_meta(p / META_FILE).get("selection") or {}).get("shard"):
             found.append(p)
             continue
         inner = sorted((d for d in p.iterdir() if d.is_dir() and _SHARD_DIR.fullmatch(d.name)),
@@ -503,32 +503,29 @@ class _Shard:
     results: list[CaseResult]
 
 
-def _read_shard_unlocked(directory: Path) -> _Shard:
-    """:func:`_read_shard`, read while no run writes the shard (its lock taken for the read).
+def _read_shard(directory: Path) -> _Shard:
+    """A shard's report, read while no run writes it (its lock taken for the read).
 
     Raises:
-        ReportError: a run still writes it (a retry of that shard, say); the message names it.
+        ReportError: not a shard's report directory, a damaged one, or one a run still writes (a
+            retry of that shard, say); the message names it.
     """
-    if not (directory / META_FILE).is_file():
-        return _read_shard(directory)  # not a report: _read_shard says so
+    meta_path, results_path = directory / META_FILE, directory / RESULTS_FILE
+    if not meta_path.is_file() or not results_path.is_file():
+        raise ReportError(f"{str(directory)!r} is not a report directory: it needs {META_FILE} and "
+                          f"{RESULTS_FILE}")
     try:
         lock = DirectoryLock(directory, command="ort-layouts merge --shards")
     except ReportError as e:
         raise ReportError(f"shard {str(directory)!r} cannot be merged yet: {e}") from None
     except OSError:  # a shard this user cannot write (copied read-only): no run writes it either
-        return _read_shard(directory)
+        lock = None
     try:
-        return _read_shard(directory)
+        meta = read_meta(meta_path)
+        results = read_results(results_path)
     finally:
-        lock.release()
-
-
-def _read_shard(directory: Path) -> _Shard:
-    meta_path, results_path = directory / META_FILE, directory / RESULTS_FILE
-    if not meta_path.is_file() or not results_path.is_file():
-        raise ReportError(f"{str(directory)!r} is not a report directory: it needs {META_FILE} and "
-                          f"{RESULTS_FILE}")
-    meta = read_json(meta_path)
+        if lock is not None:
+            lock.release()
     shard = str((meta.get("selection") or {}).get("shard") or "")
     match = re.fullmatch(r"(\d+)/(\d+)", shard)
     if match is None:
@@ -536,7 +533,7 @@ def _read_shard(directory: Path) -> _Shard:
     planned = meta.get("planned")
     if not isinstance(planned, list):
         raise ReportError(f"{str(directory / META_FILE)!r} lists no planned cases")
-    return _Shard(directory, int(match.group(1)), int(match.group(2)), meta, read_results(results_path))
+    return _Shard(directory, int(match.group(1)), int(match.group(2)), meta, results)
 
 
 _MUST_AGREE = ("provider", "device_id", "device", "driver", "stack", "strict")
@@ -653,7 +650,7 @@ def merge_shards(
     if any(Path(out).resolve() == Path(d).resolve() for d in directories):
         raise ReportError(f"the merged report cannot go into a shard's own directory {str(out)!r}; valid: "
                           "the directory that holds the shards, or another (--out)")
-    shards = [_read_shard_unlocked(d) for d in directories]
+    shards = [_read_shard(d) for d in directories]
     counts = sorted({s.count for s in shards})
     if len(counts) > 1:
         raise ReportError("the shards split their runs differently: "

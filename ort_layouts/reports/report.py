@@ -488,7 +488,7 @@ def load_report(path: str | os.PathLike[str]) -> Report:
         if results_path.is_file():
             meta: dict[str, Any] = {}
             if (p / META_FILE).is_file():
-                meta = checked_meta(read_json(p / META_FILE), str(p / META_FILE))
+                meta = read_meta(p / META_FILE)
             return Report(meta, ordered_results(read_results(results_path), meta.get("planned")))
         if (p / JSON_FILE).is_file():
             return Report.from_dict(read_json(p / JSON_FILE), source=str(p / JSON_FILE))
@@ -499,10 +499,19 @@ def load_report(path: str | os.PathLike[str]) -> Report:
     if p.is_file():
         if p.suffix == ".jsonl":
             meta_path = p.with_name(META_FILE)
-            meta = checked_meta(read_json(meta_path), str(meta_path)) if meta_path.is_file() else {}
+            meta = read_meta(meta_path) if meta_path.is_file() else {}
             return Report(meta, ordered_results(read_results(p), meta.get("planned")))
         return Report.from_dict(read_json(p), source=str(p))
     raise ReportError(f"report {str(p)!r} does not exist")
+
+
+def read_meta(path: Path) -> dict[str, Any]:
+    """A report directory's meta.json, its fields of the types readers take them as.
+
+    Raises:
+        ReportError: the file is not UTF-8, not a JSON object, or a field is of another type.
+    """
+    return checked_meta(read_json(path), str(path))
 
 
 def read_json(path: Path) -> dict[str, Any]:

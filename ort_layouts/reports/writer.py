@@ -58,12 +58,12 @@ from ort_layouts.reports.report import (
     Totals,
     atomic_write_text,
     atomic_write_texts,
-    checked_meta,
     close_later,
     is_failure,
     now_iso,
     planned_slots,
     read_json,
+    read_meta,
     read_results,
     report_header,
     result_dict,
@@ -455,7 +455,7 @@ class ReportWriter:
         if resume and results_path.is_file():
             if not meta_path.is_file():
                 raise ReportError(f"cannot resume {self.directory}: it has {RESULTS_FILE} but no {META_FILE}")
-            old = checked_meta(read_json(meta_path), str(meta_path))
+            old = read_meta(meta_path)
             differences = _selection_differences(old.get("selection") or {}, new_meta["selection"])
             if differences:
                 raise ReportError(

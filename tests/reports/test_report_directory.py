@@ -520,6 +520,24 @@ def test_damaged_report_files_are_one_line_errors(tmp_path: Path, name: str, tex
     assert len(err) == 1 and fragment in err[0]
 
 
+@pytest.mark.parametrize(("key", "value"), [("environment", "vm"), ("selection", "x")])
+def test_a_shard_whose_meta_is_damaged_is_a_one_line_error_of_merge_shards(
+        tmp_path: Path, key: str, value: str, capsys: Cap) -> None:
+    """Every meta.json read checks its fields' types: merge --shards raised AttributeError on a
+    shard whose environment was a string, where load_report of the same shard said it is damaged."""
+    results = _results()
+    ids = [r.case.id for r in results]
+    _write_shard(tmp_path, 1, 2, ids[0::2], results[0::2])
+    _write_shard(tmp_path, 2, 2, ids[1::2], results[1::2])
+    meta_path = tmp_path / "shard-1-of-2" / META_FILE
+    meta = json.loads(meta_path.read_text())
+    meta[key] = value
+    meta_path.write_text(json.dumps(meta))
+    assert main(["merge", "--shards", str(tmp_path), "--out", str(tmp_path / "merged")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{key!r} is str" in err[0] and "the file is damaged" in err[0]
+
+
 def test_a_resume_of_a_meta_with_a_null_selection_is_a_report_error(tmp_path: Path) -> None:
     planned = [c.id for c in _cases()]
     with ReportWriter(tmp_path, meta=_meta(), planned=planned) as w:
