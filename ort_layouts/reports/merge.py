@@ -41,6 +41,7 @@ from ort_layouts.reports.html import case_anchor, escape, page
 from ort_layouts.reports.lock import DirectoryLock
 from ort_layouts.reports.report import (
     META_FILE,
+    RAN_ON_KEYS,
     RESULTS_FILE,
     SHARDS_FILE,
     Report,
@@ -536,7 +537,7 @@ def _read_shard(directory: Path) -> _Shard:
     return _Shard(directory, int(match.group(1)), int(match.group(2)), meta, results)
 
 
-_MUST_AGREE = ("provider", "device_id", "device", "driver", "stack", "strict")
+_MUST_AGREE = ("provider", "device_id", *(key for key, _ in RAN_ON_KEYS), "strict")
 
 
 def _unsharded_selection(meta: Mapping[str, Any]) -> dict[str, Any]:

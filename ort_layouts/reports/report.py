@@ -505,6 +505,12 @@ def load_report(path: str | os.PathLike[str]) -> Report:
     raise ReportError(f"report {str(p)!r} does not exist")
 
 
+#: the meta keys that name where a run ran, with their words in messages: a report is resumed,
+#: and shards are merged, only where they agree (with the package versions)
+RAN_ON_KEYS: tuple[tuple[str, str], ...] = (
+    ("device", "device"), ("driver", "driver"), ("stack", "DirectML stack"))
+
+
 def read_meta(path: Path) -> dict[str, Any]:
     """A report directory's meta.json, its fields of the types readers take them as.
 

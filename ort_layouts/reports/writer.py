@@ -51,6 +51,7 @@ from ort_layouts.reports.report import (
     JSON_FILE,
     JUNIT_FILE,
     META_FILE,
+    RAN_ON_KEYS,
     REPLACE_WHILE_OPEN,
     RESULTS_FILE,
     SHARDS_FILE,
@@ -809,15 +810,12 @@ def _used_selection(directory: Path) -> dict[str, Any] | None:
 
 
 # what a report's results ran on, beyond its selection: a resumed run must run on the same
-_STACK_KEYS = (("device", "device"), ("driver", "driver"), ("stack", "DirectML stack"))
-
-
 def _stack_differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
     """What the report's meta (``old``) and a run's (``new``) name differently among the
     device, driver, DirectML stack and package versions ("" when they agree); a field one of
     them does not name (a device found only from the first result) is not compared."""
     found = []
-    for key, label in _STACK_KEYS:
+    for key, label in RAN_ON_KEYS:
         a, b = old.get(key), new.get(key)
         if a not in (None, "", {}) and b not in (None, "", {}) and a != b:
             found.append(f"{label} {a!r} (this run: {b!r})")
