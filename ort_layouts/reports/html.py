@@ -15,11 +15,13 @@ from ort_layouts.engine.result import CaseResult, Status
 from ort_layouts.operators.identity import IDENTITY
 from ort_layouts.operators.padding import PADDING1
 from ort_layouts.reports.report import (
+    LONE_SURROGATES,
     Report,
     Totals,
     failure_text,
     is_failure,
     not_passed,
+    replace_lone_surrogates,
     result_figures,
     results_by_group,
 )
@@ -52,9 +54,7 @@ code,pre{font-family:ui-monospace,Consolas,monospace;font-size:.9em}pre{backgrou
 
 
 _HTML_SPECIAL_CHARS = "&<>\"'"  # what html.escape(text, quote=True) replaces
-# a lone surrogate (a name decoded with surrogateescape, say): UTF-8 cannot hold it
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_HTML_SPECIAL = re.compile(f"[{_HTML_SPECIAL_CHARS}\ud800-\udfff]")
+_HTML_SPECIAL = re.compile(f"[{_HTML_SPECIAL_CHARS}{LONE_SURROGATES}]")  # what escape changes
 _STATUS_OF = operator.attrgetter("status")
 _CASE_ID_OF = operator.attrgetter("case.id")
 _STATUS_VALUES = tuple((s, s.value) for s in Status)
@@ -66,7 +66,7 @@ def escape(value: object) -> str:
     text = str(value)
     if _HTML_SPECIAL.search(text) is None:
         return text
-    return html.escape(_SURROGATE.sub("\ufffd", text), quote=True)
+    return html.escape(replace_lone_surrogates(text), quote=True)
 
 
 def page(title: str, body: str) -> str:
@@ -455,9 +455,7 @@ def all_cases_row_texts(results: Sequence[CaseResult], ids: Sequence[str] | None
     and seconds); ``ids``: their case ids, when the caller has them."""
     if ids is None:
         ids = list(map(_CASE_ID_OF, results))
-    joined = "".join(ids)
-    if any(c in joined for c in _HTML_SPECIAL_CHARS) or (  # rarely: these ids are escaped
-            not joined.isascii() and _SURROGATE.search(joined) is not None):
+    if _HTML_SPECIAL.search("".join(ids)) is not None:  # rarely: these ids are escaped
         ids = [escape(case_id) for case_id in ids]
     providers = _PROVIDER_TEXTS
     cells = _STATUS_CELLS

@@ -18,14 +18,15 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from ort_layouts.engine.result import CaseResult, Status
-from ort_layouts.reports.report import Report, Totals, failure_text, result_figures
+from ort_layouts.reports.report import LONE_SURROGATES, Report, Totals, failure_text, result_figures
 
 __all__ = ["junit_pieces", "junit_timestamp", "render_junit", "testcase_texts"]
 
 # characters XML 1.0 cannot hold, even escaped
-_INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_NOT_XML = f"\x00-\x08\x0b\x0c\x0e-\x1f{LONE_SURROGATES}\ufffe\uffff"
+_INVALID_XML = re.compile(f"[{_NOT_XML}]")
 # what an attribute value cannot hold as it is: what XML escapes, and what it cannot hold
-_SPECIAL = re.compile('[&<>"\r\n\t\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]')
+_SPECIAL = re.compile(f'[&<>"\r\n\t{_NOT_XML}]')
 _INDENT = "  "
 _SECONDS_OF = operator.attrgetter("seconds")
 _CASE_ID_OF = operator.attrgetter("case.id")
@@ -79,7 +80,7 @@ def _properties(names_values: Mapping[str, str], level: int) -> str:
     except TypeError:  # a value that is not a string
         plain = False
     if not plain:
-        values = [_attr(_clean(v)) for v in values]
+        values = [_attr(str(v)) for v in values]
     key = (tuple(names_values), level)
     template = _TEMPLATES.get(key)
     if template is None:

@@ -143,16 +143,23 @@ def atomic_write_texts(files: Sequence[tuple[str | os.PathLike[str], str | Itera
         raise
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+#: the range of lone surrogates (a name decoded with surrogateescape, say), for a regex class:
+#: UTF-8 cannot hold them, so every report file has U+FFFD in their place
+LONE_SURROGATES = "\ud800-\udfff"
+_SURROGATE = re.compile(f"[{LONE_SURROGATES}]")
+
+
+def replace_lone_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate as U+FFFD, as a reader decodes bytes that are not UTF-8."""
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def _utf8(text: str) -> bytes:
-    """``text`` in UTF-8, each lone surrogate (a name decoded with surrogateescape, say) as
-    U+FFFD."""
+    """``text`` in UTF-8, each lone surrogate as U+FFFD."""
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
-        return _SURROGATE.sub("\ufffd", text).encode("utf-8")
+        return replace_lone_surrogates(text).encode("utf-8")
 
 
 class _Syncer:

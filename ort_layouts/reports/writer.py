@@ -622,8 +622,9 @@ class ReportWriter:
         replaced = None  # results.jsonl as it was, open for appending
         # a new report's results.jsonl holds self._lines; in planned order, it is as it must be
         reorder = finished and (self.resumed or self._results != results)
+        complete = not isinstance(self.meta.get("planned"), list) or order.complete
         if finished:
-            if not isinstance(self.meta.get("planned"), list) or order.complete:
+            if complete:
                 self.meta.setdefault("finished", now_iso())
             if reorder:
                 first.append((self.directory / RESULTS_FILE, _lines_pieces(lines)))
@@ -633,7 +634,6 @@ class ReportWriter:
                         replaced.close()
             first.append((self.directory / META_FILE, self._meta_json()))
         report = Report(dict(self.meta), tuple(results))
-        complete = not isinstance(report.meta.get("planned"), list) or order.complete
         matrix = order.matrix if order.tally is not None else None
         try:
             _write_files(report, self.directory, strict=self.strict, lines=lines, also=first,
