@@ -414,8 +414,6 @@ class Pad(Operator):
                     value_text = None
                 else:
                     value = constant.reshape(-1)[0] if constant.size else 0
-                    if isinstance(value, np.bool_):  # a bool tensor's constant: PaddingOp takes numbers
-                        value = int(value)
                     value_text = value_hex(value, dtype)
         params.update(pads=pads, axes=axes, value_hex=value_text)
         if shape is None or dtype is None or pads is None:

@@ -162,6 +162,8 @@ def _value_bytes(value: Any, dtype: np.dtype[Any]) -> bytes:
         return arr.reshape(()).astype(little).tobytes()
     if arr.dtype.kind not in "biuf":
         raise ShapeError(f"Pad value {value!r} is not a number")
+    if arr.dtype.kind == "b":  # a bool tensor's constant (True, np.bool_): its 0 or 1
+        arr = arr.astype(np.uint8)
     number = check_value(arr.reshape(()).item(), DataType.from_numpy(dtype), what="Pad value")
     with np.errstate(over="ignore", under="ignore"):
         return np.asarray(number).astype(little).tobytes()

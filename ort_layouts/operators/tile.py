@@ -295,11 +295,12 @@ class Tile(Operator):
         return tuple(n * r for n, r in zip(case.shape, case.repeats or (), strict=True))
 
     def inexpressible_reason(self, case: Case) -> str:
-        if self.data_type_reason(case):
-            return self.data_type_reason(case)
-        if case.rank > MAX_DIMENSION_COUNT:
+        if case.rank > MAX_DIMENSION_COUNT and not self.data_type_reason(case):
             return (f"a rank-{case.rank} Tile is over DirectML's {MAX_DIMENSION_COUNT} dimensions "
                     "(DmlOperator::Initialize rejects it)")
+        reason = self.limits_reason(case)  # a 4-bit type, over 2^32 - 1 elements
+        if reason:
+            return reason
         if 0 in self.output_shape(case):
             return (f"Tile output {list(self.output_shape(case))} is empty: the DML EP creates no "
                     "DirectML operator and dispatches nothing")

@@ -78,7 +78,10 @@ def test_more_than_8_dimensions_is_inexpressible_and_checked_against_numpy(case:
     assert result.status is Status.PASS, result.message  # the CPU EP against the numpy reference
 
 
-def test_more_than_2_to_the_32_elements_is_inexpressible() -> None:
-    case = Case("Expand", "uint8", (1, 1), target_shape=(65537, 65536))
-    reason = operator_for_type("Expand").inexpressible_reason(case)
-    assert reason == "a tensor [65537, 65536] of 4295032832 elements is over DirectML's 2^32 - 1"
+@pytest.mark.parametrize(("case", "shape"), [
+    (Case("Expand", "uint8", (1, 1), target_shape=(65537, 65536)), "[65537, 65536]"),
+    (Case("Tile", "uint8", (65536,), repeats=(65537,)), "[4295032832]"),  # Tile has its own reasons too
+], ids=["Expand", "Tile"])
+def test_more_than_2_to_the_32_elements_is_inexpressible(case: Case, shape: str) -> None:
+    reason = operator_for_type(case.op).inexpressible_reason(case)
+    assert reason == f"a tensor {shape} of 4295032832 elements is over DirectML's 2^32 - 1"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -165,3 +167,10 @@ def test_a_pad_value_the_type_cannot_hold_is_refused_not_rounded(dtype: str, val
     assert two.padding_value_bytes == b"\x02"
     inf = PaddingOp.from_onnx(BufferTensorDesc("float32", (3, 4)), [1, 2, 3, 4], value=float("inf"))
     assert inf.padding_value_bytes == np.float32(np.inf).tobytes()
+
+
+@pytest.mark.parametrize(("value", "hex_"), [(True, "01"), (np.bool_(False), "00"), (np.bool_(True), "01")])
+def test_a_bool_pad_value_is_its_0_or_1(value: Any, hex_: str) -> None:
+    """A bool tensor's constant_value, as ONNX gives it (numpy's bool): the byte 0 or 1."""
+    op = PaddingOp.from_onnx(BufferTensorDesc("uint8", (2, 3)), [1, 1, 1, 1], value=value)
+    assert op.to_dict()["padding_value_hex"] == hex_
