@@ -534,6 +534,13 @@ def _ep_reason(shape: tuple[int, ...], starts: tuple[int, ...], ends: tuple[int,
     return ""
 
 
+@functools.lru_cache(maxsize=4096)  # asked several times a case while it is planned; by geometry
+def _output_shape(shape: tuple[int, ...], starts: Sequence[int], ends: Sequence[int],
+                  axes: Sequence[int] | None, steps: Sequence[int] | None) -> tuple[int, ...]:
+    slices = onnx_slices(shape, starts, ends, axes, steps)
+    return tuple(len(range(n)[sl]) for n, sl in zip(shape, slices, strict=True))
+
+
 def _case_params(case: Case) -> _Params:
     return case.starts or (), case.ends or (), case.axes, case.steps
 
@@ -559,8 +566,7 @@ class Slice(Operator):
         return parts
 
     def output_shape(self, case: Case) -> tuple[int, ...]:
-        slices = onnx_slices(case.shape, *_case_params(case))
-        return tuple(len(range(n)[sl]) for n, sl in zip(case.shape, slices, strict=True))
+        return _output_shape(case.shape, *_case_params(case))
 
     def inexpressible_reason(self, case: Case) -> str:
         return self.limits_reason(case) or _ep_reason(case.shape, *_case_params(case))
