@@ -28,6 +28,8 @@ def _dims(value: Any, name: str) -> tuple[int, ...] | None:
     """
     if value is None:
         return None
+    if type(value) is tuple and all(type(v) is int for v in value):  # the usual case, already so
+        return value
     if isinstance(value, (str, bytes, set, frozenset, dict)) or not hasattr(value, "__iter__"):
         raise ShapeError(f"{name} {value!r} is not a sequence of integers (e.g. (2, 3))")
     out = []
@@ -46,7 +48,7 @@ def _int(value: Any, name: str, low: int | None = None) -> int | None:
     """
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+    if type(value) is not int and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
         raise ShapeError(f"{name} {value!r} is not an integer")
     if low is not None and value < low:
         raise ShapeError(f"{name} {value!r} is not valid; valid: an integer >= {low}")
