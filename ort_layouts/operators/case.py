@@ -144,8 +144,6 @@ class Case(_IdSlot):
             object.__setattr__(self, "mode", operator.default_mode)
         own = operator.case_fields[self.op]  # another field would change the case but not its id
         stray = [f for f in _PARAMETERS if f not in own and getattr(self, f) not in (None, "")]
-        if "mode" in stray and self.mode == operator.default_mode:
-            stray.remove("mode")
         if stray:
             raise ShapeError(f"a {self.op} case takes {list(own) or 'no parameters'}, not {stray}")
         operator.check_case(self)

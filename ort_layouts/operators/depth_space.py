@@ -390,8 +390,9 @@ class DepthSpace(Operator):
     """DepthToSpace and SpaceToDepth (one module: the same EP code path and index space)."""
 
     op_types = ("DepthToSpace", "SpaceToDepth")
+    # SpaceToDepth's mode is its one order, DCR (check_case refuses another)
     case_fields: ClassVar[Mapping[str, tuple[str, ...]]] = {"DepthToSpace": ("blocksize", "mode"),
-                                                            "SpaceToDepth": ("blocksize",)}
+                                                            "SpaceToDepth": ("blocksize", "mode")}
     edge_specs = ({"shape": (0, 4, 2, 2), "blocksize": 2},
                   {"op": "SpaceToDepth", "shape": (1, 2, 0, 2), "blocksize": 2})
     min_opset = 1
