@@ -85,3 +85,8 @@ def test_more_than_8_dimensions_is_inexpressible_and_checked_against_numpy(case:
 def test_more_than_2_to_the_32_elements_is_inexpressible(case: Case, shape: str) -> None:
     reason = operator_for_type(case.op).inexpressible_reason(case)
     assert reason == f"a tensor {shape} of 4295032832 elements is over DirectML's 2^32 - 1"
+
+
+def test_a_space_to_depth_mode_other_than_its_one_order_says_so() -> None:
+    with pytest.raises(ShapeError, match=r"SpaceToDepth has no mode \(its order is DCR\), got 'CRD'"):
+        Case("SpaceToDepth", "float32", (1, 4, 2, 2), blocksize=2, mode="CRD")
