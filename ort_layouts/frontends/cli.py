@@ -340,6 +340,8 @@ def _run_providers(args: argparse.Namespace) -> int:
 
 # ---- describe ------------------------------------------------------------------------------
 def _add_describe(p: argparse.ArgumentParser) -> None:
+    from ort_layouts.operators.pad import PAD_MODES
+
     p.add_argument("--dtype", default="float32",
                    help="data type, e.g. float32, float16, int64 (default float32)")
     p.add_argument("--shape", type=dims, required=True, help="logical sizes, e.g. 1,1,3,5")
@@ -363,7 +365,7 @@ def _add_describe(p: argparse.ArgumentParser) -> None:
                    help="a parameter of --op (repeatable): " + ", ".join(
                        f"{k}=..." for k in _OP_PARAMS) + "; e.g. --op Slice --param starts=1 "
                         "--param ends=-1 --param axes=1 --param steps=2")
-    p.add_argument("--mode", default="constant", choices=["constant", "edge", "reflect", "wrap"],
+    p.add_argument("--mode", default="constant", choices=list(PAD_MODES),
                    help="Pad mode (with --pad)")
     p.add_argument("--value", default="0",
                    help="Pad constant value (with --pad); refused when the data type cannot hold it")
@@ -735,11 +737,10 @@ def _model_coverage_notes(model: str, dims: dict[str, int], ops: Sequence[str] |
     return f"{model} has no layout node{' of the ops selected' if ops else ''} {where}"
 
 
-def _nothing_to_validate(args: argparse.Namespace, setup: _ValidateSetup | None = None) -> int:
+def _nothing_to_validate(args: argparse.Namespace, setup: _ValidateSetup) -> int:
     if args.model:
-        dims = setup.dims if setup else _parse_dims("--dim", args.dim)
-        ops = setup.selection["ops"] if setup else _resolve_selection(args)["ops"]
-        _note(f"nothing to validate: {_model_coverage_notes(args.model, dims, ops)}; nothing written")
+        notes = _model_coverage_notes(args.model, setup.dims, setup.selection["ops"])
+        _note(f"nothing to validate: {notes}; nothing written")
     else:
         _note("nothing to validate: the selection holds no cases (check --ops, --dtypes, --ranks, --values, "
               "--shard); nothing written")

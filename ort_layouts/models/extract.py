@@ -42,6 +42,7 @@ from ort_layouts.engine.selection import check_dims
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.onnx_nodes import Flagged, Graph, static
 from ort_layouts.operators.registry import CASE_OPS, LAYOUT_OPS, operator_for_type
+from ort_layouts.reference.buffers import is_nibble
 
 __all__ = [
     "LAYOUT_OPS",
@@ -299,7 +300,7 @@ def _describe_node(node: onnx.NodeProto, index: int, graph: Graph, opset: int) -
             data_type = DataType.from_onnx(elem)
         except DataTypeError as e:
             flags.append(f"data-type: {e}")
-    if data_type in (DataType.UINT4, DataType.INT4):  # Operator.data_type_reason's rule
+    if data_type is not None and is_nibble(data_type):  # Operator.data_type_reason's rule
         flags.append(f"{data_type.name.lower()}: DirectML takes 4-bit tensors only in QUANTIZE and "
                      "DEQUANTIZE (feature level 6_3), in no data-movement operator")
     if data_type is not None and data_type.is_64bit_integer:

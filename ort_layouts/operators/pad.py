@@ -263,7 +263,7 @@ class Pad(Operator):
         dimension where ONNX Runtime allows it (reflect: below it); the axes input; opsets
         10/11/13/18/19; negative pads; special inputs and constants."""
         out: list[Case] = []
-        modes = ("constant", "edge", "reflect", "wrap")
+        modes = PAD_MODES
         for rank in sorted(r for r in ranks if r <= 5):
             shape = _PAD_SHAPES[rank]
             for mode in modes:
