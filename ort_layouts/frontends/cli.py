@@ -1204,10 +1204,10 @@ def _run_extract(args: argparse.Namespace) -> int:
     dims = _parse_dims("--dim", args.dim)
     check_model(args.model, "MODEL")
     ops = extract(args.model, dims=dims, ops=args.ops)
-    in_functions = layout_nodes_in_functions(args.model, ops=args.ops)
     if args.json:
         _out(json.dumps([op.to_dict() for op in ops], indent=2))
         return 0
+    in_functions = layout_nodes_in_functions(args.model, ops=args.ops)  # for the text's last line
     for op in ops:
         _out(format_layout_op(op))
     flagged = sum(1 for op in ops if op.flags)
