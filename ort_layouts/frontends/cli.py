@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, NoReturn, TypeVar
 
-from ort_layouts._errors import ModelError, OrtLayoutsError, ProviderError
+from ort_layouts._errors import OrtLayoutsError, ProviderError
 
 __all__ = ["COMMANDS", "EXIT_NOTHING", "Command", "UsageError", "bench_main", "build_parser", "main",
            "parse_command_line"]
@@ -1291,12 +1291,9 @@ def _run_convert(args: argparse.Namespace) -> int:
 def _save_model(model: Any, path: Path) -> None:
     """Write ``model`` to ``path`` (its external data references as they are); a model over
     protobuf's 2 GB is a ModelError, before anything is written."""
-    try:
-        data = model.SerializeToString()
-    except Exception as e:  # protobuf's EncodeError
-        raise ModelError(f"the converted model cannot be written: {type(e).__name__}: {e} (a model over "
-                         "protobuf's 2 GB must keep its weights in external data)") from e
-    path.write_bytes(data)
+    from ort_layouts.models.convert import serialized_model
+
+    path.write_bytes(serialized_model(model, "converted model"))
 
 
 # ---- export (ort_layouts.models.testdata) -----------------------------------------------------

@@ -32,6 +32,7 @@ __all__ = [
     "convert_layout",
     "converted_tensors",
     "external_data_files",
+    "serialized_model",
 ]
 
 LAYOUTS = ("NCHW", "NHWC")
@@ -426,7 +427,7 @@ def _session(model: _ModelLike, loaded: onnx.ModelProto, optimize: bool, what: s
     if folder is not None:
         options.add_session_config_entry("session.model_external_initializers_file_folder_path", str(folder))
     try:
-        source = _serialized(loaded, what) if isinstance(model, onnx.ModelProto) else str(model)
+        source = serialized_model(loaded, what) if isinstance(model, onnx.ModelProto) else str(model)
         return ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
     except ModelError:
         raise
@@ -434,7 +435,12 @@ def _session(model: _ModelLike, loaded: onnx.ModelProto, optimize: bool, what: s
         raise ModelError(f"ONNX Runtime cannot load the {what}: {' '.join(str(e).split())}") from e
 
 
-def _serialized(model: onnx.ModelProto, what: str) -> bytes:
+def serialized_model(model: onnx.ModelProto, what: str) -> bytes:
+    """``model``'s bytes.
+
+    Raises:
+        ModelError: it is over protobuf's 2 GB (``what`` names it: "converted model").
+    """
     try:
         data: bytes = model.SerializeToString()
     except Exception as e:  # protobuf's EncodeError: a message over 2 GB
