@@ -255,6 +255,7 @@ def test_summaries_are_there_from_the_start(tmp_path: Path) -> None:
         suite = ET.parse(tmp_path / JUNIT_FILE).getroot().find("testsuite")
         assert suite is not None and (suite.get("tests"), suite.get("failures")) == ("1", "1")
         (missing,) = suite.findall("testcase")
+        assert missing.get("name") == "planned cases without a result"  # as README names it
         failure = missing.find("failure")
         assert failure is not None and failure.get("type") == "incomplete"
         assert failure.get("message", "").startswith("5 of 5 planned cases have no result")
