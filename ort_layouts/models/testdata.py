@@ -285,7 +285,9 @@ def _staging_folder(out: Path) -> Path:
 
 def _put_in_place(staging: Path, out: Path, names: Sequence[str], earlier: Sequence[str]) -> None:
     """Move the earlier export's directories and cases.json out of ``out``, then the new ones
-    (cases.json last) in, by renames; a failure moves everything back as it was."""
+    (cases.json last) in, by renames; a failure moves everything back as it was (``out`` removed
+    again where this made it)."""
+    made = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     old = [n for n in (*earlier, _MANIFEST) if (out / n).exists()]
     trash = staging / _REPLACED
@@ -304,6 +306,9 @@ def _put_in_place(staging: Path, out: Path, names: Sequence[str], earlier: Seque
             if target.exists() and not source.exists():
                 with contextlib.suppress(OSError):
                     os.replace(target, source)
+        if made:
+            with contextlib.suppress(OSError):  # empty again unless a move back failed
+                out.rmdir()
         raise
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -278,3 +280,77 @@ def test_export_refuses_a_name_the_earlier_export_does_not_list(tmp_path: Path) 
     with pytest.raises(ReportError, match=r"holds \['" + sanitize(CASES[1].id)):
         export_test_dir(CASES[:2], out, replace=True)
     assert (out / sanitize(CASES[0].id) / "model.onnx").is_file()
+
+
+# ---- the final moves: a failure there puts --out back as it was ----------------------------
+def _failing_move(monkeypatch: pytest.MonkeyPatch, fails: Callable[[Path, Path], bool]) -> list[Path]:
+    """Make os.replace raise the first time ``fails(source, target)`` holds; the rest (the moves
+    back included) go through. Returns the targets of the moves that went through."""
+    real, done, failed = os.replace, [], []
+
+    def replace(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+        if not failed and fails(Path(source), Path(target)):
+            failed.append(target)
+            raise OSError(28, "No space left on device", str(target))
+        real(source, target)
+        done.append(Path(target))
+
+    monkeypatch.setattr(os, "replace", replace)
+    return done
+
+
+# which move fails, for an earlier export of CASES[:3] replaced by CASES[3:5]
+_MOVES = {
+    "first earlier directory moved aside": lambda s, t: t.parent.name == ".replaced",
+    "earlier cases.json moved aside": lambda s, t: t.parent.name == ".replaced" and t.name == "cases.json",
+    "first new directory moved in": lambda s, t: s.parent.suffix == ".partial" and t.name != "cases.json",
+    "new cases.json moved in": lambda s, t: s.parent.suffix == ".partial" and t.name == "cases.json",
+}
+
+
+@pytest.mark.parametrize("fails", list(_MOVES.values()), ids=list(_MOVES))
+def test_a_move_that_fails_puts_the_earlier_export_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        fails: Callable[[Path, Path], bool]) -> None:
+    out = tmp_path / "cases"
+    export_test_dir(CASES[:3], out)
+    (out / "notes.txt").write_text("the user's own file\n")
+    before = _tree(out)
+    assert len([p for p in out.iterdir() if p.is_dir()]) == 3
+    done = _failing_move(monkeypatch, fails)
+    with pytest.raises(OSError, match="No space left on device"):
+        export_test_dir(CASES[3:5], out, replace=True)
+    assert _tree(out) == before  # every file of the earlier export, byte for byte; nothing of the new one
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cases"]  # no hidden staging folder left
+    if fails is _MOVES["new cases.json moved in"]:  # the last move: every other one was made and undone
+        assert len([t for t in done if t.parent == out]) == 2 + 3 + 1  # 2 new in, 3 dirs + cases.json back
+
+
+def test_a_move_that_fails_into_a_new_directory_leaves_none(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    _failing_move(monkeypatch, lambda s, t: t.name == "cases.json")
+    with pytest.raises(OSError, match="No space left on device"):
+        export_test_dir(CASES[:2], tmp_path / "new")
+    assert list(tmp_path.iterdir()) == []  # neither the directory nor a staging folder
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    _failing_move(monkeypatch, lambda s, t: t.name == "cases.json")
+    with pytest.raises(OSError, match="No space left on device"):
+        export_test_dir(CASES[:2], empty)
+    assert [p.name for p in tmp_path.iterdir()] == ["empty"] and list(empty.iterdir()) == []
+
+
+def test_export_command_force_whose_move_fails_keeps_the_export(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from ort_layouts.frontends.cli import main
+
+    out = tmp_path / "keep"
+    args = ["export", "--out", str(out), "--ops", "Identity", "--dtypes", "int8"]
+    assert main([*args, "--ranks", "1"]) == 0
+    before = _tree(out)
+    _failing_move(monkeypatch, _MOVES["first new directory moved in"])
+    capsys.readouterr()
+    assert main([*args, "--ranks", "2", "--force"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("ort-layouts: error: No space left on device: ")
+    assert _tree(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep"]
