@@ -42,7 +42,7 @@ from ort_layouts.operators.onnx_nodes import (
     value_hex,
 )
 from ort_layouts.operators.padding import PaddingMode, PaddingOp, padding_for, split_onnx_pads
-from ort_layouts.operators.reshape import dml_kernel_reason
+from ort_layouts.operators.reshape import flag_no_kernel
 from ort_layouts.operators.shapes import rotating
 from ort_layouts.operators.values import special_values
 from ort_layouts.reference.buffers import is_nibble, values_dtype
@@ -390,9 +390,7 @@ class Pad(Operator):
         node_attrs = attrs(node)
         mode = str(node_attrs.get("mode", "constant"))
         params["mode"] = mode
-        reason = dml_kernel_reason(node.op_type, opset) if opset else ""
-        if reason:
-            flags.append(f"no-kernel: {reason}; ONNX Runtime runs the node on the CPU EP")
+        flag_no_kernel(flags, node.op_type, opset)
         value: Any = 0
         value_text: str | None = ""
         if opset < 11:

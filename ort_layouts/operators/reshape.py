@@ -81,6 +81,7 @@ __all__ = [
     "ReshapeLike",
     "copy_descriptor",
     "dml_kernel_reason",
+    "flag_no_kernel",
     "flatten_output_shape",
     "reshape_output_shape",
     "squeeze_output_shape",
@@ -237,6 +238,15 @@ def dml_kernel_reason(op_type: str, opset: int) -> str:
     return (f"opset {opset} resolves to {op_type}-{version}, and the DML EP registers {op_type} "
             f"only for schema versions {list(DML_KERNEL_VERSIONS[op_type])} "
             "(OperatorRegistration.cpp, exact since-version matching)")
+
+
+def flag_no_kernel(flags: list[str], op_type: str, opset: int) -> None:
+    """Add the ``no-kernel`` flag of a model's node to ``flags`` when the DML EP has no kernel
+    for ``op_type`` at ``opset`` (:func:`dml_kernel_reason`); nothing when it has one or the
+    opset is unknown (0)."""
+    reason = dml_kernel_reason(op_type, opset) if opset else ""
+    if reason:
+        flags.append(f"no-kernel: {reason}; ONNX Runtime runs the node on the CPU EP")
 
 
 # ---- cases ----------------------------------------------------------------------------------
@@ -420,9 +430,7 @@ class ReshapeLike(Operator):
                       shape: tuple[int, ...] | None, inferred: Any, params: dict[str, Any],
                       flags: list[str]) -> Described:
         params["op_type"] = node.op_type
-        reason = dml_kernel_reason(node.op_type, opset) if opset else ""
-        if reason:
-            flags.append(f"no-kernel: {reason}; ONNX Runtime runs the node on the CPU EP")
+        flag_no_kernel(flags, node.op_type, opset)
         given = _read_params(node, graph, opset, params, flags)
         if node.op_type == "Reshape" and params.get("allowzero") and -1 in (params["target_shape"] or ()):
             flags.append("allowzero-infer: under allowzero the DML EP's ReshapeHelper takes the shape "

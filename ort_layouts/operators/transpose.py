@@ -33,7 +33,7 @@ from ort_layouts.operators.base import (
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.identity import IdentityOp
 from ort_layouts.operators.onnx_nodes import Flagged, Graph, add_node, attrs, check_size
-from ort_layouts.operators.reshape import dml_kernel_reason
+from ort_layouts.operators.reshape import flag_no_kernel
 from ort_layouts.operators.shapes import SUITE_SHAPES, rotating
 
 __all__ = ["Transpose"]
@@ -206,9 +206,7 @@ class Transpose(Operator):
                       flags: list[str]) -> Described:
         perm = attrs(node).get("perm")
         params["perm"] = None if perm is None else tuple(int(a) for a in perm)
-        reason = dml_kernel_reason(node.op_type, opset) if opset else ""
-        if reason:
-            flags.append(f"no-kernel: {reason}; ONNX Runtime runs the node on the CPU EP")
+        flag_no_kernel(flags, node.op_type, opset)
         if shape is None or dtype is None:
             return None, None, {}, True
         if not shape:

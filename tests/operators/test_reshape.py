@@ -8,6 +8,7 @@ reference implementation, the suite on the CPU EP.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from typing import Any
 
@@ -29,7 +30,7 @@ from ort_layouts.operators.case import Case
 from ort_layouts.operators.expected import dml_operator, expected_output, output_shape, reference_output
 from ort_layouts.operators.identity import IDENTITY, IdentityOp
 from ort_layouts.operators.registry import CASE_OPS, operator_for_type
-from ort_layouts.operators.reshape import dml_kernel_reason
+from ort_layouts.operators.reshape import dml_kernel_reason, flag_no_kernel
 from ort_layouts.operators.values import make_input
 
 OPS = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity")
@@ -263,6 +264,46 @@ def test_dml_kernel_versions(op: str, opset: int, since: int, kernel: bool) -> N
         assert reason == ""
     else:
         assert f"{op}-{since}" in reason and "registers" in reason
+
+
+@pytest.mark.parametrize(("op", "opset", "since"), [
+    ("Transpose", 23, 23), ("Pad", 24, 24), ("Reshape", 23, 23), ("Identity", 25, 25),
+    ("Transpose", 22, None), ("Pad", 21, None), ("Reshape", 14, None), ("Transpose", 0, None),
+])
+def test_the_no_kernel_flag_of_a_model_node(op: str, opset: int, since: int | None) -> None:
+    """Transpose-23, Pad-24, Reshape-23 and Identity-25 have no DML kernel (OperatorRegistration.cpp
+    stops at 21); opset 22 resolves to Transpose-21, 21 to Pad-21, 14 to Reshape-14, which have
+    one; an unknown opset (0) is not flagged."""
+    flags = ["kept"]
+    flag_no_kernel(flags, op, opset)
+    if since is None:
+        assert flags == ["kept"]
+    else:
+        assert len(flags) == 2 and flags[0] == "kept"
+        assert flags[1].startswith(f"no-kernel: opset {opset} resolves to {op}-{since}, ")
+        assert flags[1].endswith("; ONNX Runtime runs the node on the CPU EP")
+
+
+def test_transpose_pad_and_reshape_nodes_flag_a_missing_kernel_alike() -> None:
+    """The three operators' model nodes at opset 23 carry one no-kernel flag each, worded alike
+    but for the op type and its registered versions."""
+    nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[1, 0]),
+             helper.make_node("Pad", ["x", "p"], ["q"]),
+             helper.make_node("Reshape", ["x", "s"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, (2, 3))],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("t", "q", "y")],
+        [_ints("p", [0, 1, 1, 0]), _ints("s", [3, 2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)], ir_version=10)
+    ops = extract(model)
+    assert [o.op_type for o in ops] == ["Transpose", "Pad", "Reshape"]
+    texts = []
+    for o in ops:
+        (flag,) = [f for f in o.flags if f.startswith("no-kernel")]
+        texts.append(re.sub(r"\[[0-9, ]+\]", "[...]", flag.replace(o.op_type, "OP")))
+    assert texts[0] == texts[1] == texts[2]
+    assert texts[0].startswith("no-kernel: opset 23 resolves to OP-23, and the DML EP registers OP ")
+    assert texts[0].endswith("; ONNX Runtime runs the node on the CPU EP")
 
 
 # ---- the suite ------------------------------------------------------------------------------
