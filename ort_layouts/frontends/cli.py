@@ -341,6 +341,7 @@ def _run_providers(args: argparse.Namespace) -> int:
 # ---- describe ------------------------------------------------------------------------------
 def _add_describe(p: argparse.ArgumentParser) -> None:
     from ort_layouts.operators.pad import PAD_MODES
+    from ort_layouts.reports.render import DEFAULT_MAX_ELEMENTS
 
     p.add_argument("--dtype", default="float32",
                    help="data type, e.g. float32, float16, int64 (default float32)")
@@ -374,8 +375,9 @@ def _add_describe(p: argparse.ArgumentParser) -> None:
     o.add_argument("--json", action="store_true", help="print JSON")
     o.add_argument("--svg", type=path_text, metavar="FILE", help="write the picture as SVG to FILE")
     o.add_argument("--cpp", action="store_true", help="print C++ DML_BUFFER_TENSOR_DESC initializers")
-    p.add_argument("--max-elements", type=positive_int, default=None, metavar="N",
-                   help="draw pictures of up to N elements (default 512); larger ones are described only")
+    p.add_argument("--max-elements", type=positive_int, default=DEFAULT_MAX_ELEMENTS, metavar="N",
+                   help=f"draw pictures of up to N elements (default {DEFAULT_MAX_ELEMENTS}, as render_text "
+                        "and render_svg); larger ones are described only")
 
 
 # describe --op: the Case fields a --param may set, and how its value reads
@@ -509,13 +511,6 @@ def _describe_descriptors(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-def _max_elements(args: argparse.Namespace) -> int:
-    """The pictures' size limit: ``--max-elements``, or render's default."""
-    from ort_layouts.reports.render import DEFAULT_MAX_ELEMENTS
-
-    return DEFAULT_MAX_ELEMENTS if args.max_elements is None else int(args.max_elements)
-
-
 def _render_text(item: Any, title: str, args: argparse.Namespace) -> str:
     """A descriptor (or PaddingOp) drawn as text under a title; the figures alone when the
     picture is too large to draw."""
@@ -524,7 +519,7 @@ def _render_text(item: Any, title: str, args: argparse.Namespace) -> str:
     from ort_layouts.reports.render import render_text
 
     try:
-        body = render_text(item, max_elements=_max_elements(args))
+        body = render_text(item, max_elements=args.max_elements)
     except OrtLayoutsError as e:
         descs = [item] if isinstance(item, BufferTensorDesc) else [item.input, item.output]
         body = "\n".join(
@@ -564,7 +559,7 @@ def _run_describe(args: argparse.Namespace) -> int:
         from ort_layouts.reports.render import render_svg
         from ort_layouts.reports.report import atomic_write_text
 
-        svg = _argument("--max-elements", lambda item: render_svg(item, max_elements=_max_elements(args)),
+        svg = _argument("--max-elements", lambda item: render_svg(item, max_elements=args.max_elements),
                         op if op is not None else desc)
         atomic_write_text(args.svg, str(svg))
         _out(f"wrote {args.svg}")

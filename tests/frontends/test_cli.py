@@ -257,6 +257,23 @@ def test_describe_svg(tmp_path: Path, capsys: Cap) -> None:
     assert root.tag.endswith("svg")
 
 
+def test_describe_max_elements_default_is_the_one_its_help_and_the_library_give(capsys: Cap) -> None:
+    import inspect
+
+    from ort_layouts.reports.render import render_svg, render_text
+
+    code, out, _ = run(["describe", "--help"], capsys)
+    assert code == 0
+    (shown,) = re.findall(r"up to N elements \(default (\d+)", " ".join(out.split()))
+    limit = int(shown)
+    defaults = {inspect.signature(f).parameters["max_elements"].default for f in (render_text, render_svg)}
+    assert defaults == {limit}
+    code, out, _ = run(["describe", "--shape", f"1,{limit}"], capsys)  # exactly the limit: drawn
+    assert code == 0 and "no picture" not in out and "Logical view:" in out
+    code, out, _ = run(["describe", "--shape", f"1,{limit + 1}"], capsys)  # one more: figures only
+    assert code == 0 and f"has {limit + 1} elements, more than max_elements={limit}" in out
+
+
 # ---- providers -----------------------------------------------------------------------------------
 @needs_engine
 @pytest.mark.skipif(sys.platform == "win32", reason="DirectML through the worker is for Linux")
