@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
+from collections.abc import Mapping
 from typing import Any
 
 from ort_layouts._errors import ShapeError
@@ -181,13 +182,13 @@ class Case(_IdSlot):
         return d
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Case:
-        """A case from :meth:`to_dict`'s data.
+    def from_dict(cls, data: Mapping[str, Any]) -> Case:
+        """A case from :meth:`to_dict`'s data (a dict, or any other mapping).
 
         Raises:
             TypeError: ``data`` is not a mapping, or holds a field a case has not.
         """
-        if not isinstance(data, dict):
+        if not isinstance(data, Mapping):
             raise TypeError(f"a case is a JSON object, not {type(data).__name__} {data!r:.60}")
         d = dict(data)
         d["data_type"] = DataType.from_name(d["data_type"])

@@ -4,6 +4,7 @@ with numpy), not errors."""
 
 from __future__ import annotations
 
+import types
 from typing import Any
 
 import numpy as np
@@ -54,6 +55,17 @@ def test_an_axis_that_is_not_an_integer_is_refused_and_numpy_integers_are_taken(
     assert all(type(v) is int for v in (*case.shape, *case.perm, case.seed))
     # the modes an op has by default are no stray field
     assert Case("SpaceToDepth", "float32", (1, 4, 2, 2), blocksize=2).mode == "DCR"
+
+
+def test_from_dict_takes_any_mapping_and_refuses_what_is_not_one() -> None:
+    case = Case("Pad", "int8", (3, 4), pads=(1, 0, 0, 2), mode="edge", seed=3)
+    data = {"op": "Pad", "data_type": "INT8", "shape": [3, 4], "pads": [1, 0, 0, 2], "mode": "edge",
+            "seed": 3}
+    assert Case.from_dict(types.MappingProxyType(data)) == case
+    assert Case.from_dict(data) == case
+    for bad in ([("op", "Pad")], "Pad", None):
+        with pytest.raises(TypeError, match=f"a case is a JSON object, not {type(bad).__name__}"):
+            Case.from_dict(bad)  # type: ignore[arg-type]
 
 
 def test_a_bad_case_is_refused_before_the_run_and_leaves_the_others_alone() -> None:
