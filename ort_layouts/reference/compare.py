@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import importlib
 import itertools
 from collections.abc import Callable, Iterator
 from typing import Any, cast
@@ -14,17 +15,28 @@ from ort_layouts._errors import DataTypeError
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.reference.copy import default_threads, parallel_map, tile_plan, transposing_axes
 
-_c_differs: Callable[..., bool] | None
-_KERNEL = "numpy"
-_KERNEL_MAX_DIMS = 0  # the most axes the kernel takes (numpy allows 64)
-try:  # the optional C kernel (setup.py); without it views_equal compares in numpy
-    from ort_layouts.reference._equal import MAX_DIMS as _KERNEL_MAX_DIMS
-    from ort_layouts.reference._equal import SSE2 as _SSE2
-    from ort_layouts.reference._equal import differs as _c_differs
+_KERNEL_MODULE = "ort_layouts.reference._equal"
 
-    _KERNEL = "C with SSE2" if _SSE2 else "C"
-except ImportError:  # pragma: no cover - a build without a C compiler
-    _c_differs = None
+
+def _load_kernel() -> tuple[Callable[..., bool] | None, int, str]:
+    """The optional C kernel (setup.py): its ``differs``, the most axes it takes (its
+    ``MAX_DIMS``) and its name for :func:`comparison_kernel`; ``(None, 0, "numpy")`` where it is
+    not built, or lacks ``differs`` or ``MAX_DIMS`` (a kernel of unknown axis limit is left
+    aside: views_equal then compares in numpy). ``SSE2`` only names it: a kernel without it is
+    "C"."""
+    try:
+        kernel = importlib.import_module(_KERNEL_MODULE)
+    except ImportError:  # a build without a C compiler
+        return None, 0, "numpy"
+    differs = getattr(kernel, "differs", None)
+    max_dims = getattr(kernel, "MAX_DIMS", None)
+    if not callable(differs) or type(max_dims) is not int or max_dims < 1:
+        return None, 0, "numpy"
+    return differs, max_dims, "C with SSE2" if getattr(kernel, "SSE2", 0) else "C"
+
+
+# the most axes the kernel takes (numpy allows 64); without the kernel views_equal compares in numpy
+_c_differs, _KERNEL_MAX_DIMS, _KERNEL = _load_kernel()
 
 __all__ = ["Comparison", "bits_equal", "bits_of", "compare", "comparison_kernel", "numpy_comparison",
            "views_equal"]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+import types
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -9,6 +12,7 @@ from hypothesis import strategies as st
 
 from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
 from ort_layouts.operators.identity import IdentityOp
+from ort_layouts.reference import compare as compare_module
 from ort_layouts.reference.buffers import unpack
 from ort_layouts.reference.compare import Comparison, compare
 from ort_layouts.reference.execute import execute
@@ -133,3 +137,44 @@ def test_equal_bytes_are_not_enough(expected: np.ndarray, actual: np.ndarray, pa
     """Small same-typed tensors are compared as bytes first; byte order, a type DirectML does not
     have and the shape still decide as before."""
     assert bool(compare(expected, actual)) is passed
+
+
+# ---- which comparison kernel is loaded --------------------------------------------------------
+def _fake_kernel(**names: object) -> types.ModuleType:
+    module = types.ModuleType(compare_module._KERNEL_MODULE)
+    for name, value in names.items():
+        setattr(module, name, value)
+    return module
+
+
+def _never(x: np.ndarray, y: np.ndarray) -> bool:
+    raise AssertionError("not called")
+
+
+@pytest.mark.parametrize(("names", "want"), [
+    ({"differs": _never, "MAX_DIMS": 32, "SSE2": 1}, (_never, 32, "C with SSE2")),
+    ({"differs": _never, "MAX_DIMS": 16, "SSE2": 0}, (_never, 16, "C")),
+    ({"differs": _never, "MAX_DIMS": 32}, (_never, 32, "C")),  # SSE2 only names it
+    ({"MAX_DIMS": 32, "SSE2": 1}, (None, 0, "numpy")),  # nothing to call
+    ({"differs": _never, "SSE2": 1}, (None, 0, "numpy")),  # its axis limit unknown
+    ({"differs": _never, "MAX_DIMS": "32", "SSE2": 1}, (None, 0, "numpy")),
+], ids=["sse2", "plain", "no-sse2-name", "no-differs", "no-max-dims", "text-max-dims"])
+def test_the_kernel_is_taken_by_each_of_its_names(monkeypatch: pytest.MonkeyPatch, names: dict[str, object],
+                                                  want: tuple[object, int, str]) -> None:
+    monkeypatch.setitem(sys.modules, compare_module._KERNEL_MODULE, _fake_kernel(**names))
+    assert compare_module._load_kernel() == want
+
+
+def test_without_a_built_kernel_views_equal_compares_in_numpy(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, compare_module._KERNEL_MODULE, None)  # import raises ImportError
+    loaded = compare_module._load_kernel()
+    assert loaded == (None, 0, "numpy")
+    for name, value in zip(("_c_differs", "_KERNEL_MAX_DIMS", "_KERNEL"), loaded, strict=True):
+        monkeypatch.setattr(compare_module, name, value)
+    assert compare_module.comparison_kernel() == "numpy"
+    x = np.arange(4 * 300 * 300, dtype=np.uint32).reshape(4, 300, 300)
+    y = np.ascontiguousarray(x.transpose(0, 2, 1)).transpose(0, 2, 1)  # equal values, other layout
+    assert compare_module.views_equal(x, y)
+    z = y.copy()
+    z[3, 299, 1] ^= 1
+    assert not compare_module.views_equal(x, z)
