@@ -45,7 +45,7 @@ from ort_layouts.operators.padding import PaddingMode, PaddingOp, padding_for, s
 from ort_layouts.operators.reshape import flag_no_kernel
 from ort_layouts.operators.shapes import rotating
 from ort_layouts.operators.values import special_values
-from ort_layouts.reference.buffers import is_nibble, values_dtype
+from ort_layouts.reference.buffers import is_nibble, nibble_values, values_dtype
 
 __all__ = ["PAD_MODES", "Pad", "has_negative_pads"]
 
@@ -78,8 +78,7 @@ def _pad_value_bytes(case: Case) -> bytes:
     of :func:`~ort_layouts.reference.buffers.values_dtype`: the low nibble, INT4's sign-extended)."""
     raw = bytes.fromhex(case.pad_value_hex) if case.pad_value_hex else bytes(_pad_value_size(case.data_type))
     if is_nibble(case.data_type):
-        nibble = raw[0] & 0x0F
-        return bytes([nibble | 0xF0 if case.data_type is DataType.INT4 and nibble & 0x08 else nibble])
+        return nibble_values(np.array([raw[0] & 0x0F], dtype=np.uint8), case.data_type).tobytes()
     return raw
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "buffer_elements",
     "check_buffer_size",
     "is_nibble",
+    "nibble_values",
     "pack",
     "raw_bytes",
     "store_nibbles",
@@ -74,6 +75,15 @@ def values_dtype(dtype: DataType) -> np.dtype[Any]:
     if is_nibble(dtype):
         return np.dtype(np.int8 if dtype is DataType.INT4 else np.uint8)
     return dtype.to_numpy()
+
+
+def nibble_values(nibbles: np.ndarray, dtype: DataType) -> np.ndarray:
+    """The logical values of 4-bit elements held one per byte (uint8 0..15, as
+    :func:`buffer_elements` gives them): UINT4's as they are, INT4's sign-extended to int8
+    -8..7 (the dtype of :func:`values_dtype`)."""
+    if dtype is DataType.INT4:
+        return ((nibbles.astype(np.int8) << 4) >> 4).astype(np.int8)
+    return nibbles
 
 
 def buffer_elements(raw: np.ndarray, dtype: DataType) -> np.ndarray:
@@ -170,10 +180,8 @@ def unpack(desc: BufferTensorDesc, buffer: Any) -> np.ndarray:
     check_buffer_size(raw, desc, "the", addressed=True)
     dtype = desc.data_type
     if is_nibble(dtype):
-        values = np.ascontiguousarray(strided_view(buffer_elements(raw, dtype), desc, writeable=False))
-        if dtype is DataType.INT4:
-            return ((values.astype(np.int8) << 4) >> 4).astype(np.int8)
-        return values
+        return nibble_values(np.ascontiguousarray(strided_view(buffer_elements(raw, dtype), desc,
+                                                                writeable=False)), dtype)
     out = np.empty(desc.sizes, dtype=dtype.to_numpy())
     strided_copy(out.view(UINT_OF_SIZE[dtype.bitwidth // 8]),
                  strided_view(buffer_elements(raw, dtype), desc, writeable=False))

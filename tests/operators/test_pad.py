@@ -50,6 +50,9 @@ def test_a_4_bit_constant_is_one_byte_whose_low_nibble_is_the_value() -> None:
     for value, want in (("0e", -2), ("fe", -2), ("07", 7), ("", 0)):  # 0xE in 4 bits: -2
         case = Case("Pad", "int4", (2, 3), pads=(0, 1, 0, 0), pad_value_hex=value)
         assert reference_output(case, x)[:, 0].tolist() == [want, want], value
+    for value, want in (("0e", 14), ("f8", 8), ("07", 7)):  # UINT4: the low nibble, unsigned
+        case = Case("Pad", "uint4", (2, 3), pads=(0, 1, 0, 0), pad_value_hex=value)
+        assert reference_output(case, x.astype(np.uint8))[:, 0].tolist() == [want, want], value
 
 
 def test_numpy_cannot_pad_what_the_case_refuses_either() -> None:

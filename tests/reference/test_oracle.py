@@ -16,7 +16,7 @@ from ort_layouts.operators.case import Case
 from ort_layouts.operators.expected import dml_operator as operator_for
 from ort_layouts.operators.identity import IdentityOp
 from ort_layouts.operators.padding import PaddingMode, PaddingOp, padding_for
-from ort_layouts.reference.buffers import pack, unpack, values_dtype
+from ort_layouts.reference.buffers import nibble_values, pack, unpack, values_dtype
 from ort_layouts.reference.copy import strided_copy
 from ort_layouts.reference.execute import execute, output_values
 
@@ -234,6 +234,15 @@ def test_nibbles_low_first_transpose_and_pad(dtype: DataType) -> None:
     got = unpack(op.output, execute(op, raw)).reshape(2, 4)
     assert got[:, 0].tolist() == [7, 7]
     assert unpack(desc, raw).dtype == values_dtype(dtype) == (np.int8 if dtype is DataType.INT4 else np.uint8)
+
+
+def test_nibble_values_sign_extend_int4_alone() -> None:
+    """Nibbles 0x0..0xF: UINT4 0..15; INT4 two's complement in 4 bits, 0..7 then -8..-1."""
+    nibbles = np.arange(16, dtype=np.uint8)
+    uint4 = nibble_values(nibbles, DataType.UINT4)
+    int4 = nibble_values(nibbles, DataType.INT4)
+    assert uint4.dtype == np.uint8 and uint4.tolist() == list(range(16))
+    assert int4.dtype == np.int8 and int4.tolist() == [0, 1, 2, 3, 4, 5, 6, 7, -8, -7, -6, -5, -4, -3, -2, -1]
 
 
 # ---- pack / unpack ------------------------------------------------------------------------
