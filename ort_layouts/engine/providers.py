@@ -309,8 +309,18 @@ def _dml_stack_problem() -> str:
     """Why the DirectML stack of ``ort-layouts setup dml`` cannot run here ("" when it can): a
     variable that chooses it holds a bad value (naming the variable), or the parts it lacks, each
     with the command that gets it."""
-    from ort_layouts.engine.dml.stack import ENV_DIRECTML_VERSION, ENV_HOME, ENV_VK_ICD, DmlStack
+    from ort_layouts.engine.dml.stack import (
+        ENV_DIRECTML_VERSION,
+        ENV_HOME,
+        ENV_VK_ICD,
+        DmlStack,
+        worker_timeout_s,
+    )
 
+    try:
+        worker_timeout_s()
+    except OrtLayoutsError as e:
+        return str(e)
     try:
         missing = DmlStack.default().missing()
     except OrtLayoutsError as e:
@@ -321,12 +331,14 @@ def _dml_stack_problem() -> str:
 
 
 def _dml_chosen_but_unusable() -> str:
-    """The problem of a DirectML stack that ``ORT_LAYOUTS_DML_VK_ICD`` or
-    ``ORT_LAYOUTS_DML_DIRECTML_VERSION`` chose and that cannot run; "" when neither is set, or it
-    runs. (``ORT_LAYOUTS_DML_HOME`` alone says where a stack would be, not that one must run.)"""
-    from ort_layouts.engine.dml.stack import ENV_DIRECTML_VERSION, ENV_VK_ICD
+    """The problem of a DirectML stack that ``ORT_LAYOUTS_DML_VK_ICD``,
+    ``ORT_LAYOUTS_DML_DIRECTML_VERSION`` or ``ORT_LAYOUTS_DML_TIMEOUT_S`` chose and that cannot
+    run; "" when none is set, or it runs. (``ORT_LAYOUTS_DML_HOME`` alone says where a stack
+    would be, not that one must run.)"""
+    from ort_layouts.engine.dml.stack import ENV_DIRECTML_VERSION, ENV_TIMEOUT, ENV_VK_ICD
 
-    if not (os.environ.get(ENV_VK_ICD) or os.environ.get(ENV_DIRECTML_VERSION)) or _dml_in_process():
+    if not (os.environ.get(ENV_VK_ICD) or os.environ.get(ENV_DIRECTML_VERSION)
+            or os.environ.get(ENV_TIMEOUT)) or _dml_in_process():
         return ""
     return _dml_stack_problem()
 
@@ -401,15 +413,18 @@ def default_provider() -> str:
     """DirectML if present, else another GPU EP (WebGPU with a device, CUDA), else the CPU EP.
 
     Raises:
-        ProviderError: ``ORT_LAYOUTS_DML_VK_ICD`` or ``ORT_LAYOUTS_DML_DIRECTML_VERSION`` chose a
-            DirectML stack that cannot run (a bad value, a missing part): the run would otherwise
-            go to another EP unnoticed.
+        ProviderError: ``ORT_LAYOUTS_DML_VK_ICD``, ``ORT_LAYOUTS_DML_DIRECTML_VERSION`` or
+            ``ORT_LAYOUTS_DML_TIMEOUT_S`` chose a DirectML stack that cannot run (a bad value, a
+            missing part): the run would otherwise go to another EP unnoticed.
     """
+    from ort_layouts.engine.dml.stack import ENV_DIRECTML_VERSION, ENV_TIMEOUT, ENV_VK_ICD
+
     problem = _dml_chosen_but_unusable()
     if problem:
+        chosen = "/".join(name for name in (ENV_VK_ICD, ENV_DIRECTML_VERSION, ENV_TIMEOUT)
+                          if os.environ.get(name))
         raise ProviderError(f"the DirectML stack chosen by the environment cannot run: {problem}; fix or "
-                            "unset ORT_LAYOUTS_DML_VK_ICD/ORT_LAYOUTS_DML_DIRECTML_VERSION, or name a "
-                            "provider with --provider")
+                            f"unset {chosen}, or name a provider with --provider")
     available = set(_available_names())
     for name, (_, is_gpu) in _KNOWN.items():
         if is_gpu and name in available:

@@ -227,3 +227,16 @@ def test_a_dml_stack_the_environment_chose_that_cannot_run_is_not_passed_over_fo
         P.default_provider()
     monkeypatch.delenv("ORT_LAYOUTS_DML_VK_ICD")
     assert P.default_provider()  # without the variable: the best EP here, whichever it is
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="DirectML through the worker is for Linux")
+def test_a_bad_dml_hang_timeout_stops_the_choice_of_a_provider_and_is_named(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A DirectML run must not silently go elsewhere, or start a worker that would use a timeout
+    nobody asked for."""
+    monkeypatch.setenv("ORT_LAYOUTS_DML_TIMEOUT_S", "5 minutes")
+    named = r"ORT_LAYOUTS_DML_TIMEOUT_S='5 minutes' is not valid; valid: a number of seconds > 0"
+    with pytest.raises(ProviderError, match=named + r".*fix or unset ORT_LAYOUTS_DML_TIMEOUT_S,"):
+        P.default_provider()
+    with pytest.raises(ProviderError, match=named):
+        P.resolve_provider("dml")

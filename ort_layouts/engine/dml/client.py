@@ -73,7 +73,7 @@ from typing import Any
 import numpy as np
 
 from ort_layouts._errors import DataTypeError, ProviderError
-from ort_layouts.engine.dml.stack import DmlStack, DmlStackInfo, run_environment
+from ort_layouts.engine.dml.stack import DmlStack, DmlStackInfo, run_environment, worker_timeout_s
 
 __all__ = [
     "AdapterInfo",
@@ -353,7 +353,8 @@ class DmlWorker:
     Args:
         stack: the stack to run (default :meth:`DmlStack.default`).
         timeout_s: how long one request may take before the worker counts as hung (and is
-            killed: :class:`DmlWorkerCrashedError`).
+            killed: :class:`DmlWorkerCrashedError`); None: ``$ORT_LAYOUTS_DML_TIMEOUT_S``, else
+            300 s (:func:`~ort_layouts.engine.dml.stack.worker_timeout_s`).
         start_timeout_s: how long starting Wine and the first reply may take.
         env: extra environment variables for the worker (e.g. ``{"WINEDEBUG": "err+all"}``).
         command: run this program instead of Wine with the worker (no stack, no Xvfb): a
@@ -364,11 +365,11 @@ class DmlWorker:
     (:attr:`generation` counts the starts).
     """
 
-    def __init__(self, stack: DmlStack | None = None, *, timeout_s: float = 300.0,
+    def __init__(self, stack: DmlStack | None = None, *, timeout_s: float | None = None,
                  start_timeout_s: float = 120.0,
                  env: Mapping[str, str] | None = None, command: Sequence[str] | None = None) -> None:
         self.stack = stack if stack is not None or command is not None else DmlStack.default()
-        self.timeout_s = timeout_s
+        self.timeout_s = timeout_s if timeout_s is not None else worker_timeout_s()
         self.start_timeout_s = start_timeout_s
         self._extra_env = dict(env or {})
         self._command = list(command) if command is not None else None

@@ -40,7 +40,10 @@ Idempotent: each step checks what is there and does only what is missing.
    1.15.4    1.24.4 (``home/bin``'s)         cp312
    ========  ==============================  ========
 
-Everything is downloaded here; a run downloads nothing. Run it as
+Every download and every part taken from one is pinned by sha256
+(:data:`~ort_layouts.engine.dml.stack.WHEEL_SHA256`, ``DIRECTML_DLL_SHA256``, ``ORT_DLL_SHA256``,
+``MESA_SHA256``): another digest is refused and nothing of it kept, and a part found with another
+digest is taken again. Everything is downloaded here; a run downloads nothing. Run it as
 ``ort-layouts setup dml [--mesa 22] [--home DIR] [--dml-version V ...]``.
 """
 
@@ -48,6 +51,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import json
 import os
 import shutil
@@ -62,9 +66,13 @@ from typing import TYPE_CHECKING, Any
 
 from ort_layouts._errors import ProviderError
 from ort_layouts.engine.dml.stack import (
+    DIRECTML_DLL_SHA256,
     DIRECTML_WHEELS,
+    MESA_SHA256,
     MESA_VERSIONS,
     ORT_DIRECTML_VERSION,
+    ORT_DLL_SHA256,
+    WHEEL_SHA256,
     DmlStack,
     available_directml_versions,
     check_directml_version,
@@ -84,7 +92,11 @@ APT_PACKAGES = ("wine", "wine64", "xvfb", "xauth", "libvulkan1", "gcc-mingw-w64-
 DEBIAN_MIRROR = "http://deb.debian.org/debian"
 DEBIAN_KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
 MINGW_GCC = "x86_64-w64-mingw32-gcc"
-_WHEEL_DLLS = ("onnxruntime/capi/onnxruntime.dll", "onnxruntime/capi/DirectML.dll")
+_ORT_DLL_MEMBER = "onnxruntime/capi/onnxruntime.dll"
+_DIRECTML_DLL_MEMBER = "onnxruntime/capi/DirectML.dll"
+_LVP_LIBRARY = "usr/lib/x86_64-linux-gnu/libvulkan_lvp.so"  # in a Mesa folder
+# the DirectML release of ORT_DIRECTML_VERSION's wheel (home/bin's DirectML.dll)
+_BASE_DIRECTML = next(v for v, wheel in DIRECTML_WHEELS.items() if wheel == ORT_DIRECTML_VERSION)
 
 
 class DmlSetupError(ProviderError):
@@ -120,6 +132,66 @@ def _step(log: Log, what: str) -> Iterator[None]:
     start = time.perf_counter()
     yield
     log(f"{what} ({time.perf_counter() - start:.1f} s)")
+
+
+def _sha256(path: Path) -> str:
+    """The sha256 of a file's bytes, in hex ("" when it cannot be read)."""
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return ""
+    return digest.hexdigest()
+
+
+def _verify(path: Path, pinned: str, what: str) -> None:
+    """Raises DmlSetupError: ``path``'s sha256 is not ``pinned`` (the file is removed: it is
+    never taken)."""
+    found = _sha256(path)
+    if found != pinned:
+        path.unlink(missing_ok=True)
+        raise DmlSetupError(f"{what} has sha256 {found or '(unreadable)'}, not the pinned {pinned}: "
+                            "refused (a changed or damaged download)")
+
+
+def _pinned_present(path: Path, pinned: str, log: Log) -> bool:
+    """Whether ``path`` is there with its pinned sha256; one that is there with another is said
+    and taken again."""
+    if not path.is_file():
+        return False
+    found = _sha256(path)
+    if found == pinned:
+        return True
+    log(f"{path}: sha256 {found or '(unreadable)'} is not the pinned {pinned}: taking it again")
+    return False
+
+
+def _wheel(version: str, python: str, folder: str) -> zipfile.ZipFile:
+    """The onnxruntime-directml ``version`` win_amd64 wheel for ``python``, downloaded into
+    ``folder`` (``pip download``) and checked against its pinned sha256, open."""
+    spec = f"onnxruntime-directml=={version}"
+    _run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+          "--platform", "win_amd64", "--python-version", python, "--implementation", "cp",
+          "--disable-pip-version-check", "-q", "-d", folder, spec], f"pip download {spec}")
+    wheels = list(Path(folder).glob("onnxruntime_directml-*.whl"))
+    if len(wheels) != 1:
+        raise DmlSetupError(f"pip download {spec} left {len(wheels)} wheels")
+    _verify(wheels[0], WHEEL_SHA256[version], wheels[0].name)
+    return zipfile.ZipFile(wheels[0])
+
+
+def _extract(wheel: zipfile.ZipFile, member: str, target: Path, pinned: str) -> None:
+    """``member`` of ``wheel`` written to ``target`` (through a ``.part`` file that replaces it
+    only once its sha256 is the pinned one)."""
+    if member not in wheel.namelist():
+        raise DmlSetupError(f"{Path(str(wheel.filename)).name} has no {member}")
+    part = target.with_name(target.name + ".part")
+    with wheel.open(member) as src, open(part, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    _verify(part, pinned, f"{member} of {Path(str(wheel.filename)).name}")
+    part.replace(target)
 
 
 # ---- 1. system packages -----------------------------------------------------------------------
@@ -173,7 +245,7 @@ def _private_apt(home: Path) -> list[str]:
 
 def _write_icd(stack: DmlStack, mesa: str) -> None:
     root = stack.mesa_dir(mesa)
-    library = root / "usr/lib/x86_64-linux-gnu/libvulkan_lvp.so"
+    library = root / _LVP_LIBRARY
     if not library.is_file():
         raise DmlSetupError(f"the Mesa {mesa} package has no {library.relative_to(root)}")
     api_version = "1.3.0"
@@ -187,7 +259,9 @@ def _write_icd(stack: DmlStack, mesa: str) -> None:
 
 def _mesa(stack: DmlStack, mesa: str, log: Log) -> None:
     version, suite = MESA_VERSIONS[mesa]
-    if stack.mesa_icd(mesa).is_file():
+    deb_sha256, library_sha256 = MESA_SHA256[mesa]
+    library = stack.mesa_dir(mesa) / _LVP_LIBRARY
+    if stack.mesa_icd(mesa).is_file() and _pinned_present(library, library_sha256, log):
         log(f"Mesa {mesa} lavapipe: present ({stack.mesa_dir(mesa)})")
         return
     with _step(log, f"Mesa {mesa} lavapipe: mesa-vulkan-drivers {version} ({suite}) unpacked in "
@@ -209,8 +283,10 @@ def _mesa(stack: DmlStack, mesa: str, log: Log) -> None:
             debs = list(Path(tmp).glob("mesa-vulkan-drivers_*.deb"))
             if len(debs) != 1:
                 raise DmlSetupError(f"apt-get download left {len(debs)} mesa-vulkan-drivers packages")
+            _verify(debs[0], deb_sha256, debs[0].name)
             staging = Path(tmp) / "root"
             _run(["dpkg-deb", "-x", str(debs[0]), str(staging)], f"unpacking {debs[0].name}")
+            _verify(staging / _LVP_LIBRARY, library_sha256, f"{_LVP_LIBRARY} of {debs[0].name}")
             target = stack.mesa_dir(mesa)
             if target.exists():
                 shutil.rmtree(target)
@@ -220,29 +296,18 @@ def _mesa(stack: DmlStack, mesa: str, log: Log) -> None:
 
 # ---- 3. the DLLs from the wheel --------------------------------------------------------------
 def _dlls(stack: DmlStack, log: Log, *, force: bool) -> None:
-    if not force and stack.ort_dll.is_file() and stack.directml_dll.is_file():
+    base_sha256 = DIRECTML_DLL_SHA256[_BASE_DIRECTML]
+    if (not force and _pinned_present(stack.ort_dll, ORT_DLL_SHA256, log)
+            and _pinned_present(stack.directml_dll, base_sha256, log)):
         log(f"onnxruntime.dll, DirectML.dll: present ({stack.bin_dir})")
         return
     spec = f"onnxruntime-directml=={ORT_DIRECTML_VERSION}"
     with _step(log, f"onnxruntime.dll, DirectML.dll from {spec} (win_amd64) in {stack.bin_dir}"):
         stack.bin_dir.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=stack.home) as tmp:
-            _run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-                  "--platform", "win_amd64", "--python-version", "3.12", "--implementation", "cp",
-                  "--disable-pip-version-check", "-q", "-d", tmp, spec], f"pip download {spec}")
-            wheels = list(Path(tmp).glob("onnxruntime_directml-*.whl"))
-            if len(wheels) != 1:
-                raise DmlSetupError(f"pip download {spec} left {len(wheels)} wheels")
-            with zipfile.ZipFile(wheels[0]) as z:
-                names = set(z.namelist())
-                for member in _WHEEL_DLLS:
-                    if member not in names:
-                        raise DmlSetupError(f"{wheels[0].name} has no {member}")
-                    target = stack.bin_dir / Path(member).name
-                    part = target.with_suffix(".part")
-                    with z.open(member) as src, open(part, "wb") as dst:
-                        shutil.copyfileobj(src, dst)
-                    part.replace(target)
+        with (tempfile.TemporaryDirectory(dir=stack.home) as tmp,
+              _wheel(ORT_DIRECTML_VERSION, "3.12", tmp) as z):
+            _extract(z, _ORT_DLL_MEMBER, stack.ort_dll, ORT_DLL_SHA256)
+            _extract(z, _DIRECTML_DLL_MEMBER, stack.directml_dll, base_sha256)
 
 
 # ---- 7. older DirectML releases -----------------------------------------------------------
@@ -264,37 +329,29 @@ def setup_directml(stack: DmlStack, version: str, log: Log = _no_log, *, force: 
     def version_of(path: Path) -> str:
         return directml_file_version(path).split("+")[0].strip()
 
-    if not force and version_of(target) == version:
+    pinned = DIRECTML_DLL_SHA256[version]
+    if not force and version_of(target) == version and _pinned_present(target, pinned, log):
         log(f"DirectML {version}: present ({target})")
         return target
     wheel_version = DIRECTML_WHEELS[version]
     spec = f"onnxruntime-directml=={wheel_version}"
     target.parent.mkdir(parents=True, exist_ok=True)
-    part = target.with_name(target.name + ".part")
     with _step(log, f"DirectML {version}: DirectML.dll from {spec} in {target.parent}"):
-        if wheel_version == ORT_DIRECTML_VERSION and version_of(stack.base.directml_dll) == version:
+        if wheel_version == ORT_DIRECTML_VERSION and _sha256(stack.base.directml_dll) == pinned:
+            part = target.with_name(target.name + ".part")
             shutil.copyfile(stack.base.directml_dll, part)
+            _verify(part, pinned, f"{stack.base.directml_dll} copied")
+            part.replace(target)
         else:
             python = "3.12" if wheel_version == ORT_DIRECTML_VERSION else "3.10"
-            with tempfile.TemporaryDirectory(dir=stack.home) as tmp:
-                _run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-                      "--platform", "win_amd64", "--python-version", python, "--implementation", "cp",
-                      "--disable-pip-version-check", "-q", "-d", tmp, spec], f"pip download {spec}")
-                wheels = list(Path(tmp).glob("onnxruntime_directml-*.whl"))
-                if len(wheels) != 1:
-                    raise DmlSetupError(f"pip download {spec} left {len(wheels)} wheels")
-                member = "onnxruntime/capi/DirectML.dll"
-                with zipfile.ZipFile(wheels[0]) as z:
-                    if member not in z.namelist():
-                        raise DmlSetupError(f"{wheels[0].name} has no {member}")
-                    with z.open(member) as src, open(part, "wb") as dst:
-                        shutil.copyfileobj(src, dst)
-        found = directml_file_version(part)
-        if found.split("+")[0].strip() != version:
-            part.unlink(missing_ok=True)
+            with (tempfile.TemporaryDirectory(dir=stack.home) as tmp,
+                  _wheel(wheel_version, python, tmp) as z):
+                _extract(z, _DIRECTML_DLL_MEMBER, target, pinned)
+        found = version_of(target)
+        if found != version:  # the pins and the table of wheels disagree
+            target.unlink(missing_ok=True)
             raise DmlSetupError(f"the DirectML.dll of {spec} has FileVersion {found or '(none)'}, "
                                 f"not {version}")
-        part.replace(target)
     versioned.link_version_dir()
     return target
 

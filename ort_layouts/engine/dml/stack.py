@@ -40,6 +40,7 @@ import functools
 import gzip
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
@@ -51,10 +52,15 @@ from typing import Any
 from ort_layouts._errors import ProviderError
 
 __all__ = [
+    "DEFAULT_TIMEOUT_S",
+    "DIRECTML_DLL_SHA256",
     "DIRECTML_WHEELS",
+    "MESA_SHA256",
     "MESA_VERSIONS",
     "ORT_DIRECTML_VERSION",
+    "ORT_DLL_SHA256",
     "SETUP_COMMAND",
+    "WHEEL_SHA256",
     "WORKER_EXE",
     "DmlStack",
     "DmlStackInfo",
@@ -67,6 +73,7 @@ __all__ = [
     "run_environment",
     "vkd3d_version",
     "wine_version",
+    "worker_timeout_s",
 ]
 
 ORT_DIRECTML_VERSION = "1.24.4"  # the onnxruntime-directml wheel the DLLs come from
@@ -89,12 +96,71 @@ DIRECTML_WHEELS: dict[str, str] = {
     "1.15.2": "1.20.1",
     "1.15.4": ORT_DIRECTML_VERSION,
 }
+# What setup downloads, pinned by sha256 (setup refuses anything else, and takes a part again
+# when the one it finds does not match). The wheels' digests are those PyPI's simple index
+# publishes for each file (onnxruntime-directml version -> its win_amd64 wheel: cp312 for
+# ORT_DIRECTML_VERSION, cp310 for the others); the DLLs' are those of the files in these wheels.
+WHEEL_SHA256: dict[str, str] = {
+    "1.13.1": "4f02c2b84f70c352f6673dfa65c6656836057830b99eec8dc4c1c30fa11a0b96",
+    "1.14.1": "ec135ef65b876a248a234b233e120b5275fb0247c64d74de202da6094e3adfe4",
+    "1.15.1": "f9bbea900c5b77a8f06b50625e5c33e83ffe90b1c9347e12eee572c775c053f4",
+    "1.16.3": "73ad27bd4781a6e9760a65ba177e9b679649f3e04f22fdaaea640997b3db1e3d",
+    "1.17.3": "deba3da7cdceca3c984523877bd1c752bdbfbb99ee00995768c0a84655594900",
+    "1.18.1": "97f20ad5fa432578eb3ad7a0ccf2cb7cef5006a9176b2135c29ddfe9f45781dc",
+    "1.19.2": "49c30e59115333655eb7863293c55a318e755abfd4801f3e187a2bd66c63e22a",
+    "1.20.1": "d4aa43694799559fb5570fdf0e96a154d4b4d0bb9b73c3e81744eb7fe0c0de8d",
+    ORT_DIRECTML_VERSION: "f2ecb68b7b7b259d2ef3112ae760149f9b5a1e7c0fbb73d539da6250a648a614",
+}
+# DirectML version -> its DirectML.dll (from the wheel DIRECTML_WHEELS names)
+DIRECTML_DLL_SHA256: dict[str, str] = {
+    "1.9.1": "f343afb050c809816cc88c55a7fe556691553cacb09b2cfaf2b8b96070675486",
+    "1.10.1": "7311ef80e8ba38cca79ea73068edb7cd8792dc95986f25db219f2e5f78a02096",
+    "1.12.0": "cf07c89740f48ab8382f462f62c314c3d373356a95056e8da6438a5213df75cd",
+    "1.12.1": "60a4a441a073abb7ebf2119e03dc4f0980802e791f6a99fe4f178e89db81095a",
+    "1.13.1": "24299c14d56cf1c4ea753b156a8c48304a385712a8e894ae896c8c9dab2c046b",
+    "1.14.1": "32014e3abb3904c73055f975531d72083d104b251fb9088ddf7b5370a39a1ff3",
+    "1.15.1": "f6017ccb7ddc711926c14e172703bc6b9384c835053cb1b8ad80dc231908aa24",
+    "1.15.2": "760b2438f3e6f7f6d428f00e29fa9fdbb6368905340031a83c30cd1d712ca02d",
+    "1.15.4": "b73972115320e906a49602f2027a3266622881b0d325ba685e0f165a9482a8d7",
+}
+# the onnxruntime.dll of ORT_DIRECTML_VERSION's wheel
+ORT_DLL_SHA256 = "302c69f9779d63ef4ab90316e59444c4acbaca7fe3455020d79d10bcfcb00715"
+# Mesa series -> (the mesa-vulkan-drivers package, as Debian's signed Packages list gives it; its
+# usr/lib/x86_64-linux-gnu/libvulkan_lvp.so)
+MESA_SHA256: dict[str, tuple[str, str]] = {
+    "25": ("3899f1800424c60a05df5d6913076a526ca8fdbabec43672cd397563d1ca3263",
+           "ec746632947ef2ccb20930a674f026176ad00cc61a7d0f01f285dfc7e4104024"),
+    "22": ("21f9ecf52886c88247d8ef92b635b8f670ab01fd7813c98f8200220aa138f4da",
+           "997f1bcbac0da9ff4136b6f94117cc6f94ecc1649e5e7e983b4e5a1f1207d066"),
+}
 WORKER_EXE = "ort_layouts_dml_worker.exe"
 WORKER_SOURCE = Path(__file__).with_name("worker.c")
 SETUP_COMMAND = "ort-layouts setup dml"
 ENV_HOME = "ORT_LAYOUTS_DML_HOME"
 ENV_VK_ICD = "ORT_LAYOUTS_DML_VK_ICD"
 ENV_DIRECTML_VERSION = "ORT_LAYOUTS_DML_DIRECTML_VERSION"
+ENV_TIMEOUT = "ORT_LAYOUTS_DML_TIMEOUT_S"
+DEFAULT_TIMEOUT_S = 300.0  # how long the worker may take over one request before it counts as hung
+
+
+def worker_timeout_s() -> float:
+    """How long the worker may take over one request before it counts as hung:
+    ``$ORT_LAYOUTS_DML_TIMEOUT_S`` seconds when set, else :data:`DEFAULT_TIMEOUT_S`.
+
+    Raises:
+        ProviderError: the variable is not a finite number of seconds > 0.
+    """
+    text = os.environ.get(ENV_TIMEOUT, "").strip()
+    if not text:
+        return DEFAULT_TIMEOUT_S
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not (0 < seconds < math.inf):
+        raise ProviderError(f"{ENV_TIMEOUT}={text!r} is not valid; valid: a number of seconds > 0 "
+                            f"(unset: {DEFAULT_TIMEOUT_S:.0f})")
+    return seconds
 _LIBVULKAN = ("/usr/lib/x86_64-linux-gnu/libvulkan.so.1", "/usr/lib64/libvulkan.so.1",
               "/usr/lib/libvulkan.so.1")
 

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
+import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ort_layouts.engine.dml import install
-from ort_layouts.engine.dml.stack import DmlStack
+from ort_layouts.engine.dml import stack as stack_module
+from ort_layouts.engine.dml.stack import DmlStack, dml_home
 
 
 def _steps_recorded(monkeypatch: pytest.MonkeyPatch, *, usable: bool = True) -> list[tuple[str, DmlStack]]:
@@ -48,3 +51,144 @@ def test_setup_fails_when_no_release_asked_for_passes_the_check(monkeypatch: pyt
     _steps_recorded(monkeypatch, usable=False)
     with pytest.raises(install.DmlSetupError, match=r"none of the DirectML versions asked for \(1.9.1\)"):
         install.setup_dml(home=tmp_path, apt=False, log=lambda line: None, directml_versions=["1.9.1"])
+
+
+# ---- what setup downloads is pinned by sha256 ---------------------------------------------------
+def _hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _fake_pip(monkeypatch: pytest.MonkeyPatch, members: dict[str, bytes]) -> list[list[str]]:
+    """Stand in for ``pip download``: it leaves a wheel holding ``members`` in its ``-d`` folder.
+    Returns the commands run."""
+    commands: list[list[str]] = []
+
+    def run(cmd: list[str], what: str, **kwargs: Any) -> Any:
+        commands.append(list(cmd))
+        folder = Path(cmd[cmd.index("-d") + 1])
+        version = cmd[-1].split("==")[1]
+        with zipfile.ZipFile(folder / f"onnxruntime_directml-{version}-cp310-cp310-win_amd64.whl", "w") as z:
+            for name, data in members.items():
+                z.writestr(name, data)
+        return None
+
+    monkeypatch.setattr(install, "_run", run)
+    return commands
+
+
+def _wheel_bytes(members: dict[str, bytes], tmp_path: Path) -> bytes:
+    """The bytes _fake_pip's wheel of ``members`` has (zip output is the same for the same input)."""
+    path = tmp_path / "probe" / "w.whl"
+    path.parent.mkdir(exist_ok=True)
+    with zipfile.ZipFile(path, "w") as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+    return path.read_bytes()
+
+
+def test_every_download_and_part_has_a_pin() -> None:
+    assert set(stack_module.WHEEL_SHA256) == set(stack_module.DIRECTML_WHEELS.values())
+    assert set(stack_module.DIRECTML_DLL_SHA256) == set(stack_module.DIRECTML_WHEELS)
+    assert set(stack_module.MESA_SHA256) == set(stack_module.MESA_VERSIONS)
+    pins = [*stack_module.WHEEL_SHA256.values(), *stack_module.DIRECTML_DLL_SHA256.values(),
+            stack_module.ORT_DLL_SHA256, *(h for pair in stack_module.MESA_SHA256.values() for h in pair)]
+    assert all(len(p) == 64 and int(p, 16) >= 0 for p in pins)
+    assert len(set(pins)) == len(pins)  # no copy-paste slip gives two parts one digest
+
+
+def test_a_wheel_that_is_not_the_pinned_one_is_refused(monkeypatch: pytest.MonkeyPatch,
+                                                        tmp_path: Path) -> None:
+    _fake_pip(monkeypatch, {"onnxruntime/capi/DirectML.dll": b"not the real DLL"})
+    stack = DmlStack(tmp_path, "25", None, "")
+    refused = r"onnxruntime_directml-1\.15\.1-.*\.whl has sha256 [0-9a-f]{64}, not the pinned f9bbea90"
+    with pytest.raises(install.DmlSetupError, match=refused):
+        install.setup_directml(stack, "1.12.0")
+    assert not (tmp_path / "directml" / "1.12.0" / "DirectML.dll").exists()
+    assert not list(tmp_path.rglob("*.part")) and not list(tmp_path.rglob("*.whl"))
+
+
+def test_a_dll_that_is_not_the_pinned_one_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    members = {"onnxruntime/capi/DirectML.dll": b"MZ a DLL of another build"}
+    _fake_pip(monkeypatch, members)
+    monkeypatch.setitem(install.WHEEL_SHA256, "1.15.1", _hex(_wheel_bytes(members, tmp_path)))
+    stack = DmlStack(tmp_path, "25", None, "")
+    refused = r"onnxruntime/capi/DirectML.dll of .* not the pinned cf07c897"
+    with pytest.raises(install.DmlSetupError, match=refused):
+        install.setup_directml(stack, "1.12.0")
+    assert not (tmp_path / "directml" / "1.12.0" / "DirectML.dll").exists()
+    assert not list(tmp_path.rglob("*.part"))
+
+
+def test_the_pinned_dll_is_taken_and_a_damaged_one_is_taken_again(monkeypatch: pytest.MonkeyPatch,
+                                                                   tmp_path: Path) -> None:
+    dll = b"MZ DirectML 1.12.0 as pinned"
+    members = {"onnxruntime/capi/DirectML.dll": dll}
+    commands = _fake_pip(monkeypatch, members)
+    monkeypatch.setitem(install.WHEEL_SHA256, "1.15.1", _hex(_wheel_bytes(members, tmp_path)))
+    monkeypatch.setitem(install.DIRECTML_DLL_SHA256, "1.12.0", _hex(dll))
+    monkeypatch.setattr(install, "directml_file_version",
+                        lambda path: "1.12.0" if Path(path).is_file() else "")
+    stack = DmlStack(tmp_path, "25", None, "")
+    lines: list[str] = []
+    target = install.setup_directml(stack, "1.12.0", lines.append)
+    assert target.read_bytes() == dll and len(commands) == 1
+    install.setup_directml(stack, "1.12.0", lines.append)  # present: nothing downloaded
+    assert len(commands) == 1 and lines[-1].startswith("DirectML 1.12.0: present")
+    target.write_bytes(dll[:-1] + b"!")  # damaged on disk, same FileVersion
+    install.setup_directml(stack, "1.12.0", lines.append)
+    assert len(commands) == 2 and target.read_bytes() == dll
+    assert any("is not the pinned" in line and "taking it again" in line for line in lines)
+
+
+def test_base_dlls_are_checked_by_sha256_not_only_found(monkeypatch: pytest.MonkeyPatch,
+                                                         tmp_path: Path) -> None:
+    ort, dml = b"MZ onnxruntime", b"MZ DirectML base"
+    members = {"onnxruntime/capi/onnxruntime.dll": ort, "onnxruntime/capi/DirectML.dll": dml}
+    commands = _fake_pip(monkeypatch, members)
+    wheel_sha256 = _hex(_wheel_bytes(members, tmp_path))
+    monkeypatch.setitem(install.WHEEL_SHA256, install.ORT_DIRECTML_VERSION, wheel_sha256)
+    monkeypatch.setattr(install, "ORT_DLL_SHA256", _hex(ort))
+    monkeypatch.setitem(install.DIRECTML_DLL_SHA256, "1.15.4", _hex(dml))
+    stack = DmlStack(tmp_path, "25", None, "")
+    stack.bin_dir.mkdir(parents=True)
+    stack.ort_dll.write_bytes(ort)
+    stack.directml_dll.write_bytes(b"MZ something else")  # there, but not the pinned file
+    install._dlls(stack, lambda line: None, force=False)
+    assert len(commands) == 1 and "--python-version" in commands[0] and commands[0][-1].endswith("==1.24.4")
+    assert stack.ort_dll.read_bytes() == ort and stack.directml_dll.read_bytes() == dml
+    install._dlls(stack, lambda line: None, force=False)  # both pinned now: nothing downloaded
+    assert len(commands) == 1
+
+
+def test_a_mesa_package_that_is_not_the_pinned_one_is_never_unpacked(monkeypatch: pytest.MonkeyPatch,
+                                                                      tmp_path: Path) -> None:
+    commands: list[list[str]] = []
+
+    def run(cmd: list[str], what: str, **kwargs: Any) -> Any:
+        commands.append(list(cmd))
+        if "download" in cmd:
+            deb = Path(kwargs["cwd"]) / "mesa-vulkan-drivers_25.0.7-2~bpo12+1_amd64.deb"
+            deb.write_bytes(b"!<arch> other")
+        return None
+
+    monkeypatch.setattr(install, "_run", run)
+    (tmp_path / "apt" / "lists").mkdir(parents=True)
+    (tmp_path / "apt" / "lists" / "x_Packages.lz4").write_bytes(b"")
+    stack = DmlStack(tmp_path, "25", None, "")
+    refused = (r"mesa-vulkan-drivers_25.0.7-2~bpo12\+1_amd64.deb has sha256 [0-9a-f]{64}, "
+               r"not the pinned 3899f180")
+    with pytest.raises(install.DmlSetupError, match=refused):
+        install._mesa(stack, "25", lambda line: None)
+    assert not any(cmd[0] == "dpkg-deb" for cmd in commands)
+    assert not stack.mesa_icd("25").exists()
+
+
+@pytest.mark.skipif(not (dml_home() / "bin" / "DirectML.dll").is_file(),
+                    reason="the DirectML stack is not set up here")
+def test_the_stack_set_up_here_holds_the_pinned_files() -> None:
+    home = dml_home()
+    assert install._sha256(home / "bin" / "DirectML.dll") == stack_module.DIRECTML_DLL_SHA256["1.15.4"]
+    assert install._sha256(home / "bin" / "onnxruntime.dll") == stack_module.ORT_DLL_SHA256
+    for version in stack_module.available_directml_versions(home):
+        assert install._sha256(home / "directml" / version / "DirectML.dll") == \
+            stack_module.DIRECTML_DLL_SHA256[version], version

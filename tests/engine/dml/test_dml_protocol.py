@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -347,3 +348,28 @@ def test_wine_s_libraries_are_looked_for_beside_the_wine_that_runs_first(
     monkeypatch.delenv("WINELOADER", raising=False)
     monkeypatch.setenv("PATH", f"{wine.parent}:{os.environ['PATH']}")
     assert S._wine_lib_dirs()[0] == libs
+
+
+def test_the_hang_timeout_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ORT_LAYOUTS_DML_TIMEOUT_S sets how long a request may take: a hang is found after it."""
+    monkeypatch.setenv("ORT_LAYOUTS_DML_TIMEOUT_S", "1.5")
+    with DmlWorker(command=FAKE) as w:
+        assert w.timeout_s == 1.5
+        model = identity_model([("x", TensorProto.FLOAT, [2]), ("hang", TensorProto.FLOAT, [1])])
+        session = w.create_session(model)
+        start = time.monotonic()
+        with pytest.raises(DmlWorkerCrashedError):
+            session.run(["x_out"], {"x": np.array([1, 2], np.float32), "hang": np.zeros(1, np.float32)})
+        assert 1.5 <= time.monotonic() - start < 60
+    monkeypatch.delenv("ORT_LAYOUTS_DML_TIMEOUT_S")
+    assert DmlWorker(command=FAKE).timeout_s == 300
+
+
+@pytest.mark.parametrize("text", ["abc", "0", "-1", "inf", "nan", "1e400"])
+def test_a_bad_hang_timeout_is_named_before_any_worker_starts(monkeypatch: pytest.MonkeyPatch,
+                                                               text: str) -> None:
+    monkeypatch.setenv("ORT_LAYOUTS_DML_TIMEOUT_S", text)
+    named = (rf"ORT_LAYOUTS_DML_TIMEOUT_S='{re.escape(text)}' is not valid; "
+             r"valid: a number of seconds > 0 \(unset: 300\)")
+    with pytest.raises(ProviderError, match=named):
+        DmlWorker(command=FAKE)
