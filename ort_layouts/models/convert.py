@@ -23,6 +23,7 @@ from onnx.external_data_helper import uses_external_data
 from ort_layouts._errors import ModelError, ShapeError
 from ort_layouts.engine.selection import check_dims
 from ort_layouts.models.extract import load_model
+from ort_layouts.models.walk import walk
 
 __all__ = [
     "ConversionCheck",
@@ -79,22 +80,16 @@ def _why_no_rank(value: onnx.ValueInfoProto) -> str:
 
 def _rename(graph: onnx.GraphProto, old: str, new: str) -> None:
     """Rename tensor ``old`` to ``new`` in every node (subgraphs included) and value_info entry."""
-    for node in graph.node:
-        for i, name in enumerate(node.input):
-            if name == old:
-                node.input[i] = new
-        for i, name in enumerate(node.output):
-            if name == old:
-                node.output[i] = new
-        for attr in node.attribute:
-            if attr.type == onnx.AttributeProto.GRAPH:
-                _rename(attr.g, old, new)
-            elif attr.type == onnx.AttributeProto.GRAPHS:
-                for g in attr.graphs:
-                    _rename(g, old, new)
-    for value in graph.value_info:
-        if value.name == old:
-            value.name = new
+    for step in walk(graph):
+        if step.node is None:
+            for value in step.graph.value_info:
+                if value.name == old:
+                    value.name = new
+            continue
+        for names in (step.node.input, step.node.output):
+            for i, name in enumerate(names):
+                if name == old:
+                    names[i] = new
 
 
 def _passthrough(name: str) -> str:
@@ -261,17 +256,17 @@ def convert_layout(
 
 
 def _tensors(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
-    """The initializers and attribute tensors of a graph and of its subgraphs."""
-    yield from graph.initializer
-    for node in graph.node:
-        for a in node.attribute:
+    """The initializers and attribute tensors of a graph and of its subgraphs, in :func:`walk`'s
+    order (a graph's initializers as it is entered, a node's attribute tensors before the graphs
+    it holds)."""
+    for step in walk(graph):
+        if step.node is None:
+            yield from step.graph.initializer
+            continue
+        for a in step.node.attribute:
             if a.HasField("t"):
                 yield a.t
             yield from a.tensors
-            if a.HasField("g"):
-                yield from _tensors(a.g)
-            for g in a.graphs:
-                yield from _tensors(g)
 
 
 def external_data_files(model: onnx.ModelProto) -> list[str]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -39,6 +39,7 @@ from ort_layouts.descriptors.buffer_tensor import (
 )
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.engine.selection import check_dims
+from ort_layouts.models.walk import Body, node_name, walk
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.onnx_nodes import Flagged, Graph, static
 from ort_layouts.operators.registry import CASE_OPS, LAYOUT_OPS, operator_for_type
@@ -287,7 +288,7 @@ def _jsonable(value: Any) -> Any:
 # ---- one node ------------------------------------------------------------------------------
 def _describe_node(node: onnx.NodeProto, index: int, graph: Graph, opset: int) -> dict[str, Any]:
     """The LayoutOp fields of one node (all but ``origin``)."""
-    name = node.name or f"{node.op_type}_{index}"
+    name = node_name(node, index)
     flags: list[str] = []
     data = node.input[0] if node.input else ""
     out = node.output[0] if node.output else ""
@@ -341,44 +342,29 @@ def _rule_tag(rule: str) -> str:
 _PARAMETER_ELEMENTS = 4096  # the most elements of an external tensor that extract reads (pads, shape...)
 
 
-def _subgraphs(node: onnx.NodeProto) -> Iterator[tuple[str, onnx.GraphProto]]:
-    """The graphs of a node's attributes (If's branches, Loop's and Scan's body), each with its
-    attribute name (``body``, ``graphs[1]`` for a list)."""
-    for a in node.attribute:
-        if a.type == onnx.AttributeProto.GRAPH:
-            yield a.name, a.g
-        elif a.type == onnx.AttributeProto.GRAPHS:
-            for k, g in enumerate(a.graphs):
-                yield f"{a.name}[{k}]", g
+def _is_layout(node: onnx.NodeProto, wanted: Sequence[str]) -> bool:
+    return node.op_type in wanted and node.domain in ("", "ai.onnx")
 
 
-def _layout_nodes(nodes: Iterable[onnx.NodeProto], wanted: Sequence[str]) -> Iterator[onnx.NodeProto]:
-    """The layout nodes among ``nodes`` and in their subgraphs."""
-    for node in nodes:
-        if node.op_type in wanted and node.domain in ("", "ai.onnx"):
-            yield node
-        for _, sub in _subgraphs(node):
-            yield from _layout_nodes(sub.node, wanted)
+def _layout_nodes(body: Body, wanted: Sequence[str]) -> Iterator[onnx.NodeProto]:
+    """The layout nodes of ``body`` and of its subgraphs, in :func:`walk`'s order."""
+    return (step.node for step in walk(body) if step.node is not None and _is_layout(step.node, wanted))
 
 
 def _load_parameters(model: onnx.ModelProto, folder: Path, wanted: Sequence[str]) -> None:
     """Read, from ``folder``, the external data of the small initializers that layout nodes take
     (pads, shapes, axes: constants ONNX Runtime reads when it builds the graph); a tensor that
     cannot be read stays as it is (its node is flagged)."""
-    used = {name for node in _layout_nodes(model.graph.node, wanted) for name in node.input}
-
-    def load(graph: onnx.GraphProto) -> None:
-        for t in graph.initializer:
+    used = {name for node in _layout_nodes(model.graph, wanted) for name in node.input}
+    for step in walk(model.graph):
+        if step.node is not None:
+            continue
+        for t in step.graph.initializer:
             if t.name in used and uses_external_data(t) and math.prod(t.dims) <= _PARAMETER_ELEMENTS:
                 try:
                     load_external_data_for_tensor(t, str(folder))
                 except Exception:  # a missing file, a location outside the folder: flagged as unread
                     continue
-        for node in graph.node:
-            for _, sub in _subgraphs(node):
-                load(sub)
-
-    load(model.graph)
 
 
 def _scope(outer: Graph, sub: onnx.GraphProto, dims: dict[str, int]) -> Graph:
@@ -430,18 +416,16 @@ def extract(model: _ModelLike, *, dims: Mapping[str, int] | None = None,
                          f"{sorted(known)}")
     opset = next((o.version for o in inferred.opset_import if o.domain in ("", "ai.onnx")), 0)
     result: list[LayoutOp] = []
-
-    def walk(proto_graph: onnx.GraphProto, graph: Graph, prefix: str) -> None:
-        for index, node in enumerate(proto_graph.node):
-            if node.op_type in wanted and node.domain in ("", "ai.onnx"):
-                fields = _describe_node(node, index, graph, opset)
-                fields["node_name"] = prefix + fields["node_name"]
-                result.append(LayoutOp(**fields, origin=f"model:{source}#{fields['node_name']}"))
-            for attribute, sub in _subgraphs(node):
-                walk(sub, _scope(graph, sub, pins),
-                     f"{prefix}{node.name or f'{node.op_type}_{index}'}/{attribute}/")
-
-    walk(inferred.graph, Graph.read(inferred, pins), "")
+    scopes: dict[str, Graph] = {}  # by path; a graph's is made as it is entered, from its outer graph's
+    for step in walk(inferred.graph):
+        node = step.node
+        if node is None:
+            scopes[step.path] = Graph.read(inferred, pins) if step.outer is None else _scope(
+                scopes[step.outer], step.graph, pins)
+        elif _is_layout(node, wanted):
+            fields = _describe_node(node, step.index, scopes[step.path], opset)
+            fields["node_name"] = step.path + fields["node_name"]
+            result.append(LayoutOp(**fields, origin=f"model:{source}#{fields['node_name']}"))
     return result
 
 
@@ -458,7 +442,7 @@ def layout_nodes_in_functions(model: _ModelLike, *, ops: Sequence[str] | None = 
     :func:`extract` does not read, reported beside what it lists."""
     wanted = _wanted(ops)
     proto, _ = load_model(model)
-    return sum(1 for f in proto.functions for _ in _layout_nodes(f.node, wanted))
+    return sum(1 for f in proto.functions for _ in _layout_nodes(f, wanted))
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
