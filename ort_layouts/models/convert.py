@@ -408,8 +408,7 @@ def _random(rng: np.random.Generator, value: onnx.ValueInfoProto, shape: tuple[i
                      "the check makes data for bool, integer and IEEE float inputs")
 
 
-def _session(model: _ModelLike, loaded: onnx.ModelProto, optimize: bool, what: str,
-             beside: _ModelLike | None = None) -> Any:
+def _session(model: _ModelLike, optimize: bool, what: str, beside: _ModelLike | None = None) -> Any:
     """An ONNX Runtime session: a path as it is (its external data read from its folder), a
     ModelProto serialized (its external data read from the folder of ``beside``)."""
     import onnxruntime as ort
@@ -418,11 +417,11 @@ def _session(model: _ModelLike, loaded: onnx.ModelProto, optimize: bool, what: s
     options.log_severity_level = 4  # ONNX Runtime's own error lines: its failures come as exceptions
     if not optimize:
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    folder = _external_folder(model, loaded, beside)
+    folder = _external_folder(model, beside)
     if folder is not None:
         options.add_session_config_entry("session.model_external_initializers_file_folder_path", str(folder))
     try:
-        source = serialized_model(loaded, what) if isinstance(model, onnx.ModelProto) else str(model)
+        source = serialized_model(model, what) if isinstance(model, onnx.ModelProto) else str(model)
         return ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
     except ModelError:
         raise
@@ -524,8 +523,8 @@ def check_conversion(
         perm = in_perms.get(v.name)
         feeds_orig[v.name] = np.ascontiguousarray(np.transpose(data, perm)) if perm else data
     what_orig, what_conv = f"original model {orig_name!r}", f"converted model {conv_name!r}"
-    got_orig = _run(_session(original, orig, optimize, what_orig), feeds_orig, what_orig)
-    got_conv = _run(_session(converted, conv, optimize, what_conv, original), feeds_conv, what_conv)
+    got_orig = _run(_session(original, optimize, what_orig), feeds_orig, what_orig)
+    got_conv = _run(_session(converted, optimize, what_conv, original), feeds_conv, what_conv)
     names = [o.name for o in conv.graph.output]
     results = []
     for name, a, b in zip(names, got_orig, got_conv, strict=True):
@@ -535,12 +534,12 @@ def check_conversion(
     return ConversionCheck(all(results), tuple(results), in_perms, out_perms)
 
 
-def _external_folder(model: _ModelLike, loaded: onnx.ModelProto, beside: _ModelLike | None) -> Path | None:
+def _external_folder(model: _ModelLike, beside: _ModelLike | None) -> Path | None:
     """Where ONNX Runtime reads the external data of a ModelProto whose external data is not
     loaded (as :func:`convert_layout` leaves it): the folder of ``beside`` (the original model
     that a converted one keeps the references of); None for a path (ONNX Runtime reads from its
     folder), a proto without external data, or no path to read beside."""
-    if not isinstance(model, onnx.ModelProto) or not external_data_files(loaded):
+    if not isinstance(model, onnx.ModelProto) or not external_data_files(model):
         return None
     if beside is None or isinstance(beside, onnx.ModelProto):
         return None
