@@ -370,9 +370,9 @@ class _Run:
         self.emit_all([(key, result)])
 
     def emit_all(self, items: Sequence[tuple[int, CaseResult]], encoded: Sequence[Any] | None = None) -> None:
-        """:meth:`emit` for results that arrived together (a worker's unit): ``on_encoded``
-        takes them in one call, with ``encoded`` (``encode``'s values of them, made here when
-        None), then ``on_result`` each in turn."""
+        """:meth:`emit` for results that arrived together (a worker's unit, a batch's cases):
+        ``on_encoded`` takes them in one call, with ``encoded`` (``encode``'s values of them,
+        made here when None), then ``on_result`` each in turn."""
         results = self.results
         for key, result in items:
             results[key] = result
@@ -386,10 +386,14 @@ class _Run:
 
     def fail(self, key: int, prep: _Prepared | Case, status: Status, message: str,
              seconds: float = 0.0) -> None:
+        self.emit(key, self._failed(prep, status, message, seconds))
+
+    def _failed(self, prep: _Prepared | Case, status: Status, message: str,
+                seconds: float = 0.0) -> CaseResult:
         case = prep.case if isinstance(prep, _Prepared) else prep
         descriptors = prep.descriptors if isinstance(prep, _Prepared) else {}
-        self.emit(key, CaseResult(case, status, self.config.name, self.device, message=message,
-                                  descriptors=descriptors, seconds=seconds))
+        return CaseResult(case, status, self.config.name, self.device, message=message,
+                          descriptors=descriptors, seconds=seconds)
 
     def _session_work(self, fn: Callable[[], Any]) -> Any:
         """Run ``fn`` on the session thread (in turn with the batches already handed to it) and
@@ -456,8 +460,10 @@ class _Run:
         flat = attempt.outputs
         placed = attempt.placed
         share = attempt.seconds / len(items)
-        name = self.config.name
+        name, device = self.config.name, self.device
         position = 0
+        # the batch's results handed on together: before a mismatch's diagnosis, and at the end
+        done: list[tuple[int, CaseResult]] = []
         for i, (key, prep) in enumerate(items):
             count = len(prep.expected)
             actuals = flat[position:position + count]
@@ -465,16 +471,21 @@ class _Run:
             node = f"n{i}_{prep.case.op}"
             node_provider = placed.get(node, "")
             if node_provider and node_provider != name:
-                self.fail(key, prep, Status.UNSUPPORTED, f"node {node} ran on {node_provider}, not {name}",
-                          share)
+                done.append((key, self._failed(prep, Status.UNSUPPORTED,
+                                               f"node {node} ran on {node_provider}, not {name}", share)))
                 continue
             if prep.passes(actuals):
-                self.emit(key, CaseResult(
-                    prep.case, Status.PASS, name, self.device, node_provider=node_provider or name,
+                done.append((key, CaseResult(
+                    prep.case, Status.PASS, name, device, node_provider=node_provider or name,
                     element_count=sum(e.size for e in prep.expected), descriptors=prep.descriptors,
-                    seconds=share + prep.seconds + (time.perf_counter() - start) / len(items)))
+                    seconds=share + prep.seconds + (time.perf_counter() - start) / len(items))))
                 continue
+            if done:
+                self.emit_all(done)
+                done = []
             self.emit(key, self._judge(prep, [np.asarray(a) for a in actuals], node_provider or name, share))
+        if done:
+            self.emit_all(done)
 
     def _drop_named(self, items: list[tuple[int, _Prepared]], message: str, start: float) -> bool:
         """When session creation failed because no kernel exists for a named node, report that
@@ -877,7 +888,8 @@ def run_cases(
         jobs: worker processes that share the batches (:mod:`~ort_layouts.engine.parallel`); 1
             keeps the run in this process; None (the default): :func:`resolve_jobs`'s choice.
         encode, on_encoded: together: ``on_encoded(list(zip(results, encode(results))))`` for
-            the results that arrive together (a worker's unit; in this process, one at a time),
+            the results that arrive together (a worker's unit; in this process, the cases of a
+            batch judged in turn without a mismatch between them; others one at a time),
             before ``on_result`` sees them; ``encode`` makes one value a result, and runs where
             the results are made: in their worker process, in a run with workers, when it can be
             sent there (it pickles: a module-level function, or an instance of a module-level
