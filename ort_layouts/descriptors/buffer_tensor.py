@@ -13,6 +13,7 @@ import numpy as np
 from ort_layouts._errors import DataTypeError, DescriptorError, ShapeError
 from ort_layouts.descriptors.dtypes import DataType, TensorFlags
 from ort_layouts.descriptors.layout import LayoutSpec, calculate_strides, layouts_for_rank
+from ort_layouts.descriptors.sequences import as_int_tuple
 from ort_layouts.descriptors.size import (
     calc_buffer_tensor_size,
     check_sizes_strides,
@@ -350,10 +351,10 @@ class BufferTensorDesc:
         >>> BufferTensorDesc("uint8", (2, 2, 3)).offset_of((1, 0, 1))  # 'H' in the DHW example
         7
         """
-        if isinstance(index, (str, bytes)) or not hasattr(index, "__len__") or any(
-                isinstance(i, bool) or not isinstance(i, (int, np.integer)) for i in index):
+        checked = as_int_tuple(index)
+        if checked is None:
             raise ShapeError(f"index {index!r} is not a sequence of integers")
-        idx = [int(i) for i in index]
+        idx = list(checked)
         if len(idx) != self.dimension_count:
             raise ShapeError(f"index {idx} has {len(idx)} axes, descriptor has {self.dimension_count}")
         for axis, (i, n) in enumerate(zip(idx, self.sizes, strict=True)):
@@ -481,10 +482,10 @@ class BufferTensorDesc:
         >>> BufferTensorDesc("float32", (2, 1, 4)).broadcast_to((2, 3, 4)).strides
         (4, 0, 1)
         """
-        if isinstance(shape, (str, bytes)) or not hasattr(shape, "__len__") or any(
-                isinstance(s, bool) or not isinstance(s, (int, np.integer)) for s in shape):
+        checked = as_int_tuple(shape)
+        if checked is None:
             raise ShapeError(f"broadcast shape {shape!r} is not a sequence of integers")
-        target = [int(s) for s in shape]
+        target = list(checked)
         if any(s < 0 for s in target):
             raise ShapeError(f"broadcast shape {target} has a negative dimension")
         rank = max(len(target), self.dimension_count)
@@ -695,10 +696,9 @@ class BufferTensorDesc:
 
 def normalize_perm(perm: Sequence[int], rank: int) -> tuple[int, ...]:
     """Check that ``perm`` is a permutation of ``0..rank-1`` (negative axes are not allowed)."""
-    if isinstance(perm, (str, bytes)) or not hasattr(perm, "__iter__") or any(
-            isinstance(a, bool) or not isinstance(a, (int, np.integer)) for a in perm):
+    p = as_int_tuple(perm)
+    if p is None:
         raise ShapeError(f"perm {perm!r} is not a sequence of integers")
-    p = tuple(int(a) for a in perm)
     if sorted(p) != list(range(rank)):
         raise ShapeError(f"perm {list(p)} is not a permutation of 0..{rank - 1} (rank {rank})")
     return p

@@ -8,12 +8,12 @@ with sizes ``{N, C, H, W}`` means C varies fastest in memory.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
-from collections.abc import Set as AbstractSet
+from collections.abc import Sequence
 
 import numpy as np
 
 from ort_layouts._errors import LayoutError, ShapeError
+from ort_layouts.descriptors.sequences import as_int_tuple, is_integer, is_ordered_sequence
 
 __all__ = ["LOGICAL_ORDERS", "NAMED_LAYOUTS", "axis_order", "calculate_strides", "layouts_for_rank"]
 
@@ -58,12 +58,11 @@ def axis_order(layout: LayoutSpec, rank: int) -> tuple[int, ...]:
                 f"layout {layout!r} has {len(logical)} axes but the sizes have {rank}; "
                 f"layouts for rank {rank}: {layouts_for_rank(rank) or 'none (use an axis order)'}")
         return tuple(logical.index(ch) for ch in letters)
-    if isinstance(layout, (AbstractSet, Mapping)) or not hasattr(layout, "__iter__") or any(
-            isinstance(a, bool) or not isinstance(a, (int, np.integer)) for a in layout):
+    order = as_int_tuple(layout)
+    if order is None:
         raise LayoutError(
             f"layout {layout!r} is neither a name nor a sequence of integer axes; "
             f"named layouts: {list(NAMED_LAYOUTS)}")
-    order = tuple(int(a) for a in layout)
     if sorted(order) != list(range(rank)):
         raise LayoutError(
             f"axis order {list(order)} is not a permutation of 0..{rank - 1} (rank {rank})")
@@ -84,7 +83,7 @@ def layouts_for_rank(rank: int) -> list[str]:
 def _flags(broadcast: Sequence[bool]) -> list[bool]:
     """Broadcast flags as bools; bools (numpy's too) and the integers 0 and 1 are flags."""
     valid = "one True or False per size, e.g. [False, True, False, False]"
-    if isinstance(broadcast, (str, bytes, AbstractSet, Mapping)) or not hasattr(broadcast, "__len__"):
+    if not is_ordered_sequence(broadcast):
         raise ShapeError(f"broadcast flags {broadcast!r} are not a sequence of bools; valid: {valid}")
     flags = []
     for b in broadcast:
@@ -116,11 +115,11 @@ def calculate_strides(
     >>> calculate_strides("NCHW", [2, 3, 4, 5], [False, True, False, False])
     (20, 0, 5, 1)
     """
-    if isinstance(sizes, (str, bytes, AbstractSet, Mapping)) or not hasattr(sizes, "__len__"):
+    if not is_ordered_sequence(sizes):
         raise ShapeError(f"sizes must be a sequence of integers, got {sizes!r}")
     sz = []
     for n in sizes:
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        if not is_integer(n) or n < 0:
             raise ShapeError(f"sizes {list(sizes)!r} holds {n!r}; every size must be an integer >= 0")
         sz.append(int(n))
     rank = len(sz)

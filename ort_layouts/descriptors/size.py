@@ -4,28 +4,26 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping, Sequence
-from collections.abc import Set as AbstractSet
+from collections.abc import Sequence
 from typing import Any
-
-import numpy as np
 
 from ort_layouts._errors import DescriptorError
 from ort_layouts.descriptors.dtypes import DataType
+from ort_layouts.descriptors.sequences import as_int_tuple, is_integer, is_ordered_sequence
 
 __all__ = ["calc_buffer_tensor_size", "last_element_index", "packed_strides"]
 
 
 def _as_dims(values: Sequence[int], what: str) -> tuple[int, ...]:
-    """Integers in order: a set (no order) or a mapping (its keys) is refused with the rest."""
-    if isinstance(values, (str, bytes, AbstractSet, Mapping)) or not hasattr(values, "__len__"):
-        raise DescriptorError(what, values, f"{what} must be a sequence of integers, got {values!r}")
-    out = []
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            raise DescriptorError(what, values, f"{what} {list(values)!r} holds {v!r}, not an integer")
-        out.append(int(v))
-    return tuple(out)
+    """Integers in order (:func:`~ort_layouts.descriptors.sequences.as_int_tuple`): a set (no
+    order), a mapping (its keys) or a generator is refused with the rest."""
+    out = as_int_tuple(values)
+    if out is None:
+        if not is_ordered_sequence(values):
+            raise DescriptorError(what, values, f"{what} must be a sequence of integers, got {values!r}")
+        bad = next(v for v in values if not is_integer(v))
+        raise DescriptorError(what, values, f"{what} {list(values)!r} holds {bad!r}, not an integer")
+    return out
 
 
 def check_sizes_strides(

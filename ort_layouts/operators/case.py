@@ -9,6 +9,7 @@ from typing import Any
 
 from ort_layouts._errors import ShapeError
 from ort_layouts.descriptors.dtypes import DataType
+from ort_layouts.descriptors.sequences import as_int_tuple, is_integer, is_ordered_sequence
 
 __all__ = ["VALUE_KINDS", "Case"]
 
@@ -24,21 +25,21 @@ def _dims(value: Any, name: str) -> tuple[int, ...] | None:
     """A field of integers as a tuple of Python ints (None stays None).
 
     Raises:
-        ShapeError: a string, a set or a scalar, or an item that is not an integer (a float, a
-            bool): taking them would silently make another case.
+        ShapeError: not an ordered sequence (a string, a set, a mapping, a generator, a scalar:
+            :func:`~ort_layouts.descriptors.sequences.is_ordered_sequence`), or an item that is
+            not an integer (a float, a bool): taking them would silently make another case.
     """
     if value is None:
         return None
     if type(value) is tuple and all(type(v) is int for v in value):  # the usual case, already so
         return value
-    if isinstance(value, (str, bytes, set, frozenset, dict)) or not hasattr(value, "__iter__"):
-        raise ShapeError(f"{name} {value!r} is not a sequence of integers (e.g. (2, 3))")
-    out = []
-    for v in value:
-        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-            raise ShapeError(f"{name} {value!r} holds {v!r}, which is not an integer")
-        out.append(int(v))
-    return tuple(out)
+    out = as_int_tuple(value)
+    if out is None:
+        if not is_ordered_sequence(value):
+            raise ShapeError(f"{name} {value!r} is not a sequence of integers (e.g. (2, 3))")
+        bad = next(v for v in value if not is_integer(v))
+        raise ShapeError(f"{name} {value!r} holds {bad!r}, which is not an integer")
+    return out
 
 
 def _int(value: Any, name: str, low: int | None = None) -> int | None:

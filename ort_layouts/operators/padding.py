@@ -22,6 +22,7 @@ import numpy as np
 from ort_layouts._errors import DataTypeError, NotExpressibleError, ShapeError
 from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
 from ort_layouts.descriptors.dtypes import DataType
+from ort_layouts.descriptors.sequences import as_int_tuple
 from ort_layouts.reference.buffers import is_nibble
 from ort_layouts.reference.compare import views_equal
 from ort_layouts.reference.copy import strided_copy
@@ -80,10 +81,10 @@ _TO_ONNX = {v: k for k, v in _FROM_ONNX.items()}
 def _ints(values: Any, what: str) -> list[int]:
     if type(values) is tuple and all(type(v) is int for v in values):  # as a Case holds them
         return list(values)
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__") or any(
-            isinstance(v, bool) or not isinstance(v, (int, np.integer)) for v in values):
+    out = as_int_tuple(values)
+    if out is None:
         raise ShapeError(f"{what} {values!r} is not a sequence of integers")
-    return [int(v) for v in values]
+    return list(out)
 
 
 def check_value(value: float | int, data_type: DataType | str, *, what: str = "value",

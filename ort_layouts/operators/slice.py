@@ -56,6 +56,7 @@ from onnx import helper
 from ort_layouts._errors import DescriptorError, ModelError, NotExpressibleError, ShapeError
 from ort_layouts.descriptors.buffer_tensor import MAX_DIMENSION_COUNT, BufferTensorDesc
 from ort_layouts.descriptors.dtypes import DataType
+from ort_layouts.descriptors.sequences import as_int_tuple
 from ort_layouts.operators.base import (
     Candidate,
     CandidateResult,
@@ -105,12 +106,10 @@ def _wrap32(value: int) -> int:
 
 
 def _ints(values: Any, what: str) -> tuple[int, ...]:
-    if type(values) is tuple and all(type(v) is int for v in values):  # as a Case holds them
-        return values
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__") or any(
-            isinstance(v, bool) or not isinstance(v, (int, np.integer)) for v in values):
+    out = as_int_tuple(values)  # a Case's tuple of ints as it is
+    if out is None:
         raise ShapeError(f"Slice {what} {values!r} is not a sequence of integers")
-    return tuple(int(v) for v in values)
+    return out
 
 
 # ---- the DML EP's window (SliceHelper::Initialize) ------------------------------------------

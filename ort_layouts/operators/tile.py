@@ -35,6 +35,7 @@ from numpy.lib.stride_tricks import as_strided
 from ort_layouts._errors import DescriptorError, ModelError, NotExpressibleError, ShapeError
 from ort_layouts.descriptors.buffer_tensor import MAX_DIMENSION_COUNT, BufferTensorDesc
 from ort_layouts.descriptors.dtypes import DataType
+from ort_layouts.descriptors.sequences import as_int_tuple
 from ort_layouts.operators.base import (
     Candidate,
     CandidateResult,
@@ -57,10 +58,10 @@ _ALL_PERMS_MAX_RANK = 6  # diagnosis tries every permutation of the repeats up t
 
 
 def _ints(values: Any, what: str) -> tuple[int, ...]:
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__") or any(
-            isinstance(v, bool) or not isinstance(v, (int, np.integer)) for v in values):
+    out = as_int_tuple(values)
+    if out is None:
         raise ShapeError(f"{what} {values!r} is not a sequence of integers")
-    return tuple(int(v) for v in values)
+    return out
 
 
 def squeezed_axes(output_shape: Sequence[int]) -> tuple[int, ...]:
