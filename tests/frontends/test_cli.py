@@ -333,16 +333,18 @@ def test_validate_exit_1_on_mismatch_and_error(monkeypatch: pytest.MonkeyPatch, 
     import ort_layouts.engine.runner as runner
     from ort_layouts.engine.result import Status
 
-    real = runner._Run.emit
+    real = runner._Run.emit_all
     seen: list[object] = []
 
-    def broken(self, key, result):  # type: ignore[no-untyped-def]
+    def broken(self, items, encoded=None):  # type: ignore[no-untyped-def]
         if not seen:  # the first result becomes an error, encoded where the runner hands it on
-            result = dataclasses.replace(result, status=Status.ERROR, message="device removed")
-        seen.append(result)
-        real(self, key, result)
+            key, result = items[0]
+            items = [(key, dataclasses.replace(result, status=Status.ERROR, message="device removed")),
+                     *items[1:]]
+        seen.extend(items)
+        real(self, items, encoded)
 
-    monkeypatch.setattr(runner._Run, "emit", broken)
+    monkeypatch.setattr(runner._Run, "emit_all", broken)
     code, out, err = run(["validate", *SMALL, "--report", str(tmp_path)], capsys)
     assert code == 1
     assert "1 errors" in out
@@ -629,10 +631,15 @@ def test_interrupt_keeps_the_results_and_exits_130(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(runner, "run_cases", interrupted)
     code, _, err = run(["validate", *SMALL, "--report", str(tmp_path)], capsys)
     assert code == 130
-    assert "interrupted; 3 results kept" in err and "Traceback" not in err
-    assert err.count("interrupted") == 1  # one line says it, with what was kept
     data = json.loads((tmp_path / JSON_FILE).read_text())
-    assert len(data["results"]) == 3 and data["complete"] is False
+    kept = len(data["results"])
+    # every result written before the interrupt is kept (a batch's results are written together,
+    # before on_result sees them), and the run stopped there
+    assert 3 <= kept < data["planned_count"]
+    assert len((tmp_path / "results.jsonl").read_text().splitlines()) == kept
+    assert f"interrupted; {kept} results kept" in err and "Traceback" not in err
+    assert err.count("interrupted") == 1  # one line says it, with what was kept
+    assert data["complete"] is False
 
 
 @needs_engine
