@@ -30,11 +30,14 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any, NoReturn, TypeVar
+from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from ort_layouts._errors import OrtLayoutsError, ProviderError
+
+if TYPE_CHECKING:  # the models (and onnx) are imported by the commands that read one
+    from ort_layouts.models.extract import ModelFile
 
 __all__ = ["COMMANDS", "EXIT_NOTHING", "Command", "UsageError", "bench_main", "build_parser", "main",
            "parse_command_line"]
@@ -236,13 +239,13 @@ def check_output_file(path: str, flag: str) -> Path:
     return p
 
 
-def check_model(path: str, flag: str) -> str:
+def check_model(path: str, flag: str) -> ModelFile:
     """A model file that exists, is not empty and reads as an ONNX model (its graph is read,
-    its external weights are not)."""
-    from ort_layouts.models.extract import load_model
+    its external weights are not): the file read, for the command to work on without reading
+    it again."""
+    from ort_layouts.models.extract import read_model
 
-    _argument(flag, load_model, path)
-    return path
+    return _argument(flag, read_model, path)
 
 
 def _dim_without_model(dims: Sequence[str]) -> UsageError:
@@ -659,11 +662,13 @@ class _ValidateSetup:
     dims: dict[str, int]
     selection: dict[str, Any]
     report_dir: Path | None
+    model: ModelFile | None  # --model, read once
 
 
-def _check_validate(args: argparse.Namespace) -> _ValidateSetup:
+def _check_validate(args: argparse.Namespace, model: ModelFile | None = None) -> _ValidateSetup:
     """Every check of validate's arguments that needs no case: their combinations, the model
-    file, the report directory, the provider, its device index and its options."""
+    file (read here, unless ``model`` is --model read before), the report directory, the
+    provider, its device index and its options."""
     from ort_layouts.engine.runner import resolve_jobs
     from ort_layouts.engine.session import (
         check_device_id,
@@ -683,8 +688,8 @@ def _check_validate(args: argparse.Namespace) -> _ValidateSetup:
         raise _dim_without_model(args.dim)
     selection = _resolve_selection(args)
     dims = _parse_dims("--dim", args.dim)
-    if args.model:
-        check_model(args.model, "--model")
+    if args.model and model is None:
+        model = check_model(args.model, "--model")
     report_dir = None
     if args.report:
         check_output_dir(args.report, "--report")
@@ -696,7 +701,7 @@ def _check_validate(args: argparse.Namespace) -> _ValidateSetup:
     _argument("--jobs", lambda j: resolve_jobs(j, provider, 0), args.jobs)
     options = _argument("--provider-option",
                         lambda o: check_provider_options(provider, args.device_id, o), args.provider_option)
-    return _ValidateSetup(provider, options, dims, selection, report_dir)
+    return _ValidateSetup(provider, options, dims, selection, report_dir, model if args.model else None)
 
 
 def _select_cases(args: argparse.Namespace, setup: _ValidateSetup) -> list[Any]:
@@ -704,22 +709,29 @@ def _select_cases(args: argparse.Namespace, setup: _ValidateSetup) -> list[Any]:
     from ort_layouts.engine import selection
 
     reader = None
-    if args.model:
+    if setup.model is not None:
         from ort_layouts.models.extract import model_cases
 
-        reader = model_cases
+        loaded = setup.model
+
+        def reader(model: str | Path, *, dims: Mapping[str, int] | None = None, values: str = "random",
+                   seed: int = 0) -> list[Any]:
+            """model_cases of --model (``model``) as the argument checks read it, not read again."""
+            return model_cases(loaded, dims=dims, values=values, seed=seed)
+
     return selection.select_cases(**setup.selection, ranks=args.ranks, seed=args.seed, shard=args.shard,
                                   limit=args.limit, model=args.model, dims=setup.dims or None,
                                   model_cases=reader)
 
 
-def _model_coverage_notes(model: str, dims: dict[str, int], ops: Sequence[str] | None) -> str:
+def _model_coverage_notes(loaded: ModelFile, dims: dict[str, int], ops: Sequence[str] | None) -> str:
     """Print how a model's layout nodes become cases (a line each on stderr, as validate does);
     return why it makes none, for the "nothing to do" line."""
     from ort_layouts.models.extract import format_coverage, layout_nodes_in_functions, model_coverage
 
-    coverage = model_coverage(model, dims=dims or None, ops=ops)
-    in_functions = layout_nodes_in_functions(model, ops=ops)
+    coverage = model_coverage(loaded, dims=dims or None, ops=ops)
+    in_functions = layout_nodes_in_functions(loaded, ops=ops)
+    model = loaded.path
     if coverage:
         for line in format_coverage(coverage, in_functions=in_functions):
             print(f"{PROG}: {model}: {line.strip()}", file=sys.stderr)
@@ -733,8 +745,8 @@ def _model_coverage_notes(model: str, dims: dict[str, int], ops: Sequence[str] |
 
 
 def _nothing_to_validate(args: argparse.Namespace, setup: _ValidateSetup) -> int:
-    if args.model:
-        notes = _model_coverage_notes(args.model, setup.dims, setup.selection["ops"])
+    if setup.model is not None:
+        notes = _model_coverage_notes(setup.model, setup.dims, setup.selection["ops"])
         _note(f"nothing to validate: {notes}; nothing written")
     else:
         _note("nothing to validate: the selection holds no cases (check --ops, --dtypes, --ranks, --values, "
@@ -884,7 +896,7 @@ def _run_release_matrix(args: argparse.Namespace, versions: Sequence[str]) -> in
             report_dir = report_root / RELEASE_DIR.format(version=version) if report_root else None
             run = argparse.Namespace(**{**vars(plain), "report": str(report_dir) if report_dir else None})
             try:
-                code, report, seconds = _validate(run, quiet=True)
+                code, report, seconds = _validate(run, quiet=True, model=setup.model)
             except ProviderError as e:  # the stack broke under this release (the canary, a crash)
                 providers.close_dml_worker()
                 _out(f"DirectML {version}: not run: {' '.join(str(e).split())}")
@@ -945,14 +957,16 @@ def _terminate_as_interrupt() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def _validate(args: argparse.Namespace, *, quiet: bool = False) -> tuple[int, Any, float]:
+def _validate(args: argparse.Namespace, *, quiet: bool = False,
+              model: ModelFile | None = None) -> tuple[int, Any, float]:
     """One validation run: its exit status, its report (None when the selection is empty) and
-    its wall time. ``quiet``: no summary and reports lines (the caller prints its own)."""
+    its wall time. ``quiet``: no summary and reports lines (the caller prints its own);
+    ``model``: --model as read before (by the run of several DirectML releases)."""
     from ort_layouts.engine.session import ValidationSession, validation_meta
     from ort_layouts.reports.report import Report, summary_line
     from ort_layouts.reports.writer import ReportWriter
 
-    setup = _check_validate(args)
+    setup = _check_validate(args, model)
     cases = _select_cases(args, setup)
     if not cases:
         return _nothing_to_validate(args, setup), None, 0.0
@@ -966,8 +980,8 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False) -> tuple[int, An
     report_dir = setup.report_dir
     writer = ReportWriter(report_dir, meta=meta, planned=[c.id for c in cases], resume=args.resume,
                           force=args.force, strict=args.strict) if report_dir is not None else None
-    if args.model:  # how the model's layout nodes became these cases, after every check
-        _model_coverage_notes(args.model, setup.dims, setup.selection["ops"])
+    if setup.model is not None:  # how the model's layout nodes became these cases, after every check
+        _model_coverage_notes(setup.model, setup.dims, setup.selection["ops"])
     session = ValidationSession(cases, provider=provider, device_id=args.device_id, optimize=args.optimize,
                                 provider_options=setup.provider_options, batch_size=args.batch_size,
                                 writer=writer, device=meta["device"], jobs=args.jobs)
@@ -1197,12 +1211,12 @@ def _run_extract(args: argparse.Namespace) -> int:
     )
 
     dims = _parse_dims("--dim", args.dim)
-    check_model(args.model, "MODEL")
-    ops = extract(args.model, dims=dims, ops=args.ops)
+    model = check_model(args.model, "MODEL")
+    ops = extract(model, dims=dims, ops=args.ops)
     if args.json:
         _out(json.dumps([op.to_dict() for op in ops], indent=2))
         return 0
-    in_functions = layout_nodes_in_functions(args.model, ops=args.ops)  # for the text's last line
+    in_functions = layout_nodes_in_functions(model, ops=args.ops)  # for the text's last line
     for op in ops:
         _out(format_layout_op(op))
     flagged = sum(1 for op in ops if op.flags)
@@ -1251,14 +1265,14 @@ def _run_convert(args: argparse.Namespace) -> int:
     for name in args.name or ():
         if not name.strip():
             raise UsageError("argument --name: an empty name; give an input or output name of the model")
-    check_model(args.input, "INPUT")
+    model = check_model(args.input, "INPUT")
     output = check_output_file(args.output, "OUTPUT")
     if output.exists() and output.resolve() == Path(args.input).resolve():
         raise UsageError(f"argument OUTPUT: {args.output!r} is the input model; write the converted model "
                          "to another file")
-    converted = convert_layout(args.input, to=args.to, names=args.name,
+    converted = convert_layout(model, to=args.to, names=args.name,
                                inputs=not args.outputs_only, outputs=not args.inputs_only)
-    changed = converted_tensors(converted, args.input)
+    changed = converted_tensors(converted, model)
     if not changed:
         side = "inputs" if args.inputs_only else "outputs" if args.outputs_only else "inputs or outputs"
         _note(f"nothing to convert: {args.input} has no rank-4 {side} (name others with --name); "
@@ -1271,7 +1285,7 @@ def _run_convert(args: argparse.Namespace) -> int:
                          f"{files[:3]}, which the converted model refers to by paths relative to its "
                          f"own folder; valid: an OUTPUT in the folder of INPUT ({str(folder)!r})")
     # checked before it is written: a check that cannot run or that fails writes nothing
-    result = check_conversion(args.input, converted, seed=args.seed, dims=dims) if args.check else None
+    result = check_conversion(model, converted, seed=args.seed, dims=dims) if args.check else None
     if result is not None and not result:
         _out(result.summary())
         _note(f"{args.output} not written: the converted model's outputs differ from the original's")
@@ -1326,15 +1340,16 @@ def _run_export(args: argparse.Namespace) -> int:
     ops = _argument("--ops", selection.resolve_ops, args.ops)
     dtypes = _argument("--dtypes", selection.resolve_dtypes, args.dtypes)
     check_output_dir(args.out, "--out")
+    model = None
     if args.model:
         from ort_layouts.models.extract import model_cases
 
-        check_model(args.model, "--model")
-        cases = model_cases(args.model, dims=dims)
+        model = check_model(args.model, "--model")
+        cases = model_cases(model, dims=dims)
     else:
         cases = selection.select_cases(ops=ops, dtypes=dtypes, ranks=args.ranks, seed=args.seed or 0)
     if not cases:
-        what = _model_coverage_notes(args.model, dims, None) if args.model else \
+        what = _model_coverage_notes(model, dims, None) if model is not None else \
             "the selection holds no cases (check --ops, --dtypes, --ranks)"
         _note(f"nothing to export: {what}; nothing written")
         return EXIT_NOTHING

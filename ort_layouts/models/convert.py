@@ -22,7 +22,7 @@ from onnx.external_data_helper import uses_external_data
 
 from ort_layouts._errors import ModelError, ShapeError
 from ort_layouts.engine.selection import check_dims
-from ort_layouts.models.extract import load_model
+from ort_layouts.models.extract import ModelFile, load_model, model_path
 from ort_layouts.models.walk import walk
 
 __all__ = [
@@ -38,7 +38,7 @@ __all__ = [
 
 LAYOUTS = ("NCHW", "NHWC")
 _NODE_PREFIX = "ort_layouts.convert/"
-_ModelLike = str | Path | onnx.ModelProto
+_ModelLike = str | Path | onnx.ModelProto | ModelFile
 
 
 def _channels_last_perm(rank: int) -> tuple[int, ...]:
@@ -153,7 +153,8 @@ def convert_layout(
     output, named ``ort_layouts.convert/...``.
 
     Args:
-        model: a path or a ModelProto (not modified). A path's external data is not loaded:
+        model: a path, a :class:`~ort_layouts.models.extract.ModelFile` read from one, or a
+            ModelProto (not modified). A path's external data is not loaded:
             the converted model keeps the references, relative to the model's folder, so it
             must be saved in that folder (see :func:`external_data_files`).
         to: the layout the converted inputs and outputs get: "NHWC" or "NCHW".
@@ -409,7 +410,7 @@ def _random(rng: np.random.Generator, value: onnx.ValueInfoProto, shape: tuple[i
 
 
 def _session(model: _ModelLike, optimize: bool, what: str, beside: _ModelLike | None = None) -> Any:
-    """An ONNX Runtime session: a path as it is (its external data read from its folder), a
+    """An ONNX Runtime session: a file as it is (its external data read from its folder), a
     ModelProto serialized (its external data read from the folder of ``beside``)."""
     import onnxruntime as ort
 
@@ -417,11 +418,12 @@ def _session(model: _ModelLike, optimize: bool, what: str, beside: _ModelLike | 
     options.log_severity_level = 4  # ONNX Runtime's own error lines: its failures come as exceptions
     if not optimize:
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    path = model_path(model)
     folder = _external_folder(model, beside)
     if folder is not None:
         options.add_session_config_entry("session.model_external_initializers_file_folder_path", str(folder))
     try:
-        source = serialized_model(model, what) if isinstance(model, onnx.ModelProto) else str(model)
+        source = str(path) if path is not None else serialized_model(load_model(model)[0], what)
         return ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
     except ModelError:
         raise
@@ -483,8 +485,9 @@ def check_conversion(
     own; those of an earlier conversion, which the original holds too, are part of both models.
 
     Args:
-        original, converted: paths (ONNX Runtime reads their external data from their folder)
-            or ModelProtos (a converted one whose external data is not loaded, as
+        original, converted: paths, or the :class:`~ort_layouts.models.extract.ModelFile` read
+            from them (ONNX Runtime runs the file, its external data read from its folder), or
+            ModelProtos (a converted one whose external data is not loaded, as
             :func:`convert_layout` leaves it, gets it from the folder of ``original``).
         seed: seed of the ``numpy.random.Generator`` that makes the inputs.
         dims: values for symbolic input dimensions (default 1 for each), integers >= 1; each
@@ -537,10 +540,9 @@ def check_conversion(
 def _external_folder(model: _ModelLike, beside: _ModelLike | None) -> Path | None:
     """Where ONNX Runtime reads the external data of a ModelProto whose external data is not
     loaded (as :func:`convert_layout` leaves it): the folder of ``beside`` (the original model
-    that a converted one keeps the references of); None for a path (ONNX Runtime reads from its
-    folder), a proto without external data, or no path to read beside."""
+    that a converted one keeps the references of); None for a file (ONNX Runtime reads from its
+    folder), a proto without external data, or no file to read beside."""
     if not isinstance(model, onnx.ModelProto) or not external_data_files(model):
         return None
-    if beside is None or isinstance(beside, onnx.ModelProto):
-        return None
-    return Path(beside).resolve().parent
+    path = None if beside is None else model_path(beside)
+    return None if path is None else path.resolve().parent

@@ -48,6 +48,7 @@ from ort_layouts.reference.buffers import is_nibble
 __all__ = [
     "LAYOUT_OPS",
     "LayoutOp",
+    "ModelFile",
     "OpCoverage",
     "check_model_file",
     "extract",
@@ -58,15 +59,50 @@ __all__ = [
     "format_coverage",
     "model_cases",
     "model_coverage",
+    "model_path",
     "parse_dims",
+    "read_model",
 ]
 
-_ModelLike = str | Path | onnx.ModelProto
-
-
 # ---- loading -------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True, slots=True)
+class ModelFile:
+    """A model file read once (:func:`read_model`): its ModelProto, external data not loaded, and
+    its path as given. Every function here that takes a model path takes one instead, and reads
+    nothing again: the path still names the model in case origins and messages, and its folder
+    is still where external data is read from (ONNX Runtime runs the file itself).
+
+    ``proto`` is shared, not copied: the functions that take a ModelFile leave it as it is.
+    """
+
+    proto: onnx.ModelProto
+    path: str
+
+
+_ModelLike = str | Path | onnx.ModelProto | ModelFile
+
+
+def read_model(path: str | Path) -> ModelFile:
+    """Read a model file once, external data left where it is (:func:`load_model`).
+
+    Raises:
+        ModelError: as :func:`load_model`.
+    """
+    proto, source = load_model(path)
+    return ModelFile(proto, source)
+
+
+def model_path(model: _ModelLike) -> Path | None:
+    """The file a model was read from (its external data is read from the file's folder); None
+    for a ModelProto."""
+    if isinstance(model, onnx.ModelProto):
+        return None
+    return Path(model.path if isinstance(model, ModelFile) else model)
+
+
 def load_model(model: _ModelLike, *, load_external_data: bool = False) -> tuple[onnx.ModelProto, str]:
-    """Load a model from a path (or take a ModelProto) and name its source for case origins.
+    """Load a model from a path (or take a ModelProto or a :class:`ModelFile`, read before) and
+    name its source for case origins.
 
     Weights stored as external data are left unloaded unless asked: layouts only need shapes and
     the small constant inputs (perm, shape, pads).
@@ -76,6 +112,8 @@ def load_model(model: _ModelLike, *, load_external_data: bool = False) -> tuple[
     """
     if isinstance(model, onnx.ModelProto):
         return model, model.graph.name or "<memory>"
+    if isinstance(model, ModelFile):
+        return model.proto, model.path
     path = check_model_file(model)
     try:
         loaded = onnx.load(str(path), load_external_data=load_external_data)
@@ -393,7 +431,7 @@ def extract(model: _ModelLike, *, dims: Mapping[str, int] | None = None,
     shapes, axes), read from the model's folder.
 
     Args:
-        model: a path to an .onnx file or a ModelProto.
+        model: a path to an .onnx file, a :class:`ModelFile` read from one, or a ModelProto.
         dims: values for dynamic dimensions (dim_params): set on the graph inputs before shape
             inference and used for any dim_param that remains after it; each an integer >= 1.
         ops: restrict to these op types (default: all of :data:`LAYOUT_OPS`).
@@ -406,8 +444,9 @@ def extract(model: _ModelLike, *, dims: Mapping[str, int] | None = None,
     pins = check_dims(dims)
     proto, source = load_model(model)
     pinned = _pin_inputs(proto, pins)
-    if not isinstance(model, onnx.ModelProto):
-        _load_parameters(pinned, Path(model).parent, wanted)
+    path = model_path(model)
+    if path is not None:
+        _load_parameters(pinned, path.parent, wanted)
     inferred = _infer(pinned)
     known = _dim_params(proto) | _dim_params(inferred)  # inference may name dimensions of its own
     unknown_dims = sorted(set(pins) - known)

@@ -41,7 +41,7 @@ from onnx import numpy_helper
 from ort_layouts._errors import ModelError, ReportError
 from ort_layouts.engine.graphs import build_model, provider_opset
 from ort_layouts.engine.suite import standard_suite
-from ort_layouts.models.extract import load_model, model_cases
+from ort_layouts.models.extract import ModelFile, model_cases
 from ort_layouts.operators.base import input_name, output_name
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.expected import expected_outputs, input_feeds
@@ -149,9 +149,8 @@ def read_test_dir(directory: str | Path, *, data_set: int = 0) -> TestData:
 def _as_cases(cases_or_model: Any, dims: dict[str, int] | None) -> list[Case]:
     if isinstance(cases_or_model, Case):
         return [cases_or_model]
-    if isinstance(cases_or_model, (str, Path, onnx.ModelProto)):
-        load_model(cases_or_model)  # a clear error for a missing file
-        return model_cases(cases_or_model, dims=dims)
+    if isinstance(cases_or_model, (str, Path, onnx.ModelProto, ModelFile)):
+        return model_cases(cases_or_model, dims=dims)  # read once; a missing file is a ModelError
     cases = list(cases_or_model)
     bad = [c for c in cases if not isinstance(c, Case)]
     if bad:
@@ -160,7 +159,7 @@ def _as_cases(cases_or_model: Any, dims: dict[str, int] | None) -> list[Case]:
 
 
 def export_test_dir(
-    cases_or_model: Case | Sequence[Case] | str | Path | onnx.ModelProto,
+    cases_or_model: Case | Sequence[Case] | str | Path | onnx.ModelProto | ModelFile,
     out_dir: str | Path,
     *,
     dims: dict[str, int] | None = None,
