@@ -507,8 +507,9 @@ def report_html_pieces(
     unsupported = [r for r in totals.not_passed if r.status is Status.UNSUPPORTED]
     failed = bool(failures)
     verdict = "FAIL" if failed else "PASS" if totals.complete else "INCOMPLETE"
-    if not totals.complete:
-        run = f"{len(report.results)} of {report.planned_count} cases run"
+    coverage = totals.coverage
+    if not coverage.complete:
+        run = f"{coverage.run} of {coverage.planned} cases run"
         verdict += f" (incomplete: {run})" if failed else f" ({run})"
     verdict_class = "fail" if failed else "pass" if totals.complete else "incomplete"
     count_cells = "".join(f'<td class="{s}">{counts[s]}</td>' for s in counts)

@@ -18,7 +18,14 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from ort_layouts.engine.result import CaseResult, Status
-from ort_layouts.reports.report import LONE_SURROGATES, Report, Totals, failure_text, result_figures
+from ort_layouts.reports.report import (
+    LONE_SURROGATES,
+    Coverage,
+    Report,
+    Totals,
+    failure_text,
+    result_figures,
+)
 
 __all__ = ["junit_pieces", "junit_timestamp", "render_junit", "testcase_texts"]
 
@@ -306,7 +313,7 @@ def junit_pieces(
     counts = totals.counts
     known = len(totals.known_issues())
     unsupported_fail = strict and counts["unsupported"]
-    missing = _missing_text(report) if not totals.complete else ""  # one failing testcase says so
+    missing = _missing_text(totals.coverage)  # one failing testcase says so
     timestamp = junit_timestamp(report.meta.get("started"))
     suite_attrs = _attrs((
         ("name", f"ort_layouts.{report.meta.get('provider', 'unknown')}"),
@@ -364,12 +371,10 @@ def junit_timestamp(started: object) -> str:
     return time.replace(microsecond=0).isoformat()
 
 
-def _missing_text(report: Report) -> str:
-    """Why an incomplete report's run is not a pass: how many planned cases have no result."""
-    planned = report.meta.get("planned")
-    if isinstance(planned, list):
-        missing = len(set(planned) - {r.case.id for r in report.results})
-    else:
-        missing = max(0, report.planned_count - len(report.results))
-    return (f"{missing} of {report.planned_count} planned cases have no result: the run stopped, or is "
-            "still running (resume it with validate --resume)")
+def _missing_text(coverage: Coverage) -> str:
+    """Why an incomplete report's run is not a pass: how many planned cases have no result ("" for
+    a complete report)."""
+    if coverage.complete:
+        return ""
+    return (f"{coverage.missing} of {coverage.planned} planned cases have no result: the run stopped, "
+            "or is still running (resume it with validate --resume)")

@@ -63,6 +63,7 @@ __all__ = [
     "META_FILE",
     "RESULTS_FILE",
     "SHARDS_FILE",
+    "Coverage",
     "Report",
     "atomic_write_text",
     "atomic_write_texts",
@@ -258,23 +259,30 @@ class Report:
 
     @property
     def planned_count(self) -> int:
-        """The planned cases: the planned ids' count, else the ``planned_count`` a report.json
-        recorded (it holds no ids), else the results'."""
-        planned = self.meta.get("planned")
-        if isinstance(planned, list):
-            return len(planned)
-        recorded = self.meta.get("planned_count")
-        return recorded if type(recorded) is int else len(self.results)
+        """The planned cases: :meth:`coverage`'s ``planned``."""
+        return self.coverage().planned
 
     @property
     def complete(self) -> bool:
-        """Whether every planned case has a result (of a report.json, which holds no planned
-        ids: whether it has as many cases as it recorded planned)."""
+        """Whether every planned case has a result: :meth:`coverage`'s ``complete``."""
+        return self.coverage().complete
+
+    def coverage(self) -> Coverage:
+        """Which planned cases have a result (:class:`Coverage`).
+
+        The planned cases are the distinct planned ids; a report.json, which holds no planned
+        ids, records only their count (``planned_count``): its results count as planned ones
+        up to that many, the rest as unplanned. A report with neither: each distinct case id
+        of its results is a planned case."""
+        ids = set(map(_CASE_ID_OF, self.results))
         planned = self.meta.get("planned")
         if isinstance(planned, list):
-            return set(map(_CASE_ID_OF, self.results)).issuperset(planned)
+            planned_ids = set(planned)
+            run = len(planned_ids & ids)
+            return Coverage(len(planned_ids), run, len(ids) - run)
         recorded = self.meta.get("planned_count")
-        return type(recorded) is not int or len(set(map(_CASE_ID_OF, self.results))) >= recorded
+        count = recorded if type(recorded) is int and recorded >= 0 else len(ids)
+        return Coverage(count, min(count, len(ids)), max(0, len(ids) - count))
 
     def failures(self, *, strict: bool = False) -> tuple[CaseResult, ...]:
         """Errors and the mismatches no known issue explains; with ``strict`` also the known
@@ -325,6 +333,34 @@ def result_dict(result: CaseResult) -> dict[str, Any]:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class Coverage:
+    """Which of a report's planned cases have a result (:meth:`Report.coverage`): the one count
+    of the cases run and not run that every summary shows (report.json, JUnit, HTML, the text
+    summary), and that decides whether the report is complete.
+
+    Attributes:
+        planned: the planned cases (distinct case ids).
+        run: the planned cases that have a result.
+        unplanned: the case ids of results that were not planned (a report merged, or its
+            planned ids changed; never counted as planned cases run).
+    """
+
+    planned: int
+    run: int
+    unplanned: int
+
+    @property
+    def missing(self) -> int:
+        """The planned cases without a result."""
+        return self.planned - self.run
+
+    @property
+    def complete(self) -> bool:
+        """Whether every planned case has a result."""
+        return self.run >= self.planned
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class Totals:
     """What a report's summaries (report.json, JUnit, HTML) say of its results as a whole,
     found once for all three.
@@ -332,19 +368,24 @@ class Totals:
     Attributes:
         counts: :meth:`Report.counts`.
         not_passed: the results that did not pass, in the report's order.
-        complete: :attr:`Report.complete`.
+        coverage: :meth:`Report.coverage`.
     """
 
     counts: dict[str, int]
     not_passed: tuple[CaseResult, ...]
-    complete: bool
+    coverage: Coverage
 
     @classmethod
-    def of(cls, report: Report, *, complete: bool | None = None) -> Totals:
-        """The report's totals (``complete``: :attr:`Report.complete`, when the caller knows
+    def of(cls, report: Report, *, coverage: Coverage | None = None) -> Totals:
+        """The report's totals (``coverage``: :meth:`Report.coverage`, when the caller knows
         it; None: found here)."""
         return cls(report.counts(), tuple(not_passed(report.results)),
-                   report.complete if complete is None else complete)
+                   report.coverage() if coverage is None else coverage)
+
+    @property
+    def complete(self) -> bool:
+        """:attr:`Report.complete`."""
+        return self.coverage.complete
 
     def failures(self, *, strict: bool = False) -> tuple[CaseResult, ...]:
         """:meth:`Report.failures`."""
@@ -369,7 +410,7 @@ def report_header(
     return {
         "schema": SCHEMA,
         **meta,
-        "planned_count": report.planned_count,
+        "planned_count": totals.coverage.planned,
         "complete": totals.complete,
         "summary": totals.counts,
         "strict": strict,
@@ -557,10 +598,10 @@ def summary_line(report: Report, *, strict: bool = False, seconds: float | None 
     unsupported = counts["unsupported"]
     if unsupported:
         parts.append(f"{unsupported} unsupported" + (" (failing: --strict)" if strict else " (not failures)"))
-    total = len(report.results)
-    text = f"{total} cases on {where}: " + ", ".join(parts)
-    if not report.complete:
-        text += f"; {report.planned_count - total} of {report.planned_count} not run"
+    text = f"{len(report.results)} cases on {where}: " + ", ".join(parts)
+    coverage = report.coverage()
+    if not coverage.complete:
+        text += f"; {coverage.missing} of {coverage.planned} not run"
     if seconds is not None:
         text += f" in {seconds:.1f} s"
     return text

@@ -55,6 +55,7 @@ from ort_layouts.reports.report import (
     REPLACE_WHILE_OPEN,
     RESULTS_FILE,
     SHARDS_FILE,
+    Coverage,
     Report,
     Totals,
     atomic_write_text,
@@ -95,7 +96,7 @@ def _write_files(
     report: Report, directory: str | os.PathLike[str], *, strict: bool | None, lines: Sequence[str] | None,
     also: Sequence[tuple[Path, str | Iterable[str]]] = (), testcases: Sequence[str] | None = None,
     rows: Sequence[str] | None = None, matrix: Callable[[], str] | None = None,
-    complete: bool | None = None, sections: Callable[[CaseResult], str | None] | None = None,
+    coverage: Coverage | None = None, sections: Callable[[CaseResult], str | None] | None = None,
 ) -> dict[str, Path]:
     """:func:`write_report`, with the results' JSON (``lines``, one per result, as
     :func:`result_json` makes them) already made, or None to make them here; ``also``: other
@@ -103,8 +104,8 @@ def _write_files(
     testcases and their rows of the HTML list of all cases, already made
     (:func:`~ort_layouts.reports.junit.junit_pieces` and
     :func:`~ort_layouts.reports.html.report_html_pieces` say how), or None to make them here;
-    ``matrix``: what makes the HTML matrix, or None to make it here; ``complete``:
-    :attr:`Report.complete`, when the caller knows it; ``sections``: a failing result's drawn
+    ``matrix``: what makes the HTML matrix, or None to make it here; ``coverage``:
+    :meth:`Report.coverage`, when the caller knows it; ``sections``: a failing result's drawn
     HTML section, when made before. The summaries are made as they are written (the first
     files are being written meanwhile), the report's totals once for all three."""
     if strict is None:
@@ -118,7 +119,7 @@ def _write_files(
 
     def known() -> Totals:
         if not found:
-            found.append(Totals.of(report, complete=complete))
+            found.append(Totals.of(report, coverage=coverage))
         return found[0]
 
     def json_pieces() -> Iterator[str]:
@@ -622,9 +623,11 @@ class ReportWriter:
         replaced = None  # results.jsonl as it was, open for appending
         # a new report's results.jsonl holds self._lines; in planned order, it is as it must be
         reorder = finished and (self.resumed or self._results != results)
-        complete = not isinstance(self.meta.get("planned"), list) or order.complete
+        # the order counts the planned cases with a result as they arrive (Report.coverage's count)
+        coverage = (order.coverage if isinstance(self.meta.get("planned"), list)
+                    else Report(self.meta, tuple(results)).coverage())
         if finished:
-            if complete:
+            if coverage.complete:
                 self.meta.setdefault("finished", now_iso())
             if reorder:
                 first.append((self.directory / RESULTS_FILE, _lines_pieces(lines)))
@@ -637,7 +640,7 @@ class ReportWriter:
         matrix = order.matrix if order.tally is not None else None
         try:
             _write_files(report, self.directory, strict=self.strict, lines=lines, also=first,
-                         testcases=testcases, rows=rows, matrix=matrix, complete=complete,
+                         testcases=testcases, rows=rows, matrix=matrix, coverage=coverage,
                          sections=self._section)
             if reorder:  # only once the file holds them so: a failed finish leaves it for the next
                 self._results, self._ids, self._lines = list(results), list(ids), list(lines)
@@ -711,9 +714,10 @@ class _Order:
                 and not (thorough and planned != self.planned))
 
     @property
-    def complete(self) -> bool:
-        """Whether each planned id has a result."""
-        return self.filled == len(self.ids)
+    def coverage(self) -> Coverage:
+        """:meth:`Report.coverage` of the report of the results so far (of the planned ids the
+        order is made for)."""
+        return Coverage(len(self.ids), self.filled, len(self.extra))
 
     def add(self, results: Sequence[CaseResult], ids: Sequence[str], lines: Sequence[str],
             pieces: Sequence[tuple[str, str, bool] | None]) -> None:

@@ -1,0 +1,159 @@
+"""One count of a report's cases run and not run in every summary: report.json, junit.xml,
+report.html and the text summary say the same numbers of a report that holds results of cases it
+did not plan, results of one case twice, or planned cases without a result.
+
+The expected numbers are worked out by hand from the results each test makes."""
+
+from __future__ import annotations
+
+import json
+import math
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+from ort_layouts.engine.result import CaseResult, Status
+from ort_layouts.operators.case import Case
+from ort_layouts.reports.report import (
+    HTML_FILE,
+    JSON_FILE,
+    JUNIT_FILE,
+    Coverage,
+    Report,
+    load_report,
+    summary_line,
+)
+from ort_layouts.reports.writer import ReportWriter, write_report
+
+CPU = "CPUExecutionProvider"
+META: dict[str, Any] = {"provider": CPU, "device": "test cpu", "command": "ort-layouts validate",
+                        "environment": {"hostname": "h", "os": "TestOS", "python": "3.11"},
+                        "selection": {"provider": CPU}, "started": "2026-01-02T03:04:05+00:00"}
+
+
+def _case(rows: int, cols: int = 2) -> Case:
+    return Case("Transpose", "float32", (rows, cols), perm=(1, 0))
+
+
+def _passed(case: Case) -> CaseResult:
+    return CaseResult(case, Status.PASS, CPU, device="test cpu", element_count=case.shape[0] * case.shape[1])
+
+
+def _error(case: Case, message: str = "device removed") -> CaseResult:
+    return CaseResult(case, Status.ERROR, CPU, device="test cpu", message=message)
+
+
+PLANNED = [_case(k) for k in range(1, 6)]  # five planned cases
+UNPLANNED = [_case(k, 3) for k in range(1, 4)]  # three cases of another selection
+PLANNED_IDS = [c.id for c in PLANNED]
+
+
+def _files(directory: Path) -> tuple[dict[str, Any], ET.Element, str]:
+    data = json.loads((directory / JSON_FILE).read_text(encoding="utf-8"))
+    suite = ET.parse(directory / JUNIT_FILE).getroot().find("testsuite")
+    assert suite is not None
+    return data, suite, (directory / HTML_FILE).read_text(encoding="utf-8")
+
+
+def _missing_message(suite: ET.Element) -> str | None:
+    found = [t for t in suite.findall("testcase") if t.get("name") == "planned cases without a result"]
+    if not found:
+        return None
+    (testcase,) = found
+    failure = testcase.find("failure")
+    assert failure is not None and failure.get("type") == "incomplete"
+    return failure.get("message")
+
+
+def _suite_counts(suite: ET.Element) -> tuple[int, ...]:
+    return tuple(int(suite.get(name, "-1")) for name in ("tests", "failures", "errors", "skipped"))
+
+
+def _written(directory: Path, arrived: list[CaseResult]) -> Report:
+    """A run's report directory of ``arrived`` (the planned cases: PLANNED), finished."""
+    with ReportWriter(directory, meta=META, planned=PLANNED_IDS, interval_s=math.inf) as writer:
+        for r in arrived:
+            writer.add(r)
+        return writer.write_summaries(finished=True)
+
+
+# ---- the count of cases run and not run ------------------------------------------------------
+
+def test_a_report_with_unplanned_results_counts_only_planned_cases_as_run(tmp_path: Path) -> None:
+    """Two of five planned cases ran, and three cases that were not planned: 2 of 5 run, 3 of 5
+    without a result, everywhere (not "5 of 5 cases run", not "0 of 5 not run")."""
+    arrived = [_passed(PLANNED[0]), *map(_passed, UNPLANNED), _passed(PLANNED[3])]
+    report = _written(tmp_path, arrived)
+    assert report.coverage() == Coverage(planned=5, run=2, unplanned=3)
+    assert (report.planned_count, report.complete) == (5, False)
+    data, suite, page = _files(tmp_path)
+    assert (data["planned_count"], data["complete"], data["verdict"], data["failures"]) == (5, False,
+                                                                                          "incomplete", 0)
+    assert data["summary"] == {"pass": 5, "mismatch": 0, "unsupported": 0, "error": 0}
+    assert len(data["results"]) == 5
+    # five testcases and the one that says three planned cases have no result
+    assert _suite_counts(suite) == (6, 1, 0, 0)
+    assert _missing_message(suite) == ("3 of 5 planned cases have no result: the run stopped, or is still "
+                                       "running (resume it with validate --resume)")
+    assert '<p class="verdict incomplete">INCOMPLETE (2 of 5 cases run)</p>' in page
+    assert "<title>ort_layouts INCOMPLETE (2 of 5 cases run): CPUExecutionProvider test cpu</title>" in page
+    assert summary_line(report) == ("5 cases on CPUExecutionProvider (test cpu): 5 passed, 0 mismatched, "
+                                    "0 errors; 3 of 5 not run")
+    again = load_report(tmp_path)  # meta.json and results.jsonl: the same count
+    assert again.coverage() == Coverage(5, 2, 3) and summary_line(again) == summary_line(report)
+    assert "finished" not in again.meta  # not every planned case ran
+
+
+def test_a_report_with_missing_cases_says_how_many_everywhere(tmp_path: Path) -> None:
+    """Two of five planned cases ran, one of them an error: FAIL, 2 of 5 run, 3 of 5 missing."""
+    report = _written(tmp_path, [_error(PLANNED[4]), _passed(PLANNED[1])])
+    assert report.coverage() == Coverage(planned=5, run=2, unplanned=0)
+    assert (report.planned_count, report.complete) == (5, False)
+    data, suite, page = _files(tmp_path)
+    assert (data["planned_count"], data["complete"], data["verdict"], data["failures"]) == (5, False,
+                                                                                          "fail", 1)
+    assert _suite_counts(suite) == (3, 1, 1, 0)  # the pass, the error, and the missing cases' failure
+    assert _missing_message(suite) == ("3 of 5 planned cases have no result: the run stopped, or is still "
+                                       "running (resume it with validate --resume)")
+    assert '<p class="verdict fail">FAIL (incomplete: 2 of 5 cases run)</p>' in page
+    assert summary_line(report) == ("2 cases on CPUExecutionProvider (test cpu): 1 passed, 0 mismatched, "
+                                    "1 errors; 3 of 5 not run")
+
+
+def test_results_of_one_case_twice_count_it_once(tmp_path: Path) -> None:
+    """A report (made by hand) with two results of one planned case and one of another, of three
+    planned: 2 of 3 run, 1 of 3 without a result."""
+    meta = {**META, "planned": PLANNED_IDS[:3]}
+    report = Report(meta, (_passed(PLANNED[0]), _passed(PLANNED[0]), _passed(PLANNED[2])))
+    assert report.coverage() == Coverage(planned=3, run=2, unplanned=0)
+    write_report(report, tmp_path)
+    data, suite, page = _files(tmp_path)
+    assert (data["planned_count"], data["complete"], data["verdict"]) == (3, False, "incomplete")
+    assert _suite_counts(suite) == (4, 1, 0, 0)
+    assert _missing_message(suite) == ("1 of 3 planned cases have no result: the run stopped, or is still "
+                                       "running (resume it with validate --resume)")
+    assert '<p class="verdict incomplete">INCOMPLETE (2 of 3 cases run)</p>' in page
+    assert summary_line(report).endswith("3 passed, 0 mismatched, 0 errors; 1 of 3 not run")
+
+
+def test_a_complete_report_with_unplanned_results_is_complete(tmp_path: Path) -> None:
+    """Every planned case ran, and two that were not planned: complete, a pass, no missing
+    cases' testcase."""
+    report = _written(tmp_path, [*map(_passed, PLANNED), *map(_passed, UNPLANNED[:2])])
+    assert report.coverage() == Coverage(planned=5, run=5, unplanned=2)
+    assert report.complete
+    data, suite, page = _files(tmp_path)
+    assert (data["planned_count"], data["complete"], data["verdict"]) == (5, True, "pass")
+    assert _suite_counts(suite) == (7, 0, 0, 0) and _missing_message(suite) is None
+    assert '<p class="verdict pass">PASS</p>' in page
+    assert summary_line(report) == ("7 cases on CPUExecutionProvider (test cpu): 7 passed, 0 mismatched, "
+                                    "0 errors")
+    assert "finished" in load_report(tmp_path).meta
+
+
+def test_a_report_json_counts_its_results_as_planned_up_to_its_planned_count() -> None:
+    """report.json holds no planned ids, only their count."""
+    results = (_passed(PLANNED[0]), _passed(PLANNED[1]))
+    assert Report({"planned_count": 5}, results).coverage() == Coverage(5, 2, 0)
+    assert Report({"planned_count": 1}, results).coverage() == Coverage(1, 1, 1)
+    assert Report({}, results).coverage() == Coverage(2, 2, 0)
