@@ -704,32 +704,39 @@ def _check_validate(args: argparse.Namespace, model: ModelFile | None = None) ->
     return _ValidateSetup(provider, options, dims, selection, report_dir, model if args.model else None)
 
 
-def _select_cases(args: argparse.Namespace, setup: _ValidateSetup) -> list[Any]:
-    """The cases validate's selection names (:func:`ort_layouts.engine.selection.select_cases`)."""
+def _select_cases(args: argparse.Namespace, setup: _ValidateSetup) -> tuple[list[Any], list[Any] | None]:
+    """The cases validate's selection names (:func:`ort_layouts.engine.selection.select_cases`),
+    and the layout ops of --model they come from (None without --model)."""
     from ort_layouts.engine import selection
 
     reader = None
+    extracted: list[list[Any]] = []  # --model's layout ops, extracted once for every --values kind
     if setup.model is not None:
-        from ort_layouts.models.extract import model_cases
+        from ort_layouts.models.extract import cases_of, extract
+        from ort_layouts.operators.registry import CASE_OPS
 
         loaded = setup.model
 
         def reader(model: str | Path, *, dims: Mapping[str, int] | None = None, values: str = "random",
                    seed: int = 0) -> list[Any]:
             """model_cases of --model (``model``) as the argument checks read it, not read again."""
-            return model_cases(loaded, dims=dims, values=values, seed=seed)
+            if not extracted:
+                extracted.append(extract(loaded, dims=dims, ops=CASE_OPS))
+            return cases_of(extracted[0], values=values, seed=seed)
 
-    return selection.select_cases(**setup.selection, ranks=args.ranks, seed=args.seed, shard=args.shard,
-                                  limit=args.limit, model=args.model, dims=setup.dims or None,
-                                  model_cases=reader)
+    cases = selection.select_cases(**setup.selection, ranks=args.ranks, seed=args.seed, shard=args.shard,
+                                   limit=args.limit, model=args.model, dims=setup.dims or None,
+                                   model_cases=reader)
+    return cases, extracted[0] if extracted else None
 
 
-def _model_coverage_notes(loaded: ModelFile, dims: dict[str, int], ops: Sequence[str] | None) -> str:
-    """Print how a model's layout nodes become cases (a line each on stderr, as validate does);
-    return why it makes none, for the "nothing to do" line."""
-    from ort_layouts.models.extract import format_coverage, layout_nodes_in_functions, model_coverage
+def _model_coverage_notes(loaded: ModelFile, layout: Sequence[Any], ops: Sequence[str] | None) -> str:
+    """Print how a model's layout nodes (``layout``: its layout ops of the validating operators,
+    as extracted for its cases) become cases (a line each on stderr, as validate does); return
+    why it makes none, for the "nothing to do" line."""
+    from ort_layouts.models.extract import coverage_of, format_coverage, layout_nodes_in_functions
 
-    coverage = model_coverage(loaded, dims=dims or None, ops=ops)
+    coverage = coverage_of(layout, ops=ops)
     in_functions = layout_nodes_in_functions(loaded, ops=ops)
     model = loaded.path
     if coverage:
@@ -744,9 +751,9 @@ def _model_coverage_notes(loaded: ModelFile, dims: dict[str, int], ops: Sequence
     return f"{model} has no layout node{' of the ops selected' if ops else ''} {where}"
 
 
-def _nothing_to_validate(args: argparse.Namespace, setup: _ValidateSetup) -> int:
-    if setup.model is not None:
-        notes = _model_coverage_notes(setup.model, setup.dims, setup.selection["ops"])
+def _nothing_to_validate(setup: _ValidateSetup, layout: Sequence[Any] | None) -> int:
+    if setup.model is not None and layout is not None:
+        notes = _model_coverage_notes(setup.model, layout, setup.selection["ops"])
         _note(f"nothing to validate: {notes}; nothing written")
     else:
         _note("nothing to validate: the selection holds no cases (check --ops, --dtypes, --ranks, --values, "
@@ -877,8 +884,9 @@ def _run_release_matrix(args: argparse.Namespace, versions: Sequence[str]) -> in
                          f"merge its shards with {PROG} merge --shards, then merge the releases)")
     plain = argparse.Namespace(**{**vars(args), "dml_version": None})
     setup = _check_validate(plain)  # every argument, before any work
-    if not _select_cases(plain, setup):
-        return _nothing_to_validate(plain, setup)
+    cases, layout = _select_cases(plain, setup)
+    if not cases:
+        return _nothing_to_validate(setup, layout)
     report_root = Path(args.report) if args.report else None
     codes: list[int] = []
     ran: list[Any] = []  # a report directory, or a Report without --report
@@ -967,9 +975,9 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False,
     from ort_layouts.reports.writer import ReportWriter
 
     setup = _check_validate(args, model)
-    cases = _select_cases(args, setup)
+    cases, layout = _select_cases(args, setup)
     if not cases:
-        return _nothing_to_validate(args, setup), None, 0.0
+        return _nothing_to_validate(setup, layout), None, 0.0
     provider = setup.provider
     meta = validation_meta(
         provider=provider, device_id=args.device_id, command=shlex.join([PROG, *args.argv]), model=args.model,
@@ -980,8 +988,8 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False,
     report_dir = setup.report_dir
     writer = ReportWriter(report_dir, meta=meta, planned=[c.id for c in cases], resume=args.resume,
                           force=args.force, strict=args.strict) if report_dir is not None else None
-    if setup.model is not None:  # how the model's layout nodes became these cases, after every check
-        _model_coverage_notes(setup.model, setup.dims, setup.selection["ops"])
+    if setup.model is not None and layout is not None:  # how its layout nodes became these cases
+        _model_coverage_notes(setup.model, layout, setup.selection["ops"])
     session = ValidationSession(cases, provider=provider, device_id=args.device_id, optimize=args.optimize,
                                 provider_options=setup.provider_options, batch_size=args.batch_size,
                                 writer=writer, device=meta["device"], jobs=args.jobs)
@@ -1340,16 +1348,18 @@ def _run_export(args: argparse.Namespace) -> int:
     ops = _argument("--ops", selection.resolve_ops, args.ops)
     dtypes = _argument("--dtypes", selection.resolve_dtypes, args.dtypes)
     check_output_dir(args.out, "--out")
-    model = None
+    model, layout = None, []
     if args.model:
-        from ort_layouts.models.extract import model_cases
+        from ort_layouts.models.extract import cases_of, extract
+        from ort_layouts.operators.registry import CASE_OPS
 
         model = check_model(args.model, "--model")
-        cases = model_cases(model, dims=dims)
+        layout = extract(model, dims=dims, ops=CASE_OPS)  # once, for the cases and the notes
+        cases = cases_of(layout)
     else:
         cases = selection.select_cases(ops=ops, dtypes=dtypes, ranks=args.ranks, seed=args.seed or 0)
     if not cases:
-        what = _model_coverage_notes(model, dims, None) if model is not None else \
+        what = _model_coverage_notes(model, layout, None) if model is not None else \
             "the selection holds no cases (check --ops, --dtypes, --ranks)"
         _note(f"nothing to export: {what}; nothing written")
         return EXIT_NOTHING

@@ -50,7 +50,9 @@ __all__ = [
     "LayoutOp",
     "ModelFile",
     "OpCoverage",
+    "cases_of",
     "check_model_file",
+    "coverage_of",
     "extract",
     "format_layout_op",
     "functions_line",
@@ -511,7 +513,13 @@ def model_coverage(model: _ModelLike, *, dims: Mapping[str, int] | None = None,
     """Per op type (in the registry's order): layout nodes, those that make a validation case,
     the distinct cases, and the reason for each node that makes none."""
     wanted = [op for op in CASE_OPS if ops is None or op in ops]
-    layout = extract(model, dims=dims, ops=wanted)
+    return coverage_of(extract(model, dims=dims, ops=wanted), ops=wanted)
+
+
+def coverage_of(layout: Sequence[LayoutOp], *, ops: Sequence[str] | None = None) -> list[OpCoverage]:
+    """:func:`model_coverage` of layout ops extracted before (those of the op types ``ops``, in
+    the registry's order, default every validating one)."""
+    wanted = [op for op in CASE_OPS if ops is None or op in ops]
     out = []
     for op_type in wanted:
         nodes = [op for op in layout if op.op_type == op_type]
@@ -556,8 +564,13 @@ def model_cases(model: _ModelLike, *, dims: Mapping[str, int] | None = None, val
     With ``unique``, nodes that make the same case share it; its origin then lists every node
     (``model:PATH#n8+n21``).
     """
-    cases = [c for op in extract(model, dims=dims, ops=CASE_OPS)
-             if (c := op.to_case(values=values, seed=seed)) is not None]
+    return cases_of(extract(model, dims=dims, ops=CASE_OPS), values=values, seed=seed, unique=unique)
+
+
+def cases_of(layout: Sequence[LayoutOp], *, values: str = "random", seed: int = 0,
+             unique: bool = True) -> list[Case]:
+    """:func:`model_cases` of layout ops extracted before (:meth:`LayoutOp.to_case` of each)."""
+    cases = [c for op in layout if (c := op.to_case(values=values, seed=seed)) is not None]
     if not unique:
         return cases
     merged: dict[str, Case] = {}

@@ -95,3 +95,41 @@ def test_export_test_dir_of_a_path_reads_it_once(tmp_path: Path, reads: list[str
     assert len(written) == 2 and reads == [str(model)]
     reads.clear()
     assert len(export_test_dir(read_model(model), tmp_path / "again")) == 2 and reads == [str(model)]
+
+
+# ---- the model's layout ops are extracted once a command (shape inference, the check of --dim) --
+@pytest.fixture
+def inferences(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The graphs ONNX shape inference runs on from here on (extract runs it once, and checks
+    the --dim names against the dim_params it gives)."""
+    real, graphs = onnx.shape_inference.infer_shapes, []
+
+    def infer(model: onnx.ModelProto, *args: object, **kwargs: object) -> onnx.ModelProto:
+        graphs.append(model.graph.name)
+        return real(model, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(onnx.shape_inference, "infer_shapes", infer)
+    return graphs
+
+
+@pytest.mark.parametrize(("argv", "code"), [
+    (["validate", "--model", "{model}", "--provider", "cpu", "--dim", "N=1"], 0),
+    (["validate", "--model", "{model}", "--provider", "cpu", "--dim", "N=1", "--values", "random,iota"], 0),
+    (["validate", "--model", "{model}", "--provider", "cpu"], 3),  # no case: the notes say why
+    (["export", "--out", "{dir}/cases", "--model", "{model}", "--dim", "N=1"], 0),
+    (["export", "--out", "{dir}/cases", "--model", "{model}"], 3),
+], ids=["validate", "validate-values", "validate-nothing", "export", "export-nothing"])
+def test_a_model_command_extracts_its_layout_ops_once(argv: list[str], code: int, tmp_path: Path,
+                                                      inferences: list[str], capsys: Cap) -> None:
+    model = _save(tmp_path / "n.onnx", "N")
+    assert main([a.format(model=model, dir=tmp_path) for a in argv]) == code, capsys.readouterr().err
+    assert inferences == ["reads"]
+
+
+def test_a_dim_the_model_does_not_have_is_refused_after_one_extraction(tmp_path: Path, inferences: list[str],
+                                                                       capsys: Cap) -> None:
+    model = _save(tmp_path / "n.onnx", "N")
+    assert main(["validate", "--model", str(model), "--provider", "cpu", "--dim", "Q=2"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "dimensions ['Q'] are not dim_params of the model; its dim_params: ['N']" in line
+    assert inferences == ["reads"]
