@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ort_layouts._errors import DataTypeError, DescriptorError, ShapeError
+from ort_layouts.descriptors.broadcast import broadcast_conflict, broadcast_shape
 from ort_layouts.descriptors.dtypes import DataType, TensorFlags
 from ort_layouts.descriptors.layout import LayoutSpec, calculate_strides, layouts_for_rank
 from ort_layouts.descriptors.sequences import as_int_tuple
@@ -488,22 +489,19 @@ class BufferTensorDesc:
         target = list(checked)
         if any(s < 0 for s in target):
             raise ShapeError(f"broadcast shape {target} has a negative dimension")
-        rank = max(len(target), self.dimension_count)
-        src = (1,) * (rank - self.dimension_count) + self.sizes
-        src_st = (0,) * (rank - self.dimension_count) + self.effective_strides
-        tgt = [1] * (rank - len(target)) + target
-        sizes, strides = [], []
-        for axis, (a, b, s) in enumerate(zip(src, tgt, src_st, strict=True)):
-            if a != b and a != 1 and b != 1:
-                raise ShapeError(
-                    f"cannot broadcast sizes {list(self.sizes)} to shape {target}: axis {axis} "
-                    f"(right-aligned) has {a} and {b}; each pair must be equal or contain a 1")
-            sizes.append(b if a == 1 else a)
-            strides.append(0 if a == 1 else s)
+        sizes = broadcast_shape(self.sizes, checked)
+        if sizes is None:
+            axis, a, b = broadcast_conflict(self.sizes, checked) or (0, 0, 0)
+            raise ShapeError(
+                f"cannot broadcast sizes {list(self.sizes)} to shape {target}: axis {axis} "
+                f"(right-aligned) has {a} and {b}; each pair must be equal or contain a 1")
         if 0 in sizes:
             raise ShapeError(f"broadcast of {list(self.sizes)} to {target} has a 0-sized axis, "
                              "which no DirectML descriptor can hold")
-        return self._replace_layout(tuple(sizes), tuple(strides))
+        extra = len(sizes) - self.dimension_count  # leading axes the source has not: stride 0
+        strides = (0,) * extra + tuple([0 if a == 1 else s for a, s in
+                                        zip(self.sizes, self.effective_strides, strict=True)])
+        return self._replace_layout(sizes, strides)
 
     def coerce_rank(self, minimum: int = 4, maximum: int = MAX_DIMENSION_COUNT) -> BufferTensorDesc:
         """The EP's rank coercion: leading 1s (stride 0) up to ``minimum``, and adjacent

@@ -18,6 +18,7 @@ import numpy as np
 import onnx
 
 from ort_layouts._errors import OrtLayoutsError, ShapeError
+from ort_layouts.descriptors.broadcast import broadcast_conflict, broadcast_shape
 from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.size import packed_strides
@@ -88,23 +89,22 @@ class Expand(Operator):
             raise ShapeError("an Expand case needs target_shape")
         if any(n < 0 for n in target):
             raise ShapeError(f"Expand target_shape {list(target)} has a negative size; valid: sizes >= 0")
-        rank = max(len(target), case.rank)
-        for k, (a, b) in enumerate(zip(reversed(case.shape), reversed(target), strict=False)):
-            if a != b and a != 1 and b != 1:
-                raise ShapeError(
-                    f"Expand target_shape {list(target)} does not broadcast with the input "
-                    f"{list(case.shape)}: axis {rank - 1 - k} (right-aligned) has {a} and {b}; valid: each "
-                    "pair of sizes equal or one of them 1 (ONNX's multidirectional broadcasting)")
+        if broadcast_shape(case.shape, target) is None:
+            axis, a, b = broadcast_conflict(case.shape, target) or (0, 0, 0)
+            raise ShapeError(
+                f"Expand target_shape {list(target)} does not broadcast with the input "
+                f"{list(case.shape)}: axis {axis} (right-aligned) has {a} and {b}; valid: each "
+                "pair of sizes equal or one of them 1 (ONNX's multidirectional broadcasting)")
 
     def id_parts(self, case: Case) -> list[str]:
         return ["to" + ("x".join(map(str, case.target_shape or ())) or "scalar")]
 
     def output_shape(self, case: Case) -> tuple[int, ...]:
-        target = case.target_shape or ()
-        rank = max(len(target), case.rank)
-        src = (1,) * (rank - case.rank) + case.shape
-        tgt = (1,) * (rank - len(target)) + target
-        return tuple(b if a == 1 else a for a, b in zip(src, tgt, strict=True))
+        shape = broadcast_shape(case.shape, case.target_shape or ())
+        if shape is None:  # check_case refused it when the case was made
+            raise ShapeError(f"Expand target_shape {case.target_shape} does not broadcast with the input "
+                             f"{list(case.shape)}")
+        return shape
 
     def dml_operator(self, case: Case) -> IdentityOp:
         source = BufferTensorDesc(case.data_type, case.shape or (1,)).broadcast_to(case.target_shape or ())

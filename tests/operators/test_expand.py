@@ -9,6 +9,8 @@ from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 from ort_layouts._errors import ShapeError
+from ort_layouts.descriptors.broadcast import broadcast_conflict, broadcast_shape
+from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.expected import dml_operator, expected_output, reference_output
 from ort_layouts.operators.registry import operator_for_type
@@ -55,6 +57,36 @@ def test_a_case_is_made_exactly_when_numpy_broadcasts_the_shapes(shape: tuple[in
 def test_the_refused_axis_is_named_in_output_coordinates() -> None:
     with pytest.raises(ShapeError, match=r"axis 1 \(right-aligned\) has 2 and 4"):
         Case("Expand", "float32", (2, 3), target_shape=(5, 4, 3))  # input axis 0 is output axis 1
+
+
+def test_the_case_and_the_descriptor_name_the_same_refused_axis() -> None:
+    """Input [2, 3] and target [4, 5] differ on both axes: each names the first, axis 0 (2 and 4)."""
+    with pytest.raises(ShapeError, match=r"axis 0 \(right-aligned\) has 2 and 4"):
+        Case("Expand", "float32", (2, 3), target_shape=(4, 5))
+    with pytest.raises(ShapeError, match=r"axis 0 \(right-aligned\) has 2 and 4"):
+        BufferTensorDesc("float32", (2, 3)).broadcast_to((4, 5))
+    with pytest.raises(ShapeError, match=r"axis 1 \(right-aligned\) has 3 and 5"):
+        BufferTensorDesc("float32", (3, 4)).broadcast_to((2, 5, 4))
+
+
+SHAPES = [(), (1,), (3,), (0,), (2, 1), (1, 3), (2, 3), (3, 2), (2, 0), (1, 1, 3), (4, 1, 1), (2, 2, 3)]
+
+
+def test_the_broadcast_rule_is_numpys() -> None:
+    """Every pair of shapes: the broadcast shape where numpy broadcasts them, otherwise the first
+    pair of sizes (right-aligned) that differ with neither 1."""
+    for a in SHAPES:
+        for b in SHAPES:
+            try:
+                want = np.broadcast_shapes(a, b)
+            except ValueError:
+                assert broadcast_shape(a, b) is None, (a, b)
+                rank = max(len(a), len(b))
+                pa, pb = (1,) * (rank - len(a)) + a, (1,) * (rank - len(b)) + b
+                first = next(k for k in range(rank) if 1 not in (pa[k], pb[k]) and pa[k] != pb[k])
+                assert broadcast_conflict(a, b) == (first, pa[first], pb[first]), (a, b)
+                continue
+            assert broadcast_shape(a, b) == want and broadcast_conflict(a, b) is None, (a, b)
 
 
 def test_a_negative_target_size_is_refused() -> None:
