@@ -505,13 +505,12 @@ def report_html_pieces(
     failures = totals.failures(strict=strict)
     known = totals.known_issues()
     unsupported = [r for r in totals.not_passed if r.status is Status.UNSUPPORTED]
-    failed = bool(failures)
-    verdict = "FAIL" if failed else "PASS" if totals.complete else "INCOMPLETE"
+    verdict_class = totals.verdict(strict=strict)
+    verdict = verdict_class.upper()
     coverage = totals.coverage
     if not coverage.complete:
         run = f"{coverage.run} of {coverage.planned} cases run"
-        verdict += f" (incomplete: {run})" if failed else f" ({run})"
-    verdict_class = "fail" if failed else "pass" if totals.complete else "incomplete"
+        verdict += f" (incomplete: {run})" if failures else f" ({run})"
     count_cells = "".join(f'<td class="{s}">{counts[s]}</td>' for s in counts)
     body = [
         "<h1>ort_layouts validation report</h1>",

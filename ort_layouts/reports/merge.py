@@ -434,7 +434,7 @@ def merge_reports(sources: Sequence[str | os.PathLike[str] | Report]) -> Matrix:
         if seen[label] > 1:
             label += f" #{seen[label]}"
         columns.append(Column(label, source, provider, device, driver, host, rep.complete, directml,
-                              bool(rep.meta.get("strict", False))))
+                              rep.strict))
     cases: dict[str, Case] = {}
     table: dict[str, list[CaseResult | None]] = {}
     for i, (_, rep) in enumerate(reports):

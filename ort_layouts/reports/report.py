@@ -267,6 +267,12 @@ class Report:
         """Whether every planned case has a result: :meth:`coverage`'s ``complete``."""
         return self.coverage().complete
 
+    @property
+    def strict(self) -> bool:
+        """Whether the run counted known issues and unsupported cases as failures (the meta's
+        ``strict``; False where it has none): what the summaries count by default."""
+        return bool(self.meta.get("strict", False))
+
     def coverage(self) -> Coverage:
         """Which planned cases have a result (:class:`Coverage`).
 
@@ -283,6 +289,10 @@ class Report:
         recorded = self.meta.get("planned_count")
         count = recorded if type(recorded) is int and recorded >= 0 else len(ids)
         return Coverage(count, min(count, len(ids)), max(0, len(ids) - count))
+
+    def verdict(self, *, strict: bool | None = None) -> str:
+        """:meth:`Totals.verdict` of the report (``strict``: None: :attr:`strict`)."""
+        return Totals.of(self).verdict(strict=self.strict if strict is None else strict)
 
     def failures(self, *, strict: bool = False) -> tuple[CaseResult, ...]:
         """Errors and the mismatches no known issue explains; with ``strict`` also the known
@@ -395,6 +405,14 @@ class Totals:
         """:meth:`Report.known_issues`."""
         return tuple(r for r in self.not_passed if r.status is Status.MISMATCH and r.known_issue)
 
+    def verdict(self, *, strict: bool = False) -> str:
+        """The report's verdict, as every summary and the exit status give it: "fail" when a
+        case failed (:meth:`failures`), else "incomplete" when a planned case has no result,
+        else "pass"."""
+        if any(is_failure(r, strict=strict) for r in self.not_passed):
+            return "fail"
+        return "pass" if self.coverage.complete else "incomplete"
+
 
 def report_header(
     report: Report, *, strict: bool | None = None, totals: Totals | None = None
@@ -402,11 +420,10 @@ def report_header(
     """:meth:`Report.to_dict` but its ``results``: every field before them, in order
     (``totals``: the report's, found before; None: found here)."""
     if strict is None:
-        strict = bool(report.meta.get("strict", False))
+        strict = report.strict
     if totals is None:
         totals = Totals.of(report)
     meta = {k: v for k, v in report.meta.items() if k not in ("planned", "planned_count")}
-    failures = len(totals.failures(strict=strict))
     return {
         "schema": SCHEMA,
         **meta,
@@ -414,8 +431,8 @@ def report_header(
         "complete": totals.complete,
         "summary": totals.counts,
         "strict": strict,
-        "failures": failures,
-        "verdict": "fail" if failures else "pass" if totals.complete else "incomplete",
+        "failures": len(totals.failures(strict=strict)),
+        "verdict": totals.verdict(strict=strict),
     }
 
 

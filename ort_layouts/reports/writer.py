@@ -109,7 +109,7 @@ def _write_files(
     HTML section, when made before. The summaries are made as they are written (the first
     files are being written meanwhile), the report's totals once for all three."""
     if strict is None:
-        strict = bool(report.meta.get("strict", False))
+        strict = report.strict
     if lines is None:
         lines = [result_json(r) for r in report.results]
     out = Path(directory)

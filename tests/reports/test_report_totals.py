@@ -1,6 +1,6 @@
-"""One count of a report's cases run and not run in every summary: report.json, junit.xml,
-report.html and the text summary say the same numbers of a report that holds results of cases it
-did not plan, results of one case twice, or planned cases without a result.
+"""One count of a report's cases run and not run, and one verdict, in every summary: report.json,
+junit.xml, report.html and the text summary say the same numbers of a report that holds results
+of cases it did not plan, results of one case twice, or planned cases without a result.
 
 The expected numbers are worked out by hand from the results each test makes."""
 
@@ -11,6 +11,8 @@ import math
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from ort_layouts.engine.result import CaseResult, Status
 from ort_layouts.operators.case import Case
@@ -85,7 +87,7 @@ def test_a_report_with_unplanned_results_counts_only_planned_cases_as_run(tmp_pa
     arrived = [_passed(PLANNED[0]), *map(_passed, UNPLANNED), _passed(PLANNED[3])]
     report = _written(tmp_path, arrived)
     assert report.coverage() == Coverage(planned=5, run=2, unplanned=3)
-    assert (report.planned_count, report.complete) == (5, False)
+    assert (report.planned_count, report.complete, report.verdict()) == (5, False, "incomplete")
     data, suite, page = _files(tmp_path)
     assert (data["planned_count"], data["complete"], data["verdict"], data["failures"]) == (5, False,
                                                                                           "incomplete", 0)
@@ -108,7 +110,7 @@ def test_a_report_with_missing_cases_says_how_many_everywhere(tmp_path: Path) ->
     """Two of five planned cases ran, one of them an error: FAIL, 2 of 5 run, 3 of 5 missing."""
     report = _written(tmp_path, [_error(PLANNED[4]), _passed(PLANNED[1])])
     assert report.coverage() == Coverage(planned=5, run=2, unplanned=0)
-    assert (report.planned_count, report.complete) == (5, False)
+    assert (report.planned_count, report.complete, report.verdict()) == (5, False, "fail")
     data, suite, page = _files(tmp_path)
     assert (data["planned_count"], data["complete"], data["verdict"], data["failures"]) == (5, False,
                                                                                           "fail", 1)
@@ -141,7 +143,7 @@ def test_a_complete_report_with_unplanned_results_is_complete(tmp_path: Path) ->
     cases' testcase."""
     report = _written(tmp_path, [*map(_passed, PLANNED), *map(_passed, UNPLANNED[:2])])
     assert report.coverage() == Coverage(planned=5, run=5, unplanned=2)
-    assert report.complete
+    assert (report.complete, report.verdict()) == (True, "pass")
     data, suite, page = _files(tmp_path)
     assert (data["planned_count"], data["complete"], data["verdict"]) == (5, True, "pass")
     assert _suite_counts(suite) == (7, 0, 0, 0) and _missing_message(suite) is None
@@ -157,3 +159,45 @@ def test_a_report_json_counts_its_results_as_planned_up_to_its_planned_count() -
     assert Report({"planned_count": 5}, results).coverage() == Coverage(5, 2, 0)
     assert Report({"planned_count": 1}, results).coverage() == Coverage(1, 1, 1)
     assert Report({}, results).coverage() == Coverage(2, 2, 0)
+
+
+# ---- one verdict ------------------------------------------------------------------------------
+
+def _statuses(*kinds: str) -> tuple[CaseResult, ...]:
+    """A result of each kind, each of its own planned case."""
+    made = []
+    for case, kind in zip(PLANNED[:len(kinds)], kinds, strict=True):
+        if kind == "pass":
+            made.append(_passed(case))
+        elif kind == "error":
+            made.append(_error(case))
+        elif kind == "unsupported":
+            made.append(CaseResult(case, Status.UNSUPPORTED, CPU, message="no kernel"))
+        else:  # "mismatch", "known"
+            made.append(CaseResult(case, Status.MISMATCH, CPU, element_count=6, mismatch_count=1,
+                                   known_issue="a known deviation" if kind == "known" else ""))
+    return tuple(made)
+
+
+@pytest.mark.parametrize("kinds, planned, strict, verdict, junit", [
+    # junit: (tests, failures, errors, skipped)
+    (("pass", "pass"), 2, False, "pass", (2, 0, 0, 0)),
+    (("pass", "unsupported", "known"), 3, False, "pass", (3, 0, 0, 2)),
+    (("pass", "unsupported", "known"), 3, True, "fail", (3, 2, 0, 0)),
+    (("pass", "mismatch", "known", "unsupported", "error"), 5, False, "fail", (5, 1, 1, 2)),
+    (("pass", "mismatch", "known", "unsupported", "error"), 5, True, "fail", (5, 3, 1, 0)),
+    (("pass", "known"), 4, False, "incomplete", (3, 1, 0, 1)),
+    (("pass", "known"), 4, True, "fail", (3, 2, 0, 0)),
+    (("error",), 5, False, "fail", (2, 1, 1, 0)),
+])
+def test_one_verdict_everywhere(tmp_path: Path, kinds: tuple[str, ...], planned: int, strict: bool,
+                                verdict: str, junit: tuple[int, ...]) -> None:
+    report = Report({**META, "planned": PLANNED_IDS[:planned], "strict": strict}, _statuses(*kinds))
+    assert report.verdict() == verdict  # the meta's strict
+    unsaid = Report({**META, "planned": PLANNED_IDS[:planned]}, report.results)  # strict: not in the meta
+    assert unsaid.verdict(strict=strict) == verdict
+    write_report(report, tmp_path)
+    data, suite, page = _files(tmp_path)
+    assert data["verdict"] == verdict and data["strict"] is strict
+    assert _suite_counts(suite) == junit
+    assert f'<p class="verdict {verdict}">{verdict.upper()}' in page
