@@ -322,7 +322,7 @@ class Report:
             raise ReportError(f"{source} is not an ort_layouts report: it has no 'results'")
         if not isinstance(data["results"], list):
             raise ReportError(f"{source}: 'results' is a {type(data['results']).__name__}, not a list")
-        derived = ("results", "summary", "schema", "complete", "failures", "verdict")
+        derived = _derived_keys()
         # planned_count stays where the planned ids are not there (report.json leaves them out)
         meta = {k: v for k, v in data.items()
                 if k not in derived and not (k == "planned_count" and isinstance(data.get("planned"), list))}
@@ -424,9 +424,12 @@ def report_header(
     if totals is None:
         totals = Totals.of(report)
     meta = {k: v for k, v in report.meta.items() if k not in ("planned", "planned_count")}
+    return {"schema": SCHEMA, **meta, **_totals_fields(totals, strict=strict)}
+
+
+def _totals_fields(totals: Totals, *, strict: bool) -> dict[str, Any]:
+    """The fields :func:`report_header` writes after the meta: what the results say."""
     return {
-        "schema": SCHEMA,
-        **meta,
         "planned_count": totals.coverage.planned,
         "complete": totals.complete,
         "summary": totals.counts,
@@ -434,6 +437,19 @@ def report_header(
         "failures": len(totals.failures(strict=strict)),
         "verdict": totals.verdict(strict=strict),
     }
+
+
+# the fields of report_header that it writes over the meta's own: the strict the summaries
+# count with (the run's, unless told otherwise) and, with no planned ids, the planned count
+_HEADER_META_KEYS = frozenset({"strict", "planned_count"})
+
+
+def _derived_keys() -> frozenset[str]:
+    """The fields :func:`report_header` writes that are not of the meta (``schema``, the
+    totals) and ``results``: :meth:`Report.from_dict` leaves them out of the meta it reads.
+    Found from what the header writes, so that a field it gets is never read back as meta."""
+    written = report_header(Report({}, ()), strict=False)
+    return frozenset(written).union(["results"]) - _HEADER_META_KEYS
 
 
 # meta fields readers look into, and the JSON type each must have where present

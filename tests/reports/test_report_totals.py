@@ -1,6 +1,7 @@
 """One count of a report's cases run and not run, and one verdict, in every summary: report.json,
 junit.xml, report.html and the text summary say the same numbers of a report that holds results
-of cases it did not plan, results of one case twice, or planned cases without a result.
+of cases it did not plan, results of one case twice, or planned cases without a result; the
+fields report.json derives are never read back as meta.
 
 The expected numbers are worked out by hand from the results each test makes."""
 
@@ -16,6 +17,7 @@ import pytest
 
 from ort_layouts.engine.result import CaseResult, Status
 from ort_layouts.operators.case import Case
+from ort_layouts.reports import report as report_module
 from ort_layouts.reports.report import (
     HTML_FILE,
     JSON_FILE,
@@ -201,3 +203,31 @@ def test_one_verdict_everywhere(tmp_path: Path, kinds: tuple[str, ...], planned:
     assert data["verdict"] == verdict and data["strict"] is strict
     assert _suite_counts(suite) == junit
     assert f'<p class="verdict {verdict}">{verdict.upper()}' in page
+
+
+# ---- report.json's derived fields are not meta -------------------------------------------------
+
+def test_report_json_reads_back_the_meta_it_was_written_with() -> None:
+    report = Report({**META, "planned": PLANNED_IDS}, _statuses("pass", "error"))
+    back = Report.from_dict(report.to_dict())
+    # the planned ids are not written: their count is, and strict is the one counted with
+    assert back.meta == {**META, "planned_count": 5, "strict": False}
+    assert back.to_dict() == report.to_dict()
+
+
+def test_a_field_added_to_report_json_s_header_is_not_read_back_as_meta(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new field of what the totals say (here "new_total") is left out of the meta read back,
+    without being listed anywhere else."""
+    real = report_module._totals_fields
+
+    def with_a_new_field(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        return {**real(*args, **kwargs), "new_total": 7}
+
+    monkeypatch.setattr(report_module, "_totals_fields", with_a_new_field)
+    report = Report(META, _statuses("pass"))
+    data = report.to_dict()
+    assert data["new_total"] == 7
+    back = Report.from_dict(data)
+    assert "new_total" not in back.meta
+    assert back.meta == {**META, "planned_count": 1, "strict": False}
