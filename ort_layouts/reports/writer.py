@@ -25,6 +25,7 @@ import itertools
 import json
 import operator
 import os
+import secrets
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
@@ -331,16 +332,23 @@ class ResultEncoder:
     Only the first ``MAX_PICTURES`` failing results an encoder sees get their section drawn
     (about a millisecond each): the page draws no more than that many, and draws any of them it
     was not given. Picklable, so that a run's worker processes make them beside the results (the
-    runner's ``encode``); each copy counts its own sections (a worker's unit)."""
+    runner's ``encode``, loaded again for each unit): the copies of an encoder loaded in one
+    process are one encoder (the encoder itself, in the process that made it), which counts
+    the sections it draws for all of them. A worker draws at most ``MAX_PICTURES`` sections
+    over all its units, not that many for each unit, however many cases fail."""
 
-    __slots__ = ("_sections_left", "strict")
+    __slots__ = ("_sections_left", "_token", "strict")
 
     def __init__(self, strict: bool = False) -> None:
         self.strict = strict
         self._sections_left = MAX_PICTURES
+        self._token = ""  # the name its copies are loaded by (made when first pickled)
 
-    def __reduce__(self) -> tuple[type[ResultEncoder], tuple[bool]]:
-        return ResultEncoder, (self.strict,)
+    def __reduce__(self) -> tuple[Callable[[bool, str], ResultEncoder], tuple[bool, str]]:
+        if not self._token:
+            self._token = secrets.token_hex(8)
+            _keep_encoder(self._token, self)
+        return _loaded_encoder, (self.strict, self._token)
 
     def __repr__(self) -> str:
         return f"ResultEncoder(strict={self.strict})"
@@ -360,6 +368,29 @@ class ResultEncoder:
                 section = failure_section_text(result)
             made.append((result_json(result, case_id), testcase, row, strict, section))
         return made
+
+
+# the encoders of this process by the name their copies are loaded by (ResultEncoder's pickle):
+# one for each run at a time in a worker; the oldest go past a few
+_ENCODERS: dict[str, ResultEncoder] = {}
+_ENCODERS_KEPT = 8
+
+
+def _keep_encoder(token: str, encoder: ResultEncoder) -> None:
+    while len(_ENCODERS) >= _ENCODERS_KEPT:
+        del _ENCODERS[next(iter(_ENCODERS))]
+    _ENCODERS[token] = encoder
+
+
+def _loaded_encoder(strict: bool, token: str) -> ResultEncoder:
+    """The encoder a pickled :class:`ResultEncoder` names in this process: the one loaded
+    before (or the encoder itself, where it was made), else a new one, with its count."""
+    encoder = _ENCODERS.get(token)
+    if encoder is None or encoder.strict != strict:
+        encoder = ResultEncoder(strict)
+        encoder._token = token
+        _keep_encoder(token, encoder)
+    return encoder
 
 
 # the keys of meta["selection"] that must match for a report to be resumed, as messages name them

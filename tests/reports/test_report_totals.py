@@ -1,7 +1,8 @@
 """One count of a report's cases run and not run, and one verdict, in every summary: report.json,
 junit.xml, report.html and the text summary say the same numbers of a report that holds results
 of cases it did not plan, results of one case twice, or planned cases without a result; the
-fields report.json derives are never read back as meta.
+fields report.json derives are never read back as meta; a run's encoders draw no more failing
+cases' sections than the page draws, over all of a worker's units.
 
 The expected numbers are worked out by hand from the results each test makes."""
 
@@ -9,6 +10,8 @@ from __future__ import annotations
 
 import json
 import math
+import pickle
+import random
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -18,6 +21,7 @@ import pytest
 from ort_layouts.engine.result import CaseResult, Status
 from ort_layouts.operators.case import Case
 from ort_layouts.reports import report as report_module
+from ort_layouts.reports.html import MAX_PICTURES
 from ort_layouts.reports.report import (
     HTML_FILE,
     JSON_FILE,
@@ -27,7 +31,7 @@ from ort_layouts.reports.report import (
     load_report,
     summary_line,
 )
-from ort_layouts.reports.writer import ReportWriter, write_report
+from ort_layouts.reports.writer import ReportWriter, ResultEncoder, write_report
 
 CPU = "CPUExecutionProvider"
 META: dict[str, Any] = {"provider": CPU, "device": "test cpu", "command": "ort-layouts validate",
@@ -231,3 +235,82 @@ def test_a_field_added_to_report_json_s_header_is_not_read_back_as_meta(
     back = Report.from_dict(data)
     assert "new_total" not in back.meta
     assert back.meta == {**META, "planned_count": 1, "strict": False}
+
+
+# ---- the sections a run's encoders draw --------------------------------------------------------
+
+FAILING = MAX_PICTURES + 60
+
+
+def _many_failing() -> list[CaseResult]:
+    """FAILING errors and mismatches and some passes, each its own small case, shuffled."""
+    made: list[CaseResult] = []
+    for k in range(1, FAILING + 1):
+        case = _case(k, 4)
+        if k % 2:
+            made.append(_error(case, f"boom {k}"))
+        else:
+            made.append(CaseResult(case, Status.MISMATCH, CPU, element_count=4 * k, mismatch_count=1,
+                                   first_mismatch_index=(0, 1), diagnosis=f"diagnosis {k}"))
+    made += [_passed(_case(k, 5)) for k in range(1, 41)]
+    random.Random(3).shuffle(made)
+    return made
+
+
+def _units(results: list[CaseResult], size: int) -> list[list[CaseResult]]:
+    return [results[start:start + size] for start in range(0, len(results), size)]
+
+
+def test_the_copies_of_an_encoder_in_one_process_draw_as_many_sections_as_the_page_draws() -> None:
+    """A worker loads the run's encoder again for each unit (as the runner sends it: pickled
+    once): over all its units it draws the sections of the first MAX_PICTURES failing results
+    it sees, not as many for each unit."""
+    results = _many_failing()
+    sent = pickle.dumps(ResultEncoder(False))
+    drawn: list[str] = []
+    for unit in _units(results, 16):
+        encoder = pickle.loads(sent)
+        drawn += [r.case.id for r, made in zip(unit, encoder(unit), strict=True) if made[4]]
+    failing = [r.case.id for r in results if r.status is not Status.PASS]
+    assert len(failing) == FAILING
+    assert drawn == failing[:MAX_PICTURES]
+    # the encoder where it was made is the one its copies load here: it has no section left
+    original = ResultEncoder(False)
+    copy = pickle.loads(pickle.dumps(original))
+    assert copy is original
+    assert sum(1 for made in copy(results) if made[4]) == MAX_PICTURES
+    assert not any(made[4] for made in original(results))
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_the_page_of_many_failing_cases_is_the_same_with_the_encoders_bound(tmp_path: Path,
+                                                                             strict: bool) -> None:
+    """A run's results in units, each unit encoded by the writer's encoder loaded again (the
+    bound: MAX_PICTURES sections over all units), or by an encoder of its own (no bound over
+    the units: every failing case drawn), or written at once: the same bytes in each file."""
+    results = _many_failing()
+    planned = [r.case.id for r in results[::-1]]  # report order is not arrival order
+    drawn = {}
+    for name in ("bound", "unbound"):
+        meta = {**META, "finished": "2026-01-02T03:05:06+00:00"}  # the same in each directory
+        with ReportWriter(tmp_path / name, meta=meta, planned=planned, strict=strict,
+                          interval_s=math.inf) as writer:
+            sent = pickle.dumps(writer.encode_results)
+            sections = 0
+            for unit in _units(results, 16):
+                encoder = pickle.loads(sent) if name == "bound" else ResultEncoder(strict)
+                made = encoder(unit)
+                sections += sum(1 for m in made if m[4])
+                writer.add_encoded_all(list(zip(unit, made, strict=True)))
+            writer.write_summaries(finished=True)
+        drawn[name] = sections
+    assert drawn == {"bound": MAX_PICTURES, "unbound": FAILING}
+    meta = json.loads((tmp_path / "bound" / "meta.json").read_text(encoding="utf-8"))
+    by_id = {r.case.id: r for r in results}
+    write_report(Report(meta, tuple(by_id[cid] for cid in planned)), tmp_path / "at-once", strict=strict)
+    for name in (HTML_FILE, JUNIT_FILE, JSON_FILE):
+        reference = (tmp_path / "at-once" / name).read_bytes()
+        assert (tmp_path / "bound" / name).read_bytes() == reference, name
+        assert (tmp_path / "unbound" / name).read_bytes() == reference, name
+    page = (tmp_path / "bound" / HTML_FILE).read_text(encoding="utf-8")
+    assert f"<h2>Failing cases ({FAILING})</h2>" in page

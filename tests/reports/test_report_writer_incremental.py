@@ -429,9 +429,10 @@ def test_a_failing_case_s_section_comes_from_the_encoder_of_its_own_result(
 @pytest.mark.parametrize("strict", [False, True])
 def test_an_encoder_draws_the_sections_of_as_many_failing_cases_as_the_page_draws(
         tmp_path: Path, sample: list[CaseResult], strict: bool) -> None:
-    """An encoder draws the section of its first MAX_PICTURES failing results only (each copy
-    of it, as a worker's unit gets, counts its own); a report of more failing cases, each
-    added with what an encoder made of it, is still the one write_report makes."""
+    """An encoder draws the section of its first MAX_PICTURES failing results only (its copies
+    loaded in one process, as a worker's units get it, are the one encoder, and count with
+    it); a report of more failing cases, each added with what an encoder made of it, is still
+    the one write_report makes."""
     import pickle
 
     from ort_layouts.reports.html import MAX_PICTURES
@@ -450,8 +451,10 @@ def test_an_encoder_draws_the_sections_of_as_many_failing_cases_as_the_page_draw
         failures = [k for k, r in enumerate(arrived) if is_failure(r, strict=strict)]
         assert len(failures) > MAX_PICTURES + 30
         assert drawn == failures[:MAX_PICTURES]  # the first ones it saw, and no more
-        copy = pickle.loads(pickle.dumps(encoder))  # a worker's: its own count
-        assert copy([failing[0]])[0][4].startswith('<section class="case error"')
+        copy = pickle.loads(pickle.dumps(encoder))  # loaded here: the encoder, with no section left
+        assert copy is encoder and copy([failing[0]])[0][4] == ""
+        elsewhere = ResultEncoder(strict)  # another encoder: its own count
+        assert elsewhere([failing[0]])[0][4].startswith('<section class="case error"')
         for r, e in zip(arrived, made, strict=True):
             writer.add_encoded_all([(r, e)])
         writer.write_summaries(finished=True)
