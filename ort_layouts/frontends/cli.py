@@ -1016,8 +1016,7 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False,
         if args.shard:
             _out(f"shard {args.shard[0]}/{args.shard[1]}; once every shard has run: "
                  f"{shlex.join([PROG, 'merge', '--shards', args.report])}")
-    failures = report.failures(strict=args.strict)
-    return (1 if failures or not report.complete else 0), report, outcome.seconds
+    return (0 if report.verdict(strict=args.strict) == "pass" else 1), report, outcome.seconds
 
 
 # ---- merge ---------------------------------------------------------------------------------
@@ -1069,10 +1068,9 @@ def _run_merge(args: argparse.Namespace) -> int:
     if args.shards:
         assert out is not None
         report = merge_shards(args.reports, out, force=args.force)
-        strict = bool(report.meta.get("strict", False))
-        _out(summary_line(report, strict=strict))
+        _out(summary_line(report, strict=report.strict))
         _out(f"reports: {out / 'report.html'}, report.json, junit.xml, results.jsonl, shards.json")
-        return 1 if report.failures(strict=strict) or not report.complete else 0
+        return 0 if report.verdict() == "pass" else 1
     matrix = merge_reports(args.reports)
     if args.json:
         _json_out(matrix.to_dict())
