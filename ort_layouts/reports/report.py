@@ -277,9 +277,10 @@ class Report:
         """Which planned cases have a result (:class:`Coverage`).
 
         The planned cases are the distinct planned ids; a report.json, which holds no planned
-        ids, records only their count (``planned_count``): its results count as planned ones
-        up to that many, the rest as unplanned. A report with neither: each distinct case id
-        of its results is a planned case."""
+        ids, records their count (``planned_count``) and how many of its case ids were not
+        planned (``unplanned_count``; without it, its results count as planned ones up to
+        ``planned_count``, the rest as unplanned). A report with neither: each distinct case
+        id of its results is a planned case."""
         ids = set(map(_CASE_ID_OF, self.results))
         planned = self.meta.get("planned")
         if isinstance(planned, list):
@@ -288,7 +289,11 @@ class Report:
             return Coverage(len(planned_ids), run, len(ids) - run)
         recorded = self.meta.get("planned_count")
         count = recorded if type(recorded) is int and recorded >= 0 else len(ids)
-        return Coverage(count, min(count, len(ids)), max(0, len(ids) - count))
+        unplanned = self.meta.get("unplanned_count")
+        if type(unplanned) is not int or not 0 <= unplanned <= len(ids):
+            unplanned = max(0, len(ids) - count)
+        run = min(count, len(ids) - unplanned)
+        return Coverage(count, run, len(ids) - run)
 
     def verdict(self, *, strict: bool | None = None) -> str:
         """:meth:`Totals.verdict` of the report (``strict``: None: :attr:`strict`)."""
@@ -305,10 +310,11 @@ class Report:
 
     def to_dict(self, *, strict: bool | None = None) -> dict[str, Any]:
         """The report as JSON-ready data: the meta (but the planned ids), ``planned_count``,
-        ``complete``, ``summary`` (results per status), ``strict``, ``failures`` (the number of
-        failing cases, as JUnit and HTML count them), ``verdict`` ("fail" when a case failed,
-        else "incomplete" when a planned case has no result, else "pass") and
-        ``results`` (each as :func:`result_dict` gives it, as ``report.json`` holds it).
+        ``unplanned_count`` (case ids of results that were not planned), ``complete``,
+        ``summary`` (results per status), ``strict``, ``failures`` (the number of failing
+        cases, as JUnit and HTML count them), ``verdict`` ("fail" when a case failed, else
+        "incomplete" when a planned case has no result, else "pass") and ``results`` (each as
+        :func:`result_dict` gives it, as ``report.json`` holds it).
 
         Args:
             strict: known issues and unsupported cases count as failures; None: as the meta's
@@ -323,9 +329,11 @@ class Report:
         if not isinstance(data["results"], list):
             raise ReportError(f"{source}: 'results' is a {type(data['results']).__name__}, not a list")
         derived = _derived_keys()
-        # planned_count stays where the planned ids are not there (report.json leaves them out)
+        # the planned and unplanned counts stay where the planned ids are not there (report.json
+        # leaves them out)
+        with_ids = isinstance(data.get("planned"), list)
         meta = {k: v for k, v in data.items()
-                if k not in derived and not (k == "planned_count" and isinstance(data.get("planned"), list))}
+                if k not in derived and not (with_ids and k in _HEADER_COUNT_KEYS)}
         try:
             results = tuple(CaseResult.from_dict(r) for r in data["results"])
         except (KeyError, TypeError, ValueError) as e:
@@ -423,7 +431,7 @@ def report_header(
         strict = report.strict
     if totals is None:
         totals = Totals.of(report)
-    meta = {k: v for k, v in report.meta.items() if k not in ("planned", "planned_count")}
+    meta = {k: v for k, v in report.meta.items() if k not in ("planned", *_HEADER_COUNT_KEYS)}
     return {"schema": SCHEMA, **meta, **_totals_fields(totals, strict=strict)}
 
 
@@ -431,6 +439,7 @@ def _totals_fields(totals: Totals, *, strict: bool) -> dict[str, Any]:
     """The fields :func:`report_header` writes after the meta: what the results say."""
     return {
         "planned_count": totals.coverage.planned,
+        "unplanned_count": totals.coverage.unplanned,
         "complete": totals.complete,
         "summary": totals.counts,
         "strict": strict,
@@ -439,9 +448,12 @@ def _totals_fields(totals: Totals, *, strict: bool) -> dict[str, Any]:
     }
 
 
+# the fields of report_header that stand for the planned ids report.json leaves out: read back
+# as meta where those ids are not there (Report.coverage counts with them)
+_HEADER_COUNT_KEYS = ("planned_count", "unplanned_count")
 # the fields of report_header that it writes over the meta's own: the strict the summaries
-# count with (the run's, unless told otherwise) and, with no planned ids, the planned count
-_HEADER_META_KEYS = frozenset({"strict", "planned_count"})
+# count with (the run's, unless told otherwise) and, with no planned ids, the counts above
+_HEADER_META_KEYS = frozenset({"strict", *_HEADER_COUNT_KEYS})
 
 
 def _derived_keys() -> frozenset[str]:

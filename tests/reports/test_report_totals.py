@@ -167,6 +167,22 @@ def test_a_report_json_counts_its_results_as_planned_up_to_its_planned_count() -
     assert Report({}, results).coverage() == Coverage(2, 2, 0)
 
 
+def test_a_report_json_with_unplanned_results_reads_back_as_incomplete(tmp_path: Path) -> None:
+    """Two of five planned cases run, and three cases of another selection: report.json holds no
+    planned ids, and counting its five results as planned ones made it read back complete
+    (``merge`` of report.json files then showed the column complete)."""
+    arrived = [_passed(PLANNED[0]), _error(PLANNED[1]), *map(_passed, UNPLANNED)]
+    _written(tmp_path, arrived)
+    data = json.loads((tmp_path / "report.json").read_text())
+    assert (data["planned_count"], data["unplanned_count"], data["complete"]) == (5, 3, False)
+    back = Report.from_dict(data)
+    assert back.coverage() == Coverage(5, 2, 3)
+    assert not back.complete and back.coverage().missing == 3
+    assert back.verdict() == "fail"  # the error; without it:
+    passed = Report.from_dict({**data, "results": [r for r in data["results"] if r["status"] == "pass"]})
+    assert passed.coverage() == Coverage(5, 1, 3) and passed.verdict() == "incomplete"
+
+
 # ---- one verdict ------------------------------------------------------------------------------
 
 def _statuses(*kinds: str) -> tuple[CaseResult, ...]:
@@ -215,7 +231,7 @@ def test_report_json_reads_back_the_meta_it_was_written_with() -> None:
     report = Report({**META, "planned": PLANNED_IDS}, _statuses("pass", "error"))
     back = Report.from_dict(report.to_dict())
     # the planned ids are not written: their count is, and strict is the one counted with
-    assert back.meta == {**META, "planned_count": 5, "strict": False}
+    assert back.meta == {**META, "planned_count": 5, "unplanned_count": 0, "strict": False}
     assert back.to_dict() == report.to_dict()
 
 
@@ -234,7 +250,7 @@ def test_a_field_added_to_report_json_s_header_is_not_read_back_as_meta(
     assert data["new_total"] == 7
     back = Report.from_dict(data)
     assert "new_total" not in back.meta
-    assert back.meta == {**META, "planned_count": 1, "strict": False}
+    assert back.meta == {**META, "planned_count": 1, "unplanned_count": 0, "strict": False}
 
 
 # ---- the sections a run's encoders draw --------------------------------------------------------
