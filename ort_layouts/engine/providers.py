@@ -307,20 +307,26 @@ def _dml_in_process() -> bool:
 
 def _dml_stack_problem() -> str:
     """Why the DirectML stack of ``ort-layouts setup dml`` cannot run here ("" when it can): a
-    variable that chooses it holds a bad value (naming the variable), or the parts it lacks, each
-    with the command that gets it."""
-    from ort_layouts.engine.dml.stack import (
-        ENV_DIRECTML_VERSION,
-        ENV_HOME,
-        ENV_VK_ICD,
-        DmlStack,
-        worker_timeout_s,
-    )
+    variable that chooses it or sets how it runs holds a bad value (naming the variable), or the
+    parts it lacks, each with the command that gets it."""
+    return _dml_timeout_problem() or _dml_parts_problem()
+
+
+def _dml_timeout_problem() -> str:
+    """The bad value of ``ORT_LAYOUTS_DML_TIMEOUT_S``, named ("" when it is unset or good)."""
+    from ort_layouts.engine.dml.stack import worker_timeout_s
 
     try:
         worker_timeout_s()
     except OrtLayoutsError as e:
         return str(e)
+    return ""
+
+
+def _dml_parts_problem() -> str:
+    """The parts the DirectML stack lacks, or the bad value of a variable that chooses them."""
+    from ort_layouts.engine.dml.stack import ENV_DIRECTML_VERSION, ENV_HOME, ENV_VK_ICD, DmlStack
+
     try:
         missing = DmlStack.default().missing()
     except OrtLayoutsError as e:
@@ -331,16 +337,19 @@ def _dml_stack_problem() -> str:
 
 
 def _dml_chosen_but_unusable() -> str:
-    """The problem of a DirectML stack that ``ORT_LAYOUTS_DML_VK_ICD``,
-    ``ORT_LAYOUTS_DML_DIRECTML_VERSION`` or ``ORT_LAYOUTS_DML_TIMEOUT_S`` chose and that cannot
-    run; "" when none is set, or it runs. (``ORT_LAYOUTS_DML_HOME`` alone says where a stack
-    would be, not that one must run.)"""
-    from ort_layouts.engine.dml.stack import ENV_DIRECTML_VERSION, ENV_TIMEOUT, ENV_VK_ICD
+    """The problem of a DirectML stack that ``ORT_LAYOUTS_DML_VK_ICD`` or
+    ``ORT_LAYOUTS_DML_DIRECTML_VERSION`` chose and that cannot run, or of a stack that is set up
+    and that a bad ``ORT_LAYOUTS_DML_TIMEOUT_S`` keeps from running (where it would be the
+    default); "" when none of that is so. (``ORT_LAYOUTS_DML_HOME`` alone says where a stack
+    would be, and a good timeout how it runs, not that one must run.)"""
+    from ort_layouts.engine.dml.stack import ENV_DIRECTML_VERSION, ENV_VK_ICD
 
-    if not (os.environ.get(ENV_VK_ICD) or os.environ.get(ENV_DIRECTML_VERSION)
-            or os.environ.get(ENV_TIMEOUT)) or _dml_in_process():
+    if _dml_in_process():
         return ""
-    return _dml_stack_problem()
+    if os.environ.get(ENV_VK_ICD) or os.environ.get(ENV_DIRECTML_VERSION):
+        return _dml_stack_problem()
+    timeout = _dml_timeout_problem()
+    return timeout if timeout and not _dml_parts_problem() else ""
 
 
 def dml_worker() -> Any:
@@ -413,16 +422,17 @@ def default_provider() -> str:
     """DirectML if present, else another GPU EP (WebGPU with a device, CUDA), else the CPU EP.
 
     Raises:
-        ProviderError: ``ORT_LAYOUTS_DML_VK_ICD``, ``ORT_LAYOUTS_DML_DIRECTML_VERSION`` or
-            ``ORT_LAYOUTS_DML_TIMEOUT_S`` chose a DirectML stack that cannot run (a bad value, a
-            missing part): the run would otherwise go to another EP unnoticed.
+        ProviderError: ``ORT_LAYOUTS_DML_VK_ICD`` or ``ORT_LAYOUTS_DML_DIRECTML_VERSION``
+            chose a DirectML stack that cannot run (a bad value, a missing part), or a bad
+            ``ORT_LAYOUTS_DML_TIMEOUT_S`` keeps the stack that is set up from running: the run
+            would otherwise go to another EP unnoticed.
     """
     from ort_layouts.engine.dml.stack import ENV_DIRECTML_VERSION, ENV_TIMEOUT, ENV_VK_ICD
 
     problem = _dml_chosen_but_unusable()
     if problem:
         chosen = "/".join(name for name in (ENV_VK_ICD, ENV_DIRECTML_VERSION, ENV_TIMEOUT)
-                          if os.environ.get(name))
+                          if os.environ.get(name, "").strip())
         raise ProviderError(f"the DirectML stack chosen by the environment cannot run: {problem}; fix or "
                             f"unset {chosen}, or name a provider with --provider")
     available = set(_available_names())

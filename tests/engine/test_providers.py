@@ -232,11 +232,25 @@ def test_a_dml_stack_the_environment_chose_that_cannot_run_is_not_passed_over_fo
 @pytest.mark.skipif(sys.platform == "win32", reason="DirectML through the worker is for Linux")
 def test_a_bad_dml_hang_timeout_stops_the_choice_of_a_provider_and_is_named(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """A DirectML run must not silently go elsewhere, or start a worker that would use a timeout
-    nobody asked for."""
+    """Where the DirectML stack is set up (stood in for), a run must not silently go elsewhere,
+    or start a worker with a timeout nobody asked for."""
+    monkeypatch.setattr(P, "_dml_parts_problem", lambda: "")
     monkeypatch.setenv("ORT_LAYOUTS_DML_TIMEOUT_S", "5 minutes")
     named = r"ORT_LAYOUTS_DML_TIMEOUT_S='5 minutes' is not valid; valid: a number of seconds > 0"
     with pytest.raises(ProviderError, match=named + r".*fix or unset ORT_LAYOUTS_DML_TIMEOUT_S,"):
         P.default_provider()
     with pytest.raises(ProviderError, match=named):
         P.resolve_provider("dml")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="DirectML through the worker is for Linux")
+@pytest.mark.parametrize("value", ["30", "  ", "5 minutes"])
+def test_a_dml_hang_timeout_does_not_choose_directml_where_it_is_not_set_up(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, value: str) -> None:
+    """The timeout says how DirectML runs, not that it must: with no stack set up (an empty
+    home), the default is the best other EP, as without the variable."""
+    monkeypatch.setenv("ORT_LAYOUTS_DML_HOME", str(tmp_path))
+    monkeypatch.delenv("ORT_LAYOUTS_DML_TIMEOUT_S", raising=False)
+    without = P.default_provider()
+    monkeypatch.setenv("ORT_LAYOUTS_DML_TIMEOUT_S", value)
+    assert P.default_provider() == without != P.DML

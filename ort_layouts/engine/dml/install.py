@@ -79,6 +79,7 @@ from ort_layouts.engine.dml.stack import (
     directml_file_version,
     dml_home,
     worker_source_digest,
+    worker_timeout_s,
 )
 
 if TYPE_CHECKING:
@@ -188,10 +189,13 @@ def _extract(wheel: zipfile.ZipFile, member: str, target: Path, pinned: str) -> 
     if member not in wheel.namelist():
         raise DmlSetupError(f"{Path(str(wheel.filename)).name} has no {member}")
     part = target.with_name(target.name + ".part")
-    with wheel.open(member) as src, open(part, "wb") as dst:
-        shutil.copyfileobj(src, dst)
-    _verify(part, pinned, f"{member} of {Path(str(wheel.filename)).name}")
-    part.replace(target)
+    try:
+        with wheel.open(member) as src, open(part, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        _verify(part, pinned, f"{member} of {Path(str(wheel.filename)).name}")
+        part.replace(target)
+    finally:
+        part.unlink(missing_ok=True)  # what a failure or an interruption left
 
 
 # ---- 1. system packages -----------------------------------------------------------------------
@@ -518,6 +522,11 @@ def setup_dml(*, home: str | os.PathLike[str] | None = None, mesa: str | Sequenc
     for v in directml_versions:
         try:
             check_directml_version(v)
+        except ProviderError as e:
+            raise DmlSetupError(str(e)) from None
+    if check:
+        try:  # the check's worker takes it: a bad value is said before any download
+            worker_timeout_s()
         except ProviderError as e:
             raise DmlSetupError(str(e)) from None
     # the stack set up and checked is the private one: never the run-time choices of

@@ -104,7 +104,46 @@ def test_a_wheel_that_is_not_the_pinned_one_is_refused(monkeypatch: pytest.Monke
     with pytest.raises(install.DmlSetupError, match=refused):
         install.setup_directml(stack, "1.12.0")
     assert not (tmp_path / "directml" / "1.12.0" / "DirectML.dll").exists()
-    assert not list(tmp_path.rglob("*.part")) and not list(tmp_path.rglob("*.whl"))
+    assert not list(tmp_path.rglob("*.part"))
+
+
+def test_a_refused_file_is_removed(tmp_path: Path) -> None:
+    download = tmp_path / "onnxruntime_directml-1.15.1-cp310-cp310-win_amd64.whl"
+    download.write_bytes(b"not the wheel")
+    with pytest.raises(install.DmlSetupError, match=rf"has sha256 {_hex(b'not the wheel')}, not the pinned"):
+        install._verify(download, stack_module.WHEEL_SHA256["1.15.1"], download.name)
+    assert not download.exists()
+    kept = tmp_path / "kept.bin"
+    kept.write_bytes(b"as pinned")
+    install._verify(kept, _hex(b"as pinned"), kept.name)
+    assert kept.read_bytes() == b"as pinned"
+
+
+def test_an_interrupted_extraction_leaves_no_part_file(monkeypatch: pytest.MonkeyPatch,
+                                                       tmp_path: Path) -> None:
+    wheel_path = tmp_path / "w.whl"
+    with zipfile.ZipFile(wheel_path, "w") as z:
+        z.writestr("onnxruntime/capi/DirectML.dll", b"MZ" * 1000)
+
+    def interrupted(src: Any, dst: Any) -> None:
+        dst.write(src.read(10))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(install.shutil, "copyfileobj", interrupted)
+    target = tmp_path / "bin" / "DirectML.dll"
+    target.parent.mkdir()
+    with zipfile.ZipFile(wheel_path) as z, pytest.raises(KeyboardInterrupt):
+        install._extract(z, "onnxruntime/capi/DirectML.dll", target, _hex(b"MZ" * 1000))
+    assert list(target.parent.iterdir()) == []
+
+
+def test_a_bad_hang_timeout_fails_setup_before_any_step(monkeypatch: pytest.MonkeyPatch,
+                                                        tmp_path: Path) -> None:
+    seen = _steps_recorded(monkeypatch)
+    monkeypatch.setenv("ORT_LAYOUTS_DML_TIMEOUT_S", "0")
+    with pytest.raises(install.DmlSetupError, match=r"ORT_LAYOUTS_DML_TIMEOUT_S='0' is not valid"):
+        install.setup_dml(home=tmp_path, apt=False, log=lambda line: None)
+    assert seen == []
 
 
 def test_a_dll_that_is_not_the_pinned_one_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
