@@ -86,6 +86,14 @@ def _wheel_bytes(members: dict[str, bytes], tmp_path: Path) -> bytes:
     return path.read_bytes()
 
 
+def _refused_1_12_0(home: Path, refused: str) -> None:
+    """Setting up DirectML 1.12.0 in ``home`` fails with ``refused`` and leaves nothing."""
+    with pytest.raises(install.DmlSetupError, match=refused):
+        install.setup_directml(DmlStack(home, "25", None, ""), "1.12.0")
+    assert not (home / "directml" / "1.12.0" / "DirectML.dll").exists()
+    assert not list(home.rglob("*.part"))
+
+
 def test_every_download_and_part_has_a_pin() -> None:
     assert set(stack_module.WHEEL_SHA256) == set(stack_module.DIRECTML_WHEELS.values())
     assert set(stack_module.DIRECTML_DLL_SHA256) == set(stack_module.DIRECTML_WHEELS)
@@ -99,12 +107,8 @@ def test_every_download_and_part_has_a_pin() -> None:
 def test_a_wheel_that_is_not_the_pinned_one_is_refused(monkeypatch: pytest.MonkeyPatch,
                                                         tmp_path: Path) -> None:
     _fake_pip(monkeypatch, {"onnxruntime/capi/DirectML.dll": b"not the real DLL"})
-    stack = DmlStack(tmp_path, "25", None, "")
-    refused = r"onnxruntime_directml-1\.15\.1-.*\.whl has sha256 [0-9a-f]{64}, not the pinned f9bbea90"
-    with pytest.raises(install.DmlSetupError, match=refused):
-        install.setup_directml(stack, "1.12.0")
-    assert not (tmp_path / "directml" / "1.12.0" / "DirectML.dll").exists()
-    assert not list(tmp_path.rglob("*.part"))
+    _refused_1_12_0(tmp_path, r"onnxruntime_directml-1\.15\.1-.*\.whl has sha256 [0-9a-f]{64}, "
+                              r"not the pinned f9bbea90")
 
 
 def test_a_refused_file_is_removed(tmp_path: Path) -> None:
@@ -150,12 +154,7 @@ def test_a_dll_that_is_not_the_pinned_one_is_refused(monkeypatch: pytest.MonkeyP
     members = {"onnxruntime/capi/DirectML.dll": b"MZ a DLL of another build"}
     _fake_pip(monkeypatch, members)
     monkeypatch.setitem(install.WHEEL_SHA256, "1.15.1", _hex(_wheel_bytes(members, tmp_path)))
-    stack = DmlStack(tmp_path, "25", None, "")
-    refused = r"onnxruntime/capi/DirectML.dll of .* not the pinned cf07c897"
-    with pytest.raises(install.DmlSetupError, match=refused):
-        install.setup_directml(stack, "1.12.0")
-    assert not (tmp_path / "directml" / "1.12.0" / "DirectML.dll").exists()
-    assert not list(tmp_path.rglob("*.part"))
+    _refused_1_12_0(tmp_path, r"onnxruntime/capi/DirectML.dll of .* not the pinned cf07c897")
 
 
 def test_the_pinned_dll_is_taken_and_a_damaged_one_is_taken_again(monkeypatch: pytest.MonkeyPatch,
