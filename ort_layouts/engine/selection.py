@@ -22,6 +22,7 @@ from typing import Protocol, TypeVar
 
 from ort_layouts._errors import DataTypeError, ModelError, OrtLayoutsError, ShapeError
 from ort_layouts.descriptors.dtypes import DataType
+from ort_layouts.descriptors.sequences import is_integer
 from ort_layouts.engine.suite import SUITE_DTYPES, standard_suite
 from ort_layouts.operators.case import VALUE_KINDS, Case
 from ort_layouts.operators.padding import check_value
@@ -205,7 +206,7 @@ def check_dims(dims: Mapping[str, int] | None) -> dict[str, int]:
     for name, value in dims.items():
         if not isinstance(name, str) or not name.strip():
             raise ShapeError(f"dimension name {name!r} is not a non-empty string (e.g. {{'batch': 1}})")
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 1:
+        if not is_integer(value) or int(value) < 1:
             raise ShapeError(f"dimension {name}={value!r} is not an integer >= 1 (e.g. {{{name!r}: 1}})")
         checked[name.strip()] = int(value)
     return checked

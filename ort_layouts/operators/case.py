@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import numbers
 from collections.abc import Mapping
 from typing import Any
 
@@ -50,7 +49,7 @@ def _int(value: Any, name: str, low: int | None = None) -> int | None:
     """
     if value is None:
         return None
-    if type(value) is not int and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
+    if not is_integer(value):
         raise ShapeError(f"{name} {value!r} is not an integer")
     if low is not None and value < low:
         raise ShapeError(f"{name} {value!r} is not valid; valid: an integer >= {low}")
