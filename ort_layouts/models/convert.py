@@ -99,12 +99,19 @@ def _passthrough(name: str) -> str:
 
 
 def _all_names(graph: onnx.GraphProto) -> set[str]:
-    names = {v.name for v in (*graph.input, *graph.output, *graph.value_info)}
-    names |= {t.name for t in graph.initializer}
-    for node in graph.node:
-        names.update(node.input)
-        names.update(node.output)
-        names.add(node.name)
+    """Every name of ``graph`` and of the graphs its nodes hold (If's branches, Loop's and Scan's
+    bodies, at any depth): ONNX keeps one value namespace across a graph and the graphs inside
+    it, so a new name must be new to all of them."""
+    names: set[str] = set()
+    for step in walk(graph):
+        if step.node is None:
+            g = step.graph
+            names.update(v.name for v in (*g.input, *g.output, *g.value_info))
+            names.update(t.name for t in g.initializer)
+            continue
+        names.update(step.node.input)
+        names.update(step.node.output)
+        names.add(step.node.name)
     return names
 
 

@@ -435,3 +435,36 @@ def test_a_tensor_whose_rank_nothing_gives_is_named() -> None:
     with pytest.raises(ShapeError, match=r"the shape of 'Y' is not declared in the model and ONNX shape "
                                          r"inference cannot compute it"):
         convert_layout(model, names=["Y"])
+
+
+def _branch_model() -> onnx.ModelProto:
+    """X [1, 2, 3, 3] -> If(cond): then Identity(X) into a value named X__nchw, the name the
+    conversion of X to NHWC would first choose for the value inside; else Neg(X)."""
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 2, 3, 3])
+    cond = helper.make_tensor_value_info("cond", TensorProto.BOOL, [])
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 2, 3, 3])
+    then_graph = helper.make_graph(
+        [helper.make_node("Identity", ["X"], ["X__nchw"])], "then", [],
+        [helper.make_tensor_value_info("X__nchw", TensorProto.FLOAT, [1, 2, 3, 3])])
+    else_graph = helper.make_graph(
+        [helper.make_node("Neg", ["X"], ["e"])], "else", [],
+        [helper.make_tensor_value_info("e", TensorProto.FLOAT, [1, 2, 3, 3])])
+    graph = helper.make_graph([helper.make_node("If", ["cond"], ["Y"], then_branch=then_graph,
+                                                else_branch=else_graph)], "g", [x, cond], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def test_new_names_are_new_to_the_graphs_inside_the_graph_too() -> None:
+    converted = convert_layout(_branch_model(), to="NHWC", names=["X"])
+    onnx.checker.check_model(converted, full_check=True)  # one definition of each value name
+    head = converted.graph.node[0]
+    assert head.op_type == "Transpose" and list(head.input) == ["X"]
+    assert head.output[0] not in ("X", "X__nchw")
+    x_nhwc = np.arange(18, dtype=np.float32).reshape(1, 3, 3, 2)
+    x_nchw = np.ascontiguousarray(x_nhwc.transpose(0, 3, 1, 2))  # by hand: the graph's own layout
+    for cond, expected in ((True, x_nchw), (False, -x_nchw)):
+        (y,) = _run_cpu(converted, {"X": x_nhwc, "cond": np.array(cond)})
+        assert y.tobytes() == expected.tobytes()
