@@ -263,25 +263,28 @@ def convert_layout(
     return converted
 
 
-def _tensors(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
-    """The initializers and attribute tensors of a graph and of its subgraphs, in :func:`walk`'s
-    order (a graph's initializers as it is entered, a node's attribute tensors before the graphs
-    it holds)."""
-    for step in walk(graph):
-        if step.node is None:
-            yield from step.graph.initializer
-            continue
-        for a in step.node.attribute:
-            if a.HasField("t"):
-                yield a.t
-            yield from a.tensors
+def _tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
+    """The initializers and attribute tensors of a model's graph and of its subgraphs, then the
+    attribute tensors of its model-local functions (a Constant's value), in :func:`walk`'s order
+    (a graph's initializers as it is entered, a node's attribute tensors before the graphs it
+    holds): every tensor ONNX's ``external_data_helper`` may find external."""
+    for body in (model.graph, *model.functions):
+        for step in walk(body):
+            if step.node is None:
+                if isinstance(step.graph, onnx.GraphProto):  # a function has no initializers
+                    yield from step.graph.initializer
+                continue
+            for a in step.node.attribute:
+                if a.HasField("t"):
+                    yield a.t
+                yield from a.tensors
 
 
 def external_data_files(model: onnx.ModelProto) -> list[str]:
     """The external data files ``model``'s tensors refer to (relative to the model's folder),
     in order of first reference; [] for a model that keeps its data inline."""
     files = [next((e.value for e in t.external_data if e.key == "location"), "")
-             for t in _tensors(model.graph) if uses_external_data(t)]
+             for t in _tensors(model) if uses_external_data(t)]
     return list(dict.fromkeys(files))
 
 

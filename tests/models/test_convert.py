@@ -468,3 +468,41 @@ def test_new_names_are_new_to_the_graphs_inside_the_graph_too() -> None:
     for cond, expected in ((True, x_nchw), (False, -x_nchw)):
         (y,) = _run_cpu(converted, {"X": x_nhwc, "cond": np.array(cond)})
         assert y.tobytes() == expected.tobytes()
+
+
+def test_external_data_of_a_model_local_function_is_found(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """Y = AddW(X), a model-local function whose Constant W [1, 3, 4, 5] is kept in
+    weights.bin: its file is named, and an output in another folder is refused as for an
+    initializer's."""
+    from ort_layouts.frontends.cli import main
+    from ort_layouts.models.convert import external_data_files
+
+    folder = tmp_path / "m"
+    folder.mkdir()
+    data = np.arange(60, dtype=np.float32).reshape(1, 3, 4, 5)
+    (folder / "weights.bin").write_bytes(data.tobytes())
+    w = onnx.TensorProto(name="W", data_type=TensorProto.FLOAT, dims=[1, 3, 4, 5],
+                         data_location=onnx.TensorProto.EXTERNAL)
+    for key, value in (("location", "weights.bin"), ("offset", "0"), ("length", str(data.nbytes))):
+        entry = w.external_data.add()
+        entry.key, entry.value = key, value
+    function = helper.make_function(
+        "local", "AddW", ["x"], ["y"],
+        [helper.make_node("Constant", [], ["w"], value=w), helper.make_node("Add", ["x", "w"], ["y"])],
+        [helper.make_opsetid("", 17)])
+    graph = helper.make_graph([helper.make_node("AddW", ["X"], ["Y"], domain="local")], "fn",
+                              [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 3, 4, 5])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 3, 4, 5])])
+    model = helper.make_model(graph, functions=[function], ir_version=8,
+                              opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("local", 1)])
+    onnx.save(model, folder / "model.onnx")
+    x = np.random.default_rng(3).standard_normal((1, 3, 4, 5)).astype(np.float32)
+    (y,) = _run_cpu(folder / "model.onnx", {"X": x})  # ONNX Runtime reads the function's data
+    assert y.tobytes() == (x + data).tobytes()
+    assert external_data_files(model) == ["weights.bin"]
+    (tmp_path / "other").mkdir()
+    assert main(["convert", str(folder / "model.onnx"), str(tmp_path / "other" / "out.onnx")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "external data ['weights.bin']" in err[0]
+    assert list((tmp_path / "other").iterdir()) == []
