@@ -904,7 +904,8 @@ def _run_release_matrix(args: argparse.Namespace, versions: Sequence[str]) -> in
             report_dir = report_root / RELEASE_DIR.format(version=version) if report_root else None
             run = argparse.Namespace(**{**vars(plain), "report": str(report_dir) if report_dir else None})
             try:
-                code, report, seconds = _validate(run, quiet=True, model=setup.model)
+                code, report, seconds = _validate(run, quiet=True, model=setup.model,
+                                                  selected=(cases, layout))
             except ProviderError as e:  # the stack broke under this release (the canary, a crash)
                 providers.close_dml_worker()
                 _out(f"DirectML {version}: not run: {' '.join(str(e).split())}")
@@ -965,17 +966,18 @@ def _terminate_as_interrupt() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def _validate(args: argparse.Namespace, *, quiet: bool = False,
-              model: ModelFile | None = None) -> tuple[int, Any, float]:
+def _validate(args: argparse.Namespace, *, quiet: bool = False, model: ModelFile | None = None,
+              selected: tuple[list[Any], list[Any] | None] | None = None) -> tuple[int, Any, float]:
     """One validation run: its exit status, its report (None when the selection is empty) and
     its wall time. ``quiet``: no summary and reports lines (the caller prints its own);
-    ``model``: --model as read before (by the run of several DirectML releases)."""
+    ``model`` and ``selected``: --model as read and :func:`_select_cases`' cases and layout ops,
+    made before (by the run of several DirectML releases, once for all of them)."""
     from ort_layouts.engine.session import ValidationSession, validation_meta
     from ort_layouts.reports.report import Report, summary_line
     from ort_layouts.reports.writer import ReportWriter
 
     setup = _check_validate(args, model)
-    cases, layout = _select_cases(args, setup)
+    cases, layout = _select_cases(args, setup) if selected is None else selected
     if not cases:
         return _nothing_to_validate(setup, layout), None, 0.0
     provider = setup.provider

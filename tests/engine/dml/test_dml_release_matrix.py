@@ -213,3 +213,30 @@ def test_a_release_onnx_runtime_cannot_drive_gets_one_line_and_the_others_run(
     assert not (out / f"dml-{bad}").exists() and (out / f"dml-{good}" / "results.jsonl").is_file()
     matrix = json.loads((out / "matrix.json").read_text())
     assert [c["directml_version"] for c in matrix["columns"]] == [good]
+
+
+def test_a_model_is_read_and_its_layout_ops_extracted_once_for_every_release(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """validate --model M --dml-version V1 --dml-version V2: the model's layout nodes are found
+    once, and each release runs the same cases (the model's one Transpose)."""
+    from ort_layouts.models import extract as extract_module
+
+    releases = _releases_or_skip()
+    calls: list[object] = []
+    real = extract_module.extract
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(args[0])
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(extract_module, "extract", counted)
+    model = Path(__file__).resolve().parents[3] / "models" / "transpose_float32.onnx"
+    out = tmp_path / "r"
+    code = main(["validate", "--provider", "dml", "--dml-version", releases[0], "--dml-version", releases[-1],
+                 "--model", str(model), "--report", str(out), "--progress", "none"])
+    capsys.readouterr()
+    assert code == 0
+    assert len(calls) == 1
+    ran = [{r.case.id: r.status.value for r in read_results(out / f"dml-{v}" / "results.jsonl")}
+           for v in (releases[0], releases[-1])]
+    assert ran[0] == ran[1] and ran[0] and set(ran[0].values()) == {"pass"}
