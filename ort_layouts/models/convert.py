@@ -23,7 +23,7 @@ from onnx.external_data_helper import uses_external_data
 from ort_layouts._errors import ModelError, ShapeError
 from ort_layouts.engine.selection import check_dims
 from ort_layouts.models.extract import ModelFile, load_model, model_path
-from ort_layouts.models.walk import walk
+from ort_layouts.models.walk import subgraphs, walk
 
 __all__ = [
     "ConversionCheck",
@@ -78,18 +78,28 @@ def _why_no_rank(value: onnx.ValueInfoProto) -> str:
            "compute it, so its channel axis is unknown; declare its shape in the model"
 
 
+def _declares(graph: onnx.GraphProto, name: str) -> bool:
+    """Whether ``graph`` defines a value ``name`` of its own before its nodes: an input or an
+    initializer, which in a subgraph shadows the outer value of that name (ONNX's checker and
+    ONNX Runtime let them; a node output may not)."""
+    return any(v.name == name for v in graph.input) or any(t.name == name for t in graph.initializer)
+
+
 def _rename(graph: onnx.GraphProto, old: str, new: str) -> None:
-    """Rename tensor ``old`` to ``new`` in every node (subgraphs included) and value_info entry."""
-    for step in walk(graph):
-        if step.node is None:
-            for value in step.graph.value_info:
-                if value.name == old:
-                    value.name = new
-            continue
-        for names in (step.node.input, step.node.output):
+    """Rename tensor ``old`` to ``new`` in every node and value_info entry of ``graph`` and of the
+    graphs its nodes hold, at any depth, but for a subgraph that declares its own ``old`` (a
+    Loop body's input, a branch's initializer): it and the graphs inside it read that one."""
+    for value in graph.value_info:
+        if value.name == old:
+            value.name = new
+    for node in graph.node:
+        for names in (node.input, node.output):
             for i, name in enumerate(names):
                 if name == old:
                     names[i] = new
+        for _, sub in subgraphs(node):
+            if not _declares(sub, old):
+                _rename(sub, old, new)
 
 
 def _passthrough(name: str) -> str:

@@ -1,7 +1,9 @@
 """The one walk over a graph and the graphs its nodes hold (If's branches, Loop's and Scan's
 bodies), at any depth, that every reader of a model in this package goes through: extract's
 layout nodes, the small external initializers it reads, the layout nodes of model-local
-functions, convert's renaming of a boundary tensor and its list of external data files.
+functions, convert's new names and its list of external data files. Convert's renaming of a
+boundary tensor goes down through :func:`subgraphs` instead, to stop at a subgraph that declares
+a value of that name of its own.
 """
 
 from __future__ import annotations

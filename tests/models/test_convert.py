@@ -506,3 +506,85 @@ def test_external_data_of_a_model_local_function_is_found(tmp_path: Path,
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "external data ['weights.bin']" in err[0]
     assert list((tmp_path / "other").iterdir()) == []
+
+
+def _shadowing_model(shadow: str) -> onnx.ModelProto:
+    """X [1, 2, 2, 2] -> Y, through a subgraph that declares a value X of its own, which its
+    nodes (and the graphs inside them) read instead of the outer X:
+
+    - ``"input"``: Y = Loop(2 times, Neg(X)), whose body takes its loop-carried value as an input
+      named X and doubles it in an If inside the body: Y = -4 X.
+    - ``"initializer"``: Y = If(cond): then Neg of the branch's own initializer X (all 5s),
+      else Neg(X): Y = -5 or -X.
+
+    X's NHWC shape is its NCHW shape: ONNX's shape inference types a subgraph's initializer by
+    the outer value it shadows, so the checker can judge the converted model only then.
+    """
+    shape = [1, 2, 2, 2]
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, shape)
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, shape)
+    if shadow == "input":
+        then_g = helper.make_graph([helper.make_node("Add", ["X", "X"], ["t"])], "then", [],
+                                   [helper.make_tensor_value_info("t", TensorProto.FLOAT, shape)])
+        else_g = helper.make_graph([helper.make_node("Identity", ["X"], ["e"])], "else", [],
+                                   [helper.make_tensor_value_info("e", TensorProto.FLOAT, shape)])
+        body = helper.make_graph(
+            [helper.make_node("Identity", ["c_in"], ["c_out"]),
+             helper.make_node("If", ["c_in"], ["x_out"], then_branch=then_g, else_branch=else_g)],
+            "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                     helper.make_tensor_value_info("c_in", TensorProto.BOOL, []), x],
+            [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
+             helper.make_tensor_value_info("x_out", TensorProto.FLOAT, shape)])
+        nodes = [helper.make_node("Neg", ["X"], ["xn"]),
+                 helper.make_node("Loop", ["n", "", "xn"], ["Y"], body=body)]
+        graph = helper.make_graph(nodes, "g", [x], [y], [numpy_helper.from_array(np.array(2, np.int64), "n")])
+    else:
+        own = numpy_helper.from_array(np.full(shape, 5, np.float32), "X")
+        then_g = helper.make_graph([helper.make_node("Neg", ["X"], ["t"])], "then", [],
+                                   [helper.make_tensor_value_info("t", TensorProto.FLOAT, shape)], [own])
+        else_g = helper.make_graph([helper.make_node("Neg", ["X"], ["e"])], "else", [],
+                                   [helper.make_tensor_value_info("e", TensorProto.FLOAT, shape)])
+        graph = helper.make_graph(
+            [helper.make_node("If", ["cond"], ["Y"], then_branch=then_g, else_branch=else_g)], "g",
+            [x, helper.make_tensor_value_info("cond", TensorProto.BOOL, [])], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    onnx.checker.check_model(model, full_check=True)  # a subgraph's input or initializer may shadow
+    return model
+
+
+@pytest.mark.parametrize("shadow", ["input", "initializer"])
+def test_a_subgraph_value_that_shadows_a_converted_input_keeps_its_name(shadow: str) -> None:
+    model = _shadowing_model(shadow)
+    converted = convert_layout(model, to="NHWC", names=["X"])
+    onnx.checker.check_model(converted, full_check=True)
+    x_nhwc = np.arange(8, dtype=np.float32).reshape(1, 2, 2, 2)
+    x_nchw = np.ascontiguousarray(x_nhwc.transpose(0, 3, 1, 2))  # by hand: the graph's own layout
+    if shadow == "input":
+        runs = [({"X": x_nhwc}, -4 * x_nchw)]
+    else:
+        runs = [({"X": x_nhwc, "cond": np.array(True)}, np.full((1, 2, 2, 2), -5, np.float32)),
+                ({"X": x_nhwc, "cond": np.array(False)}, -x_nchw)]
+    for feeds, expected in runs:
+        (y,) = _run_cpu(converted, feeds)
+        assert y.tobytes() == expected.tobytes()
+
+
+def test_a_subgraph_value_that_shadows_a_converted_output_keeps_its_name() -> None:
+    """Z = Neg(Y) is converted while a Loop body names its loop-carried input Z: Y = -4 X as in
+    the shadowing model, Z = 4 X."""
+    model = _shadowing_model("input")
+    z = helper.make_tensor_value_info("Z", TensorProto.FLOAT, [1, 2, 2, 2])
+    loop = model.graph.node[1]
+    loop.attribute[0].g.input[2].name = "Z"
+    for branch in loop.attribute[0].g.node[1].attribute:
+        for node in branch.g.node:
+            node.input[:] = ["Z" if name == "X" else name for name in node.input]
+    model.graph.node.append(helper.make_node("Neg", ["Y"], ["Z"]))
+    model.graph.output.append(z)
+    onnx.checker.check_model(model, full_check=True)
+    converted = convert_layout(model, to="NHWC", names=["Z"])
+    onnx.checker.check_model(converted, full_check=True)
+    x = np.arange(8, dtype=np.float32).reshape(1, 2, 2, 2)
+    y, z_nhwc = _run_cpu(converted, {"X": x})
+    assert y.tobytes() == (-4 * x).tobytes()
+    assert z_nhwc.tobytes() == np.ascontiguousarray((4 * x).transpose(0, 2, 3, 1)).tobytes()
