@@ -189,8 +189,10 @@ def _pin_inputs(model: onnx.ModelProto, dims: dict[str, int]) -> onnx.ModelProto
 
 
 def _dim_params(model: onnx.ModelProto) -> set[str]:
-    g = model.graph
-    return {d.dim_param for v in (*g.input, *g.output, *g.value_info)
+    """The dim_params of the tensors the main graph and its subgraphs declare (a Scan body's
+    input names dimensions of its own, which a flag of a node there suggests pinning)."""
+    return {d.dim_param for step in walk(model.graph) if step.node is None
+            for v in (*step.graph.input, *step.graph.output, *step.graph.value_info)
             for d in v.type.tensor_type.shape.dim if d.HasField("dim_param")}
 
 
@@ -435,7 +437,8 @@ def extract(model: _ModelLike, *, dims: Mapping[str, int] | None = None,
     Args:
         model: a path to an .onnx file, a :class:`ModelFile` read from one, or a ModelProto.
         dims: values for dynamic dimensions (dim_params): set on the graph inputs before shape
-            inference and used for any dim_param that remains after it; each an integer >= 1.
+            inference and used for any dim_param that remains after it, a subgraph's too; each
+            an integer >= 1.
         ops: restrict to these op types (default: all of :data:`LAYOUT_OPS`).
 
     Returns:

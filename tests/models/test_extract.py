@@ -625,6 +625,31 @@ def test_subgraph_cases_pass_on_cpu():
     assert [r.status for r in run_cases(cases, provider="cpu")] == [Status.PASS] * 3
 
 
+
+def _scan_model() -> onnx.ModelProto:
+    """Y = Scan(X) over X's first axis, the body a Transpose of its input s_in, which declares
+    the dimensions 'h' and 'w' of its own (the outer graph names X's 'n', 'h2', 'w2')."""
+    body = helper.make_graph([helper.make_node("Transpose", ["s_in"], ["s_out"], name="perm", perm=[1, 0])],
+                             "body", [_vi("s_in", TensorProto.FLOAT, ["h", "w"])],
+                             [_vi("s_out", TensorProto.FLOAT, ["w", "h"])])
+    model = _model([helper.make_node("Scan", ["X"], ["Y"], name="scan", body=body, num_scan_inputs=1)],
+                   [_vi("X", TensorProto.FLOAT, ["n", "h2", "w2"])],
+                   [_vi("Y", TensorProto.FLOAT, ["n", "w2", "h2"])], opset=17)
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def test_a_dimension_a_subgraph_names_can_be_pinned_as_its_flag_suggests():
+    (op,) = extract(_scan_model())
+    assert op.input_shape is None and any("--dim h=VALUE" in f for f in op.flags)
+    (op,) = extract(_scan_model(), dims={"h": 3, "w": 4})
+    assert (op.node_name, op.input_shape, op.output_shape, op.flags) == ("scan/body/perm", (3, 4), (4, 3), ())
+    s = np.arange(12, dtype=np.float32)  # the descriptor reads numpy's transpose of one slice
+    assert _read(op.descriptors["input"], s).tobytes() == np.ascontiguousarray(s.reshape(3, 4).T).tobytes()
+    with pytest.raises(ShapeError, match=r"dimensions \['k'\] are not dim_params of the model; its "
+                                         r"dim_params: \['h', 'h2', 'n', 'w', 'w2'\]"):
+        extract(_scan_model(), dims={"k": 1})
+
 def _function_model() -> onnx.ModelProto:
     """Y = Perm(X), Perm a model-local function holding one Transpose."""
     perm = onnx.helper.make_function("local", "Perm", ["a"], ["b"],
