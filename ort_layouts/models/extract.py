@@ -394,15 +394,20 @@ def _layout_nodes(body: Body, wanted: Sequence[str]) -> Iterator[onnx.NodeProto]
 
 
 def _load_parameters(model: onnx.ModelProto, folder: Path, wanted: Sequence[str]) -> None:
-    """Read, from ``folder``, the external data of the small initializers that layout nodes take
-    (pads, shapes, axes: constants ONNX Runtime reads when it builds the graph); a tensor that
-    cannot be read stays as it is (its node is flagged)."""
+    """Read, from ``folder``, the external data of the small initializers and Constant values
+    that layout nodes take (pads, shapes, axes: constants ONNX Runtime reads when it builds the
+    graph); a tensor that cannot be read stays as it is (its node is flagged)."""
     used = {name for node in _layout_nodes(model.graph, wanted) for name in node.input}
     for step in walk(model.graph):
-        if step.node is not None:
+        if step.node is None:
+            tensors = [t for t in step.graph.initializer if t.name in used]
+        elif step.node.op_type == "Constant" and step.node.domain in ("", "ai.onnx") and \
+                step.node.output and step.node.output[0] in used:
+            tensors = [a.t for a in step.node.attribute if a.name == "value"]
+        else:
             continue
-        for t in step.graph.initializer:
-            if t.name in used and uses_external_data(t) and math.prod(t.dims) <= _PARAMETER_ELEMENTS:
+        for t in tensors:
+            if uses_external_data(t) and math.prod(t.dims) <= _PARAMETER_ELEMENTS:
                 try:
                     load_external_data_for_tensor(t, str(folder))
                 except Exception:  # a missing file, a location outside the folder: flagged as unread

@@ -120,7 +120,9 @@ class Graph:
         for node in g.node:
             if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
                 value = _constant_value(node)
-                if value is not None:
+                if _is_external(value):
+                    external.add(node.output[0])
+                elif value is not None:
                     constants[node.output[0]] = value
         return cls(shapes, types, constants, external, dims)
 
@@ -143,10 +145,19 @@ class Graph:
         return found
 
 
-def _constant_value(node: onnx.NodeProto) -> np.ndarray | None:
+def _is_external(value: object) -> bool:
+    """Whether ``value`` is a tensor whose data is stored outside the model and not loaded."""
+    return (isinstance(value, onnx.TensorProto) and value.data_location == onnx.TensorProto.EXTERNAL
+            and not value.raw_data)
+
+
+def _constant_value(node: onnx.NodeProto) -> np.ndarray | onnx.TensorProto | None:
+    """A Constant node's value: its ``value`` tensor as it is (converted on first use, and never
+    where its data is external and not loaded), or the array of its other value attributes."""
     for a in node.attribute:
         if a.name == "value":
-            return numpy_helper.to_array(a.t)
+            tensor: onnx.TensorProto = a.t  # protobuf's fields are untyped here
+            return tensor
         if a.name == "value_int":
             return np.array(a.i, dtype=np.int64)
         if a.name == "value_ints":

@@ -741,3 +741,36 @@ def test_transpose_and_pad_at_opsets_without_a_dml_kernel_are_flagged(opset, sin
             assert no_kernel == []
         else:
             assert len(no_kernel) == 1 and f"resolves to {op.op_type}-{version}" in no_kernel[0]
+
+
+def _external_constants_model(folder: Path) -> Path:
+    """The model above with its pads and shape as Constant nodes, and a large Constant W that no
+    layout node takes, each value stored as external data (``convert_attribute``)."""
+    nodes = [helper.make_node("Constant", [], ["pads"], value=_ints("pads", [0, 0, 1, 2, 0, 0, 3, 4])),
+             helper.make_node("Constant", [], ["shape"], value=_ints("shape", [2, -1])),
+             helper.make_node("Constant", [], ["w"], value=numpy_helper.from_array(
+                 np.arange(140, dtype=np.float32).reshape(2, 70), "w")),
+             helper.make_node("Pad", ["x", "pads"], ["y"], name="pad"),
+             helper.make_node("Reshape", ["y", "shape"], ["r"], name="reshape"),
+             helper.make_node("Add", ["r", "w"], ["z"], name="add")]
+    model = _model(nodes, [_vi("x", TensorProto.FLOAT, (1, 2, 3, 4))], [_vi("z", TensorProto.FLOAT, None)],
+                   [])
+    folder.mkdir()
+    onnx.save(model, folder / "m.onnx", save_as_external_data=True, location="m.data", size_threshold=0,
+              convert_attribute=True)
+    return folder / "m.onnx"
+
+
+def test_external_constant_values_are_read_from_the_model_folder(tmp_path, monkeypatch):
+    path = _external_constants_model(tmp_path / "m")
+    stored = onnx.load(path, load_external_data=False)
+    assert all(n.attribute[0].t.data_location == TensorProto.EXTERNAL for n in stored.graph.node[:3])
+    monkeypatch.chdir(tmp_path)  # not the model's folder: data is read from the model's folder only
+    pad, reshape = extract(path)
+    assert pad.flags == () and reshape.flags == ()
+    assert pad.to_case().pads == (0, 0, 1, 2, 0, 0, 3, 4) and pad.output_shape == (1, 2, 7, 10)
+    assert reshape.output_shape == (2, 70)
+    # a ModelProto has no folder to read from: its node is flagged, and nothing raises
+    pad, reshape = extract(stored)
+    assert any("stored as external data that was not loaded" in f for f in pad.flags)
+    assert pad.to_case() is None
