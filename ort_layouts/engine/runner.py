@@ -327,7 +327,8 @@ class _Attempt:
                 return self
             try:
                 self.outputs = session.run(self.names, self.feeds)
-                self.placed = node_assignment(session)
+                if self.config.name != CPU:  # the CPU EP's nodes have no other EP to go to
+                    self.placed = node_assignment(session)
             except Exception as e:  # the EP failed while running
                 self.run_error = e
             finally:

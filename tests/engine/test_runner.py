@@ -323,3 +323,17 @@ def test_a_4_bit_case_is_unsupported_with_its_reason_and_the_rest_run(dtype: str
     assert first.status is Status.UNSUPPORTED and not first.failed
     assert f"{dtype.upper()} data is not run: numpy has no 4-bit type" in first.message
     assert second.status is Status.PASS
+
+
+def test_a_cpu_ep_batch_does_not_ask_where_its_nodes_ran(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CPU EP has no other EP to put a node on: its batches pass without asking ONNX
+    Runtime for the placement, and name the CPU EP as the node's."""
+
+    def asked(session: object) -> dict[str, str]:
+        raise AssertionError("node_assignment asked on the CPU EP")
+
+    monkeypatch.setattr(_runner, "node_assignment", asked)
+    cases = [Case("Transpose", "uint8", (2, 3), perm=(1, 0)), Case("Transpose", "uint8", (3, 4), perm=(1, 0))]
+    results = run_cases(cases, provider="cpu", jobs=1)
+    assert [r.status for r in results] == [Status.PASS, Status.PASS]
+    assert {r.node_provider for r in results} == {"CPUExecutionProvider"}
