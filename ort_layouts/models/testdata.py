@@ -259,7 +259,7 @@ def _earlier_export(out: Path, *, replace: bool) -> list[str]:
     try:
         listed = json.loads(manifest.read_text(encoding="utf-8"))
         names = [entry["directory"] for entry in listed]
-    except (OSError, ValueError, TypeError, KeyError) as e:
+    except (OSError, ValueError, TypeError, KeyError, RecursionError) as e:
         raise ReportError(f"export directory {str(out)!r} holds no earlier export to replace "
                           f"({manifest.name}: {e}); valid: a new or empty directory") from None
     bad = [n for n in names if not isinstance(n, str) or not n or Path(n).name != n or n in (".", "..")]

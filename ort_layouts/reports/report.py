@@ -553,7 +553,7 @@ def read_results(path: str | os.PathLike[str], *, repair: bool = False) -> list[
         if raw.strip():
             try:
                 results.append(CaseResult.from_dict(json.loads(raw)))
-            except (ValueError, KeyError, TypeError) as e:
+            except (ValueError, KeyError, TypeError, RecursionError) as e:  # RecursionError: nested too deep
                 if not last and data[newline + 1:].strip():
                     raise ReportError(
                         f"{p}: line {number} cannot be read ({e}); the file is damaged") from e
@@ -625,6 +625,9 @@ def read_json(path: Path) -> dict[str, Any]:
         raise ReportError(f"{path} is not UTF-8 ({e.reason} at byte {e.start}); the file is damaged") from e
     except json.JSONDecodeError as e:
         raise ReportError(f"{path} is not valid JSON: {e}") from e
+    except RecursionError as e:  # arrays or objects nested deeper than the decoder goes
+        raise ReportError(f"{path} is not a report file: its JSON is nested too deeply to read ({e}); "
+                          "the file is damaged") from e
     if not isinstance(data, dict):
         raise ReportError(f"{path} does not hold a JSON object")
     return data

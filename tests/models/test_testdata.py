@@ -195,6 +195,21 @@ def test_export_refuses_a_directory_that_is_not_empty_and_replaces_an_export(tmp
     assert [p.name for p in other.iterdir()] == ["a"]
 
 
+def test_export_force_over_a_manifest_nested_too_deeply_is_one_line(tmp_path, capsys):
+    """A cases.json of arrays nested deeper than Python's JSON reader goes raised RecursionError
+    (a traceback) instead of saying that the directory holds no earlier export."""
+    from ort_layouts.frontends.cli import main
+
+    (tmp_path / "cases.json").write_text("[" * 100_000)
+    assert main(["export", "--out", str(tmp_path), "--ops", "Identity", "--dtypes", "int8", "--ranks", "1",
+                 "--force"]) == 2
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "holds no earlier export to replace (cases.json: maximum recursion" in lines[0]
+    assert "Traceback" not in err and out == ""
+    assert [p.name for p in tmp_path.iterdir()] == ["cases.json"]
+
+
 def test_export_command_force(tmp_path, capsys):
     from ort_layouts.frontends.cli import main
 

@@ -509,7 +509,9 @@ def test_a_merged_command_loses_an_abbreviated_shard_too(tmp_path: Path) -> None
     ("report.json", '{"results": {"a": 1}}', "'results' is a dict, not a list"),
     ("report.json", '{"results": [], "environment": "vm"}', "'environment' is str 'vm', not a JSON object"),
     ("results.jsonl", "1\n2\n", "line 1 cannot be read (a result is a JSON object, not int"),
-], ids=["result-int", "results-dict", "environment-str", "jsonl-int"])
+    ("results.jsonl", "[" * 100_000 + "\n1\n", "line 1 cannot be read (maximum recursion depth exceeded"),
+    ("report.json", "[" * 100_000, "report.json is not a report file: its JSON is nested too deeply"),
+], ids=["result-int", "results-dict", "environment-str", "jsonl-int", "jsonl-deep", "json-deep"])
 def test_damaged_report_files_are_one_line_errors(tmp_path: Path, name: str, text: str, fragment: str,
                                                   capsys: Cap) -> None:
     (tmp_path / name).write_text(text)
@@ -517,8 +519,10 @@ def test_damaged_report_files_are_one_line_errors(tmp_path: Path, name: str, tex
         load_report(tmp_path / name)
     assert fragment in str(raised.value)
     assert main(["merge", str(tmp_path / name)]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and fragment in err[0]
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and fragment in lines[0] and "Traceback" not in err and out == ""
+    assert [p.name for p in tmp_path.iterdir()] == [name]  # nothing written
 
 
 @pytest.mark.parametrize(("key", "value"), [("environment", "vm"), ("selection", "x")])
