@@ -324,6 +324,9 @@ class Report:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, source: str = "<dict>") -> Report:
+        if isinstance(data, Mapping) and data.get("schema", SCHEMA) != SCHEMA:
+            raise ReportError(f"{source} has schema {data['schema']!r:.60}, which this version of "
+                              f"ort_layouts does not read; valid: {SCHEMA!r}")
         if not isinstance(data, Mapping) or "results" not in data:
             raise ReportError(f"{source} is not an ort_layouts report: it has no 'results'")
         if not isinstance(data["results"], list):

@@ -511,7 +511,13 @@ def test_a_merged_command_loses_an_abbreviated_shard_too(tmp_path: Path) -> None
     ("results.jsonl", "1\n2\n", "line 1 cannot be read (a result is a JSON object, not int"),
     ("results.jsonl", "[" * 100_000 + "\n1\n", "line 1 cannot be read (maximum recursion depth exceeded"),
     ("report.json", "[" * 100_000, "report.json is not a report file: its JSON is nested too deeply"),
-], ids=["result-int", "results-dict", "environment-str", "jsonl-int", "jsonl-deep", "json-deep"])
+    ("report.json", '{"schema": "ort_layouts.report/2", "results": []}',
+     "report.json has schema 'ort_layouts.report/2', which this version of ort_layouts does not read; "
+     "valid: 'ort_layouts.report/1'"),
+    ("matrix.json", '{"schema": "ort_layouts.matrix/1", "columns": []}', "matrix.json has schema "
+     "'ort_layouts.matrix/1'"),
+], ids=["result-int", "results-dict", "environment-str", "jsonl-int", "jsonl-deep", "json-deep",
+        "other-schema", "matrix-schema"])
 def test_damaged_report_files_are_one_line_errors(tmp_path: Path, name: str, text: str, fragment: str,
                                                   capsys: Cap) -> None:
     (tmp_path / name).write_text(text)
