@@ -196,14 +196,15 @@ def _dim_params(model: onnx.ModelProto) -> set[str]:
             for d in v.type.tensor_type.shape.dim if d.HasField("dim_param")}
 
 
-def _infer(model: onnx.ModelProto) -> onnx.ModelProto:
+def _infer(model: onnx.ModelProto, source: str) -> onnx.ModelProto:
+    """``model`` with its shapes inferred; ``source`` (the path as given) names it in the error."""
     try:
         return shape_inference.infer_shapes(model, data_prop=True)
     except Exception:  # data propagation is stricter on some old models: fall back to plain
         try:
             return shape_inference.infer_shapes(model)
         except Exception as e:
-            raise ModelError(f"shape inference failed on model {model.graph.name!r}: {e}") from e
+            raise ModelError(f"shape inference failed on model {source!r}: {e}") from e
 
 
 # ---- the result ----------------------------------------------------------------------------
@@ -457,7 +458,7 @@ def extract(model: _ModelLike, *, dims: Mapping[str, int] | None = None,
     path = model_path(model)
     if path is not None:
         _load_parameters(pinned, path.parent, wanted)
-    inferred = _infer(pinned)
+    inferred = _infer(pinned, source)
     known = _dim_params(proto) | _dim_params(inferred)  # inference may name dimensions of its own
     unknown_dims = sorted(set(pins) - known)
     if unknown_dims:

@@ -41,6 +41,17 @@ def _add_model(path: Path) -> None:
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=9), str(path))
 
 
+def _foreign_op_model(path: Path) -> None:
+    """X -> Transpose -> a node of a domain the model imports no opset of: shape inference fails;
+    the graph's name ("g") is not the file's."""
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [3, 2])
+    nodes = [helper.make_node("Transpose", ["X"], ["T"], perm=[1, 0]),
+             helper.make_node("Foo", ["T"], ["Y"], domain="com.example")]
+    graph = helper.make_graph(nodes, "g", [x], [y])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=9), str(path))
+
+
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("bad-inputs")
@@ -51,6 +62,7 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (d / "afile").write_text("a file, not a directory\n")
     _transpose_model(d / "good.onnx")
     _add_model(d / "add.onnx")
+    _foreign_op_model(d / "foreign.onnx")
     from ort_layouts.engine.result import CaseResult, Status
     from ort_layouts.operators.case import Case
     from ort_layouts.reports.writer import ReportWriter
@@ -150,6 +162,8 @@ BAD: dict[str, tuple[list[str], str]] = {
     "validate-model-directory": ([*M, "dir.onnx"], "is a directory"),
     "validate-model-missing": ([*M, "missing.onnx"], "'missing.onnx'"),
     "validate-model-json": ([*M, "data.json"], "'data.json'"),
+    "validate-model-shape-inference": ([*M, "foreign.onnx", "--report", "r"],
+                                       "shape inference failed on model 'foreign.onnx'"),
     "validate-model-dim-zero": ([*M, "good.onnx", "--dim", "batch=0"],
                                 "'batch=0'"),
     "validate-model-dim-no-value": ([*M, "good.onnx", "--dim", "batch"],
@@ -209,6 +223,10 @@ BAD: dict[str, tuple[list[str], str]] = {
     "extract-directory": (["extract", "dir.onnx"], "is a directory"),
     "extract-json": (["extract", "data.json"], "'data.json'"),
     "extract-missing": (["extract", "missing.onnx"], "'missing.onnx'"),
+    "extract-shape-inference": (["extract", "foreign.onnx"],
+                                "shape inference failed on model 'foreign.onnx'"),
+    "export-model-shape-inference": (["export", "--out", "e", "--model", "foreign.onnx"],
+                                     "shape inference failed on model 'foreign.onnx'"),
     "extract-dim-zero": (["extract", "good.onnx", "--dim", "batch=0"], "'batch=0'"),
     "extract-dim-negative": (["extract", "good.onnx", "--dim=batch=-3"], "'batch=-3'"),
     "extract-ops-unknown": (["extract", "good.onnx", "--ops", "Conv"], "'Conv'"),
