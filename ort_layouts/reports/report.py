@@ -598,6 +598,9 @@ def load_report(path: str | os.PathLike[str]) -> Report:
             meta = read_meta(meta_path) if meta_path.is_file() else {}
             return Report(meta, ordered_results(read_results(p), meta.get("planned")))
         return Report.from_dict(read_json(p), source=str(p))
+    if p.exists():  # a device, a FIFO, a socket
+        raise ReportError(f"report {str(p)!r} is not a regular file or a directory; valid: a report "
+                          f"directory, a {JSON_FILE} or a {RESULTS_FILE}")
     raise ReportError(f"report {str(p)!r} does not exist")
 
 

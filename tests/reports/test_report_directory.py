@@ -531,6 +531,15 @@ def test_damaged_report_files_are_one_line_errors(tmp_path: Path, name: str, tex
     assert [p.name for p in tmp_path.iterdir()] == [name]  # nothing written
 
 
+def test_a_report_that_is_not_a_file_or_a_directory_is_named_so(capsys: Cap) -> None:
+    """merge /dev/null said the report does not exist."""
+    assert main(["merge", os.devnull]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.splitlines() == [
+        f"ort-layouts: error: report {os.devnull!r} is not a regular file or a directory; valid: a report "
+        "directory, a report.json or a results.jsonl"]
+
+
 @pytest.mark.parametrize(("key", "value"), [("environment", "vm"), ("selection", "x")])
 def test_a_shard_whose_meta_is_damaged_is_a_one_line_error_of_merge_shards(
         tmp_path: Path, key: str, value: str, capsys: Cap) -> None:
