@@ -464,6 +464,12 @@ class ReportWriter:
         self._last_fsync = time.monotonic()
         if self.directory.exists() and not self.directory.is_dir():
             raise ReportError(f"report directory {str(self.directory)!r} is a file")
+        for name in (RESULTS_FILE, META_FILE, JSON_FILE, JUNIT_FILE, HTML_FILE):  # before any work
+            path = self.directory / name
+            if path.exists() and not path.is_file():
+                raise ReportError(
+                    f"report directory {str(self.directory)!r} holds {name}, which is not a regular file "
+                    f"(a directory?); the report writes {name} there: move it away, or use another directory")
         new_meta = dict(meta)
         new_meta["selection"] = {**dict(meta.get("selection") or {}), "cases_sha256": cases_sha256(planned)}
         new_meta["planned"] = list(planned)

@@ -686,3 +686,21 @@ def test_validate_refuses_jobs_on_directml_before_any_work(tmp_path: Path, capsy
     assert err.strip() == ("ort-layouts: error: argument --jobs: jobs 2 is not valid on "
                            "DmlExecutionProvider, which one process drives; valid: 1")
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("name", ["report.json", "results.jsonl", "junit.xml"])
+@pytest.mark.parametrize("resume", [False, True])
+def test_a_report_file_that_is_a_directory_is_refused_before_any_case(
+        tmp_path: Path, capsys: Cap, name: str, resume: bool) -> None:
+    """A report directory holding a directory where the report writes one of its files: one
+    line naming it, before any case runs; the directory is left as it was."""
+    if not _engine_available():
+        pytest.skip("the validation engine is not installed")
+    report = tmp_path / "r"
+    (report / name).mkdir(parents=True)
+    before = sorted(p.relative_to(report) for p in report.rglob("*"))
+    resuming = ["--resume"] if resume else []
+    code, out, err = run(["validate", *SMALL, "--report", str(report), *resuming], capsys)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert name in err and "not a regular file" in err
+    assert sorted(p.relative_to(report) for p in report.rglob("*")) == before
