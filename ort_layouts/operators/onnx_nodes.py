@@ -33,6 +33,7 @@ __all__ = [
     "check_size",
     "const_ints",
     "int64_initializer",
+    "is_constant_node",
     "name_of",
     "static",
     "value_hex",
@@ -113,12 +114,12 @@ class Graph:
         for t in g.initializer:
             shapes[t.name] = tuple(int(d) for d in t.dims)
             types[t.name] = t.data_type
-            if t.data_location == onnx.TensorProto.EXTERNAL and not t.raw_data:
+            if _is_external(t):
                 external.add(t.name)
             else:
                 constants[t.name] = t
         for node in g.node:
-            if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
+            if is_constant_node(node):
                 value = _constant_value(node)
                 if _is_external(value):
                     external.add(node.output[0])
@@ -143,6 +144,11 @@ class Graph:
         if isinstance(found, onnx.TensorProto):
             found = self.constants[name] = numpy_helper.to_array(found)
         return found
+
+
+def is_constant_node(node: onnx.NodeProto) -> bool:
+    """Whether ``node`` is an ONNX Constant, whose value its first output names."""
+    return node.op_type == "Constant" and node.domain in ("", "ai.onnx") and bool(node.output)
 
 
 def _is_external(value: object) -> bool:
