@@ -143,7 +143,7 @@ def load_node_test(path: str | os.PathLike[str], *, seed: int = 0) -> NodeTest:
     node = graph.node[0]
     operator = operator_for_type(node.op_type)
     data_dir = root / "test_data_set_0"
-    view = Graph.read(model, {})
+    view = Graph.read(model.graph, {})
     for j, info in enumerate(graph.input):
         pb = data_dir / f"input_{j}.pb"
         if pb.exists():  # every input is known when the graph is built: the EP reads it on the CPU

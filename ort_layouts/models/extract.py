@@ -417,7 +417,7 @@ def _load_parameters(model: onnx.ModelProto, folder: Path, wanted: Sequence[str]
 def _scope(outer: Graph, sub: onnx.GraphProto, dims: dict[str, int]) -> Graph:
     """A subgraph as its nodes see it: its own tensors, and the outer graph's that it does not
     define again."""
-    inner = Graph.read(onnx.ModelProto(graph=sub), dims)
+    inner = Graph.read(sub, dims)  # the subgraph itself, not a copy
     defined = {v.name for v in sub.input} | {o for n in sub.node for o in n.output} | {
         t.name for t in sub.initializer}
     def outside(values: dict[str, Any]) -> dict[str, Any]:
@@ -469,7 +469,7 @@ def extract(model: _ModelLike, *, dims: Mapping[str, int] | None = None,
     for step in walk(inferred.graph):
         node = step.node
         if node is None:
-            scopes[step.path] = Graph.read(inferred, pins) if step.outer is None else _scope(
+            scopes[step.path] = Graph.read(inferred.graph, pins) if step.outer is None else _scope(
                 scopes[step.outer], step.graph, pins)
         elif _is_layout(node, wanted):
             fields = _describe_node(node, step.index, scopes[step.path], opset)

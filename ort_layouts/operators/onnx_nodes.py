@@ -94,8 +94,8 @@ class Graph:
     dims: dict[str, int]
 
     @classmethod
-    def read(cls, model: onnx.ModelProto, dims: dict[str, int]) -> Graph:
-        g = model.graph
+    def read(cls, g: onnx.GraphProto, dims: dict[str, int]) -> Graph:
+        """The tensors of graph ``g`` alone (a subgraph's outer tensors are added by its caller)."""
         shapes: dict[str, tuple[Dim, ...] | None] = {}
         types: dict[str, int] = {}
         for v in (*g.input, *g.value_info, *g.output):

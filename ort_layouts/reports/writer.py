@@ -850,7 +850,6 @@ def _used_selection(directory: Path) -> dict[str, Any] | None:
     return None
 
 
-# what a report's results ran on, beyond its selection: a resumed run must run on the same
 def _stack_differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
     """What the report's meta (``old``) and a run's (``new``) name differently among the
     device, driver, DirectML stack and package versions ("" when they agree); a field one of
