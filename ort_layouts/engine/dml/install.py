@@ -183,19 +183,28 @@ def _wheel(version: str, python: str, folder: str) -> zipfile.ZipFile:
     return zipfile.ZipFile(wheels[0])
 
 
-def _extract(wheel: zipfile.ZipFile, member: str, target: Path, pinned: str) -> None:
-    """``member`` of ``wheel`` written to ``target`` (through a ``.part`` file that replaces it
-    only once its sha256 is the pinned one)."""
-    if member not in wheel.namelist():
-        raise DmlSetupError(f"{Path(str(wheel.filename)).name} has no {member}")
+def _install_verified(target: Path, pinned: str, what: str, write: Callable[[Path], object]) -> None:
+    """``write(part)`` into a ``.part`` file beside ``target``, which replaces ``target`` only
+    once its sha256 is the pinned one; nothing of it is left after a failure or an interruption."""
     part = target.with_name(target.name + ".part")
     try:
-        with wheel.open(member) as src, open(part, "wb") as dst:
-            shutil.copyfileobj(src, dst)
-        _verify(part, pinned, f"{member} of {Path(str(wheel.filename)).name}")
+        write(part)
+        _verify(part, pinned, what)
         part.replace(target)
     finally:
         part.unlink(missing_ok=True)  # what a failure or an interruption left
+
+
+def _extract(wheel: zipfile.ZipFile, member: str, target: Path, pinned: str) -> None:
+    """``member`` of ``wheel`` written to ``target`` (:func:`_install_verified`)."""
+    if member not in wheel.namelist():
+        raise DmlSetupError(f"{Path(str(wheel.filename)).name} has no {member}")
+
+    def write(part: Path) -> None:
+        with wheel.open(member) as src, open(part, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+
+    _install_verified(target, pinned, f"{member} of {Path(str(wheel.filename)).name}", write)
 
 
 # ---- 1. system packages -----------------------------------------------------------------------
@@ -342,10 +351,8 @@ def setup_directml(stack: DmlStack, version: str, log: Log = _no_log, *, force: 
     target.parent.mkdir(parents=True, exist_ok=True)
     with _step(log, f"DirectML {version}: DirectML.dll from {spec} in {target.parent}"):
         if wheel_version == ORT_DIRECTML_VERSION and _sha256(stack.base.directml_dll) == pinned:
-            part = target.with_name(target.name + ".part")
-            shutil.copyfile(stack.base.directml_dll, part)
-            _verify(part, pinned, f"{stack.base.directml_dll} copied")
-            part.replace(target)
+            base = stack.base.directml_dll
+            _install_verified(target, pinned, f"{base} copied", lambda part: shutil.copyfile(base, part))
         else:
             python = "3.12" if wheel_version == ORT_DIRECTML_VERSION else "3.10"
             with (tempfile.TemporaryDirectory(dir=stack.home) as tmp,

@@ -230,3 +230,23 @@ def test_the_stack_set_up_here_holds_the_pinned_files() -> None:
     for version in stack_module.available_directml_versions(home):
         assert install._sha256(home / "directml" / version / "DirectML.dll") == \
             stack_module.DIRECTML_DLL_SHA256[version], version
+
+
+@pytest.mark.parametrize("pinned_ok", [True, False])
+def test_a_copy_is_installed_only_with_its_pinned_digest_and_leaves_no_part(tmp_path: Path,
+                                                                             pinned_ok: bool) -> None:
+    """A release's DirectML.dll copied from the base stack's goes through the same .part file
+    and pin as one taken from a wheel: another digest leaves the target as it was."""
+    source, target = tmp_path / "base.dll", tmp_path / "DirectML.dll"
+    source.write_bytes(b"MZ new")
+    target.write_bytes(b"MZ old")
+    digest = hashlib.sha256(b"MZ new" if pinned_ok else b"other").hexdigest()
+    copy = lambda part: part.write_bytes(source.read_bytes())  # noqa: E731
+    if pinned_ok:
+        install._install_verified(target, digest, "base.dll copied", copy)
+        assert target.read_bytes() == b"MZ new"
+    else:
+        with pytest.raises(install.DmlSetupError, match=r"base\.dll copied"):
+            install._install_verified(target, digest, "base.dll copied", copy)
+        assert target.read_bytes() == b"MZ old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["DirectML.dll", "base.dll"]
