@@ -86,7 +86,7 @@ if TYPE_CHECKING:
     from ort_layouts.engine.dml.client import DmlWorker
 
 __all__ = ["APT_PACKAGES", "DmlSetupError", "compile_worker", "directml_release_problem", "setup_directml",
-           "setup_dml"]
+           "setup_dml", "wheel_python"]
 
 APT_PACKAGES = ("wine", "wine64", "xvfb", "xauth", "libvulkan1", "gcc-mingw-w64-x86-64",
                 "mingw-w64-x86-64-dev")
@@ -169,9 +169,17 @@ def _pinned_present(path: Path, pinned: str, log: Log) -> bool:
     return False
 
 
-def _wheel(version: str, python: str, folder: str) -> zipfile.ZipFile:
-    """The onnxruntime-directml ``version`` win_amd64 wheel for ``python``, downloaded into
-    ``folder`` (``pip download``) and checked against its pinned sha256, open."""
+def wheel_python(version: str) -> str:
+    """The Python whose win_amd64 wheel of onnxruntime-directml ``version`` setup takes (and
+    :data:`~ort_layouts.engine.dml.stack.WHEEL_SHA256` pins): 3.12 for
+    :data:`~ort_layouts.engine.dml.stack.ORT_DIRECTML_VERSION`, 3.10 for the older ones."""
+    return "3.12" if version == ORT_DIRECTML_VERSION else "3.10"
+
+
+def _wheel(version: str, folder: str) -> zipfile.ZipFile:
+    """The onnxruntime-directml ``version`` win_amd64 wheel for :func:`wheel_python`, downloaded
+    into ``folder`` (``pip download``) and checked against its pinned sha256, open."""
+    python = wheel_python(version)
     spec = f"onnxruntime-directml=={version}"
     _run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
           "--platform", "win_amd64", "--python-version", python, "--implementation", "cp",
@@ -318,7 +326,7 @@ def _dlls(stack: DmlStack, log: Log, *, force: bool) -> None:
     with _step(log, f"onnxruntime.dll, DirectML.dll from {spec} (win_amd64) in {stack.bin_dir}"):
         stack.bin_dir.mkdir(parents=True, exist_ok=True)
         with (tempfile.TemporaryDirectory(dir=stack.home) as tmp,
-              _wheel(ORT_DIRECTML_VERSION, "3.12", tmp) as z):
+              _wheel(ORT_DIRECTML_VERSION, tmp) as z):
             _extract(z, _ORT_DLL_MEMBER, stack.ort_dll, ORT_DLL_SHA256)
             _extract(z, _DIRECTML_DLL_MEMBER, stack.directml_dll, base_sha256)
 
@@ -354,9 +362,8 @@ def setup_directml(stack: DmlStack, version: str, log: Log = _no_log, *, force: 
             base = stack.base.directml_dll
             _install_verified(target, pinned, f"{base} copied", lambda part: shutil.copyfile(base, part))
         else:
-            python = "3.12" if wheel_version == ORT_DIRECTML_VERSION else "3.10"
             with (tempfile.TemporaryDirectory(dir=stack.home) as tmp,
-                  _wheel(wheel_version, python, tmp) as z):
+                  _wheel(wheel_version, tmp) as z):
                 _extract(z, _DIRECTML_DLL_MEMBER, target, pinned)
         found = version_of(target)
         if found != version:  # the pins and the table of wheels disagree
