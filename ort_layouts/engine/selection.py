@@ -10,7 +10,8 @@ choices; a front end maps them to its own error lines. The same checks guard the
 that its data type cannot hold is refused, never rounded to another value).
 
 The engine does not read models: :func:`select_cases` takes the function that turns a model
-into cases (``ort_layouts.models.extract.model_cases``) as ``model_cases``.
+into cases (``ort_layouts.models.extract.model_cases``) as ``model_cases``, and calls it once with
+every value kind asked, so that a selection reads the model and extracts its layout ops once.
 """
 
 from __future__ import annotations
@@ -213,10 +214,11 @@ def check_dims(dims: Mapping[str, int] | None) -> dict[str, int]:
 
 
 class ModelCases(Protocol):
-    """Turns a model into validation cases, as ``ort_layouts.models.extract.model_cases`` does."""
+    """Turns a model into validation cases, as ``ort_layouts.models.extract.model_cases`` does:
+    the cases of each value kind of ``values`` in turn, from one reading of the model."""
 
-    def __call__(self, model: str | Path, *, dims: Mapping[str, int] | None = ..., values: str = ...,
-                 seed: int = ...) -> Sequence[Case]: ...
+    def __call__(self, model: str | Path, *, dims: Mapping[str, int] | None = ...,
+                 values: Sequence[str] = ..., seed: int = ...) -> Sequence[Case]: ...
 
 
 # ---- the selection -------------------------------------------------------------------------
@@ -246,7 +248,8 @@ def select_cases(
         limit: at most this many cases, after sharding.
         model: take the layout nodes (the data-movement ops) of this model instead of the standard suite.
         dims: values of the model's dynamic dimensions.
-        model_cases: reads the model's cases (needed with ``model``).
+        model_cases: reads the model's cases (needed with ``model``); called once, with every
+            value kind.
 
     Returns:
         The cases; an empty list when nothing matches (each front end words that itself).
@@ -274,8 +277,7 @@ def select_cases(
         if model_cases is None:
             raise ModelError(f"model {str(model)!r}: select_cases needs model_cases to read a model "
                              "(e.g. ort_layouts.models.extract.model_cases)")
-        cases = [c for kind in (kinds or ["random"])
-                 for c in model_cases(model, dims=dims, values=kind, seed=seed)
+        cases = [c for c in model_cases(model, dims=dims, values=tuple(kinds or ["random"]), seed=seed)
                  if (op_names is None or c.op in op_names)
                  and (data_types is None or c.data_type in data_types)
                  and (rank_set is None or c.rank in rank_set)]

@@ -709,25 +709,22 @@ def _select_cases(args: argparse.Namespace, setup: _ValidateSetup) -> tuple[list
     and the layout ops of --model they come from (None without --model)."""
     from ort_layouts.engine import selection
 
-    reader = None
-    extracted: list[list[Any]] = []  # --model's layout ops, extracted once for every --values kind
+    layout = reader = None
     if setup.model is not None:
         from ort_layouts.models.extract import cases_of, extract
         from ort_layouts.operators.registry import CASE_OPS
 
-        loaded = setup.model
+        layout = extract(setup.model, dims=setup.dims, ops=CASE_OPS)  # the coverage notes read it too
 
-        def reader(model: str | Path, *, dims: Mapping[str, int] | None = None, values: str = "random",
-                   seed: int = 0) -> list[Any]:
-            """model_cases of --model (``model``) as the argument checks read it, not read again."""
-            if not extracted:
-                extracted.append(extract(loaded, dims=dims, ops=CASE_OPS))
-            return cases_of(extracted[0], values=values, seed=seed)
+        def reader(model: str | Path, *, dims: Mapping[str, int] | None = None,
+                   values: Sequence[str] = ("random",), seed: int = 0) -> list[Any]:
+            """model_cases of --model (``model``): the cases of its layout ops extracted above."""
+            return cases_of(layout, values=values, seed=seed)
 
     cases = selection.select_cases(**setup.selection, ranks=args.ranks, seed=args.seed, shard=args.shard,
                                    limit=args.limit, model=args.model, dims=setup.dims or None,
                                    model_cases=reader)
-    return cases, extracted[0] if extracted else None
+    return cases, layout
 
 
 def _model_coverage_notes(loaded: ModelFile, layout: Sequence[Any], ops: Sequence[str] | None) -> str:

@@ -564,24 +564,27 @@ def functions_line(count: int) -> str:
             "(extract reads the main graph and its subgraphs)")
 
 
-def model_cases(model: _ModelLike, *, dims: Mapping[str, int] | None = None, values: str = "random",
-                seed: int = 0, unique: bool = True) -> list[Case]:
+def model_cases(model: _ModelLike, *, dims: Mapping[str, int] | None = None,
+                values: str | Sequence[str] = "random", seed: int = 0, unique: bool = True) -> list[Case]:
     """The validation cases of a model: one per layout node of a validating operator (``CASE_OPS``)
     with static shapes and constant parameters.
 
-    With ``unique``, nodes that make the same case share it; its origin then lists every node
-    (``model:PATH#n8+n21``).
+    ``values`` is a value kind or several (``("random", "iota")``): the cases of each in turn,
+    from one extraction. With ``unique``, nodes that make the same case share it; its origin
+    then lists every node (``model:PATH#n8+n21``).
     """
     return cases_of(extract(model, dims=dims, ops=CASE_OPS), values=values, seed=seed, unique=unique)
 
 
-def cases_of(layout: Sequence[LayoutOp], *, values: str = "random", seed: int = 0,
+def cases_of(layout: Sequence[LayoutOp], *, values: str | Sequence[str] = "random", seed: int = 0,
              unique: bool = True) -> list[Case]:
-    """:func:`model_cases` of layout ops extracted before (:meth:`LayoutOp.to_case` of each)."""
-    cases = [c for op in layout if (c := op.to_case(values=values, seed=seed)) is not None]
+    """:func:`model_cases` of layout ops extracted before (:meth:`LayoutOp.to_case` of each, for
+    each value kind of ``values``)."""
+    kinds = (values,) if isinstance(values, str) else tuple(values)
+    cases = [c for kind in kinds for op in layout if (c := op.to_case(values=kind, seed=seed)) is not None]
     if not unique:
         return cases
-    merged: dict[str, Case] = {}
+    merged: dict[str, Case] = {}  # a case's id names its value kind: kinds never merge
     for c in cases:
         key = c.id
         if key in merged:
