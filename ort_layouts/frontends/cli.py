@@ -1262,6 +1262,7 @@ def _run_convert(args: argparse.Namespace) -> int:
         convert_layout,
         converted_tensors,
         external_data_files,
+        serialized_model,
     )
 
     if (args.dim or args.seed) and not args.check:
@@ -1289,25 +1290,19 @@ def _run_convert(args: argparse.Namespace) -> int:
         raise UsageError(f"argument OUTPUT: {args.input!r} keeps tensors in external data "
                          f"{files[:3]}, which the converted model refers to by paths relative to its "
                          f"own folder; valid: an OUTPUT in the folder of INPUT ({str(folder)!r})")
+    data = serialized_model(converted, "converted model")  # over protobuf's 2 GB: refused, nothing written
     # checked before it is written: a check that cannot run or that fails writes nothing
-    result = check_conversion(model, converted, seed=args.seed, dims=dims) if args.check else None
+    result = check_conversion(model, converted, seed=args.seed, dims=dims,
+                              serialized=data) if args.check else None
     if result is not None and not result:
         _out(result.summary())
         _note(f"{args.output} not written: the converted model's outputs differ from the original's")
         return 1
-    _save_model(converted, output)
+    output.write_bytes(data)
     _out(f"wrote {args.output}: {args.to} at {changed}")
     if result is not None:
         _out(result.summary())
     return 0
-
-
-def _save_model(model: Any, path: Path) -> None:
-    """Write ``model`` to ``path`` (its external data references as they are); a model over
-    protobuf's 2 GB is a ModelError, before anything is written."""
-    from ort_layouts.models.convert import serialized_model
-
-    path.write_bytes(serialized_model(model, "converted model"))
 
 
 # ---- export (ort_layouts.models.testdata) -----------------------------------------------------

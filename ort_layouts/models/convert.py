@@ -429,9 +429,11 @@ def _random(rng: np.random.Generator, value: onnx.ValueInfoProto, shape: tuple[i
                      "the check makes data for bool, integer and IEEE float inputs")
 
 
-def _session(model: _ModelLike, optimize: bool, what: str, beside: _ModelLike | None = None) -> Any:
+def _session(model: _ModelLike, optimize: bool, what: str, beside: _ModelLike | None = None,
+             serialized: bytes | None = None) -> Any:
     """An ONNX Runtime session: a file as it is (its external data read from its folder), a
-    ModelProto serialized (its external data read from the folder of ``beside``)."""
+    ModelProto serialized, or as ``serialized`` (its bytes, serialized before; its external
+    data read from the folder of ``beside``)."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -443,7 +445,8 @@ def _session(model: _ModelLike, optimize: bool, what: str, beside: _ModelLike | 
     if folder is not None:
         options.add_session_config_entry("session.model_external_initializers_file_folder_path", str(folder))
     try:
-        source = str(path) if path is not None else serialized_model(load_model(model)[0], what)
+        source = str(path) if path is not None else (
+            serialized if serialized is not None else serialized_model(load_model(model)[0], what))
         return ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
     except ModelError:
         raise
@@ -497,6 +500,7 @@ def check_conversion(
     seed: int = 0,
     dims: dict[str, int] | None = None,
     optimize: bool = False,
+    serialized: bytes | None = None,
 ) -> ConversionCheck:
     """Run both models on the CPU EP on the same random data and compare outputs bit for bit.
 
@@ -514,6 +518,9 @@ def check_conversion(
             must be a dim_param of the model's inputs.
         optimize: run with ONNX Runtime's graph optimizations (off by default, so each model
             runs exactly its own nodes).
+        serialized: a converted ModelProto's bytes (:func:`serialized_model`), serialized
+            before (to be written once checked): ONNX Runtime runs them, and the model is not
+            serialized again.
 
     Raises:
         ModelError: an input that is no tensor or has no random data (bfloat16, float8,
@@ -547,7 +554,7 @@ def check_conversion(
         feeds_orig[v.name] = np.ascontiguousarray(np.transpose(data, perm)) if perm else data
     what_orig, what_conv = f"original model {orig_name!r}", f"converted model {conv_name!r}"
     got_orig = _run(_session(original, optimize, what_orig), feeds_orig, what_orig)
-    got_conv = _run(_session(converted, optimize, what_conv, original), feeds_conv, what_conv)
+    got_conv = _run(_session(converted, optimize, what_conv, original, serialized), feeds_conv, what_conv)
     names = [o.name for o in conv.graph.output]
     results = []
     for name, a, b in zip(names, got_orig, got_conv, strict=True):

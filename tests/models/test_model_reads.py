@@ -133,3 +133,21 @@ def test_a_dim_the_model_does_not_have_is_refused_after_one_extraction(tmp_path:
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert "dimensions ['Q'] are not dim_params of the model; its dim_params: ['N']" in line
     assert inferences == ["reads"]
+
+
+# ---- convert --check serializes the converted model once: ONNX Runtime runs the bytes it writes --
+def test_convert_check_serializes_the_converted_model_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: Cap) -> None:
+    from ort_layouts.models import convert
+
+    real, serialized = convert.serialized_model, []
+
+    def serialize(model: onnx.ModelProto, what: str) -> bytes:
+        serialized.append(real(model, what))
+        return serialized[-1]
+
+    monkeypatch.setattr(convert, "serialized_model", serialize)
+    model, out = _save(tmp_path / "m.onnx", 1), tmp_path / "nhwc.onnx"
+    assert main(["convert", str(model), str(out), "--check"]) == 0, capsys.readouterr().err
+    assert "conversion check: passed" in capsys.readouterr().out
+    assert len(serialized) == 1 and out.read_bytes() == serialized[0]
