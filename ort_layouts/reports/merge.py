@@ -77,6 +77,7 @@ _SHARD_DIR = re.compile(r"shard-(\d+)-of-(\d+)")
 MATRIX_JSON = "matrix.json"
 MATRIX_HTML = "matrix.html"
 MATRIX_TEXT = "matrix.txt"
+_UNSUPPORTED_OK = "unsupported, not failed"  # group_cell: unsupported cases that are no failures
 _SHORT = {Status.PASS: "ok", Status.MISMATCH: "MISMATCH", Status.ERROR: "ERROR", Status.UNSUPPORTED: "unsup"}
 
 
@@ -210,9 +211,10 @@ class Matrix:
     def group_cell(self, cases: Sequence[Case], column: int) -> dict[str, int]:
         """How the ``cases`` went in a column: their count per status, "not run", "failed" (the
         failures, as the column's report counts them: with its ``--strict`` also its known
-        issues and unsupported cases) and "known" (the known issues that are not failures)."""
+        issues and unsupported cases), "known" (the known issues that are not failures) and
+        "unsupported, not failed" (those that are not failures, the cell's U)."""
         strict = self.columns[column].strict
-        counts = {s.value: 0 for s in Status} | {"not run": 0, "failed": 0, "known": 0}
+        counts = {s.value: 0 for s in Status} | {"not run": 0, "failed": 0, "known": 0, _UNSUPPORTED_OK: 0}
         for c in cases:
             r = self.results[c.id][column]
             counts["not run" if r is None else r.status.value] += 1
@@ -220,6 +222,8 @@ class Matrix:
                 counts["failed"] += 1
             elif r is not None and r.status is Status.MISMATCH:
                 counts["known"] += 1
+            elif r is not None and r.status is Status.UNSUPPORTED:
+                counts[_UNSUPPORTED_OK] += 1
         return counts
 
     def bisect(self) -> tuple[Change, ...]:
@@ -309,8 +313,7 @@ class Matrix:
                 bad = n["failed"]
                 cell += f" {bad}F" if bad else ""
                 cell += f" {n['known']}K" if n["known"] else ""
-                unsupported = 0 if self.columns[i].strict else n["unsupported"]  # strict: failures
-                cell += f" {unsupported}U" if unsupported else ""
+                cell += f" {n[_UNSUPPORTED_OK]}U" if n[_UNSUPPORTED_OK] else ""
                 cell += f" {n['not run']}-" if ran and n["not run"] else ""
                 row.append(cell)
             rows.append(row)
@@ -350,7 +353,8 @@ class Matrix:
                 ran = len(cases) - n["not run"]
                 cls = ("none" if not ran else "fail" if n["failed"] else "known" if n["known"] else
                        "pass" if n["pass"] == ran else "unsupported" if not n["pass"] else "partial")
-                title = ", ".join(f"{v} {k}" for k, v in n.items() if v and k != "failed")
+                title = ", ".join(f"{v} {k}" for k, v in n.items()
+                                  if v and k not in ("failed", _UNSUPPORTED_OK))
                 cells.append(f'<td class="cell {cls}" title="{escape(title)}">'
                              f"{n['pass']}/{ran}</td>" if ran else '<td class="cell none">&mdash;</td>')
             body.append(f"<tr><td>{escape(op)}</td><td>{escape(dt)}</td><td>{rank}</td>{''.join(cells)}</tr>")

@@ -93,6 +93,17 @@ def test_each_column_is_judged_as_its_report_s_run(tmp_path: Path) -> None:
     assert [c["strict"] for c in columns] == [True, False, False]
 
 
+def test_group_cell_counts_what_each_column_s_cell_shows() -> None:
+    """F, K and U as group_cell counts them: a strict column's known issue and unsupported case
+    are failures only; the cells' titles keep every status."""
+    matrix = merge_reports([_report(True, "strict gpu"), _report(False, "plain gpu")])
+    keys = ("pass", "unsupported", "failed", "known", "unsupported, not failed")
+    assert [tuple(matrix.group_cell(list(matrix.cases), i)[k] for k in keys) for i in (0, 1)] == [
+        (1, 1, 2, 0, 0), (1, 1, 0, 1, 1)]
+    assert re.findall(r'class="cell [a-z]+" title="([^"]*)"', matrix.to_html()) == [
+        "1 pass, 1 mismatch, 1 unsupported", "1 pass, 1 mismatch, 1 unsupported, 1 known"]
+
+
 def test_a_strict_column_is_the_report_written_by_a_strict_writer(tmp_path: Path) -> None:
     """A report directory of a --strict run (its meta.json says so) makes a strict column."""
     results = _results()
