@@ -14,7 +14,7 @@ from ort_layouts._errors import DataTypeError, DescriptorError, ShapeError
 from ort_layouts.descriptors.broadcast import broadcast_conflict, broadcast_shape
 from ort_layouts.descriptors.dtypes import DataType, TensorFlags
 from ort_layouts.descriptors.layout import LayoutSpec, calculate_strides, layouts_for_rank
-from ort_layouts.descriptors.sequences import as_int_tuple
+from ort_layouts.descriptors.sequences import int_tuple
 from ort_layouts.descriptors.size import (
     calc_buffer_tensor_size,
     check_sizes_strides,
@@ -352,10 +352,7 @@ class BufferTensorDesc:
         >>> BufferTensorDesc("uint8", (2, 2, 3)).offset_of((1, 0, 1))  # 'H' in the DHW example
         7
         """
-        checked = as_int_tuple(index)
-        if checked is None:
-            raise ShapeError(f"index {index!r} is not a sequence of integers")
-        idx = list(checked)
+        idx = list(int_tuple(index, "index"))
         if len(idx) != self.dimension_count:
             raise ShapeError(f"index {idx} has {len(idx)} axes, descriptor has {self.dimension_count}")
         for axis, (i, n) in enumerate(zip(idx, self.sizes, strict=True)):
@@ -483,9 +480,7 @@ class BufferTensorDesc:
         >>> BufferTensorDesc("float32", (2, 1, 4)).broadcast_to((2, 3, 4)).strides
         (4, 0, 1)
         """
-        checked = as_int_tuple(shape)
-        if checked is None:
-            raise ShapeError(f"broadcast shape {shape!r} is not a sequence of integers")
+        checked = int_tuple(shape, "broadcast shape")
         target = list(checked)
         if any(s < 0 for s in target):
             raise ShapeError(f"broadcast shape {target} has a negative dimension")
@@ -694,9 +689,7 @@ class BufferTensorDesc:
 
 def normalize_perm(perm: Sequence[int], rank: int) -> tuple[int, ...]:
     """Check that ``perm`` is a permutation of ``0..rank-1`` (negative axes are not allowed)."""
-    p = as_int_tuple(perm)
-    if p is None:
-        raise ShapeError(f"perm {perm!r} is not a sequence of integers")
+    p = int_tuple(perm, "perm")
     if sorted(p) != list(range(rank)):
         raise ShapeError(f"perm {list(p)} is not a permutation of 0..{rank - 1} (rank {rank})")
     return p

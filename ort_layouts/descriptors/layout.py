@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ort_layouts._errors import LayoutError, ShapeError
-from ort_layouts.descriptors.sequences import as_int_tuple, is_integer, is_ordered_sequence
+from ort_layouts.descriptors.sequences import as_int_tuple, int_tuple, is_ordered_sequence
 
 __all__ = ["LOGICAL_ORDERS", "NAMED_LAYOUTS", "axis_order", "calculate_strides", "layouts_for_rank"]
 
@@ -115,13 +115,7 @@ def calculate_strides(
     >>> calculate_strides("NCHW", [2, 3, 4, 5], [False, True, False, False])
     (20, 0, 5, 1)
     """
-    if not is_ordered_sequence(sizes):
-        raise ShapeError(f"sizes must be a sequence of integers, got {sizes!r}")
-    sz = []
-    for n in sizes:
-        if not is_integer(n) or n < 0:
-            raise ShapeError(f"sizes {list(sizes)!r} holds {n!r}; every size must be an integer >= 0")
-        sz.append(int(n))
+    sz = list(int_tuple(sizes, "sizes", low=0))
     rank = len(sz)
     order = axis_order(layout, rank)
     flags = [False] * rank if broadcast is None else _flags(broadcast)

@@ -9,28 +9,16 @@ from typing import Any
 
 from ort_layouts._errors import DescriptorError
 from ort_layouts.descriptors.dtypes import DataType
-from ort_layouts.descriptors.sequences import as_int_tuple, is_integer, is_ordered_sequence
+from ort_layouts.descriptors.sequences import int_tuple
 
 __all__ = ["calc_buffer_tensor_size", "last_element_index", "packed_strides"]
-
-
-def _as_dims(values: Sequence[int], what: str) -> tuple[int, ...]:
-    """Integers in order (:func:`~ort_layouts.descriptors.sequences.as_int_tuple`): a set (no
-    order), a mapping (its keys) or a generator is refused with the rest."""
-    out = as_int_tuple(values)
-    if out is None:
-        if not is_ordered_sequence(values):
-            raise DescriptorError(what, values, f"{what} must be a sequence of integers, got {values!r}")
-        bad = next(v for v in values if not is_integer(v))
-        raise DescriptorError(what, values, f"{what} {list(values)!r} holds {bad!r}, not an integer")
-    return out
 
 
 def check_sizes_strides(
     sizes: Sequence[int], strides: Sequence[int] | None
 ) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
     """Normalise to tuples of Python ints; reject empty, zero or negative sizes and bad strides."""
-    sz = _as_dims(sizes, "sizes")
+    sz = int_tuple(sizes, "sizes", functools.partial(DescriptorError, "sizes", sizes))
     if not sz:
         raise DescriptorError("dimension-count", 0, "sizes is empty: DimensionCount must be 1..8")
     for axis, s in enumerate(sz):
@@ -40,7 +28,7 @@ def check_sizes_strides(
                 f"sizes {list(sz)} has {s} at axis {axis}: every size must be at least 1")
     if strides is None:
         return sz, None
-    st = _as_dims(strides, "strides")
+    st = int_tuple(strides, "strides", functools.partial(DescriptorError, "strides", strides))
     if len(st) != len(sz):
         raise DescriptorError(
             "strides-length", list(st),

@@ -8,7 +8,7 @@ from typing import Any
 
 from ort_layouts._errors import ShapeError
 from ort_layouts.descriptors.dtypes import DataType
-from ort_layouts.descriptors.sequences import as_int_tuple, is_integer, is_ordered_sequence
+from ort_layouts.descriptors.sequences import int_tuple, is_integer
 
 __all__ = ["VALUE_KINDS", "Case"]
 
@@ -18,27 +18,6 @@ _INT_TUPLES = ("perm", "target_shape", "pads", "axes", "starts", "ends", "steps"
 # an op's parameters (Operator.case_fields names those each op takes)
 _PARAMETERS = ("perm", "target_shape", "pads", "mode", "pad_value_hex", "axes", "starts", "ends", "steps",
                "axis", "parts", "num_outputs", "repeats", "blocksize")
-
-
-def _dims(value: Any, name: str) -> tuple[int, ...] | None:
-    """A field of integers as a tuple of Python ints (None stays None).
-
-    Raises:
-        ShapeError: not an ordered sequence (a string, a set, a mapping, a generator, a scalar:
-            :func:`~ort_layouts.descriptors.sequences.is_ordered_sequence`), or an item that is
-            not an integer (a float, a bool): taking them would silently make another case.
-    """
-    if value is None:
-        return None
-    if type(value) is tuple and all(type(v) is int for v in value):  # the usual case, already so
-        return value
-    out = as_int_tuple(value)
-    if out is None:
-        if not is_ordered_sequence(value):
-            raise ShapeError(f"{name} {value!r} is not a sequence of integers (e.g. (2, 3))")
-        bad = next(v for v in value if not is_integer(v))
-        raise ShapeError(f"{name} {value!r} holds {bad!r}, which is not an integer")
-    return out
 
 
 def _int(value: Any, name: str, low: int | None = None) -> int | None:
@@ -131,12 +110,10 @@ class Case(_IdSlot):
             raise ShapeError(f"values {self.values!r} is not valid; valid: {list(VALUE_KINDS)}")
         operator = operator_for_type(self.op)
         object.__setattr__(self, "data_type", DataType.coerce(self.data_type))
-        shape = _dims(self.shape, "shape")
-        if shape is None or any(n < 0 for n in shape):
-            raise ShapeError(f"shape {self.shape!r} is not valid; valid: a sequence of sizes >= 0")
-        object.__setattr__(self, "shape", shape)
-        for name in _INT_TUPLES:
-            object.__setattr__(self, name, _dims(getattr(self, name), name))
+        object.__setattr__(self, "shape", int_tuple(self.shape, "shape", low=0))
+        for name in _INT_TUPLES:  # None stays None
+            value = getattr(self, name)
+            object.__setattr__(self, name, None if value is None else int_tuple(value, name))
         for name in ("axis", "num_outputs", "blocksize"):
             object.__setattr__(self, name, _int(getattr(self, name), name))
         object.__setattr__(self, "opset", _int(self.opset, "opset", 1))

@@ -22,7 +22,7 @@ import numpy as np
 from ort_layouts._errors import DataTypeError, NotExpressibleError, ShapeError
 from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
 from ort_layouts.descriptors.dtypes import DataType
-from ort_layouts.descriptors.sequences import as_int_tuple
+from ort_layouts.descriptors.sequences import int_tuple, is_int_tuple
 from ort_layouts.reference.buffers import is_nibble
 from ort_layouts.reference.compare import views_equal
 from ort_layouts.reference.copy import strided_copy
@@ -76,15 +76,6 @@ class PaddingMode(enum.IntEnum):
 _FROM_ONNX = {"constant": PaddingMode.CONSTANT, "edge": PaddingMode.EDGE,
               "reflect": PaddingMode.REFLECTION, "wrap": PaddingMode.WRAP}
 _TO_ONNX = {v: k for k, v in _FROM_ONNX.items()}
-
-
-def _ints(values: Any, what: str) -> list[int]:
-    if type(values) is tuple and all(type(v) is int for v in values):  # as a Case holds them
-        return list(values)
-    out = as_int_tuple(values)
-    if out is None:
-        raise ShapeError(f"{what} {values!r} is not a sequence of integers")
-    return list(out)
 
 
 def check_value(value: float | int, data_type: DataType | str, *, what: str = "value",
@@ -179,22 +170,16 @@ def split_onnx_pads(
     >>> split_onnx_pads([1, 2, 3, 4], 3, axes=[-1, 0])
     ((2, 0, 1), (4, 0, 3))
     """
-    if _plain_ints(pads) and type(rank) is int and (axes is None or _plain_ints(axes)):  # a Case's
+    if is_int_tuple(pads) and type(rank) is int and (axes is None or is_int_tuple(axes)):  # a Case's
         return _cached_split(pads, rank, axes)
     return _split(pads, rank, axes)
-
-
-def _plain_ints(values: Any) -> bool:
-    """A tuple of Python ints (a cache key that equals only itself: 1.0 and True equal 1 but
-    are no integers here)."""
-    return type(values) is tuple and all(type(v) is int for v in values)
 
 
 def _split(pads: Sequence[int], rank: int,
            axes: Sequence[int] | None) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """:func:`split_onnx_pads`, computed."""
-    values = _ints(pads, "pads")
-    axis_list = list(range(rank)) if axes is None else _ints(axes, "Pad axes")
+    values = list(int_tuple(pads, "pads"))
+    axis_list = list(range(rank)) if axes is None else list(int_tuple(axes, "Pad axes"))
     for a in axis_list:
         if not -rank <= a < rank:
             raise ShapeError(f"Pad axis {a} is out of range for rank {rank} (valid: {-rank}..{rank - 1})")
@@ -237,8 +222,8 @@ class PaddingOp:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mode", PaddingMode(self.mode))
-        object.__setattr__(self, "start_padding", tuple(_ints(self.start_padding, "start_padding")))
-        object.__setattr__(self, "end_padding", tuple(_ints(self.end_padding, "end_padding")))
+        object.__setattr__(self, "start_padding", int_tuple(self.start_padding, "start_padding"))
+        object.__setattr__(self, "end_padding", int_tuple(self.end_padding, "end_padding"))
         n = self.input.dimension_count
         if not (len(self.start_padding) == len(self.end_padding) == n == self.output.dimension_count):
             raise ShapeError(

@@ -56,7 +56,7 @@ from onnx import helper
 from ort_layouts._errors import DescriptorError, ModelError, NotExpressibleError, ShapeError
 from ort_layouts.descriptors.buffer_tensor import MAX_DIMENSION_COUNT, BufferTensorDesc
 from ort_layouts.descriptors.dtypes import DataType
-from ort_layouts.descriptors.sequences import as_int_tuple
+from ort_layouts.descriptors.sequences import int_tuple, is_int_tuple
 from ort_layouts.operators.base import (
     Candidate,
     CandidateResult,
@@ -103,13 +103,6 @@ def _clamp32(value: int) -> int:
 def _wrap32(value: int) -> int:
     """A 32-bit two's-complement ``int`` result (what the EP's ``int`` arithmetic gives)."""
     return (value + 2**31) % 2**32 - 2**31
-
-
-def _ints(values: Any, what: str) -> tuple[int, ...]:
-    out = as_int_tuple(values)  # a Case's tuple of ints as it is
-    if out is None:
-        raise ShapeError(f"Slice {what} {values!r} is not a sequence of integers")
-    return out
 
 
 # ---- the DML EP's window (SliceHelper::Initialize) ------------------------------------------
@@ -164,9 +157,8 @@ def ep_slice_window(shape: Sequence[int], starts: Sequence[int], ends: Sequence[
 
 
 def _plain_ints(values: Any) -> bool:
-    """A tuple of Python ints, or None (a cache key that equals only itself: 1.0 and True
-    equal 1 but are no integers here)."""
-    return values is None or (type(values) is tuple and all(type(v) is int for v in values))
+    """A tuple of Python ints (:func:`~ort_layouts.descriptors.sequences.is_int_tuple`), or None."""
+    return values is None or is_int_tuple(values)
 
 
 def _window(shape: Sequence[int], starts: Sequence[int], ends: Sequence[int],
@@ -174,10 +166,10 @@ def _window(shape: Sequence[int], starts: Sequence[int], ends: Sequence[int],
     """The window of :func:`ep_slice_window`, computed."""
     dims = tuple(int(n) for n in shape)
     rank = len(dims)
-    start_list = [_clamp32(v) for v in _ints(starts, "starts")]
-    end_list = [_clamp32(v) for v in _ints(ends, "ends")]
-    axis_list = [] if axes is None else [_clamp32(v) for v in _ints(axes, "axes")]
-    step_list = [] if steps is None else [_clamp32(v) for v in _ints(steps, "steps")]
+    start_list = [_clamp32(v) for v in int_tuple(starts, "Slice starts")]
+    end_list = [_clamp32(v) for v in int_tuple(ends, "Slice ends")]
+    axis_list = [] if axes is None else [_clamp32(v) for v in int_tuple(axes, "Slice axes")]
+    step_list = [] if steps is None else [_clamp32(v) for v in int_tuple(steps, "Slice steps")]
     axis_list = [a + rank if a < 0 else a for a in axis_list]  # HandleNegativeAxes
     if len(start_list) != len(end_list):
         raise ShapeError(f"Slice starts {list(starts)} and ends {list(ends)} differ in length "
@@ -234,10 +226,10 @@ def onnx_slices(shape: Sequence[int], starts: Sequence[int], ends: Sequence[int]
     """
     dims = tuple(int(n) for n in shape)
     rank = len(dims)
-    start_list, end_list = _ints(starts, "starts"), _ints(ends, "ends")
-    axis_list = list(range(len(start_list))) if axes is None else [a % rank if rank else a
-                                                                    for a in _ints(axes, "axes")]
-    step_list = [1] * len(start_list) if steps is None else list(_ints(steps, "steps"))
+    start_list, end_list = int_tuple(starts, "Slice starts"), int_tuple(ends, "Slice ends")
+    axis_list = (list(range(len(start_list))) if axes is None
+                 else [a % rank if rank else a for a in int_tuple(axes, "Slice axes")])
+    step_list = [1] * len(start_list) if steps is None else list(int_tuple(steps, "Slice steps"))
     result = [slice(None)] * rank
     for a, s, e, k in zip(axis_list, start_list, end_list, step_list, strict=True):
         n = dims[a]
@@ -274,10 +266,11 @@ def slice_divergence(shape: Sequence[int], starts: Sequence[int], ends: Sequence
     dims = tuple(int(n) for n in shape)
     window = ep_slice_window(dims, starts, ends, axes, steps)
     wanted = onnx_slices(dims, starts, ends, axes, steps)
-    start_list = _ints(starts, "starts")
-    end_list = _ints(ends, "ends")
-    step_list = [1] * len(start_list) if steps is None else list(_ints(steps, "steps"))
-    axis_list = list(range(len(start_list))) if axes is None else [a % len(dims) for a in _ints(axes, "axes")]
+    start_list = int_tuple(starts, "Slice starts")
+    end_list = int_tuple(ends, "Slice ends")
+    step_list = [1] * len(start_list) if steps is None else list(int_tuple(steps, "Slice steps"))
+    axis_list = (list(range(len(start_list))) if axes is None
+                 else [a % len(dims) for a in int_tuple(axes, "Slice axes")])
     last = {a: i for i, a in enumerate(axis_list)}  # repeated axes: the last one wins
     notes = []
     for a, i in sorted(last.items()):
@@ -335,7 +328,7 @@ class Slice1Op:
 
     def __post_init__(self) -> None:
         for name in ("input_window_offsets", "input_window_sizes", "input_window_strides"):
-            object.__setattr__(self, name, _ints(getattr(self, name), name))
+            object.__setattr__(self, name, int_tuple(getattr(self, name), f"Slice {name}"))
         n = self.input.dimension_count
         lengths = (len(self.input_window_offsets), len(self.input_window_sizes),
                    len(self.input_window_strides), self.output.dimension_count)

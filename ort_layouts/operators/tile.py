@@ -35,7 +35,7 @@ from numpy.lib.stride_tricks import as_strided
 from ort_layouts._errors import DescriptorError, ModelError, NotExpressibleError, ShapeError
 from ort_layouts.descriptors.buffer_tensor import MAX_DIMENSION_COUNT, BufferTensorDesc
 from ort_layouts.descriptors.dtypes import DataType
-from ort_layouts.descriptors.sequences import as_int_tuple
+from ort_layouts.descriptors.sequences import int_tuple
 from ort_layouts.operators.base import (
     Candidate,
     CandidateResult,
@@ -55,13 +55,6 @@ __all__ = ["TILE", "Tile", "TileOp", "squeezed_axes"]
 TILE = "DML_OPERATOR_TILE"
 TILE_INPUT_OPSET = 6  # Tile-6: repeats as an input (Tile-1 has no DML kernel)
 _ALL_PERMS_MAX_RANK = 6  # diagnosis tries every permutation of the repeats up to this rank
-
-
-def _ints(values: Any, what: str) -> tuple[int, ...]:
-    out = as_int_tuple(values)
-    if out is None:
-        raise ShapeError(f"{what} {values!r} is not a sequence of integers")
-    return out
 
 
 def squeezed_axes(output_shape: Sequence[int]) -> tuple[int, ...]:
@@ -118,9 +111,10 @@ class TileOp:
     onnx_output_shape: tuple[int, ...] | None = dataclasses.field(default=None, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "repeats", _ints(self.repeats, "Tile repeats"))
+        object.__setattr__(self, "repeats", int_tuple(self.repeats, "Tile repeats"))
         if self.onnx_output_shape is not None:
-            object.__setattr__(self, "onnx_output_shape", _ints(self.onnx_output_shape, "ONNX output shape"))
+            object.__setattr__(self, "onnx_output_shape",
+                               int_tuple(self.onnx_output_shape, "ONNX output shape"))
         n = self.input.dimension_count
         if self.input.data_type != self.output.data_type:
             raise ShapeError(f"TILE input data type {self.input.data_type.name} differs from output "
@@ -153,8 +147,8 @@ class TileOp:
                 it), or a repeat is 0 (an empty output: the EP creates no operator).
         """
         dtype = DataType.coerce(data_type)
-        dims = _ints(shape, "Tile input shape")
-        reps = _ints(repeats, "Tile repeats")
+        dims = int_tuple(shape, "Tile input shape")
+        reps = int_tuple(repeats, "Tile repeats")
         if len(reps) != len(dims):
             raise ShapeError(f"Tile repeats {list(reps)} have {len(reps)} entries; the input {list(dims)} "
                              f"has rank {len(dims)} (TileHelper needs one repeat per axis)")
@@ -192,7 +186,7 @@ class TileOp:
                            _interleaved(got, self.repeats, writeable=False), threads=threads)
 
     def _dml_index(self, index: Sequence[int]) -> tuple[int, ...]:
-        idx = _ints(index, "index")
+        idx = int_tuple(index, "index")
         rank = self.output.dimension_count
         if len(idx) == rank:
             return idx

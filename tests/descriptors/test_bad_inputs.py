@@ -100,7 +100,7 @@ CATALOGUE: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
      ShapeError, "hold 'False', which is not a bool"),
     ("layout-set", lambda: calculate_strides({0, 1}, (2, 3)), LayoutError, "layout {0, 1} is neither"),  # type: ignore[arg-type]
     ("layout-sizes-set", lambda: calculate_strides("HW", {2, 3}), ShapeError,  # type: ignore[arg-type]
-     "sizes must be a sequence of integers, got {2, 3}"),
+     "sizes {2, 3} is not a sequence of integers"),
     # transpose
     ("perm-not-permutation", lambda: F32_3x4.transpose((0, 0)), ShapeError, "[0, 0]"),
     ("perm-wrong-length", lambda: F32_3x4.transpose((0, 1, 2)), ShapeError, "[0, 1, 2]"),
@@ -134,14 +134,14 @@ CATALOGUE: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
      lambda: BufferTensorDesc.from_dict({"data_type": "FLOAT32", "sizes": [2], 3: 1, "x": 2}),
      DescriptorError, "unknown descriptor keys [3, 'x']"),
     ("from-dict-sizes-int", lambda: BufferTensorDesc.from_dict({"data_type": "FLOAT32", "sizes": 3}),
-     DescriptorError, "sizes must be a sequence of integers, got 3"),
+     DescriptorError, "sizes 3 is not a sequence of integers"),
     ("from-dict-strides-int",
      lambda: BufferTensorDesc.from_dict({"data_type": "FLOAT32", "sizes": [2, 3], "strides": 5}),
-     DescriptorError, "strides must be a sequence of integers, got 5"),
+     DescriptorError, "strides 5 is not a sequence of integers"),
     ("from-dict-sizes-set", lambda: BufferTensorDesc.from_dict({"data_type": "FLOAT32", "sizes": {3, 2}}),
-     DescriptorError, "sizes must be a sequence of integers, got {2, 3}"),
+     DescriptorError, "sizes {2, 3} is not a sequence of integers"),
     ("from-dict-sizes-dict", lambda: BufferTensorDesc.from_dict({"data_type": "FLOAT32", "sizes": {3: 1}}),
-     DescriptorError, "got {3: 1}"),
+     DescriptorError, "sizes {3: 1} is not a sequence of integers"),
     ("from-dict-dtype-bool", lambda: BufferTensorDesc.from_dict({"data_type": True, "sizes": [2]}),
      DataTypeError, "data_type True is neither a data type name nor a DML_TENSOR_DATA_TYPE value; valid: "),
     ("from-dict-dtype-float", lambda: BufferTensorDesc.from_dict({"data_type": 1.0, "sizes": [2]}),
@@ -154,7 +154,7 @@ CATALOGUE: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
     ("from-json-not-text", lambda: BufferTensorDesc.from_json(5), DescriptorError,  # type: ignore[arg-type]
      "descriptor JSON text is needed, got int 5"),
     ("sizes-set", lambda: BufferTensorDesc("float32", {2, 3}), DescriptorError,  # type: ignore[arg-type]
-     "sizes must be a sequence of integers, got {2, 3}"),
+     "sizes {2, 3} is not a sequence of integers"),
     # pad
     ("pads-length", lambda: PaddingOp.from_onnx(F32_3x4, [1, 2, 3]), ShapeError, "[1, 2, 3]"),
     ("pad-axis-out-of-range", lambda: PaddingOp.from_onnx(F32_3x4, [1, 1], axes=[2]), ShapeError, "axis 2 "),

@@ -323,7 +323,7 @@ def test_view_checks_buffer_size() -> None:
 # ---- doctests of the descriptor modules ------------------------------------------------------
 @pytest.mark.parametrize("module", ["descriptors.dtypes", "descriptors.size", "descriptors.layout",
                                     "descriptors.buffer_tensor",
-                                    "operators.padding", "reports.render"])
+                                    "descriptors.sequences", "operators.padding", "reports.render"])
 def test_doctests(module: str) -> None:
     mod = importlib.import_module(f"ort_layouts.{module}")
     result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)

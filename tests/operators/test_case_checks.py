@@ -23,7 +23,7 @@ from ort_layouts.operators.registry import operator_for_type
     ((2.7, 3), "holds 2.7, which is not an integer"),
     ((True, 3), "holds True, which is not an integer"),
     ({4, 3}, "is not a sequence of integers"),
-    ((-1, 3), "shape (-1, 3) is not valid; valid: a sequence of sizes >= 0"),
+    ((-1, 3), "shape (-1, 3) holds -1, which is less than 0; valid: a list, tuple or array of integers >= 0"),
 ], ids=["string", "scalar", "float", "bool", "set", "negative"])
 def test_a_shape_that_is_not_sizes_is_refused(shape: Any, fragment: str) -> None:
     with pytest.raises(ShapeError) as raised:
