@@ -82,7 +82,8 @@ def test_a_bad_case_is_refused_before_the_run_and_leaves_the_others_alone() -> N
     Case("Slice", "float32", (2,) * 9, starts=(0,), ends=(1,), axes=(0,)),
     Case("Concat", "float32", (2,) * 9, axis=0, parts=(1, 1)),
     Case("Split", "float32", (2,) * 9, axis=0, parts=(1, 1)),
-], ids=["Transpose", "Expand", "Pad", "Slice", "Concat", "Split"])
+    Case("Tile", "float32", (1, 2, 1, 1, 1, 1, 1, 1, 2), repeats=(1,) * 8 + (2,)),
+], ids=["Transpose", "Expand", "Pad", "Slice", "Concat", "Split", "Tile"])
 def test_more_than_8_dimensions_is_inexpressible_and_checked_against_numpy(case: Case) -> None:
     reason = operator_for_type(case.op).inexpressible_reason(case)
     assert "tensor" in reason and "over DirectML's 8 dimensions" in reason
