@@ -306,25 +306,11 @@ def _dml_in_process() -> bool:
 
 
 def _dml_stack_problem() -> str:
-    """Why the DirectML stack of ``ort-layouts setup dml`` cannot run here ("" when it can): a
-    variable that chooses it or sets how it runs holds a bad value (naming the variable), or the
-    parts it lacks, each with the command that gets it."""
-    return _dml_timeout_problem() or _dml_parts_problem()
-
-
-def _dml_timeout_problem() -> str:
-    """The bad value of ``ORT_LAYOUTS_DML_TIMEOUT_S``, named ("" when it is unset or good)."""
-    from ort_layouts.engine.dml.stack import worker_timeout_s
-
-    try:
-        worker_timeout_s()
-    except OrtLayoutsError as e:
-        return str(e)
-    return ""
-
-
-def _dml_parts_problem() -> str:
-    """The parts the DirectML stack lacks, or the bad value of a variable that chooses them."""
+    """Why the DirectML stack of ``ort-layouts setup dml`` cannot run here ("" when it can): the
+    parts it lacks, each with the command that gets it, or the bad value of a variable that
+    chooses them (naming the variable). ``ORT_LAYOUTS_DML_TIMEOUT_S`` is no part of it: it says
+    how the stack runs, and choosing DirectML refuses a bad value of it as the user's input
+    (:func:`_chosen`)."""
     from ort_layouts.engine.dml.stack import ENV_DIRECTML_VERSION, ENV_HOME, ENV_VK_ICD, DmlStack
 
     try:
@@ -338,18 +324,14 @@ def _dml_parts_problem() -> str:
 
 def _dml_chosen_but_unusable() -> str:
     """The problem of a DirectML stack that ``ORT_LAYOUTS_DML_VK_ICD`` or
-    ``ORT_LAYOUTS_DML_DIRECTML_VERSION`` chose and that cannot run, or of a stack that is set up
-    and that a bad ``ORT_LAYOUTS_DML_TIMEOUT_S`` keeps from running (where it would be the
-    default); "" when none of that is so. (``ORT_LAYOUTS_DML_HOME`` alone says where a stack
-    would be, and a good timeout how it runs, not that one must run.)"""
+    ``ORT_LAYOUTS_DML_DIRECTML_VERSION`` chose and that cannot run; "" when neither chose one,
+    or it can run. (``ORT_LAYOUTS_DML_HOME`` alone says where a stack would be, not that one
+    must run.)"""
     from ort_layouts.engine.dml.stack import ENV_DIRECTML_VERSION, ENV_VK_ICD
 
-    if _dml_in_process():
+    if _dml_in_process() or not (os.environ.get(ENV_VK_ICD) or os.environ.get(ENV_DIRECTML_VERSION)):
         return ""
-    if os.environ.get(ENV_VK_ICD) or os.environ.get(ENV_DIRECTML_VERSION):
-        return _dml_stack_problem()
-    timeout = _dml_timeout_problem()
-    return timeout if timeout and not _dml_parts_problem() else ""
+    return _dml_stack_problem()
 
 
 def dml_worker() -> Any:
@@ -423,23 +405,39 @@ def default_provider() -> str:
 
     Raises:
         ProviderError: ``ORT_LAYOUTS_DML_VK_ICD`` or ``ORT_LAYOUTS_DML_DIRECTML_VERSION``
-            chose a DirectML stack that cannot run (a bad value, a missing part), or a bad
-            ``ORT_LAYOUTS_DML_TIMEOUT_S`` keeps the stack that is set up from running: the run
+            chose a DirectML stack that cannot run (a bad value, a missing part): the run
             would otherwise go to another EP unnoticed.
+        ProviderOptionError: the choice is DirectML through the worker, and
+            ``ORT_LAYOUTS_DML_TIMEOUT_S`` is bad (:func:`_chosen`).
     """
-    from ort_layouts.engine.dml.stack import ENV_DIRECTML_VERSION, ENV_TIMEOUT, ENV_VK_ICD
+    from ort_layouts.engine.dml.stack import ENV_DIRECTML_VERSION, ENV_VK_ICD
 
     problem = _dml_chosen_but_unusable()
     if problem:
-        chosen = "/".join(name for name in (ENV_VK_ICD, ENV_DIRECTML_VERSION, ENV_TIMEOUT)
+        chosen = "/".join(name for name in (ENV_VK_ICD, ENV_DIRECTML_VERSION)
                           if os.environ.get(name, "").strip())
         raise ProviderError(f"the DirectML stack chosen by the environment cannot run: {problem}; fix or "
                             f"unset {chosen}, or name a provider with --provider")
     available = set(_available_names())
     for name, (_, is_gpu) in _KNOWN.items():
         if is_gpu and name in available:
-            return name
+            return _chosen(name)
     return CPU
+
+
+def _chosen(full: str) -> str:
+    """``full``, chosen for a run, once its settings from the environment are checked: DirectML
+    through the worker reads ``ORT_LAYOUTS_DML_TIMEOUT_S``, whose bad value is the user's input
+    and is refused here, before any work (another EP never reads it, and is not stopped by it).
+
+    Raises:
+        ProviderOptionError: that bad value, named with the valid ones.
+    """
+    if full == DML and not _dml_in_process():
+        from ort_layouts.engine.dml.stack import worker_timeout_s
+
+        worker_timeout_s()
+    return full
 
 
 def provider_full_name(name: str) -> str:
@@ -467,7 +465,11 @@ def resolve_provider(name: str) -> str:
     Raises:
         ProviderError: an unknown name, or an EP that is not available here; the message lists
             the available EPs.
+        ProviderOptionError: DirectML through the worker, with a bad ``ORT_LAYOUTS_DML_TIMEOUT_S``
+            (the message names the variable, its value and the valid ones): the run would use it.
     """
+    if str(name).strip().lower() == "auto":
+        return default_provider()  # available, and its settings checked
     full = provider_full_name(name)
     available = _available_names()
     if full not in available:
@@ -483,7 +485,7 @@ def resolve_provider(name: str) -> str:
             hint = (" (install onnxruntime-ep-webgpu; it needs onnxruntime >= 1.24.4 and a GPU "
                     "with Vulkan, D3D12 or Metal)")
         raise ProviderError(f"execution provider {full!r} is not available{hint}; available: {available}")
-    return full
+    return _chosen(full)
 
 
 # ---- sessions -------------------------------------------------------------------------------

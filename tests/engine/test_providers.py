@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 from typing import Any, ClassVar
@@ -230,18 +231,60 @@ def test_a_dml_stack_the_environment_chose_that_cannot_run_is_not_passed_over_fo
     assert P.default_provider() in [p.name for p in P.list_providers() if p.available]
 
 
+_BAD_TIMEOUT = (r"ORT_LAYOUTS_DML_TIMEOUT_S='5 minutes' is not valid; valid: a number of seconds > 0 "
+                r"\(unset: 300\)")
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="DirectML through the worker is for Linux")
-def test_a_bad_dml_hang_timeout_stops_the_choice_of_a_provider_and_is_named(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """Where the DirectML stack is set up (stood in for), a run must not silently go elsewhere,
-    or start a worker with a timeout nobody asked for."""
-    monkeypatch.setattr(P, "_dml_parts_problem", lambda: "")
+@pytest.mark.parametrize("name", ["dml", "auto"])
+def test_a_bad_dml_hang_timeout_is_refused_as_input_when_directml_is_chosen(
+        monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """Where the DirectML stack is set up (stood in for), choosing DirectML, by name or as the
+    default, refuses a bad timeout, named, before any worker starts: a bad value is the user's
+    input, not a stack that cannot run (DirectML stays available)."""
+    from ort_layouts.engine.dml import client
+
+    monkeypatch.setattr(P, "_dml_stack_problem", lambda: "")
+    monkeypatch.setattr(client, "DmlWorker", None)  # any start of a worker fails otherwise
     monkeypatch.setenv("ORT_LAYOUTS_DML_TIMEOUT_S", "5 minutes")
-    named = r"ORT_LAYOUTS_DML_TIMEOUT_S='5 minutes' is not valid; valid: a number of seconds > 0"
-    with pytest.raises(ProviderError, match=named + r".*fix or unset ORT_LAYOUTS_DML_TIMEOUT_S,"):
+    assert P.DML in [p.name for p in P.list_providers() if p.available]
+    with pytest.raises(P.ProviderOptionError, match=_BAD_TIMEOUT) as caught:
+        P.resolve_provider(name)
+    assert isinstance(caught.value, ValueError)
+    with pytest.raises(P.ProviderOptionError, match=_BAD_TIMEOUT):
         P.default_provider()
-    with pytest.raises(ProviderError, match=named):
-        P.resolve_provider("dml")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="DirectML through the worker is for Linux")
+def test_a_bad_dml_hang_timeout_does_not_stop_a_run_on_another_provider(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The variable is DirectML's alone: the CPU EP, named, never reads it."""
+    monkeypatch.setattr(P, "_dml_stack_problem", lambda: "")
+    monkeypatch.setenv("ORT_LAYOUTS_DML_TIMEOUT_S", "5 minutes")
+    assert P.resolve_provider("cpu") == P.CPU
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="DirectML through the worker is for Linux")
+@pytest.mark.parametrize(("provider", "status"), [("dml", 2), ("cpu", 0)])
+def test_validate_refuses_a_bad_dml_hang_timeout_in_one_line_before_any_work_only_for_directml(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        provider: str, status: int) -> None:
+    from ort_layouts.engine.dml import client
+    from ort_layouts.frontends.cli import main
+
+    monkeypatch.setattr(P, "_dml_stack_problem", lambda: "")
+    monkeypatch.setattr(client, "DmlWorker", None)
+    monkeypatch.setenv("ORT_LAYOUTS_DML_TIMEOUT_S", "5 minutes")
+    report = tmp_path / "report"
+    argv = ["validate", "--provider", provider, "--ops", "Transpose", "--dtypes", "float32", "--ranks", "2",
+            "--limit", "1", "--progress", "none", "--report", str(report)]
+    assert main(argv) == status
+    err = capsys.readouterr().err
+    if provider == "dml":
+        assert len(err.strip().splitlines()) == 1 and re.search(_BAD_TIMEOUT, err)
+        assert not report.exists()
+    else:
+        assert "ORT_LAYOUTS_DML_TIMEOUT_S" not in err and (report / "results.jsonl").is_file()
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="DirectML through the worker is for Linux")
@@ -254,4 +297,4 @@ def test_a_dml_hang_timeout_does_not_choose_directml_where_it_is_not_set_up(
     monkeypatch.delenv("ORT_LAYOUTS_DML_TIMEOUT_S", raising=False)
     without = P.default_provider()
     monkeypatch.setenv("ORT_LAYOUTS_DML_TIMEOUT_S", value)
-    assert P.default_provider() == without != P.DML
+    assert P.default_provider() == P.resolve_provider("auto") == without != P.DML

@@ -145,10 +145,14 @@ DEFAULT_TIMEOUT_S = 300.0  # how long the worker may take over one request befor
 
 def worker_timeout_s() -> float:
     """How long the worker may take over one request before it counts as hung:
-    ``$ORT_LAYOUTS_DML_TIMEOUT_S`` seconds when set, else :data:`DEFAULT_TIMEOUT_S`.
+    ``$ORT_LAYOUTS_DML_TIMEOUT_S`` seconds when set, else :data:`DEFAULT_TIMEOUT_S`. The one
+    check of the variable: choosing DirectML
+    (:func:`~ort_layouts.engine.providers.resolve_provider`), ``setup dml`` and a new
+    :class:`~ort_layouts.engine.dml.client.DmlWorker` call it before any work.
 
     Raises:
-        ProviderError: the variable is not a finite number of seconds > 0.
+        ProviderOptionError: the variable is not a finite number of seconds > 0 (the message
+            names it, its value and the valid values).
     """
     text = os.environ.get(ENV_TIMEOUT, "").strip()
     if not text:
@@ -158,9 +162,13 @@ def worker_timeout_s() -> float:
     except ValueError:
         seconds = math.nan
     if not (0 < seconds < math.inf):
-        raise ProviderError(f"{ENV_TIMEOUT}={text!r} is not valid; valid: a number of seconds > 0 "
-                            f"(unset: {DEFAULT_TIMEOUT_S:.0f})")
+        from ort_layouts.engine.providers import ProviderOptionError
+
+        raise ProviderOptionError(f"{ENV_TIMEOUT}={text!r} is not valid; valid: a number of seconds > 0 "
+                                  f"(unset: {DEFAULT_TIMEOUT_S:.0f})")
     return seconds
+
+
 _LIBVULKAN = ("/usr/lib/x86_64-linux-gnu/libvulkan.so.1", "/usr/lib64/libvulkan.so.1",
               "/usr/lib/libvulkan.so.1")
 

@@ -36,6 +36,7 @@ from ort_layouts.engine.dml.stack import (
     dml_home,
     run_environment,
 )
+from ort_layouts.engine.providers import ProviderOptionError
 
 FAKE = [sys.executable, str(Path(__file__).with_name("fake_worker.py"))]
 WORKER_C = Path(C.__file__).with_name("worker.c")
@@ -371,5 +372,6 @@ def test_a_bad_hang_timeout_is_named_before_any_worker_starts(monkeypatch: pytes
     monkeypatch.setenv("ORT_LAYOUTS_DML_TIMEOUT_S", text)
     named = (rf"ORT_LAYOUTS_DML_TIMEOUT_S='{re.escape(text)}' is not valid; "
              r"valid: a number of seconds > 0 \(unset: 300\)")
-    with pytest.raises(ProviderError, match=named):
+    with pytest.raises(ProviderOptionError, match=named) as caught:
         DmlWorker(command=FAKE)
+    assert isinstance(caught.value, ValueError)  # the user's input, not a stack that cannot run
