@@ -32,6 +32,7 @@ from ort_layouts.operators.base import (
     fmt_ints,
 )
 from ort_layouts.operators.case import Case
+from ort_layouts.operators.kernels import flag_no_kernel
 from ort_layouts.operators.onnx_nodes import (
     Graph,
     add_node,
@@ -42,7 +43,6 @@ from ort_layouts.operators.onnx_nodes import (
     value_hex,
 )
 from ort_layouts.operators.padding import PaddingMode, PaddingOp, padding_for, split_onnx_pads
-from ort_layouts.operators.reshape import flag_no_kernel
 from ort_layouts.operators.shapes import rotating
 from ort_layouts.operators.values import special_values
 from ort_layouts.reference.buffers import is_nibble, nibble_values, values_dtype

@@ -64,6 +64,7 @@ from ort_layouts.operators.base import (
 )
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.identity import IdentityOp, identity_dict
+from ort_layouts.operators.kernels import flag_no_kernel
 from ort_layouts.operators.onnx_nodes import (
     Graph,
     add_node,
@@ -77,11 +78,8 @@ from ort_layouts.operators.onnx_nodes import (
 from ort_layouts.operators.shapes import SUITE_SHAPES, rotating
 
 __all__ = [
-    "DML_KERNEL_VERSIONS",
     "ReshapeLike",
     "copy_descriptor",
-    "dml_kernel_reason",
-    "flag_no_kernel",
     "flatten_output_shape",
     "reshape_output_shape",
     "squeeze_output_shape",
@@ -89,21 +87,6 @@ __all__ = [
 ]
 
 OP_TYPES: tuple[str, ...] = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity")
-
-#: the ONNX schema since-versions the DML EP registers a kernel for: the Copy kernel's
-#: (``REG_INFO_COPY`` rows of ``OperatorRegistration.cpp``, lines 852-875 at ONNX Runtime 1.24.1),
-#: Transpose's and Pad's (``REG_INFO(7 | 13 | 21, Transpose)``, ``REG_INFO_VER(7 | 11 | 13 | 18 |
-#: 19 | 21, Pad)``; opset 7 names Transpose-1 and Pad-2; 19 came with microsoft/onnxruntime#19175,
-#: 21 with #22547). Transpose-23, -24, -25 and Pad-23, -24, -25 have none.
-DML_KERNEL_VERSIONS: dict[str, tuple[int, ...]] = {
-    "Identity": (1, 13, 14, 16, 19, 21),
-    "Flatten": (1, 9, 11, 13, 21),
-    "Squeeze": (1, 11, 13, 21),
-    "Unsqueeze": (1, 11, 13, 21),
-    "Reshape": (5, 13, 14, 19, 21),
-    "Transpose": (1, 13, 21),
-    "Pad": (2, 11, 13, 18, 19, 21),
-}
 
 RESHAPE_INPUT_OPSET = 5  # Reshape-5: the shape becomes an input (Reshape-1's attribute has no DML kernel)
 ALLOWZERO_OPSET = 14  # Reshape-14: the allowzero attribute
@@ -221,32 +204,6 @@ def copy_descriptor(dtype: DataType, shape: Sequence[int]) -> BufferTensorDesc:
     right-aligned to at least 4 dimensions (a scalar is [1, 1, 1, 1])."""
     shape = tuple(shape)
     return BufferTensorDesc(dtype, (1,) * max(0, _MIN_DIMENSION_COUNT - len(shape)) + shape)
-
-
-def _schema_version(op_type: str, opset: int) -> int | None:
-    try:
-        return int(onnx.defs.get_schema(op_type, opset).since_version)
-    except Exception:  # onnx raises SchemaError for an opset before the operator existed
-        return None
-
-
-def dml_kernel_reason(op_type: str, opset: int) -> str:
-    """Why the DML EP has no kernel for ``op_type`` at ``opset`` ("" when it has one)."""
-    version = _schema_version(op_type, opset)
-    if version is None or version in DML_KERNEL_VERSIONS[op_type]:
-        return ""
-    return (f"opset {opset} resolves to {op_type}-{version}, and the DML EP registers {op_type} "
-            f"only for schema versions {list(DML_KERNEL_VERSIONS[op_type])} "
-            "(OperatorRegistration.cpp, exact since-version matching)")
-
-
-def flag_no_kernel(flags: list[str], op_type: str, opset: int) -> None:
-    """Add the ``no-kernel`` flag of a model's node to ``flags`` when the DML EP has no kernel
-    for ``op_type`` at ``opset`` (:func:`dml_kernel_reason`); nothing when it has one or the
-    opset is unknown (0)."""
-    reason = dml_kernel_reason(op_type, opset) if opset else ""
-    if reason:
-        flags.append(f"no-kernel: {reason}; ONNX Runtime runs the node on the CPU EP")
 
 
 # ---- cases ----------------------------------------------------------------------------------

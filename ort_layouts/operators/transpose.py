@@ -32,8 +32,8 @@ from ort_layouts.operators.base import (
 )
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.identity import IdentityOp
+from ort_layouts.operators.kernels import flag_no_kernel
 from ort_layouts.operators.onnx_nodes import Flagged, Graph, add_node, attrs, check_size
-from ort_layouts.operators.reshape import flag_no_kernel
 from ort_layouts.operators.shapes import SUITE_SHAPES, rotating
 
 __all__ = ["Transpose"]

@@ -30,7 +30,6 @@ from ort_layouts.operators.case import Case
 from ort_layouts.operators.expected import dml_operator, expected_output, output_shape, reference_output
 from ort_layouts.operators.identity import IDENTITY, IdentityOp
 from ort_layouts.operators.registry import CASE_OPS, operator_for_type
-from ort_layouts.operators.reshape import dml_kernel_reason, flag_no_kernel
 from ort_layouts.operators.values import make_input
 
 OPS = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity")
@@ -247,43 +246,7 @@ def test_rank_over_8_is_inexpressible_and_checked_with_numpy() -> None:
     assert expected_output(case, x).tobytes() == x.tobytes()
 
 
-# ---- which opsets have a DML kernel -----------------------------------------------------------
-@pytest.mark.parametrize(("op", "opset", "since", "kernel"), [
-    ("Reshape", 7, 5, True), ("Reshape", 19, 19, True), ("Reshape", 22, 21, True),
-    ("Reshape", 23, 23, False), ("Reshape", 24, 24, False), ("Identity", 16, 16, True),
-    ("Identity", 23, 23, False), ("Flatten", 10, 9, True), ("Flatten", 23, 23, False),
-    ("Squeeze", 20, 13, True), ("Squeeze", 24, 24, False), ("Unsqueeze", 23, 23, False),
-    ("Unsqueeze", 1, 1, True),
-])
-def test_dml_kernel_versions(op: str, opset: int, since: int, kernel: bool) -> None:
-    """An opset resolves to a schema version (ONNX's operator history); the DML EP has a kernel
-    exactly for the REG_INFO_COPY rows of OperatorRegistration.cpp."""
-    assert onnx.defs.get_schema(op, opset).since_version == since
-    reason = dml_kernel_reason(op, opset)
-    if kernel:
-        assert reason == ""
-    else:
-        assert f"{op}-{since}" in reason and "registers" in reason
-
-
-@pytest.mark.parametrize(("op", "opset", "since"), [
-    ("Transpose", 23, 23), ("Pad", 24, 24), ("Reshape", 23, 23), ("Identity", 25, 25),
-    ("Transpose", 22, None), ("Pad", 21, None), ("Reshape", 14, None), ("Transpose", 0, None),
-])
-def test_the_no_kernel_flag_of_a_model_node(op: str, opset: int, since: int | None) -> None:
-    """Transpose-23, Pad-24, Reshape-23 and Identity-25 have no DML kernel (OperatorRegistration.cpp
-    stops at 21); opset 22 resolves to Transpose-21, 21 to Pad-21, 14 to Reshape-14, which have
-    one; an unknown opset (0) is not flagged."""
-    flags = ["kept"]
-    flag_no_kernel(flags, op, opset)
-    if since is None:
-        assert flags == ["kept"]
-    else:
-        assert len(flags) == 2 and flags[0] == "kept"
-        assert flags[1].startswith(f"no-kernel: opset {opset} resolves to {op}-{since}, ")
-        assert flags[1].endswith("; ONNX Runtime runs the node on the CPU EP")
-
-
+# ---- a model node without a DML kernel ------------------------------------------------------
 def test_transpose_pad_and_reshape_nodes_flag_a_missing_kernel_alike() -> None:
     """The three operators' model nodes at opset 23 carry one no-kernel flag each, worded alike
     but for the op type and its registered versions."""
