@@ -1021,8 +1021,8 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False, model: ModelFile
 # ---- merge ---------------------------------------------------------------------------------
 def _add_merge(p: argparse.ArgumentParser) -> None:
     p.add_argument("reports", nargs="+", type=path_text, metavar="REPORT",
-                   help="report directories or report.json files; with --shards: shard report directories, "
-                        "or the report directory holding shard-K-of-N directories")
+                   help="report directories, report.json or results.jsonl files; with --shards: shard "
+                        "report directories, or the report directory holding shard-K-of-N directories")
     p.add_argument("--shards", action="store_true",
                    help="merge the N shards of one run into the one report of the unsharded run "
                         "(into --out, or into the one REPORT directory holding them)")

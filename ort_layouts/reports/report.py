@@ -572,6 +572,10 @@ def read_results(path: str | os.PathLike[str], *, repair: bool = False) -> list[
     return results
 
 
+_VALID_REPORTS = f"valid: a report directory, a {JSON_FILE} or a {RESULTS_FILE}"
+_JSON_STARTS = b'{["-0123456789tfn'  # the bytes a JSON value begins with
+
+
 def load_report(path: str | os.PathLike[str]) -> Report:
     """A report from a report directory, a ``report.json`` or a ``results.jsonl``.
 
@@ -593,15 +597,26 @@ def load_report(path: str | os.PathLike[str]) -> Report:
                               f"with: ort-layouts merge --shards {p}")
         raise ReportError(f"{p} holds no report: neither {RESULTS_FILE} nor {JSON_FILE}")
     if p.is_file():
+        _check_report_text(p)
         if p.suffix == ".jsonl":
             meta_path = p.with_name(META_FILE)
             meta = read_meta(meta_path) if meta_path.is_file() else {}
             return Report(meta, ordered_results(read_results(p), meta.get("planned")))
         return Report.from_dict(read_json(p), source=str(p))
     if p.exists():  # a device, a FIFO, a socket
-        raise ReportError(f"report {str(p)!r} is not a regular file or a directory; valid: a report "
-                          f"directory, a {JSON_FILE} or a {RESULTS_FILE}")
+        raise ReportError(f"report {str(p)!r} is not a regular file or a directory; {_VALID_REPORTS}")
     raise ReportError(f"report {str(p)!r} does not exist")
+
+
+def _check_report_text(path: Path) -> None:
+    """Refuse a file given as a report whose first byte (after blanks) opens no JSON value, as
+    a ``report.json`` and each line of a ``results.jsonl`` do: another kind of file (an .onnx
+    model, a picture), not a damaged report. An empty file, or one of blanks, is left to the
+    reader."""
+    with path.open("rb") as f:
+        head = f.read(4096).removeprefix(b"\xef\xbb\xbf").lstrip()  # a BOM: the reader says so
+    if head and head[0] not in _JSON_STARTS:
+        raise ReportError(f"{str(path)!r} is not a report (it is not JSON); {_VALID_REPORTS}")
 
 
 #: the meta keys that name where a run ran, with their words in messages: a report is resumed,

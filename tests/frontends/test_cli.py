@@ -510,6 +510,28 @@ def test_merge_command(tmp_path: Path, capsys: Cap) -> None:
     assert (tmp_path / "m" / "matrix.html").is_file()
 
 
+@pytest.mark.parametrize("name", ["good.onnx", "results.jsonl"])
+def test_merge_of_an_onnx_model_says_it_is_not_a_report(name: str, tmp_path: Path, capsys: Cap) -> None:
+    """An .onnx model given to merge (under any name) said it was not UTF-8 and damaged."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    weights = numpy_helper.from_array(np.array([0.5, -1.25, 3e9, 7], np.float32), "w")
+    graph = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"])], "add",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], [weights])
+    model = tmp_path / name
+    onnx.save(helper.make_model(graph), model)
+    with pytest.raises(UnicodeDecodeError):
+        model.read_text(encoding="utf-8")
+    code, out, err = run(["merge", str(model)], capsys)
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        f"ort-layouts: error: {str(model)!r} is not a report (it is not JSON); valid: a report directory, "
+        "a report.json or a results.jsonl"]
+
+
 @needs_engine
 def test_an_unsharded_run_over_merged_shards_leaves_no_shards_json(tmp_path: Path, capsys: Cap) -> None:
     report = str(tmp_path / "r")
