@@ -185,23 +185,19 @@ class _Writer:
 
 
 class _Reader:
-    """A reply's payload, read field by field; ``out_of_step`` is called before a
-    :class:`DmlProtocolError` is raised (the worker that sent it is stopped)."""
+    """A reply's payload, read field by field. ``fail(what)`` stops the worker that sent a reply
+    that is not what the protocol says and makes the :class:`DmlProtocolError` to raise, "the
+    DirectML worker {what}" (:meth:`DmlWorker._crashed`)."""
 
-    def __init__(self, data: bytes, out_of_step: Callable[[], None] | None = None) -> None:
+    def __init__(self, data: bytes, fail: Callable[[str], DmlWorkerCrashedError]) -> None:
         self.data = memoryview(data)
         self.at = 0
-        self.out_of_step = out_of_step
-
-    def fail(self, message: str) -> DmlProtocolError:
-        """The error to raise for a reply that is not what the protocol says, its worker stopped."""
-        if self.out_of_step is not None:
-            self.out_of_step()
-        return DmlProtocolError(message)
+        self.fail = fail
 
     def _take(self, n: int) -> memoryview:
         if self.at + n > len(self.data):
-            raise self.fail(f"a reply ended early: wanted {n} bytes at offset {self.at} of {len(self.data)}")
+            raise self.fail(f"sent a reply that ended early: wanted {n} bytes at offset {self.at} "
+                            f"of {len(self.data)}")
         out = self.data[self.at:self.at + n]
         self.at += n
         return out
@@ -223,7 +219,7 @@ class _Reader:
 
     def end(self) -> None:
         if self.at != len(self.data):
-            raise self.fail(f"a reply has {len(self.data) - self.at} bytes left over")
+            raise self.fail(f"sent a reply with {len(self.data) - self.at} bytes left over")
 
 
 def encode_tensor(w: _Writer, name: str, value: Any) -> None:
@@ -249,7 +245,7 @@ def decode_tensor(r: _Reader) -> tuple[str, np.ndarray]:
         raise DataTypeError(f"output {name!r} has ONNX element type {code}, which has no numpy dtype here")
     count = int(np.prod(dims, dtype=np.int64)) if dims else 1
     if len(data) != count * dtype.itemsize:
-        raise r.fail(f"output {name!r}: {len(data)} bytes for shape {list(dims)} of {dtype}")
+        raise r.fail(f"sent output {name!r} with {len(data)} bytes for shape {list(dims)} of {dtype}")
     return name, np.frombuffer(data, dtype=dtype).reshape(dims).copy()
 
 
@@ -437,13 +433,11 @@ class DmlWorker:
             r = self._request(OP_HELLO, b"", timeout_s=self.start_timeout_s)
             magic, version = r.u32(), r.u32()
             if magic != HELLO_MAGIC:
-                self._kill()
-                raise DmlProtocolError(
-                    f"the worker answered HELLO with magic {magic:#x}, not {HELLO_MAGIC:#x}")
+                raise self._crashed(f"answered HELLO with magic {magic:#x}, not {HELLO_MAGIC:#x}",
+                                    DmlProtocolError)
             if version != PROTOCOL_VERSION:
-                self._kill()
-                raise DmlProtocolError(f"the worker speaks protocol {version}; this client speaks "
-                                       f"{PROTOCOL_VERSION} (rebuild it: the setup compiles worker.c)")
+                raise self._crashed(f"speaks protocol {version}; this client speaks {PROTOCOL_VERSION} "
+                                    "(rebuild it: the setup compiles worker.c)", DmlProtocolError)
             self.ort_version, self.api_version = r.text(), r.u32()
             if self.stack is not None and self.stack.directml_version and self._command is None:
                 self._info = None
@@ -516,16 +510,19 @@ class DmlWorker:
     # -- requests --
     def _crashed(self, what: str, cls: type[DmlWorkerCrashedError] = DmlWorkerCrashedError, *,
                  exiting: bool = False) -> DmlWorkerCrashedError:
-        """Stop the worker (it is dead, hung or out of step) and make the error to raise.
-        ``exiting``: its pipes closed, so give it a moment to exit and collect its status."""
-        proc = self._proc
-        returncode = None
-        if proc is not None:
-            if exiting:
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    proc.wait(timeout=5)
-            returncode = proc.poll()
-            self._kill()
+        """Stop the worker (it is dead, hung, or out of step: a reply that is not what the protocol
+        says, found here or by a :class:`_Reader` of its payload) and make the error to raise,
+        "the DirectML worker {what}"; the next request starts a new worker. ``exiting``: its pipes
+        closed, so give it a moment to exit and collect its status."""
+        with self._lock:
+            proc = self._proc
+            returncode = None
+            if proc is not None:
+                if exiting:
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        proc.wait(timeout=5)
+                returncode = proc.poll()
+                self._kill()
         time.sleep(0.05)  # let the stderr thread catch the last lines
         status = f" (exit status {returncode})" if returncode is not None else ""
         return cls(f"the DirectML worker {what}{status}", returncode=returncode,
@@ -577,16 +574,11 @@ class DmlWorker:
                 # reply left unread would answer the next request with this one's outputs
                 self._kill()
                 raise
-        r = _Reader(body, self._out_of_step)
+        r = _Reader(body, lambda what: self._crashed(what, DmlProtocolError))
         if status == 1:
             code, message = r.u32(), r.text()
             raise error(message, code)
         return r
-
-    def _out_of_step(self) -> None:
-        """Stop the worker whose reply did not parse: the next request starts a new one."""
-        with self._lock:
-            self._kill()
 
     # -- public API --
     def info(self, *, adapter: int = 0) -> WorkerInfo:

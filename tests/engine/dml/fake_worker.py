@@ -7,7 +7,10 @@ DmlExecutionProvider. Special cases, to drive the client's error paths:
 - a RUN input named ``crash`` ends the process (status 3) before replying;
 - a RUN input named ``hang`` makes it stop answering;
 - a RUN input named ``garbage`` makes it reply with a status that does not exist;
-- a RUN input named ``fail`` gets an error reply (code 2) and the worker lives on.
+- a RUN input named ``short`` makes it send an OK reply whose payload ends early, one named
+  ``extra`` an OK reply with a byte left over;
+- a RUN input named ``fail`` gets an error reply (code 2) and the worker lives on;
+- ``FAKE_WORKER_PROTOCOL`` in its environment: the protocol version its HELLO answers.
 """
 
 from __future__ import annotations
@@ -79,7 +82,8 @@ def main() -> int:
         op, length = struct.unpack("<IQ", head)
         r = In(stdin.read(length))
         if op == 1:  # HELLO
-            reply(0, struct.pack("<II", 0x57444C4F, 1) + s("9.9.9-fake") + struct.pack("<I", 24))
+            version = int(os.environ.get("FAKE_WORKER_PROTOCOL", "1"))
+            reply(0, struct.pack("<II", 0x57444C4F, version) + s("9.9.9-fake") + struct.pack("<I", 24))
         elif op == 2:  # INFO
             r.u32()
             reply(0, s("9.9.9-fake") + s("fake build") + s("Z:\\fake\\DirectML.dll") + s("1.15.4+fake")
@@ -129,6 +133,9 @@ def main() -> int:
             if "fail" in feeds or sid not in sessions:
                 error(2, "fake Run failure" if sid in sessions else f"RUN: no session {sid}")
                 continue
+            if "short" in feeds:
+                reply(0, struct.pack("<Q", 2000))  # the output count is missing
+                continue
             session, outputs = sessions[sid]
             names = names or outputs
             values = session.run(names, feeds)
@@ -137,7 +144,7 @@ def main() -> int:
                 value = np.asarray(value, order="C")
                 out += (s(name) + struct.pack("<II", CODES[value.dtype.str], value.ndim)
                         + struct.pack(f"<{value.ndim}q", *value.shape) + blob(value.tobytes()))
-            reply(0, out)
+            reply(0, out + (b"\0" if "extra" in feeds else b""))
         elif op == 5:  # RELEASE
             sid = r.u32()
             if sessions.pop(sid, None) is None:

@@ -174,7 +174,7 @@ def test_bad_arguments() -> None:
     w.close()
 
 
-@pytest.mark.parametrize("trigger", ["crash", "hang", "garbage"])
+@pytest.mark.parametrize("trigger", ["crash", "hang", "garbage", "short", "extra"])
 def test_a_dead_worker_raises_then_restarts(trigger: str) -> None:
     with DmlWorker(command=FAKE, timeout_s=3) as w:
         model = identity_model([("x", TensorProto.FLOAT, [2]), (trigger, TensorProto.FLOAT, [1])])
@@ -185,7 +185,7 @@ def test_a_dead_worker_raises_then_restarts(trigger: str) -> None:
         if trigger == "crash":
             assert e.value.returncode == 3
             assert "crashing as asked" in e.value.stderr_tail
-        if trigger == "garbage":
+        if trigger in ("garbage", "short", "extra"):
             assert isinstance(e.value, DmlProtocolError)
         assert not w.running
         # the next call starts a new worker and makes the session again there
@@ -322,16 +322,34 @@ def test_a_request_interrupted_halfway_stops_the_worker_and_the_next_gets_its_ow
         assert w.generation == 2
 
 
-def test_a_reply_that_does_not_parse_stops_the_worker() -> None:
-    """A DmlProtocolError from a reply's payload stops the worker as its docstring says; the next
-    request starts a new one."""
+@pytest.mark.parametrize(("trigger", "what"), [
+    ("short", "sent a reply that ended early: wanted 4 bytes at offset 8 of 8"),
+    ("extra", "sent a reply with 1 bytes left over"),
+], ids=["ends-early", "bytes-left-over"])
+def test_a_reply_whose_payload_does_not_parse_stops_the_worker(trigger: str, what: str) -> None:
+    """A reply with a good header whose payload is not what the protocol says: the reader stops
+    the worker, as a crash does, with the same error (its exit status unknown, its last words);
+    the next request starts a new worker."""
     with DmlWorker(command=FAKE, timeout_s=20) as w:
+        session = w.create_session(identity_model([("x", TensorProto.FLOAT, [1]),
+                                                   (trigger, TensorProto.FLOAT, [1])]))
         first = w.pid
-        reader = C._Reader(b"\x01\x00", w._out_of_step)
-        with pytest.raises(DmlProtocolError, match="a reply ended early"):
-            reader.u32()
+        feeds = {"x": np.ones(1, np.float32), trigger: np.zeros(1, np.float32)}
+        with pytest.raises(DmlProtocolError) as caught:
+            session.run(["x_out"], feeds)
+        assert str(caught.value) == f"the DirectML worker {what}"
+        assert caught.value.returncode is None and caught.value.code == 101
         assert not w.running and first is not None
-        assert w.info().ort_version == "9.9.9-fake" and w.pid != first
+        assert w.info().ort_version == "9.9.9-fake" and w.pid != first and w.generation == 2
+
+
+def test_a_worker_of_another_protocol_is_stopped() -> None:
+    w = DmlWorker(command=FAKE, env={"FAKE_WORKER_PROTOCOL": "2"})
+    with pytest.raises(DmlProtocolError, match=r"^the DirectML worker speaks protocol 2; this client "
+                                               r"speaks 1 \(rebuild it"):
+        w.start()
+    assert not w.running
+    w.close()
 
 
 def test_wine_s_libraries_are_looked_for_beside_the_wine_that_runs_first(
