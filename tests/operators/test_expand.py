@@ -94,6 +94,15 @@ def test_a_negative_target_size_is_refused() -> None:
         Case("Expand", "float32", (2, 3), target_shape=(2, -1))
 
 
+def test_a_target_that_does_not_broadcast_is_refused_naming_the_conflicting_axis() -> None:
+    with pytest.raises(ShapeError, match=r"target_shape \[5, 4\] does not broadcast with the input "
+                                         r"\[2, 3, 4\]: axis 1 \(right-aligned\) has 3 and 5"):
+        Case("Expand", "float32", (2, 3, 4), target_shape=(5, 4))
+    with pytest.raises(ShapeError, match=r"cannot broadcast sizes \[2, 3, 4\] to shape \[5, 4\]: "
+                                         r"axis 1 \(right-aligned\) has 3 and 5"):
+        BufferTensorDesc("float32", (2, 3, 4)).broadcast_to((5, 4))
+
+
 def test_a_compatible_case_gives_the_broadcast_through_every_path() -> None:
     case = Case("Expand", "int32", (2, 1), target_shape=(3, 2, 4))
     x = np.array([[7], [-5]], dtype=np.int32)
