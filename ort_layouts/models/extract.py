@@ -128,6 +128,9 @@ def load_model(model: _ModelLike, *, load_external_data: bool = False) -> tuple[
 def check_model_file(model: str | Path) -> Path:
     """The path of a model file that exists, is a regular file and is not empty (0 bytes).
 
+    A file whose size is 0 is read before it is called empty: one of ``/proc`` has content
+    all the same.
+
     Raises:
         ModelError: naming the path and what it is instead.
     """
@@ -138,9 +141,17 @@ def check_model_file(model: str | Path) -> Path:
         raise ModelError(f"model file {str(path)!r} does not exist")
     if not path.is_file():
         raise ModelError(f"model {str(path)!r} is not a regular file")
-    if path.stat().st_size == 0:
+    if path.stat().st_size == 0 and not _has_content(path):
         raise ModelError(f"model file {str(path)!r} is empty (0 bytes), not an ONNX model")
     return path
+
+
+def _has_content(path: Path) -> bool:
+    try:
+        with path.open("rb") as f:
+            return bool(f.read(1))
+    except OSError as e:
+        raise ModelError(f"cannot read model file {str(path)!r}: {e.strerror or e}") from e
 
 
 def _check_is_model(model: onnx.ModelProto, source: str) -> None:

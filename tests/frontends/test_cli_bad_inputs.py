@@ -317,6 +317,33 @@ def test_bad_command_line(argv: list[str], fragment: str, workdir: Path, no_work
     assert _listing(workdir) == before
 
 
+STATUS = "/proc/self/status"  # a regular file of size 0 in stat that holds text when read
+
+
+@pytest.mark.skipif(not Path(STATUS).is_file(), reason="no /proc (Linux only)")
+@pytest.mark.parametrize("argv, line", [
+    (["extract", STATUS], f"argument MODEL: cannot load ONNX model {STATUS!r}: "),
+    (["convert", STATUS, "out.onnx"], f"argument INPUT: cannot load ONNX model {STATUS!r}: "),
+    ([*M, STATUS], f"argument --model: cannot load ONNX model {STATUS!r}: "),
+    (["merge", STATUS], f"{STATUS!r} is not a report (it is not JSON); valid: a report directory, a "
+                        "report.json or a results.jsonl"),
+    (["extract", "empty.onnx"], "argument MODEL: model file 'empty.onnx' is empty (0 bytes), not an ONNX "
+                                "model"),
+], ids=["extract", "convert", "validate", "merge", "extract-empty"])
+def test_a_file_is_empty_by_what_it_holds_not_by_its_size(argv: list[str], line: str, workdir: Path,
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: Cap) -> None:
+    """A /proc file (size 0, content all the same) was called empty as a model."""
+    monkeypatch.chdir(workdir)
+    before = _listing(workdir)
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    (error,) = err.splitlines()
+    assert out == "" and error.startswith(f"ort-layouts: error: {line}"), err
+    assert ("empty" in error) == ("empty.onnx" in argv)
+    assert _listing(workdir) == before
+
+
 def test_the_provider_azure_agrees_between_providers_and_validate(
         workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: Cap) -> None:
     """What ``providers`` lists as available either validates or is refused by ``validate`` with
