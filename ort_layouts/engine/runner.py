@@ -177,8 +177,8 @@ class _Prepared:
         case, operator = self.case, self.operator
         if case.data_type.bitwidth < 8:
             return (f"{case.data_type.name} data is not run: numpy has no 4-bit type to make its input and "
-                    "read its outputs with, and DirectML's layout operators take no 4-bit tensors (only "
-                    "QUANTIZE and DEQUANTIZE do); dml_operator and expected_output describe the case")
+                    f"read its outputs with, and {operator.data_type_reason(case)}; dml_operator and "
+                    "expected_output describe the case")
         reason = operator.inexpressible_reason(case)
         if reason:
             if provider == DML and not operator.skips_dispatch(case):
