@@ -69,6 +69,7 @@ import numpy as np
 
 from ort_layouts._errors import NotExpressibleError, OrtLayoutsError, ProviderError
 from ort_layouts.descriptors.dtypes import DataType
+from ort_layouts.descriptors.size import packed_strides
 from ort_layouts.engine.dml.client import DmlWorkerTimeoutError
 from ort_layouts.engine.graphs import build_model, provider_ir_version, provider_opset
 from ort_layouts.engine.inputs import generator_states, make_inputs
@@ -261,15 +262,40 @@ def _prepare(case: Case, provider: str, inputs: Mapping[str, np.ndarray] | None)
     return prepared
 
 
-def _mismatch_offsets(op: Any, index: Sequence[int], output: int = 0) -> tuple[int | None, int | None]:
+def _descriptor_index(op: Any, index: Sequence[int], shape: Sequence[int]) -> Sequence[int]:
+    """``index`` of the ONNX output of ``shape`` as an index of the output descriptor of the
+    one-output operator ``op``, where their sizes differ (the EP gives a Reshape, Squeeze,
+    Unsqueeze, Flatten or Identity one packed descriptor of the input's sizes, at least 4D, and a
+    scalar one axis): the same element of the row-major output buffer, its flat index unravelled
+    into the descriptor's sizes. ``index`` as it is where the sizes agree, or the descriptor is
+    not row-major packed over as many elements (the operator's own method then decides)."""
+    desc = getattr(op, "output", None)
+    if desc is None or tuple(shape) == desc.sizes or len(index) != len(shape):
+        return index
+    sizes = desc.sizes
+    rows = packed_strides(sizes)
+    if math.prod(shape) != math.prod(sizes) or any(
+            s != r for n, s, r in zip(sizes, desc.effective_strides, rows, strict=True) if n > 1):
+        return index
+    flat = 0
+    for i, n in zip(index, shape, strict=True):
+        flat = flat * n + int(i)
+    return tuple(flat // r % n for n, r in zip(sizes, rows, strict=True))
+
+
+def _mismatch_offsets(op: Any, index: Sequence[int], output: int = 0, *,
+                      shape: Sequence[int] | None = None) -> tuple[int | None, int | None]:
     """(input buffer offset read for ``index`` of output ``output``, output buffer offset), in
-    elements."""
+    elements, or (None, None) where the operator cannot say. ``shape``: the ONNX output's, by
+    which an index of another rank than the descriptors' is mapped (:func:`_descriptor_index`)."""
     if op is None:
         return None, None
     try:
         if is_multi_operator(op):
             in_offset, out_offset = op.buffer_offsets_in_elements(index, output)  # type: ignore[attr-defined]
         else:
+            if shape is not None:
+                index = _descriptor_index(op, index, shape)
             in_offset, out_offset = op.buffer_offsets_in_elements(index)
         return in_offset, out_offset
     except (OrtLayoutsError, ValueError, IndexError):
@@ -637,7 +663,8 @@ class _Run:
         index = cmp.first_mismatch_index
         input_offset_in_elements = output_offset_in_elements = None
         if index is not None:
-            input_offset_in_elements, output_offset_in_elements = _mismatch_offsets(prep.op, index, k)
+            input_offset_in_elements, output_offset_in_elements = _mismatch_offsets(
+                prep.op, index, k, shape=prep.output_shapes[k])
         recovered: dict[str, Any] = {}
         try:
             found = explain(prep.case, prep.input, actuals[0] if len(actuals) == 1 else actuals,
