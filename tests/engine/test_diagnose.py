@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import numpy as np
 import pytest
 
+from ort_layouts._errors import DataTypeError, ShapeError
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.engine.diagnose import Diagnosis, diagnose, explain
 from ort_layouts.operators.case import Case
@@ -151,7 +153,63 @@ def test_right_or_unexplained_output_gives_empty_string() -> None:
     assert diagnose(case, X234, np.transpose(X234, (2, 0, 1))) == ""
     noise = np.random.default_rng(5).random((4, 2, 3), dtype=np.float32)
     assert diagnose(case, X234, noise) == ""
-    assert diagnose(case, X234, np.zeros((4, 2, 3), np.float64)) == ""
+    assert diagnose(case, X234, noise.reshape(2, 12)) == ""  # another shape: the provider's doing
+
+
+@pytest.mark.parametrize(("x", "actual", "error", "named"), [
+    (X234.astype(np.float64), np.transpose(X234, (2, 0, 1)), DataTypeError,
+     "input is float64; valid: float32"),
+    (X234.reshape(6, 4), np.transpose(X234, (2, 0, 1)), ShapeError,
+     "shape [6, 4]; valid: the case's [2, 3, 4]"),
+    (X234, np.zeros((4, 2, 3), np.float64), DataTypeError, "output 0 is float64, of 8-byte elements"),
+    (X234, [np.transpose(X234, (2, 0, 1))] * 2, ShapeError, "2 actual output(s); valid: 1"),
+], ids=["input-dtype", "input-shape", "output-dtype", "output-count"])
+def test_arguments_unlike_the_case_are_refused_not_left_unexplained(
+        x: np.ndarray, actual: np.ndarray, error: type[Exception], named: str) -> None:
+    case = Case("Transpose", "float32", (2, 3, 4), perm=(2, 0, 1))
+    with pytest.raises(error, match=re.escape(named)):
+        explain(case, x, actual)
+
+
+def _nan_input(pattern: list[int]) -> np.ndarray:
+    return np.array(pattern, dtype=np.uint32).view(np.float32)
+
+
+def test_nans_moved_by_a_stride_bug_are_no_nan_rewrite() -> None:
+    """An all-NaN input broadcast with the strides of the wrong axis: every element that differs is
+    a NaN in both, but the NaNs moved (and one stayed signalling): no float conversion does that."""
+    case = Case("Expand", "float32", (1, 4), target_shape=(2, 3, 4))
+    x = _nan_input([0x7FC00000, 0x7F800001, 0xFFC00001, 0x7FA5A5A5]).reshape(1, 4)
+    flat = x.reshape(-1)
+    wrong = np.stack([np.stack([np.full(4, flat[j]) for j in range(3)])] * 2)  # each row one element
+    text = diagnose(case, x, wrong)
+    assert "NaN payloads replaced" not in text and "quieted" not in text, text
+
+
+def test_quiet_nans_trading_places_are_no_nan_rewrite() -> None:
+    case = Case("Tile", "float32", (2,), repeats=(3,))
+    x = _nan_input([0x7FC00000, 0x7FC00001])
+    wrong = np.tile(x[::-1], 3)  # read backwards: each quiet NaN where the other belongs
+    assert "NaN" not in diagnose(case, x, wrong)
+
+
+def test_a_payload_collapsed_to_one_quiet_nan_is_a_nan_rewrite() -> None:
+    case = Case("Tile", "float32", (3,), repeats=(2,))
+    x = _nan_input([0x7FC00001, 0x3F800000, 0x7FA00000])
+    converted = np.tile(_nan_input([0x7FC00000, 0x3F800000, 0x7FC00000]), 2)
+    assert diagnose(case, x, converted).startswith("output matches the input with NaN payloads replaced")
+
+
+def test_a_failed_re_run_keeps_the_alternative_found() -> None:
+    case = Case("Transpose", "uint8", (8, 8, 8), perm=(2, 0, 1))
+    x = np.arange(512, dtype=np.uint16).astype(np.uint8).reshape(8, 8, 8)  # values repeat: needs a re-run
+
+    def lost(_: np.ndarray) -> list[np.ndarray]:
+        raise RuntimeError("device lost")
+
+    found = explain(case, x, np.ascontiguousarray(np.transpose(x, (1, 2, 0))), lost)
+    assert found.text.startswith("output matches perm [1, 2, 0]"), found.text
+    assert found.text.endswith("; the recovery failed: device lost") and found.recovery is None
 
 
 def test_a_constant_written_as_another_value_is_named() -> None:
@@ -240,3 +298,12 @@ def test_explain_re_runs_when_the_own_input_cannot_identify_elements() -> None:
     assert found.recovery.applied["strides_in_elements"] == [2, 1]
     assert found.recovery.expected["strides_in_elements"] == [1, 3]
     assert explain(case, x, x.reshape(3, 2)).recovery is None  # no re-run given: nothing to read
+
+
+def test_one_nan_converted_two_ways_is_a_nan_rewrite() -> None:
+    """ONNX Runtime's CPU Pad converts a float16 constant and its data on two paths: the same
+    signalling NaN comes out as 0x7E00 in the border and 0x7E01 inside."""
+    case = Case("Pad", "float16", (2,), pads=(1, 1), mode="constant", pad_value_hex="017c")
+    x = np.array([0x7C01, 0x3C00], dtype=np.uint16).view(np.float16)
+    converted = np.array([0x7E00, 0x7E01, 0x3C00, 0x7E00], dtype=np.uint16).view(np.float16)
+    assert diagnose(case, x, converted).startswith("output matches the input with NaN payloads replaced")
