@@ -67,3 +67,43 @@ def test_labelled_mismatch_does_not_fail() -> None:
     r = _result("CPUExecutionProvider", PAD16, "output matches the input with signalling NaNs quieted")
     labelled = dataclasses.replace(r, known_issue=known_issue_for(r))
     assert labelled.status is Status.MISMATCH and not labelled and not labelled.failed
+
+
+QUIETED = "output matches the input with signalling NaNs quieted (1 element(s) gained the quiet bit 0x200)"
+PAD_CONSTANT = "output matches the constant replaced by 0xffff"
+
+
+@pytest.mark.parametrize(("provider", "case", "diagnosis", "ort_version", "known"), [
+    # the DML EP's float16 Transpose was seen quieting signalling NaNs at rank 2 only
+    ("DmlExecutionProvider", Case("Transpose", "float16", (2, 3), values="special"), QUIETED, "1.24.4", True),
+    ("DmlExecutionProvider", Case("Transpose", "float16", (2, 3, 4, 5), values="special"), QUIETED, "1.24.4",
+     False),
+    # its float16 Pad-10 (the constant as an attribute) pads with 0xFFFF; from opset 11 it is right
+    ("DmlExecutionProvider", Case("Pad", "float16", (4,), pads=(1, 1), pad_value_hex="003c", opset=10),
+     PAD_CONSTANT, "1.24.4", True),
+    ("DmlExecutionProvider", Case("Pad", "float16", (4,), pads=(1, 1), pad_value_hex="003c", opset=18),
+     PAD_CONSTANT, "1.24.4", False),
+    ("DmlExecutionProvider", Case("Pad", "float16", (4,), pads=(1, 1), pad_value_hex="003c"),
+     PAD_CONSTANT, "1.24.4", False),  # the default opset is the newest
+    # the CPU EP's DepthToSpace quieted them in ONNX Runtime 1.30; 1.32 keeps the bits
+    ("CPUExecutionProvider", Case("DepthToSpace", "float16", (1, 4, 1, 1), blocksize=2, values="special"),
+     QUIETED, "1.30.0", True),
+    ("CPUExecutionProvider", Case("DepthToSpace", "float16", (1, 4, 1, 1), blocksize=2, values="special"),
+     QUIETED, "1.32.0", False),
+], ids=["dml-transpose-rank2", "dml-transpose-rank4", "dml-pad10", "dml-pad18", "dml-pad-default",
+        "cpu-d2s-1.30", "cpu-d2s-1.32"])
+def test_known_issue_waives_only_where_it_was_seen(
+        provider: str, case: Case, diagnosis: str, ort_version: str, known: bool) -> None:
+    result = _result(provider, case, diagnosis)
+    assert bool(known_issue_for(result, ort_version)) is known
+
+
+def test_the_onnx_runtime_version_is_this_process_s_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    import onnxruntime
+
+    result = _result("CPUExecutionProvider",
+                     Case("SpaceToDepth", "float16", (1, 1, 2, 2), blocksize=2, values="special"), QUIETED)
+    monkeypatch.setattr(onnxruntime, "__version__", "1.30.1")
+    assert known_issue_for(result)
+    monkeypatch.setattr(onnxruntime, "__version__", "1.32.0")
+    assert not known_issue_for(result)
