@@ -409,6 +409,11 @@ class ReportWriter:
     same directory, in this process or another, is refused with the holder's pid, host,
     command and start time.
 
+    A run ends with ``write_summaries(finished=True)`` and :meth:`close`, as ``validate`` ends
+    one; a ``with`` block does both as it ends (``with ReportWriter(...) as w: w.add(...)``
+    leaves the reports ``validate`` leaves; a block that raises leaves the summaries of what
+    arrived, unfinished).
+
     Args:
         directory: the report directory (created if missing).
         meta: ``environment``, ``provider``, ``command``... and ``selection``: the settings
@@ -462,6 +467,9 @@ class ReportWriter:
         self._planned_json: str | None = None
         self._last_write = time.monotonic()
         self._last_fsync = time.monotonic()
+        self._closed = False
+        # the summaries are written finished, with every result and meta field there is
+        self._finished_written = False
         if self.directory.exists() and not self.directory.is_dir():
             raise ReportError(f"report directory {str(self.directory)!r} is a file")
         for name in (RESULTS_FILE, META_FILE, JSON_FILE, JUNIT_FILE, HTML_FILE):  # before any work
@@ -543,6 +551,7 @@ class ReportWriter:
     def update_meta(self, **values: Any) -> None:
         """Change meta fields (e.g. the device once the first result names it)."""
         self.meta.update(values)
+        self._finished_written = False
         atomic_write_text(self.directory / META_FILE, self._meta_json())
 
     def add(self, result: CaseResult) -> None:
@@ -589,6 +598,7 @@ class ReportWriter:
                pieces: list[tuple[str, str, bool] | None]) -> None:
         if not results:
             return
+        self._finished_written = False
         self._append(("\n".join(lines) + "\n").encode("utf-8"))
         self._results += results
         self._ids += ids
@@ -689,6 +699,7 @@ class ReportWriter:
                 self._last_fsync = time.monotonic()
                 close_later(replaced)  # the last of the old file: its blocks are freed meanwhile
         self._last_write = time.monotonic()
+        self._finished_written = finished
         return report
 
     def _section(self, result: CaseResult) -> str | None:
@@ -701,7 +712,12 @@ class ReportWriter:
         self._last_fsync = time.monotonic()
 
     def close(self) -> None:
-        """Flush and sync results.jsonl and let the directory go."""
+        """Flush and sync results.jsonl and let the directory go; the summaries stay as last
+        written (:meth:`write_summaries`; a ``with`` block writes them as it ends). Closing a
+        closed writer does nothing."""
+        if self._closed:
+            return
+        self._closed = True
         try:
             if not self._file.closed:
                 self._file.flush()
@@ -713,8 +729,26 @@ class ReportWriter:
     def __enter__(self) -> ReportWriter:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 traceback: object) -> None:
+        """Write the summaries of what arrived and close: finished (``write_summaries(finished=True)``)
+        when the block ends normally, unfinished when it raises. Nothing is written when they
+        are written already (a finish with nothing added since) or the writer is closed (a
+        :class:`~ort_layouts.engine.session.ValidationSession` finishes and closes it); a
+        failure to write them while the block raises is noted on the block's exception, which
+        goes on."""
+        try:
+            if not self._closed and not self._finished_written:
+                if exc is None:
+                    self.write_summaries(finished=True)
+                else:
+                    try:
+                        self.write_summaries()
+                    except Exception as e:
+                        exc.add_note(f"the summaries of {self.directory} could not be written: "
+                                     f"{type(e).__name__}: {e}")
+        finally:
+            self.close()
 
 
 class _Order:

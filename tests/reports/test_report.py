@@ -391,7 +391,8 @@ def test_each_result_is_flushed_at_once_and_fsynced_at_a_bounded_rate(
     monkeypatch.setattr(_report.os, "fsync", lambda fd: synced.append(now[0]))
     results = make_results() * 50
     planned = [f"{r.case.id}#{i}" for i, r in enumerate(results)]
-    with ReportWriter(tmp_path, meta=META, planned=planned, interval_s=3600) as w:
+    w = ReportWriter(tmp_path, meta=META, planned=planned, interval_s=3600)
+    try:
         synced.clear()  # the meta and the first summaries, written atomically as the run starts
         for i, r in enumerate(results):
             now[0] += 0.01
@@ -399,6 +400,8 @@ def test_each_result_is_flushed_at_once_and_fsynced_at_a_bounded_rate(
             with open(tmp_path / RESULTS_FILE, "rb") as f:  # another reader sees it at once
                 assert f.read().count(b"\n") == i + 1
         during = list(synced)
+    finally:
+        w.close()  # results.jsonl alone (a with block would write the summaries too)
     # 200 results over 2 s of fake time: a sync each time 0.2 s has passed since the last one
     assert _report.FSYNC_INTERVAL_S == 0.2
     assert 9 <= len(during) <= 10

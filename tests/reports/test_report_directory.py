@@ -271,8 +271,10 @@ def test_results_jsonl_is_in_planned_order_when_the_run_ends(tmp_path: Path) -> 
         assert [CaseResult.from_dict(x).case.id for x in arrived] == planned[::-1]
         w.write_summaries(finished=True)
         w.add(results[0])  # the writer still appends after the rewrite
-    lines = (tmp_path / RESULTS_FILE).read_text().splitlines()
-    assert [CaseResult.from_dict(json.loads(x)).case.id for x in lines] == [*planned, planned[0]]
+        lines = (tmp_path / RESULTS_FILE).read_text().splitlines()
+        assert [CaseResult.from_dict(json.loads(x)).case.id for x in lines] == [*planned, planned[0]]
+    lines = (tmp_path / RESULTS_FILE).read_text().splitlines()  # the block's end finishes it again
+    assert [CaseResult.from_dict(json.loads(x)).case.id for x in lines] == planned
 
 
 # ---- --strict: one count of failures everywhere ----------------------------------------------

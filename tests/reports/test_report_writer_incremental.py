@@ -274,12 +274,15 @@ def test_a_result_the_summaries_cannot_write_fails_them_as_writing_at_once_does(
         write_report(Report(META, tuple(results)), tmp_path / "at-once")
     directory = tmp_path / "run"
     planned = [r.case.id for r in results]
-    with ReportWriter(directory, meta=META, planned=planned, interval_s=math.inf) as writer:
+    # the block's end writes them again, and fails on them again
+    with pytest.raises(TypeError), ReportWriter(directory, meta=META, planned=planned,
+                                                interval_s=math.inf) as writer:
         for r in results:
             writer.add(r)
         assert (directory / RESULTS_FILE).read_bytes() == b"".join(map(result_line, results))
         with pytest.raises(TypeError):
             writer.write_summaries(finished=True)
+    assert (directory / RESULTS_FILE).read_bytes() == b"".join(map(result_line, results))
     assert sorted(p.name for p in directory.iterdir() if p.name.endswith(".tmp")) == []
 
 
