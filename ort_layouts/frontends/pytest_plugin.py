@@ -9,8 +9,9 @@ With ``--ort-provider``, one item per suite case is collected (node id
 An item passes when the provider's output matches the descriptors bit for bit; a mismatch or an
 error fails it; an unsupported case is skipped and a mismatch that a known provider deviation
 explains is an expected failure (xfail); with ``--ort-strict`` both fail. A provider that is
-not available here skips every item (fails them with ``--ort-strict``); an unknown provider
-name, a device id the provider does not list and a batch size below 1 are usage errors. Each
+not available here skips every item (fails them with ``--ort-strict``); a provider name that
+``ort-layouts validate`` refuses otherwise (unknown, or ``azure``: no operator kernels), a device id
+the provider does not list and a batch size below 1 are usage errors. Each
 item records its figures (mismatch count, first index, offsets, expected/actual bits, diagnosis) as
 ``user_properties``, which ``--junitxml`` writes as the testcase's properties.
 
@@ -139,14 +140,39 @@ def _names(text: str | None) -> tuple[str, ...] | None:
     return parse_list(text, str, allow_empty=True) if text else None
 
 
+def _provider(name: str) -> tuple[str, str]:
+    """``(full name, "")`` for the provider ``--ort-provider`` names, resolved as
+    ``ort-layouts validate --provider`` resolves it; ``("", why)`` for a provider this project
+    knows that cannot run here (its items are skipped, or fail with ``--ort-strict``).
+
+    Raises:
+        pytest.UsageError: a name ``validate`` refuses for any reason but the provider's absence
+            here (an unknown name, a provider that cannot be validated such as ``azure``).
+    """
+    from ort_layouts._errors import ProviderError
+    from ort_layouts.engine.providers import provider_full_name
+    from ort_layouts.engine.session import NOT_VALIDATABLE, resolve_validation_provider
+
+    try:
+        return resolve_validation_provider(name), ""
+    except ProviderError as e:
+        refused = e
+    try:
+        full = provider_full_name(name)  # a provider this project knows, whether here or not
+    except ProviderError:
+        full = ""
+    if not full or full in NOT_VALIDATABLE:
+        raise pytest.UsageError(f"ort_layouts: --ort-provider: {refused}") from refused
+    return "", str(refused)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
     if not config.getoption("ort_provider"):
         return
-    from ort_layouts._errors import OrtLayoutsError, ProviderError
-    from ort_layouts.engine import providers as _providers
+    from ort_layouts._errors import OrtLayoutsError
     from ort_layouts.engine.selection import parse_ranks, select_cases
 
     state = _State(config)
@@ -155,8 +181,8 @@ def pytest_collection_modifyitems(
     if batch_size < 1:
         raise pytest.UsageError(
             f"ort_layouts: --ort-batch-size {batch_size} is not valid; valid: an integer >= 1")
+    state.provider, state.unavailable = _provider(config.getoption("ort_provider"))  # a typo is no skip
     try:
-        full = _providers.provider_full_name(config.getoption("ort_provider"))  # a typo is no skip
         ranks = parse_ranks(config.getoption("ort_ranks")) if config.getoption("ort_ranks") else None
         cases = select_cases(ops=_names(config.getoption("ort_ops")),
                              dtypes=_names(config.getoption("ort_dtypes")), ranks=ranks,
@@ -166,11 +192,7 @@ def pytest_collection_modifyitems(
     if not cases:
         raise pytest.UsageError(
             "ort_layouts: the selection holds no cases (check --ops, --dtypes, --ranks, --shard)")
-    try:
-        state.provider = _providers.resolve_provider(full)
-    except ProviderError as e:
-        state.unavailable = str(e)
-    else:
+    if not state.unavailable:
         from ort_layouts.engine.session import check_device_id
 
         try:

@@ -177,6 +177,25 @@ def test_bad_options_are_usage_errors_not_skips(pytester: pytest.Pytester, optio
     result.stderr.fnmatch_lines([fragment])
 
 
+def _azure_listed() -> bool:
+    from ort_layouts.engine.providers import list_providers
+
+    return any(i.name == "AzureExecutionProvider" and i.available for i in list_providers())
+
+
+@needs_engine
+@pytest.mark.parametrize("name", ["azure", "AzureExecutionProvider"])
+def test_a_provider_validate_refuses_is_a_usage_error(pytester: pytest.Pytester, name: str) -> None:
+    """The Azure EP has no operator kernels: every case would be 'unsupported' and the run green.
+    The plugin refuses it as ``validate --provider`` does, by the alias ``providers`` lists too."""
+    if not _azure_listed():
+        pytest.skip("this onnxruntime lists no AzureExecutionProvider")
+    result = pytester.runpytest_inprocess(*PLUGIN, f"--ort-provider={name}", *SELECT)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--ort-provider: execution provider 'AzureExecutionProvider' cannot be "
+                                 "validated: *remote endpoint*; valid here: [[]'auto', *'cpu'*"])
+
+
 def test_bad_selection_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_inprocess(*PLUGIN, "--ort-provider=cpu", "--ort-dtypes=floaty")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
