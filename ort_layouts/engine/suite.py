@@ -9,8 +9,9 @@ import dataclasses
 import hashlib
 from collections.abc import Iterable
 
-from ort_layouts._errors import ShapeError
+from ort_layouts._errors import DataTypeError, ShapeError
 from ort_layouts.descriptors.dtypes import DataType
+from ort_layouts.descriptors.sequences import int_tuple, is_integer
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.registry import CASE_OPS, case_operators, operator_for_type
 
@@ -38,27 +39,43 @@ def standard_suite(
     axes input, opsets 10/11/13/18/19, negative pads. Every data type; special values.
 
     Args:
-        ops: keep only these ops (default: every op of ``CASE_OPS``).
-        dtypes: keep only these data types.
-        ranks: keep only cases whose input rank is one of these.
-        seed: mixed into every case's seed (and the rank-7/8 permutation sample).
+        ops: keep only these ops (default: every op of ``CASE_OPS``; empty: no case).
+        dtypes: keep only these data types (empty: no case); ``"bool"`` is refused, as
+            :func:`~ort_layouts.engine.selection.resolve_dtypes` refuses it.
+        ranks: keep only cases whose input rank is one of these integers (empty: no case).
+        seed: an integer >= 0, mixed into every case's seed (and the rank-7/8 permutation
+            sample).
+
+    Raises:
+        ShapeError: an op that is not a layout op, ``ops`` given as one str, a rank that is
+            not an integer, or a seed that is not an integer >= 0.
+        DataTypeError: a data type that is unknown, has no cases (4-bit, ``"bool"``), or
+            ``dtypes`` given as one str.
     """
+    from ort_layouts.engine.selection import resolve_dtypes  # it imports this module
+
+    if not is_integer(seed) or seed < 0:
+        raise ShapeError(f"seed {seed!r} is not an integer >= 0")
+    seed = int(seed)
+    if isinstance(ops, (str, bytes)):
+        raise ShapeError(f"ops {ops!r} is one str, not a list of op names; valid: a list, e.g. [{ops!r}]")
+    if isinstance(dtypes, (str, bytes)):
+        raise DataTypeError(f"dtypes {dtypes!r} is one str, not a list of data types; valid: a list, "
+                            f"e.g. [{dtypes!r}]")
     op_set = set(CASE_OPS) if ops is None else set(ops)
     unknown = op_set - set(CASE_OPS)
     if unknown:
         raise ShapeError(f"ops {sorted(unknown)} are not layout ops; valid: {sorted(CASE_OPS)}")
-    dtype_list = list(SUITE_DTYPES) if dtypes is None else [DataType.coerce(d) for d in dtypes]
-    bad = [d.name for d in dtype_list if d not in SUITE_DTYPES]
-    if bad:
-        raise ShapeError(f"data types {bad} have no cases (the suite makes no 4-bit data); valid: "
-                         f"{[d.name.lower() for d in SUITE_DTYPES]}")
-    rank_set = set(range(9)) if ranks is None else {int(r) for r in ranks}
+    dtype_list = list(SUITE_DTYPES) if dtypes is None else resolve_dtypes(list(dtypes)) or []
+    rank_set = set(range(9)) if ranks is None else set(int_tuple(tuple(ranks), "ranks"))
+    if not (op_set and dtype_list and rank_set):
+        return []
     cases: list[Case] = []
     for operator in case_operators():
         if op_set.intersection(operator.op_types):
             # the generated cases start at rank 1; rank 0 (and empty tensors) are edge cases
             cases += operator.suite_cases(dtype_list, rank_set - {0}, seed)
-            cases += operator.edge_cases(dtype_list) if dtype_list else []
+            cases += operator.edge_cases(dtype_list)
     cases = [c for c in cases if c.op in op_set and c.data_type in dtype_list and c.rank in rank_set]
     unique = list(dict.fromkeys(cases))
     return [_with_seed(c, seed) for c in unique]

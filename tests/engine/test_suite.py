@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from typing import Any
 
 import numpy as np
 import pytest
 
-from ort_layouts._errors import NotExpressibleError, ShapeError
+from ort_layouts._errors import DataTypeError, NotExpressibleError, ShapeError
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.engine.suite import SUITE_DTYPES, standard_suite
 from ort_layouts.operators.case import Case
@@ -84,8 +85,39 @@ def test_filters(kwargs: dict, check) -> None:  # type: ignore[no-untyped-def,ty
 def test_bad_filters() -> None:
     with pytest.raises(ShapeError, match="valid"):
         standard_suite(ops=["Conv"])
-    with pytest.raises(ShapeError, match="valid"):
+    with pytest.raises(DataTypeError, match="valid"):
         standard_suite(dtypes=["uint4"])
+
+
+@pytest.mark.parametrize(("kwargs", "error", "message"), [
+    ({"dtypes": ["bool"]}, DataTypeError,
+     "'bool' has no cases of its own: the DML EP runs ONNX bool tensors as DirectML UINT8, so uint8 covers "
+     "them; valid: ['float32', "),
+    ({"dtypes": "float32"}, DataTypeError,
+     "dtypes 'float32' is one str, not a list of data types; valid: a list, e.g. ['float32']"),
+    ({"ops": "Pad"}, ShapeError, "ops 'Pad' is one str, not a list of op names; valid: a list, e.g. ['Pad']"),
+    ({"ranks": [1.7]}, ShapeError, "ranks (1.7,) holds 1.7, which is not an integer; valid: a list, tuple or "
+                                   "array of integers"),
+    ({"ranks": [True]}, ShapeError, "ranks (True,) holds True, which is not an integer"),
+    ({"seed": -5}, ShapeError, "seed -5 is not an integer >= 0"),
+    ({"seed": "abc"}, ShapeError, "seed 'abc' is not an integer >= 0"),
+    ({"seed": 1.5}, ShapeError, "seed 1.5 is not an integer >= 0"),
+    ({"seed": True}, ShapeError, "seed True is not an integer >= 0"),
+], ids=["bool", "dtypes-str", "ops-str", "rank-float", "rank-bool", "seed-negative", "seed-str", "seed-float",
+        "seed-bool"])
+def test_bad_arguments_are_refused(kwargs: dict[str, Any], error: type[Exception], message: str) -> None:
+    with pytest.raises(error) as info:
+        standard_suite(**{"ops": ["Transpose"], **kwargs})
+    assert message in str(info.value)
+
+
+@pytest.mark.parametrize("empty", ["ops", "dtypes", "ranks"])
+def test_an_empty_filter_keeps_no_case(empty: str) -> None:
+    assert standard_suite(**{empty: []}) == []
+
+
+def test_a_numpy_seed_is_the_same_seed() -> None:
+    assert standard_suite(ops=["Tile"], seed=np.int64(3)) == standard_suite(ops=["Tile"], seed=3)
 
 
 def test_make_input_deterministic_and_typed() -> None:
