@@ -10,8 +10,9 @@ An item passes when the provider's output matches the descriptors bit for bit; a
 error fails it; an unsupported case is skipped and a mismatch that a known provider deviation
 explains is an expected failure (xfail); with ``--ort-strict`` both fail. A provider that is
 not available here skips every item (fails them with ``--ort-strict``); a provider name that
-``ort-layouts validate`` refuses otherwise (unknown, or ``azure``: no operator kernels), a device id
-the provider does not list and a batch size below 1 are usage errors. Each
+``ort-layouts validate`` refuses otherwise (unknown, or ``azure``: no operator kernels), a list
+``validate`` refuses (``--ort-ops=Transpose,,Pad``), a device id the provider does not list and a
+batch size below 1 are usage errors. Each
 item records its figures (mismatch count, first index, offsets, expected/actual bits, diagnosis) as
 ``user_properties``, which ``--junitxml`` writes as the testcase's properties.
 
@@ -134,10 +135,25 @@ class _Suite(pytest.Collector):
             yield CaseItem.from_parent(self, name=case.id, case=case, state=self.state)
 
 
-def _names(text: str | None) -> tuple[str, ...] | None:
-    from ort_layouts.engine.selection import parse_list
+def _option_list(config: pytest.Config, option: str) -> tuple[Any, ...] | None:
+    """``--ort-OPTION``'s comma list, read as ``ort-layouts validate`` reads its own (one item or
+    more, no empty item; ``ranks`` as ``1,2,4`` or ``1-4``); None when the option is not given.
 
-    return parse_list(text, str, allow_empty=True) if text else None
+    Raises:
+        pytest.UsageError: a list ``validate`` refuses (``Transpose,,Pad``, ``,``, an empty
+            value), naming the option.
+    """
+    from ort_layouts._errors import OrtLayoutsError
+    from ort_layouts.engine.selection import parse_list, parse_ranks
+
+    text = config.getoption(f"ort_{option}")
+    if text is None:
+        return None
+    try:
+        return parse_ranks(text) if option == "ranks" else parse_list(text, str, what="names",
+                                                                      skip_blanks=False)
+    except OrtLayoutsError as e:
+        raise pytest.UsageError(f"ort_layouts: --ort-{option}: {e}") from e
 
 
 def _provider(name: str) -> tuple[str, str]:
@@ -173,7 +189,7 @@ def pytest_collection_modifyitems(
     if not config.getoption("ort_provider"):
         return
     from ort_layouts._errors import OrtLayoutsError
-    from ort_layouts.engine.selection import parse_ranks, select_cases
+    from ort_layouts.engine.selection import select_cases
 
     state = _State(config)
     config.stash[_STATE] = state
@@ -183,10 +199,9 @@ def pytest_collection_modifyitems(
             f"ort_layouts: --ort-batch-size {batch_size} is not valid; valid: an integer >= 1")
     state.provider, state.unavailable = _provider(config.getoption("ort_provider"))  # a typo is no skip
     try:
-        ranks = parse_ranks(config.getoption("ort_ranks")) if config.getoption("ort_ranks") else None
-        cases = select_cases(ops=_names(config.getoption("ort_ops")),
-                             dtypes=_names(config.getoption("ort_dtypes")), ranks=ranks,
-                             values=_names(config.getoption("ort_values")), seed=config.getoption("ort_seed"))
+        cases = select_cases(ops=_option_list(config, "ops"), dtypes=_option_list(config, "dtypes"),
+                             ranks=_option_list(config, "ranks"), values=_option_list(config, "values"),
+                             seed=config.getoption("ort_seed"))
     except OrtLayoutsError as e:
         raise pytest.UsageError(f"ort_layouts: {e}") from e
     if not cases:

@@ -202,6 +202,23 @@ def test_bad_selection_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result.stderr.fnmatch_lines(["*floaty*"])
 
 
+@pytest.mark.parametrize("option, fragment", [
+    ("--ort-ops=Transpose,,Pad", "*--ort-ops: 'Transpose,,Pad' has an empty item (item 2)*"),
+    ("--ort-ops=,", "*--ort-ops: ',' has an empty item (item 1)*"),
+    ("--ort-ops=", "*--ort-ops: '' is an empty list*"),
+    ("--ort-dtypes=float32,", "*--ort-dtypes: 'float32,' has an empty item (item 2)*"),
+    ("--ort-values=,random", "*--ort-values: ',random' has an empty item (item 1)*"),
+    ("--ort-ranks=", "*--ort-ranks: '' is an empty list*"),
+], ids=["empty-item", "only-a-comma", "empty", "dtypes-trailing-comma", "values-leading-comma",
+        "ranks-empty"])
+def test_a_list_with_an_empty_item_is_a_usage_error(pytester: pytest.Pytester, option: str,
+                                                    fragment: str) -> None:
+    """As ``validate --ops`` refuses them: ``,`` would otherwise select every op, ``a,,b`` hide a typo."""
+    result = pytester.runpytest_inprocess(*PLUGIN, "--ort-provider=cpu", option, "--collect-only")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([fragment])
+
+
 @needs_engine
 @pytest.mark.skipif(importlib.util.find_spec("xdist") is None, reason="pytest-xdist is not installed")
 @pytest.mark.parametrize("dist", ["load", "loadgroup"])
