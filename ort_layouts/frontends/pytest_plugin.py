@@ -206,7 +206,8 @@ def pytest_collection_modifyitems(
         raise pytest.UsageError(f"ort_layouts: {e}") from e
     if not cases:
         raise pytest.UsageError(
-            "ort_layouts: the selection holds no cases (check --ops, --dtypes, --ranks, --shard)")
+            "ort_layouts: the selection holds no cases (check --ort-ops, --ort-dtypes, --ort-ranks, "
+            "--ort-values)")
     if not state.unavailable:
         from ort_layouts.engine.session import check_device_id
 

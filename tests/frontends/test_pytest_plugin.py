@@ -177,6 +177,14 @@ def test_bad_options_are_usage_errors_not_skips(pytester: pytest.Pytester, optio
     result.stderr.fnmatch_lines([fragment])
 
 
+@needs_engine
+def test_an_empty_selection_names_the_plugins_options(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_inprocess(*PLUGIN, "--ort-provider=cpu", "--ort-ops=Concat", "--ort-ranks=0")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*the selection holds no cases (check --ort-ops, --ort-dtypes, --ort-ranks, "
+                                 "--ort-values)"])
+
+
 def _azure_listed() -> bool:
     from ort_layouts.engine.providers import list_providers
 
