@@ -60,6 +60,30 @@ def test_a_run_without_the_option_does_not_import_the_package(pytester: pytest.P
     result.assert_outcomes(passed=1)
 
 
+def test_an_empty_provider_alone_does_nothing(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_one="def test_one():\n    assert True\n")
+    result = pytester.runpytest_inprocess(*PLUGIN, "--ort-provider=")
+    result.assert_outcomes(passed=1)
+    assert not [line for line in result.outlines if line.startswith("ort_layouts")]
+
+
+@pytest.mark.parametrize("options, given", [
+    (["--ort-ops=Transpose"], "--ort-ops is given"),
+    (["--ort-dtypes=float32", "--ort-strict"], "--ort-dtypes, --ort-strict are given"),
+    (["--ort-batch-size=8"], "--ort-batch-size is given"),
+], ids=["ops", "dtypes-and-strict", "batch-size"])
+def test_an_empty_provider_with_other_options_is_a_usage_error(pytester: pytest.Pytester,
+                                                              options: list[str], given: str) -> None:
+    """``--ort-provider=$EP`` with the variable unset must not turn the validation run into a
+    plain (green) pytest run."""
+    pytester.makepyfile(test_one="def test_one():\n    assert True\n")
+    result = pytester.runpytest_inprocess(*PLUGIN, "--ort-provider=", *options)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*ort_layouts: --ort-provider is empty (an unset variable?), yet {given}; "
+                                 "valid: --ort-provider=NAME (dml, webgpu, cuda, cpu, auto or a full name), "
+                                 "or no --ort-* option at all"])
+
+
 def test_options_are_listed_in_help(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_inprocess(*PLUGIN, "--help")
     for option in ("--ort-provider", "--ort-ops", "--ort-dtypes", "--ort-ranks", "--ort-strict"):
