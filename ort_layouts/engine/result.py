@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Mapping
+import numbers
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from ort_layouts.descriptors.sequences import is_integer
 from ort_layouts.operators.case import Case
 
 __all__ = ["CaseResult", "Status", "field_defaults"]
@@ -142,16 +144,61 @@ class CaseResult:
 
         Raises:
             TypeError: ``data`` (or its case) is not a mapping, or holds a field a result has not.
-            KeyError, ValueError: a field missing, or a value that is not one of its kind.
+            KeyError, ValueError: a field missing, or a value that is not one of its kind (a
+                string, an integer, a JSON object... as the field is; a damaged line of
+                ``results.jsonl``).
         """
         if not isinstance(data, Mapping):
             raise TypeError(f"a result is a JSON object, not {type(data).__name__} {data!r:.60}")
         d = {_RENAMED.get(k, k): v for k, v in data.items() if k != "id"}
+        for name, value in d.items():
+            kind = _FIELD_KINDS.get(name)
+            if kind is not None and type(value) is not kind[0] and not kind[1](value):
+                raise ValueError(f"{name} is {type(value).__name__} {value!r:.60}, not {kind[2]}")
         d["case"] = Case.from_dict(d["case"])
         d["status"] = Status(d["status"])
         if d.get("first_mismatch_index") is not None:
             d["first_mismatch_index"] = tuple(d["first_mismatch_index"])
         return cls(**d)
 
+
+def _is_text(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _is_object(value: Any) -> bool:
+    return isinstance(value, Mapping)
+
+
+def _is_offset(value: Any) -> bool:
+    return value is None or is_integer(value)
+
+
+def _is_index(value: Any) -> bool:
+    return value is None or (isinstance(value, list | tuple) and all(map(is_integer, value)))
+
+
+def _is_seconds(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, numbers.Real)
+
+
+# what each field of a result (but its case and status) must be where from_dict reads it: the
+# type JSON gives it most often (taken at once), what takes any value of its kind, and how a
+# message names that kind. A damaged line is refused there, not where a report uses the field.
+_TEXT = (str, _is_text, "a string")
+_COUNT = (int, is_integer, "an integer")
+_OFFSET = (int, _is_offset, "an integer or null")
+_OBJECT = (dict, _is_object, "a JSON object")
+_FIELD_KINDS: dict[str, tuple[type, Callable[[Any], bool], str]] = {
+    "provider": _TEXT, "device": _TEXT, "node_provider": _TEXT,
+    "element_count": _COUNT, "mismatch_count": _COUNT,
+    "first_mismatch_index": (type(None), _is_index, "a list of integers or null"),  # a list: each item
+    "input_offset_in_elements": _OFFSET, "output_offset_in_elements": _OFFSET,
+    "expected_hex": _TEXT, "actual_hex": _TEXT, "diagnosis": _TEXT, "known_issue": _TEXT,
+    "recovered": _OBJECT, "message": _TEXT, "descriptors": _OBJECT,
+    "seconds": (float, _is_seconds, "a number"),
+}
+if set(_FIELD_KINDS) != {f.name for f in dataclasses.fields(CaseResult)} - {"case", "status"}:
+    raise ImportError("CaseResult.from_dict's field checks do not match CaseResult's fields")
 
 _RESULT_DEFAULTS = field_defaults(CaseResult)

@@ -20,7 +20,9 @@ from ort_layouts.reports.report import (
     Totals,
     failure_text,
     is_failure,
+    meta_object,
     not_passed,
+    recovered_names,
     replace_lone_surrogates,
     result_figures,
     results_by_group,
@@ -282,7 +284,7 @@ def recovered_section(result: CaseResult, *, draw: bool = True) -> str:
         f"<tr><th>{escape(k)}</th><td>{escape(expected.get(k, ''))}</td>"
         f"<td{differs if expected.get(k) != applied.get(k) else ''}>"
         f"{escape(applied.get(k, ''))}</td></tr>" for k in keys)
-    names = "; ".join(str(n) for n in rec.get("names", ()))
+    names = recovered_names(rec)
     parts = [f'<div class="recovered"><h4>What the hardware applied: {escape(rec.get("kind", ""))} '
              f"({escape(rec.get('operator', ''))})</h4>",
              f"<table><tr><th></th><th>expected</th><th>applied</th></tr>{rows}</table>"]
@@ -428,16 +430,20 @@ class MatrixTally:
 
 
 def _environment_rows(meta: Mapping[str, Any]) -> str:
-    env = meta.get("environment", {}) or {}
+    """The page's table of where and how the run ran: each meta field that says something (a
+    report made elsewhere may hold any JSON there: it is shown as it is)."""
+    env = meta_object(meta, "environment")
     rows: list[tuple[str, Any]] = [
         ("provider", meta.get("provider", "")), ("device", meta.get("device", "")),
         ("driver", meta.get("driver", "")), ("host", env.get("hostname", "")),
         ("machine", env.get("machine", "")), ("OS", env.get("os", "")), ("Python", env.get("python", "")),
     ]
-    rows += [(k, v) for k, v in (env.get("versions") or {}).items()]
-    rows += [(f"DirectML stack: {k}", v) for k, v in (meta.get("stack") or {}).items()]
+    rows += [(k, v) for k, v in meta_object(env, "versions").items()]
+    rows += [(f"DirectML stack: {k}", v) for k, v in meta_object(meta, "stack").items()]
+    resumed = meta.get("resumed") or ""
     rows += [("command", meta.get("command", "")), ("started", meta.get("started", "")),
-             ("finished", meta.get("finished", "")), ("resumed", ", ".join(meta.get("resumed", []) or [])),
+             ("finished", meta.get("finished", "")),
+             ("resumed", ", ".join(map(str, resumed)) if isinstance(resumed, list) else resumed),
              ("selection", json.dumps(meta.get("selection", {}), sort_keys=True))]
     return "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>"
                    for k, v in rows if v not in ("", None))

@@ -24,6 +24,7 @@ from ort_layouts.reports.report import (
     Report,
     Totals,
     failure_text,
+    meta_object,
     result_figures,
 )
 
@@ -314,6 +315,7 @@ def junit_pieces(
     failing = totals.failures(strict=strict)  # an <error> each, or a <failure>
     missing = _missing_text(totals.coverage)  # one failing testcase says so
     timestamp = junit_timestamp(report.meta.get("started"))
+    env = meta_object(report.meta, "environment")  # a report made elsewhere may hold anything there
     suite_attrs = _attrs((
         ("name", f"ort_layouts.{report.meta.get('provider', 'unknown')}"),
         ("tests", str(len(report.results) + bool(missing))),
@@ -322,9 +324,8 @@ def junit_pieces(
         ("skipped", str(len(totals.not_passed) - len(failing))),  # the others that did not pass
         ("time", f"{sum(map(_SECONDS_OF, report.results)):.3f}"),
         *((("timestamp", timestamp),) if timestamp else ()),
-        ("hostname", str(report.meta.get("environment", {}).get("hostname", ""))),
+        ("hostname", str(env.get("hostname", ""))),
     ))
-    env = report.meta.get("environment", {})
     suite_props = {
         "provider": report.meta.get("provider", ""),
         "device": report.meta.get("device", ""),
@@ -332,8 +333,8 @@ def junit_pieces(
         "command": report.meta.get("command", ""),
         "os": env.get("os", ""),
         "python": env.get("python", ""),
-        **{f"version.{k}": v for k, v in env.get("versions", {}).items()},
-        **{f"stack.{k}": v for k, v in (report.meta.get("stack") or {}).items()},
+        **{f"version.{k}": v for k, v in meta_object(env, "versions").items()},
+        **{f"stack.{k}": v for k, v in meta_object(report.meta, "stack").items()},
     }
     # as _parent("testsuites", "", [_parent("testsuite", suite_attrs, [properties, *testcases], 1)], 0)
     inner = "\n" + _INDENT * 2

@@ -489,7 +489,24 @@ def checked_meta(meta: dict[str, Any], source: str) -> dict[str, Any]:
     if versions is not None and not isinstance(versions, dict):
         raise ReportError(f"{source}: 'environment.versions' is {type(versions).__name__}, not a JSON "
                           "object; the file is damaged")
+    for key in _META_TEXT_LISTS:
+        for item in meta.get(key) or ():
+            if not isinstance(item, str):
+                raise ReportError(f"{source}: {key!r} holds {type(item).__name__} {item!r:.60}, not "
+                                  "only strings; the file is damaged")
     return meta
+
+
+# meta fields that are lists of strings where present (case ids, times)
+_META_TEXT_LISTS = ("planned", "resumed")
+
+
+def meta_object(meta: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """A meta field that holds a JSON object (``environment``, ``stack``, ``selection``), as a
+    mapping: {} where the field is absent, null or of another type (a report made elsewhere:
+    the summaries render it all the same)."""
+    value = meta.get(key)
+    return value if isinstance(value, Mapping) else {}
 
 
 def not_passed(results: Sequence[CaseResult]) -> list[CaseResult]:
@@ -761,5 +778,14 @@ def result_figures(result: CaseResult) -> dict[str, str]:
         figures["recovered_operator"] = str(rec.get("operator", ""))
         figures["recovered_applied"] = side("applied")
         figures["recovered_expected"] = side("expected")
-        figures["recovered_names"] = "; ".join(str(n) for n in rec.get("names", ()))
+        figures["recovered_names"] = recovered_names(rec)
     return figures
+
+
+def recovered_names(recovered: Mapping[str, Any]) -> str:
+    """The names of what a recovery found different (its ``names``), one phrase: "" where it
+    names none (or holds something else there: a report made elsewhere)."""
+    names = recovered.get("names")
+    if not isinstance(names, list | tuple):
+        return ""
+    return "; ".join(map(str, names))

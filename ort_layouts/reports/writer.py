@@ -519,7 +519,7 @@ class ReportWriter:
             self._lines = [result_json(r, cid) for r, cid in zip(self._results, self._ids, strict=True)]
             self._pieces = [None] * len(self._results)
             new_meta["started"] = old.get("started", new_meta["started"])
-            new_meta["resumed"] = [*old.get("resumed", []), now_iso()]
+            new_meta["resumed"] = [*(old.get("resumed") or ()), now_iso()]
             self.resumed = True
         else:
             old_selection = _used_selection(self.directory)
