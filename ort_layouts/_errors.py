@@ -2,8 +2,9 @@
 
 Every error ort_layouts raises derives from :class:`OrtLayoutsError`; each leaf also derives
 from the built-in exception a caller would expect (``ValueError`` for bad values and unknown
-names, ``RuntimeError`` for an environment that cannot do what was asked: ``ProviderError``),
-so code that does not know this package still catches them.
+names, ``ValueError`` and ``TypeError`` for a bad argument: ``ArgumentError``, ``RuntimeError``
+for an environment that cannot do what was asked: ``ProviderError``), so code that does not
+know this package still catches them.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "ArgumentError",
     "DataTypeError",
     "DescriptorError",
     "LayoutError",
@@ -25,6 +27,13 @@ __all__ = [
 
 class OrtLayoutsError(Exception):
     """Base class of every error raised by ort_layouts."""
+
+
+class ArgumentError(OrtLayoutsError, ValueError, TypeError):
+    """An argument of a function that is of the wrong kind (an item of ``cases`` that is not a
+    Case, a callback that cannot be called) or value (a ``batch_size`` or ``jobs`` below 1).
+    Both a ValueError and a TypeError, as numpy's ``AxisError`` is both a ValueError and an
+    IndexError: code that caught either before still catches it."""
 
 
 class DataTypeError(OrtLayoutsError, ValueError):

@@ -67,8 +67,16 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ort_layouts._errors import NotExpressibleError, OrtLayoutsError, ProviderError
+from ort_layouts._errors import (
+    ArgumentError,
+    DataTypeError,
+    NotExpressibleError,
+    OrtLayoutsError,
+    ProviderError,
+    ShapeError,
+)
 from ort_layouts.descriptors.dtypes import DataType
+from ort_layouts.descriptors.sequences import is_integer
 from ort_layouts.descriptors.size import packed_strides
 from ort_layouts.engine.dml.client import DmlWorkerTimeoutError
 from ort_layouts.engine.graphs import build_model, provider_ir_version, provider_opset
@@ -89,6 +97,7 @@ from ort_layouts.engine.providers import (
     DML,
     WEBGPU,
     ProviderConfig,
+    ProviderOptionError,
     SessionCreationError,
     device_description,
     make_session,
@@ -110,6 +119,7 @@ from ort_layouts.operators.case import Case
 from ort_layouts.operators.expected import expected_output, expected_outputs
 from ort_layouts.operators.registry import operator_for_type
 from ort_layouts.operators.values import make_input
+from ort_layouts.reference.buffers import values_dtype
 from ort_layouts.reference.execute import (
     LARGE_OUTPUT_BYTES,
     PendingOutput,
@@ -239,11 +249,11 @@ def _encoded(encode: Encode, results: Sequence[CaseResult]) -> list[Any]:
     """``encode(results)``, one value a result.
 
     Raises:
-        ValueError: ``encode`` made another number of values.
+        ArgumentError: ``encode`` made another number of values.
     """
     made = list(encode(results))
     if len(made) != len(results):
-        raise ValueError(
+        raise ArgumentError(
             f"encode made {len(made)} values of {len(results)} results; valid: one value a result")
     return made
 
@@ -870,20 +880,60 @@ def _case_list(cases: Iterable[Any]) -> list[Case]:
     """``cases`` as a list.
 
     Raises:
-        TypeError: an item is not a :class:`Case`.
+        ArgumentError: ``cases`` is one Case, a str or no iterable, or an item is not a
+            :class:`Case`.
     """
+    if isinstance(cases, (Case, str, bytes)) or not isinstance(cases, Iterable):
+        kind = type(cases).__name__
+        given = f"one Case, {cases.id}" if isinstance(cases, Case) else f"{cases!r:.80}, a {kind}"
+        raise ArgumentError(f"cases is {given}; valid: an iterable of Case values (e.g. [case], or "
+                            "standard_suite())")
     case_list = list(cases)
     for index, case in enumerate(case_list):
         if not isinstance(case, Case):
-            raise TypeError(f"cases[{index}] {case!r} is a {type(case).__name__}, not a Case; valid: Case "
-                            "values (e.g. from standard_suite() or Case(op=..., data_type=..., shape=...))")
+            raise ArgumentError(
+                f"cases[{index}] {case!r} is a {type(case).__name__}, not a Case; valid: Case values (e.g. "
+                "from standard_suite() or Case(op=..., data_type=..., shape=...))")
     return case_list
 
 
-def _check_batch_size(batch_size: object) -> None:
-    """Raises ValueError: ``batch_size`` is not an int >= 1."""
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size {batch_size!r} is not valid; valid: an int >= 1")
+def _check_batch_size(batch_size: Any) -> int:
+    """``batch_size`` as an int.
+
+    Raises:
+        ArgumentError: ``batch_size`` is not an integer >= 1 (a Python or numpy int).
+    """
+    if not is_integer(batch_size) or batch_size < 1:
+        raise ArgumentError(f"batch_size {batch_size!r} is not valid; valid: an int >= 1")
+    return int(batch_size)
+
+
+def _check_inputs(case_list: Sequence[Case], inputs: object) -> None:
+    """Refuse an explicit input that the case cannot take as it is: one of another element type
+    (its values would be cast: NaN payloads and -0.0 lost, a float64 1e300 made infinite) or
+    shape.
+
+    Raises:
+        ArgumentError: ``inputs`` is not a mapping of case ids to arrays.
+        DataTypeError: an input's element type is not the case's (its byte order aside).
+        ShapeError: an input's shape is not the case's.
+    """
+    if inputs is None:
+        return
+    if not isinstance(inputs, Mapping):
+        raise ArgumentError(f"inputs {inputs!r:.80} is a {type(inputs).__name__}; valid: a mapping of case "
+                            "ids to arrays, or None")
+    for case in case_list:
+        if case.id not in inputs:
+            continue
+        x = np.asarray(inputs[case.id])
+        want = values_dtype(case.data_type)
+        if x.dtype.newbyteorder("=") != want:
+            raise DataTypeError(f"inputs[{case.id!r}] is {x.dtype} of shape {list(x.shape)}; valid: {want}, "
+                                f"the case's {case.data_type.name} values (an input is never cast)")
+        if x.shape != case.shape:
+            raise ShapeError(f"inputs[{case.id!r}] has shape {list(x.shape)}; valid: the case's "
+                             f"{list(case.shape)}")
 
 
 def run_cases(
@@ -912,7 +962,8 @@ def run_cases(
         batch_size: cases per model and session (1: one session per case).
         on_result: called with each result as soon as it is known (batches finish out of order
             when one is split), always from the calling thread.
-        inputs: explicit input data by case id (default: :func:`make_input`'s).
+        inputs: explicit input data by case id (default: :func:`make_input`'s), each of the
+            case's shape and element type: it is never cast.
         jobs: worker processes that share the batches (:mod:`~ort_layouts.engine.parallel`); 1
             keeps the run in this process; None (the default): :func:`resolve_jobs`'s choice.
         encode, on_encoded: together: ``on_encoded(list(zip(results, encode(results))))`` for
@@ -933,20 +984,24 @@ def run_cases(
     Raises:
         ProviderError: the provider is unknown or not available (lists the available ones), or
             ``jobs`` is above 1 on the DML EP.
-        TypeError: an item of ``cases`` is not a :class:`Case` (before anything runs).
-        ValueError: ``batch_size`` or ``jobs`` is not valid, only one of ``encode`` and
-            ``on_encoded`` is given, a callback is not callable, or ``encode`` (run in this
-            process) made another number of values than it was given results.
+        ArgumentError: an item of ``cases`` is not a :class:`Case`, ``batch_size`` or ``jobs``
+            is not valid, ``inputs`` is not a mapping, only one of ``encode`` and
+            ``on_encoded`` is given, a callback is not callable (all before anything runs), or
+            ``encode`` (run in this process) made another number of values than it was given
+            results. A ValueError and a TypeError too.
+        DataTypeError, ShapeError: an input of ``inputs`` is not of its case's element type or
+            shape (before anything runs).
         WorkerProcessError: a worker process raised (a fault of the harness, not of a case;
             ``encode`` raising there, or making another number of values, too).
     """
-    _check_batch_size(batch_size)
+    batch_size = _check_batch_size(batch_size)
     if (encode is None) != (on_encoded is None):
-        raise ValueError("encode and on_encoded go together: give both, or neither")
+        raise ArgumentError("encode and on_encoded go together: give both, or neither")
     for name, given in (("encode", encode), ("on_encoded", on_encoded), ("on_result", on_result)):
         if given is not None and not callable(given):
-            raise ValueError(f"{name} {given!r} is not callable; valid: a function, or None")
+            raise ArgumentError(f"{name} {given!r} is not callable; valid: a function, or None")
     case_list = _case_list(cases)
+    _check_inputs(case_list, inputs)
     run = _new_run(provider, device_id, provider_options, optimize, on_result)
     run.encode, run.on_encoded = encode, on_encoded
     workers = min(resolve_jobs(jobs, run.config.name, len(case_list)), max(1, len(case_list)))  # no idle ones
@@ -1128,15 +1183,16 @@ def resolve_jobs(jobs: int | None, provider: str, case_count: int) -> int:
     run of ``PROCESS_MIN_CASES`` cases or more, one a usable processor up to ``MAX_JOBS``, else 1.
 
     Raises:
-        ValueError: ``jobs`` is not an int >= 1 (nor None).
+        ArgumentError: ``jobs`` is not an integer >= 1 (a Python or numpy int), nor None.
         ProviderError: ``jobs`` is above 1 on the DML EP, which one process drives.
     """
     if jobs is None:
         if provider not in _SPREAD_BY_DEFAULT or case_count < PROCESS_MIN_CASES:
             return 1
         return min(usable_cores(), MAX_JOBS)
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ValueError(f"jobs {jobs!r} is not valid; valid: an int >= 1, or None for the default")
+    if not is_integer(jobs) or jobs < 1:
+        raise ArgumentError(f"jobs {jobs!r} is not valid; valid: an int >= 1, or None for the default")
+    jobs = int(jobs)
     if jobs > 1 and provider == DML:
         raise ProviderError(f"jobs {jobs} is not valid on {DML}, which one process drives; valid: 1")
     return jobs
@@ -1161,6 +1217,10 @@ def _consumed(chunks: list[list[tuple[int, _Prepared]]]) -> Iterator[list[tuple[
 def _new_run(provider: str, device_id: int, provider_options: Mapping[str, Any] | None, optimize: bool,
              on_result: OnResult | None) -> _Run:
     name = resolve_provider(provider)
+    if provider_options is not None and not isinstance(provider_options, Mapping):
+        kind = type(provider_options).__name__
+        raise ProviderOptionError(f"provider_options {provider_options!r:.80} is a {kind}; valid: a mapping "
+                                  "of option names to values, or None")
     options = tuple(sorted((provider_options or {}).items()))
     config = ProviderConfig(name, device_id=device_id, options=options, optimize=optimize)
     return _Run(config, device_description(config), on_result)
@@ -1188,7 +1248,7 @@ class BatchPlan:
 def batch_cases(cases: Iterable[Case], *, provider: str = "auto", batch_size: int = 256) -> list[list[Case]]:
     """The cases of each session :func:`run_cases` first creates for ``cases``, in its order
     (cases it cannot run are left out): how a run batches, without making any data."""
-    _check_batch_size(batch_size)
+    batch_size = _check_batch_size(batch_size)
     run = _new_run(provider, 0, None, False, None)
     batches = []
     for chunk in _chunks(run, _case_list(cases), batch_size):
@@ -1221,7 +1281,7 @@ def plan_batches(
     model, feeds and output names exactly as its session gets them, to measure ONNX Runtime
     on its own on the same sessions. Cases that cannot run (unsupported on the provider, or
     whose preparation fails) are left out, as the runner leaves them out of its sessions."""
-    _check_batch_size(batch_size)
+    batch_size = _check_batch_size(batch_size)
     run = _new_run(provider, device_id, provider_options, optimize, None)
     case_list = _case_list(cases)
     fill = _filler(run, case_list, None)

@@ -13,7 +13,7 @@ import onnx
 import onnxruntime as ort
 import pytest
 
-from ort_layouts._errors import ProviderError
+from ort_layouts._errors import ArgumentError, ProviderError
 from ort_layouts.engine import runner as _runner
 from ort_layouts.engine.result import CaseResult, Status
 from ort_layouts.engine.runner import run_cases
@@ -278,7 +278,7 @@ def test_a_scalar_expand_and_a_scalar_transpose_run_on_the_cpu_ep() -> None:
 def test_a_bad_batch_size_is_refused_before_any_work(bad: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_runner, "start_workers", lambda n: pytest.fail("workers started"))
     monkeypatch.setattr(_runner, "_run_here", lambda *a, **k: pytest.fail("the run started"))
-    with pytest.raises(ValueError, match=f"batch_size {bad!r} is not valid; valid: an int >= 1"):
+    with pytest.raises(ArgumentError, match=f"batch_size {bad!r} is not valid; valid: an int >= 1"):
         _runner.run_cases([Case("Identity", "float32", (2,))], provider="cpu", batch_size=bad, jobs=2)
 
 
@@ -288,7 +288,7 @@ def test_an_item_that_is_not_a_case_is_refused_before_any_work(bad: Any,
     monkeypatch.setattr(_runner, "start_workers", lambda n: pytest.fail("workers started"))
     monkeypatch.setattr(_runner, "_run_here", lambda *a, **k: pytest.fail("the run started"))
     expected = rf"cases\[1\] {re.escape(repr(bad))} is a {type(bad).__name__}, not a Case"
-    with pytest.raises(TypeError, match=expected):
+    with pytest.raises(ArgumentError, match=expected):
         _runner.run_cases([Case("Identity", "float32", (2,)), bad], provider="cpu", jobs=2)
 
 
@@ -299,7 +299,7 @@ def test_a_callback_that_cannot_be_called_is_refused_before_any_work(name: str,
     monkeypatch.setattr(_runner, "_run_here", lambda *a, **k: pytest.fail("the run started"))
     given: dict[str, Any] = {"encode": len, "on_encoded": len} if name != "on_result" else {}
     given[name] = "not a function"
-    with pytest.raises(ValueError,
+    with pytest.raises(ArgumentError,
                        match=f"{name} 'not a function' is not callable; valid: a function, or None"):
         _runner.run_cases([Case("Identity", "float32", (2,))], provider="cpu", jobs=2, **given)
 
