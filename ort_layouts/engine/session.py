@@ -25,10 +25,12 @@ from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar, cast, runtime_checkable
 
 from ort_layouts._errors import ProviderError
+from ort_layouts.descriptors.sequences import is_integer
 from ort_layouts.engine import providers, runner
 from ort_layouts.engine.environment import environment
 from ort_layouts.engine.result import CaseResult
 from ort_layouts.operators.case import Case
+from ort_layouts.operators.registry import CASE_OPS
 
 __all__ = [
     "NOT_VALIDATABLE",
@@ -41,6 +43,7 @@ __all__ = [
     "device_of",
     "dml_stack",
     "file_sha256",
+    "normalized_selection",
     "resolve_validation_provider",
     "validation_meta",
 ]
@@ -195,7 +198,8 @@ def validation_meta(
 ) -> dict[str, Any]:
     """The meta of a validation run: provider, device and driver (as the provider lists them),
     the command, the machine (:func:`~ort_layouts.engine.environment.environment`), the selection
-    as asked (a report resumes only with an equal one) and ``strict``.
+    as asked, its ops and ranks in order (:func:`normalized_selection`; a report resumes only
+    with an equal one) and ``strict``.
 
     A model is part of the selection by the SHA-256 of its content (``model_sha256``), not by
     its path: the same file by another path is the same selection, another file of the same
@@ -203,14 +207,14 @@ def validation_meta(
     """
     device, driver = device_of(provider, device_id)
     model_sha256 = file_sha256(model) if model else ""
-    selection = {
+    selection = normalized_selection({
         "provider": provider, "device_id": device_id,
         "suite": "model" if model else "standard", "model_sha256": model_sha256,
         "ops": list(ops or []), "dtypes": list(dtypes or []), "ranks": list(ranks or []),
         "values": list(values or []), "seed": seed,
         "shard": f"{shard[0]}/{shard[1]}" if shard else "", "limit": limit or 0,
         "optimize": optimize, "provider_options": dict(provider_options or {}),
-    }
+    })
     meta: dict[str, Any] = {
         "provider": provider, "device_id": device_id, "device": device, "driver": driver,
         "command": command, "environment": environment(), "selection": selection, "strict": strict}
@@ -220,6 +224,23 @@ def validation_meta(
     if stack:
         meta["stack"] = stack
     return meta
+
+
+def normalized_selection(selection: Mapping[str, Any]) -> dict[str, Any]:
+    """A selection (a meta's ``selection``) with its ``ops`` in the suite's order and its
+    ``ranks`` sorted, each once: the order they are asked in selects no other case, so
+    ``--ops Expand,Transpose`` makes the selection of ``--ops Transpose,Expand``. A report
+    written before it was so stored compares equal through this too; a field of another kind
+    (a damaged meta) is left as it is."""
+    found = dict(selection)
+    ops = found.get("ops")
+    if isinstance(ops, list) and all(isinstance(op, str) for op in ops):
+        place = {op: i for i, op in enumerate(CASE_OPS)}
+        found["ops"] = sorted(dict.fromkeys(ops), key=lambda op: place.get(op, len(place)))
+    ranks = found.get("ranks")
+    if isinstance(ranks, list) and all(map(is_integer, ranks)):
+        found["ranks"] = sorted(set(ranks))
+    return found
 
 
 def dml_stack(provider: str) -> dict[str, Any]:

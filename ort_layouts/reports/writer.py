@@ -35,6 +35,7 @@ from typing import Any, cast
 from ort_layouts._errors import ReportError
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.engine.result import CaseResult, Status, field_defaults
+from ort_layouts.engine.session import normalized_selection
 from ort_layouts.operators.case import Case
 from ort_layouts.reports.html import (
     MAX_PICTURES,
@@ -908,7 +909,10 @@ def _value_text(key: str, value: Any) -> str:
 
 
 def _selection_differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
-    """The keys of two selections that differ, as one phrase ("" when they are equal)."""
+    """The keys of two selections that differ, as one phrase ("" when they are equal); their ops
+    and ranks compared in order (:func:`~ort_layouts.engine.session.normalized_selection`: a
+    report that stored them as asked is equal to one that stores them in order)."""
+    old, new = normalized_selection(old), normalized_selection(new)
     differences = []
     for key in sorted(set(old) | set(new)):
         if old.get(key) != new.get(key):

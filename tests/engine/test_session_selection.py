@@ -1,0 +1,32 @@
+"""A run's selection as its meta stores it: ops in the suite's order and ranks sorted, each once,
+so that the order they were asked in makes no other selection."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ort_layouts.engine.session import normalized_selection, validation_meta
+from ort_layouts.operators.registry import CASE_OPS
+
+
+def test_ops_and_ranks_are_stored_in_order_each_once() -> None:
+    cpu = "CPUExecutionProvider"
+    a = validation_meta(provider=cpu, ops=["Expand", "Transpose", "Expand"], ranks=[3, 1, 3])
+    b = validation_meta(provider=cpu, ops=["Transpose", "Expand"], ranks=[1, 3])
+    assert a["selection"] == b["selection"]
+    assert a["selection"]["ops"] == [op for op in CASE_OPS if op in ("Transpose", "Expand")]
+    assert a["selection"]["ranks"] == [1, 3]
+
+
+@pytest.mark.parametrize(("selection", "expected"), [
+    ({"ops": ["Pad", "Transpose", "Pad"], "ranks": [4, 2, 2], "dtypes": ["int8", "float32"]},
+     {"ops": ["Transpose", "Pad"], "ranks": [2, 4], "dtypes": ["int8", "float32"]}),
+    ({"ops": "Transpose", "ranks": [1, "x"]}, {"ops": "Transpose", "ranks": [1, "x"]}),
+    ({"ops": ["Nope", "Pad"], "ranks": None}, {"ops": ["Pad", "Nope"], "ranks": None}),
+    ({}, {}),
+], ids=["reordered", "other-kinds", "unknown-op-last", "empty"])
+def test_normalized_selection(selection: dict[str, Any], expected: dict[str, Any]) -> None:
+    """The dtypes keep their order: it is the order of the cases (another cases_sha256)."""
+    assert normalized_selection(selection) == expected
