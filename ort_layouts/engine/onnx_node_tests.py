@@ -131,10 +131,14 @@ def load_node_test(path: str | os.PathLike[str], *, seed: int = 0) -> NodeTest:
     """Read one node test directory (``model.onnx`` + ``test_data_set_0``) as a case.
 
     Raises:
-        ModelError: the model is not a single node of an op type that makes cases, or its node
-            makes no case (a parameter input with no data, a data type DirectML has not, ...).
+        ModelError: the directory has no ``model.onnx``, the model is not a single node of an op
+            type that makes cases, or its node makes no case (a parameter input with no data, a
+            data type DirectML has not, a SpaceToDepth of mode CRD, ...).
     """
     root = Path(path)
+    if not (root / "model.onnx").is_file():
+        raise ModelError(f"node test {str(root)!r} has no model.onnx; valid: a directory with model.onnx and "
+                         "test_data_set_0")
     model = onnx.load(str(root / "model.onnx"))
     graph = model.graph
     if len(graph.node) != 1 or graph.node[0].op_type not in NODE_TEST_OPS:
@@ -214,8 +218,14 @@ def onnx_node_tests(root: str | os.PathLike[str] | None = None,
 
     A case's seed is its test's place among the tests of ``ops`` sorted by name, so the same
     ``ops`` give the same case ids.
+
+    Raises:
+        ModelError: ``root`` is not a directory, or ``ops`` names an op type that makes no cases.
     """
     wanted = _check_ops(ops)
+    if root is not None and not Path(root).is_dir():
+        raise ModelError(f"node test root {str(root)!r} is not a directory; valid: a directory of node test "
+                         "directories (each with model.onnx and test_data_set_0), or None for ONNX's own")
     if root is None:
         root = installed_node_test_dir()
     if root is None:

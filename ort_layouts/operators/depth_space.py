@@ -17,7 +17,8 @@ attribute (> 0).
   over the attribute's length), so "" and "D" read as DCR, "C" as CRD.
 - SpaceToDepth-1/13 becomes the original ``DML_SPACE_TO_DEPTH_OPERATOR_DESC {InputTensor,
   OutputTensor, BlockSize}`` (no Order: DirectML's depth-column-row order, which is ONNX's)
-  with output [N, C*B*B, H/B, W/B].
+  with output [N, C*B*B, H/B, W/B]. The EP reads no ``mode``: a SpaceToDepth-28 node whose
+  mode is not "DCR" makes no case (flagged "mode"), rather than a DCR case under its name.
 
 The EP divides without checking divisibility; DirectML's validation needs the output sizes
 above exactly, so a channel count that is not a multiple of B*B (DepthToSpace) or a height or
@@ -47,7 +48,7 @@ from ort_layouts.operators.base import (
     Operator,
 )
 from ort_layouts.operators.case import Case
-from ort_layouts.operators.onnx_nodes import Graph, add_node, attrs, check_size
+from ort_layouts.operators.onnx_nodes import Flagged, Graph, add_node, attrs, check_size
 from ort_layouts.operators.shapes import rotating
 from ort_layouts.reference.compare import views_equal
 from ort_layouts.reference.copy import strided_copy
@@ -65,6 +66,7 @@ __all__ = [
 DEPTH_TO_SPACE1 = "DML_OPERATOR_DEPTH_TO_SPACE1"
 SPACE_TO_DEPTH = "DML_OPERATOR_SPACE_TO_DEPTH"
 MODE_OPSET = 11  # DepthToSpace-11: the mode attribute
+S2D_MODE_OPSET = 28  # SpaceToDepth-28: the mode attribute (DCR or CRD)
 
 
 class DepthSpaceOrder(enum.IntEnum):
@@ -546,6 +548,12 @@ class DepthSpace(Operator):
         node_attrs = attrs(node)
         if "blocksize" not in node_attrs:
             raise ShapeError(f"{node.op_type} needs a blocksize attribute")
+        if node.op_type == "SpaceToDepth" and opset >= S2D_MODE_OPSET:
+            given = node_attrs.get("mode", "DCR")
+            if given != "DCR":  # no case: a SpaceToDepth case is DCR, the one order it describes
+                raise Flagged(
+                    f"mode: SpaceToDepth mode {given!r} (opset {opset}) is not read by the DML EP; valid: "
+                    "'DCR': DmlOperatorSpaceToDepth builds DML_SPACE_TO_DEPTH, whose one order is DCR")
         b = int(node_attrs["blocksize"])
         params["blocksize"] = b
         mode = "DCR"

@@ -4,6 +4,7 @@ output(s) equal to ONNX's (an independent source), bit for bit."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -27,9 +28,8 @@ SKIPPED: list[tuple[str, str]] = []
 TESTS = onnx_node_tests(skipped=SKIPPED)
 IDS = [t.name for t in TESTS]
 
-# ONNX SpaceToDepth's "mode" attribute (CRD) is not read into the case: the case is DCR, so
-# the oracle gives DCR's result, not the test's (operators/depth_space.py)
-_ORACLE_DIFFERS = {"test_spacetodepth_crd_mode_example"}
+# a SpaceToDepth-28 of mode CRD makes no case (the DML EP reads no mode: operators/depth_space.py)
+_CRD_S2D = "test_spacetodepth_crd_mode_example"
 
 
 def test_every_registered_op_is_covered() -> None:
@@ -49,7 +49,33 @@ def test_tests_that_make_no_case_say_why() -> None:
     names = [t.name for t in TESTS] + [name for name, _ in SKIPPED]
     assert len(names) == len(set(names))
     assert all(reason.startswith(name + ":") for name, reason in SKIPPED)
-    assert len(SKIPPED) <= 1, SKIPPED  # at most a test with a 0-sized axis
+    others = [name for name, _ in SKIPPED if name != _CRD_S2D]
+    assert len(others) <= 1, SKIPPED  # at most a test with a 0-sized axis
+
+
+def test_a_space_to_depth_of_mode_crd_is_refused_not_read_as_dcr(tmp_path: Path) -> None:
+    assert _CRD_S2D not in IDS
+    assert dict(SKIPPED)[_CRD_S2D] == (
+        f"{_CRD_S2D}: makes no case (mode: SpaceToDepth mode 'CRD' (opset 28) is not read by the DML EP; "
+        "valid: 'DCR': DmlOperatorSpaceToDepth builds DML_SPACE_TO_DEPTH, whose one order is DCR)")
+    root = materialize_node_tests(tmp_path, ["SpaceToDepth"])
+    with pytest.raises(ModelError, match=r"makes no case \(mode: SpaceToDepth mode 'CRD' \(opset 28\)"):
+        load_node_test(root / _CRD_S2D)
+    dcr = load_node_test(root / "test_spacetodepth_dcr_mode_example")  # mode DCR at opset 28 reads
+    assert (dcr.case.op, dcr.case.mode, dcr.case.opset) == ("SpaceToDepth", "DCR", 28)
+
+
+def test_a_missing_directory_is_refused_by_name(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-dir"
+    with pytest.raises(ModelError, match=re.escape(f"node test root '{missing}' is not a directory; valid: a "
+                                                   "directory of node test directories")):
+        onnx_node_tests(root=missing)
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ModelError, match="is not a directory"):
+        onnx_node_tests(root=tmp_path / "file")
+    with pytest.raises(ModelError, match=re.escape(f"node test '{tmp_path}' has no model.onnx; valid: a "
+                                                   "directory with model.onnx and test_data_set_0")):
+        load_node_test(tmp_path)
 
 
 def test_old_case_ids_are_kept() -> None:
@@ -62,9 +88,7 @@ def test_old_case_ids_are_kept() -> None:
     assert ids["test_wrap_pad"] == "Pad-int32-1x3x4x5-wrap-pads0.0.1.1.0.0.1.1-op25-random-s14"
 
 
-@pytest.mark.parametrize("test", [pytest.param(t, marks=pytest.mark.xfail(
-    strict=True, reason="SpaceToDepth's mode is not read")) if t.name in _ORACLE_DIFFERS else t
-    for t in TESTS], ids=IDS)
+@pytest.mark.parametrize("test", TESTS, ids=IDS)
 def test_oracle_matches_onnx_expected_bits(test: NodeTest) -> None:
     got = expected_outputs(test.case, test.input)
     assert len(got) == len(test.expected_outputs)

@@ -310,3 +310,17 @@ def test_extract_describes_the_directml_operators_and_makes_cases() -> None:
     assert (s2d.op, s2d.blocksize, s2d.mode) == ("SpaceToDepth", 2, "DCR")
     (flat,) = extract(_model("SpaceToDepth", (2, 4, 6), blocksize=2))
     assert flat.dml_operator is None and any(f.startswith("shape:") for f in flat.flags)
+
+
+def test_a_space_to_depth_of_mode_crd_is_flagged_and_makes_no_case() -> None:
+    """SpaceToDepth-28 has a mode; the DML EP builds DML_SPACE_TO_DEPTH (DCR, its one order)
+    without reading it: a CRD node is no DCR case."""
+    crd = _model("SpaceToDepth", (1, 2, 4, 6), opset=28, blocksize=2, mode="CRD")
+    (node,) = extract(crd)
+    assert node.dml_operator is None and node.params == {}
+    assert node.flags == ("mode: SpaceToDepth mode 'CRD' (opset 28) is not read by the DML EP; valid: 'DCR': "
+                          "DmlOperatorSpaceToDepth builds DML_SPACE_TO_DEPTH, whose one order is DCR",)
+    assert model_cases(crd) == []
+    for attrs in ({"mode": "DCR"}, {}):
+        (case,) = model_cases(_model("SpaceToDepth", (1, 2, 4, 6), opset=28, blocksize=2, **attrs))
+        assert (case.op, case.mode) == ("SpaceToDepth", "DCR")
