@@ -10,8 +10,9 @@ A report directory holds:
     one JSON line per case result (:func:`result_dict`: :meth:`CaseResult.to_dict` without the
     fields equal to their defaults, of the result and of its case; a field left out reads back
     as its default), appended and flushed as each result arrives, so a crash of the process or
-    a GPU reset loses nothing already run; fsynced at most every ``FSYNC_INTERVAL_S`` seconds
-    and at the end.
+    a GPU reset loses nothing already run; fsynced within ``FSYNC_INTERVAL_S`` seconds of each
+    append, even when no result follows it (a run that hangs), at most that often, and at the
+    end.
 ``report.json``, ``junit.xml``, ``report.html``
     the summaries, written atomically (temporary file, then ``os.replace``) when the run
     starts, at most every 30 s while it goes, and when it ends; ``results.jsonl`` is the record
@@ -77,7 +78,7 @@ JSON_FILE = "report.json"
 JUNIT_FILE = "junit.xml"
 HTML_FILE = "report.html"
 SHARDS_FILE = "shards.json"  # of a report merged from shards: where each shard ran
-FSYNC_INTERVAL_S = 0.2  # results.jsonl reaches the disk at least this often during a run
+FSYNC_INTERVAL_S = 0.2  # results.jsonl reaches the disk this long after an append at most
 
 _STATUS_OF = operator.attrgetter("status")
 _CASE_ID_OF = operator.attrgetter("case.id")

@@ -26,6 +26,7 @@ import json
 import operator
 import os
 import secrets
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
@@ -471,6 +472,12 @@ class ReportWriter:
         self._closed = False
         # the summaries are written finished, with every result and meta field there is
         self._finished_written = False
+        # results.jsonl is appended to, synced, replaced and closed under this lock; a thread
+        # of the writer's syncs an append that waits FSYNC_INTERVAL_S for a later one
+        self._file_lock = threading.Condition(threading.Lock())
+        self._unsynced = False  # results.jsonl holds an append not yet synced
+        self._syncer: threading.Thread | None = None
+        self._sync_error: OSError | None = None  # what a sync of the syncing thread raised
         if self.directory.exists() and not self.directory.is_dir():
             raise ReportError(f"report directory {str(self.directory)!r} is a file")
         for name in (RESULTS_FILE, META_FILE, JSON_FILE, JUNIT_FILE, HTML_FILE):  # before any work
@@ -557,9 +564,10 @@ class ReportWriter:
 
     def add(self, result: CaseResult) -> None:
         """Append one result to results.jsonl and flush it to the operating system at once (a
-        crash of the process or a GPU reset loses nothing already run); fsync it to the disk at
-        most every FSYNC_INTERVAL_S (an OS crash loses at most that much), and rewrite the
-        summaries when ``interval_s`` has passed since the last time."""
+        crash of the process or a GPU reset loses nothing already run); fsync it to the disk
+        within FSYNC_INTERVAL_S, at most that often, even when no result follows (an OS crash
+        loses at most that much: the writer's thread syncs an append that waits), and rewrite
+        the summaries when ``interval_s`` has passed since the last time."""
         case_id = result.case.id
         self._added([result], [case_id], [result_json(result, case_id)], [None])
 
@@ -600,7 +608,14 @@ class ReportWriter:
         if not results:
             return
         self._finished_written = False
-        self._append(("\n".join(lines) + "\n").encode("utf-8"))
+        data = ("\n".join(lines) + "\n").encode("utf-8")
+        with self._file_lock:
+            self._append(data)
+            if time.monotonic() - self._last_fsync >= FSYNC_INTERVAL_S:
+                self._sync()
+            elif not self._unsynced:  # synced by the syncing thread, unless a later append is
+                self._unsynced = True
+                self._sync_later()
         self._results += results
         self._ids += ids
         self._lines += lines
@@ -610,10 +625,7 @@ class ReportWriter:
                 self._make(thorough=False)
             except Exception:  # the summaries make them, and fail on them as they did
                 self._make_at_add = False
-        now = time.monotonic()
-        if now - self._last_fsync >= FSYNC_INTERVAL_S:
-            self._sync()
-        if now - self._last_write >= self.interval_s:
+        if time.monotonic() - self._last_write >= self.interval_s:
             self.write_summaries()
 
     def _append(self, data: bytes) -> None:
@@ -682,7 +694,8 @@ class ReportWriter:
                 if not self._file.closed:
                     replaced = self._file
                     if not REPLACE_WHILE_OPEN:
-                        replaced.close()
+                        with self._file_lock:
+                            replaced.close()
             first.append((self.directory / META_FILE, self._meta_json()))
         report = Report(dict(self.meta), tuple(results))
         matrix = order.matrix if order.tally is not None else None
@@ -695,9 +708,11 @@ class ReportWriter:
                 self._pieces = [None] * len(self._results)
                 self._made = len(self._results)
         finally:
-            if replaced is not None:  # the new results.jsonl, to append to
-                self._file = open(self.directory / RESULTS_FILE, "ab", buffering=0)  # noqa: SIM115
-                self._last_fsync = time.monotonic()
+            if replaced is not None:  # the new results.jsonl (synced as it was written), to append to
+                with self._file_lock:
+                    self._file = open(self.directory / RESULTS_FILE, "ab", buffering=0)  # noqa: SIM115
+                    self._last_fsync = time.monotonic()
+                    self._unsynced = False
                 close_later(replaced)  # the last of the old file: its blocks are freed meanwhile
         self._last_write = time.monotonic()
         self._finished_written = finished
@@ -709,8 +724,51 @@ class ReportWriter:
         return made[1] if made is not None and made[0] is result else None
 
     def _sync(self) -> None:
+        """Sync results.jsonl to the disk (the caller holds ``_file_lock``); raises what the
+        syncing thread's last sync raised, if it failed."""
+        failed, self._sync_error = self._sync_error, None
+        if failed is not None:
+            raise failed
         os.fsync(self._file.fileno())
         self._last_fsync = time.monotonic()
+        self._unsynced = False
+
+    def _sync_later(self) -> None:
+        """Have the syncing thread sync the append just made once FSYNC_INTERVAL_S has passed
+        since the last sync (the caller holds ``_file_lock``): started at the first append that
+        waits, woken at the next."""
+        if self._syncer is None:
+            self._syncer = threading.Thread(target=self._sync_waiting, name="ort_layouts_results_sync",
+                                            daemon=True)
+            self._syncer.start()
+        else:
+            self._file_lock.notify()
+
+    def _sync_waiting(self) -> None:
+        """The syncing thread: whenever an append waits, sync results.jsonl once FSYNC_INTERVAL_S
+        has passed since the last sync, unless a later append synced it first; until the
+        writer closes. So an append reaches the disk within that time even when no result
+        follows it (a run that hangs on a GPU, or waits out a timeout)."""
+        lock = self._file_lock
+        with lock:
+            while not self._closed:
+                if not self._unsynced:
+                    lock.wait()
+                    continue
+                left = self._last_fsync + FSYNC_INTERVAL_S - time.monotonic()
+                if left > 0:
+                    lock.wait(left)
+                    continue
+                if self._file.closed:  # being replaced: synced as written
+                    self._unsynced = False
+                    continue
+                try:
+                    os.fsync(self._file.fileno())
+                except OSError as e:  # raised by the writer's next sync
+                    self._sync_error = e
+                    return
+                self._last_fsync = time.monotonic()
+                self._unsynced = False
 
     def close(self) -> None:
         """Flush and sync results.jsonl and let the directory go; the summaries stay as last
@@ -718,12 +776,17 @@ class ReportWriter:
         closed writer does nothing."""
         if self._closed:
             return
-        self._closed = True
+        with self._file_lock:
+            self._closed = True
+            self._file_lock.notify()
+        if self._syncer is not None:
+            self._syncer.join()
         try:
-            if not self._file.closed:
-                self._file.flush()
-                self._sync()
-                self._file.close()
+            with self._file_lock:
+                if not self._file.closed:
+                    self._file.flush()
+                    self._sync()
+                    self._file.close()
         finally:
             self._lock.release()
 
