@@ -24,12 +24,13 @@ Models
     ConversionCheck, LayoutOp, check_conversion, convert_layout, export_test_dir, extract,
     model_cases, model_coverage, read_test_dir, write_test_dir
 Errors
-    DataTypeError, DescriptorError, LayoutError, ModelError, NotExpressibleError,
+    ArgumentError, DataTypeError, DescriptorError, LayoutError, ModelError, NotExpressibleError,
     OrtLayoutsError, ProviderError, ReportError, ShapeError (each also a ValueError, or
-    RuntimeError)
+    RuntimeError; ArgumentError also a type error)
 """
 
 from ort_layouts._errors import (
+    ArgumentError,
     DataTypeError,
     DescriptorError,
     LayoutError,
@@ -168,6 +169,7 @@ __all__ = [
     "read_test_dir",
     "write_test_dir",
     # errors
+    "ArgumentError",
     "DataTypeError",
     "DescriptorError",
     "LayoutError",

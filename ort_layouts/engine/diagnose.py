@@ -37,7 +37,7 @@ from ort_layouts.engine.recover import recover as recover_mismatch
 from ort_layouts.operators.base import Candidate, CandidateResult, DiagnosisContext
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.registry import operator_for_type
-from ort_layouts.reference.buffers import values_dtype
+from ort_layouts.operators.values import check_input
 from ort_layouts.reference.compare import bits_equal, bits_of
 
 __all__ = ["Diagnosis", "diagnose", "explain"]
@@ -105,7 +105,7 @@ def explain(case: Case, input_array: np.ndarray, actual: np.ndarray | Sequence[n
             (nothing explains it).
     """
     acts = [np.asarray(a) for a in actual] if isinstance(actual, (list, tuple)) else [np.asarray(actual)]
-    _check_arguments(case, input_array, acts)
+    input_array = _check_arguments(case, input_array, acts)
     try:
         operator = operator_for_type(case.op)
         op = operator.dml_operator(case)
@@ -151,18 +151,14 @@ def explain(case: Case, input_array: np.ndarray, actual: np.ndarray | Sequence[n
     return Diagnosis(found.text if found is not None else "", found)
 
 
-def _check_arguments(case: Case, input_array: np.ndarray, acts: Sequence[np.ndarray]) -> None:
-    """Raises ShapeError or DataTypeError: the input is not of the case's shape and data type,
-    or the outputs are not as many as the case has, each of its data type's element size (an
-    output of another shape is the provider's doing, and diagnosed)."""
-    x = np.asarray(input_array)
-    want = values_dtype(case.data_type)
-    if x.dtype != want:
-        raise DataTypeError(f"case {case.id}: the input is {x.dtype}; valid: {want}, the case's "
-                            f"{case.data_type.name} values")
-    if x.shape != tuple(case.shape):
-        raise ShapeError(f"case {case.id}: the input has shape {list(x.shape)}; valid: the case's "
-                         f"{list(case.shape)}")
+def _check_arguments(case: Case, input_array: np.ndarray, acts: Sequence[np.ndarray]) -> np.ndarray:
+    """The input (:func:`~ort_layouts.operators.values.check_input`: in this machine's byte order).
+
+    Raises:
+        ShapeError, DataTypeError: the input is not of the case's shape and data type, or the
+            outputs are not as many as the case has, each of its data type's element size (an
+            output of another shape is the provider's doing, and diagnosed)."""
+    x = check_input(case, input_array, f"case {case.id}: the input")
     count = len(operator_for_type(case.op).output_shapes(case))
     if len(acts) != count:
         raise ShapeError(f"case {case.id}: {len(acts)} actual output(s); valid: {count}, one per "
@@ -172,6 +168,7 @@ def _check_arguments(case: Case, input_array: np.ndarray, acts: Sequence[np.ndar
         if a.dtype.itemsize != size:
             raise DataTypeError(f"case {case.id}: actual output {k} is {a.dtype}, of {a.dtype.itemsize}-byte "
                                 f"elements; valid: {size}-byte elements, as {case.data_type.name}'s")
+    return x
 
 
 def _recovered(case: Case, input_array: np.ndarray, acts: Sequence[np.ndarray], expected: np.ndarray,

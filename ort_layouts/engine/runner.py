@@ -69,11 +69,9 @@ import numpy as np
 
 from ort_layouts._errors import (
     ArgumentError,
-    DataTypeError,
     NotExpressibleError,
     OrtLayoutsError,
     ProviderError,
-    ShapeError,
 )
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.sequences import is_integer
@@ -118,8 +116,7 @@ from ort_layouts.operators.base import Operator, input_name, output_name
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.expected import expected_output, expected_outputs
 from ort_layouts.operators.registry import operator_for_type
-from ort_layouts.operators.values import make_input
-from ort_layouts.reference.buffers import values_dtype
+from ort_layouts.operators.values import check_input, make_input
 from ort_layouts.reference.execute import (
     LARGE_OUTPUT_BYTES,
     PendingOutput,
@@ -924,16 +921,8 @@ def _check_inputs(case_list: Sequence[Case], inputs: object) -> None:
         raise ArgumentError(f"inputs {inputs!r:.80} is a {type(inputs).__name__}; valid: a mapping of case "
                             "ids to arrays, or None")
     for case in case_list:
-        if case.id not in inputs:
-            continue
-        x = np.asarray(inputs[case.id])
-        want = values_dtype(case.data_type)
-        if x.dtype.newbyteorder("=") != want:
-            raise DataTypeError(f"inputs[{case.id!r}] is {x.dtype} of shape {list(x.shape)}; valid: {want}, "
-                                f"the case's {case.data_type.name} values (an input is never cast)")
-        if x.shape != case.shape:
-            raise ShapeError(f"inputs[{case.id!r}] has shape {list(x.shape)}; valid: the case's "
-                             f"{list(case.shape)}")
+        if case.id in inputs:
+            check_input(case, inputs[case.id], f"inputs[{case.id!r}]")
 
 
 def run_cases(

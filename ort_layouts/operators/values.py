@@ -8,10 +8,12 @@ from typing import Any
 
 import numpy as np
 
+from ort_layouts._errors import DataTypeError, ShapeError
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.operators.case import Case
+from ort_layouts.reference.buffers import values_dtype
 
-__all__ = ["draw_input", "make_input", "special_values"]
+__all__ = ["check_input", "draw_input", "make_input", "special_values"]
 
 
 def special_values(data_type: DataType) -> np.ndarray:
@@ -146,3 +148,26 @@ def _fill_integers(flat: np.ndarray, info: np.iinfo[Any], rng: np.random.Generat
         stop = min(start + _CHUNK_IN_ELEMENTS, flat.size)
         flat[start:stop] = rng.integers(info.min, info.max, size=stop - start, dtype=flat.dtype,
                                         endpoint=True)
+
+
+def check_input(case: Case, array: Any, name: str) -> np.ndarray:
+    """``array`` as the case's input, which it must be as it is: of the case's shape and of its
+    values' numpy type (:func:`~ort_layouts.reference.buffers.values_dtype`), in either byte
+    order (the other is swapped, bit for bit); it is never cast.
+
+    Args:
+        name: what the caller calls it, for the message (``"inputs['Transpose-...']"``).
+
+    Raises:
+        DataTypeError: another element type (its values would be cast: NaN payloads and -0.0
+            lost, a float64 1e300 made infinite).
+        ShapeError: another shape.
+    """
+    x = np.asarray(array)
+    want = values_dtype(case.data_type)
+    if x.dtype.newbyteorder("=") != want:
+        raise DataTypeError(f"{name} is {x.dtype} of shape {list(x.shape)}; valid: {want}, the case's "
+                            f"{case.data_type.name} values (an input is never cast)")
+    if x.shape != tuple(case.shape):
+        raise ShapeError(f"{name} has shape {list(x.shape)}; valid: the case's {list(case.shape)}")
+    return x if x.dtype == want else x.astype(want)

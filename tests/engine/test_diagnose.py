@@ -158,7 +158,7 @@ def test_right_or_unexplained_output_gives_empty_string() -> None:
 
 @pytest.mark.parametrize(("x", "actual", "error", "named"), [
     (X234.astype(np.float64), np.transpose(X234, (2, 0, 1)), DataTypeError,
-     "input is float64; valid: float32"),
+     "input is float64 of shape [2, 3, 4]; valid: float32"),
     (X234.reshape(6, 4), np.transpose(X234, (2, 0, 1)), ShapeError,
      "shape [6, 4]; valid: the case's [2, 3, 4]"),
     (X234, np.zeros((4, 2, 3), np.float64), DataTypeError, "output 0 is float64, of 8-byte elements"),
