@@ -26,7 +26,7 @@ Models
 Errors
     ArgumentError, DataTypeError, DescriptorError, LayoutError, ModelError, NotExpressibleError,
     OrtLayoutsError, ProviderError, ReportError, ShapeError (each also a ValueError, or
-    RuntimeError; ArgumentError also a type error)
+    RuntimeError; ArgumentError also a TypeError)
 """
 
 from ort_layouts._errors import (
