@@ -15,7 +15,7 @@ from ort_layouts.engine.result import CaseResult, Status
 from ort_layouts.operators.identity import IDENTITY
 from ort_layouts.operators.padding import PADDING1
 from ort_layouts.reports.report import (
-    LONE_SURROGATES,
+    NOT_XML,
     Report,
     Totals,
     failure_text,
@@ -23,7 +23,7 @@ from ort_layouts.reports.report import (
     meta_object,
     not_passed,
     recovered_names,
-    replace_lone_surrogates,
+    replace_not_xml,
     result_figures,
     results_by_group,
 )
@@ -56,19 +56,21 @@ code,pre{font-family:ui-monospace,Consolas,monospace;font-size:.9em}pre{backgrou
 
 
 _HTML_SPECIAL_CHARS = "&<>\"'"  # what html.escape(text, quote=True) replaces
-_HTML_SPECIAL = re.compile(f"[{_HTML_SPECIAL_CHARS}{LONE_SURROGATES}]")  # what escape changes
+_HTML_SPECIAL = re.compile(f"[{_HTML_SPECIAL_CHARS}{NOT_XML}]")  # what escape changes
 _STATUS_OF = operator.attrgetter("status")
 _CASE_ID_OF = operator.attrgetter("case.id")
 _STATUS_VALUES = tuple((s, s.value) for s in Status)
 
 
 def escape(value: object) -> str:
-    """``html.escape(str(value), quote=True)``, each lone surrogate (which UTF-8 cannot hold)
-    replaced by U+FFFD, as an HTML parser decodes bytes that are not UTF-8."""
+    """``html.escape(str(value), quote=True)``, each character XML cannot hold replaced by
+    U+FFFD as junit.xml replaces it (:data:`~ort_layouts.reports.report.NOT_XML`: a NUL or
+    another control character of an ONNX Runtime message, a device name or a command line,
+    U+FFFE, U+FFFF, and a lone surrogate, which UTF-8 cannot hold)."""
     text = str(value)
     if _HTML_SPECIAL.search(text) is None:
         return text
-    return html.escape(replace_lone_surrogates(text), quote=True)
+    return html.escape(replace_not_xml(text), quote=True)
 
 
 def page(title: str, body: str) -> str:

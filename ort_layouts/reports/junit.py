@@ -19,22 +19,20 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from ort_layouts.engine.result import CaseResult, Status
 from ort_layouts.reports.report import (
-    LONE_SURROGATES,
+    NOT_XML,
     Coverage,
     Report,
     Totals,
     failure_text,
     meta_object,
+    replace_not_xml,
     result_figures,
 )
 
 __all__ = ["junit_pieces", "junit_timestamp", "render_junit", "testcase_texts"]
 
-# characters XML 1.0 cannot hold, even escaped
-_NOT_XML = f"\x00-\x08\x0b\x0c\x0e-\x1f{LONE_SURROGATES}\ufffe\uffff"
-_INVALID_XML = re.compile(f"[{_NOT_XML}]")
 # what an attribute value cannot hold as it is: what XML escapes, and what it cannot hold
-_SPECIAL = re.compile(f'[&<>"\r\n\t{_NOT_XML}]')
+_SPECIAL = re.compile(f'[&<>"\r\n\t{NOT_XML}]')
 _INDENT = "  "
 _SECONDS_OF = operator.attrgetter("seconds")
 _CASE_ID_OF = operator.attrgetter("case.id")
@@ -42,7 +40,7 @@ _SORTED_JSON = json.JSONEncoder(sort_keys=True)  # json.dumps(..., sort_keys=Tru
 
 
 def _clean(text: object) -> str:
-    return _INVALID_XML.sub("\ufffd", str(text))
+    return replace_not_xml(str(text))
 
 
 def _attr(text: str) -> str:
@@ -50,7 +48,7 @@ def _attr(text: str) -> str:
     surrogate, a control character) replaced by U+FFFD."""
     if _SPECIAL.search(text) is None:
         return text
-    text = _INVALID_XML.sub("\ufffd", text)
+    text = replace_not_xml(text)
     return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
             .replace("\r", "&#13;").replace("\n", "&#10;").replace("\t", "&#09;"))
 

@@ -156,6 +156,18 @@ def replace_lone_surrogates(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text)
 
 
+#: what XML 1.0 cannot hold, even escaped, for a regex class: the C0 controls but the tab, line
+#: feed and carriage return (NUL, ESC... of an ONNX Runtime message, a device name, a command
+#: line), lone surrogates, U+FFFE and U+FFFF. junit.xml and report.html hold U+FFFD in their place
+NOT_XML = f"\x00-\x08\x0b\x0c\x0e-\x1f{LONE_SURROGATES}\ufffe\uffff"
+_NOT_XML_CHARACTER = re.compile(f"[{NOT_XML}]")
+
+
+def replace_not_xml(text: str) -> str:
+    """``text`` with each character of :data:`NOT_XML` as U+FFFD."""
+    return _NOT_XML_CHARACTER.sub("\ufffd", text)
+
+
 def _utf8(text: str) -> bytes:
     """``text`` in UTF-8, each lone surrogate as U+FFFD."""
     try:

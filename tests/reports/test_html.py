@@ -1,6 +1,7 @@
 """report.html and matrix.html hold what UTF-8 holds: a lone surrogate (a name decoded with
 surrogateescape) reaching the page is replaced by U+FFFD, as an HTML parser decodes bytes that
-are not UTF-8, and never stops the page being written."""
+are not UTF-8, and never stops the page being written; so is a control character, U+FFFE or
+U+FFFF, as junit.xml replaces them."""
 
 from __future__ import annotations
 
@@ -92,3 +93,30 @@ def test_a_matrix_of_reports_with_lone_surrogates_is_written_in_utf_8(tmp_path: 
     _, found = _read(tmp_path / MATRIX_HTML)
     assert any(f"{CPU} / dev" + "a\ufffdb\ufffd<c> / h" in piece for piece in found)
     assert "deva\ufffdb\ufffd<c>" in paths["text"].read_bytes().decode("utf-8")
+
+
+CONTROLS = "a\x00b\x01c\x1bd\x0b\x0ce\ufffef\uffff"  # NUL, SOH, ESC, VT, FF, U+FFFE, U+FFFF
+CONTROLS_READ = "a\ufffdb\ufffdc\ufffdd\ufffd\ufffde\ufffdf\ufffd"
+
+
+def test_escape_replaces_what_xml_cannot_hold_as_junit_does() -> None:
+    """report.html held the raw NUL, control characters and U+FFFE/U+FFFF of an ORT message, a
+    device name or a command line, which junit.xml replaces by U+FFFD."""
+    from ort_layouts.reports.junit import _clean
+
+    assert escape(CONTROLS) == CONTROLS_READ == _clean(CONTROLS)
+    assert escape("tab\tline\nreturn\r") == "tab\tline\nreturn\r"  # what XML holds stays
+
+
+def test_a_page_of_control_characters_holds_none(tmp_path: Path) -> None:
+    case = Case("Transpose", DataType.FLOAT32, (2, 3), perm=(1, 0))
+    results = (CaseResult(case, Status.ERROR, CPU, device="dev" + CONTROLS, node_provider="np" + CONTROLS,
+                          message="boom " + CONTROLS),)
+    meta = {"provider": CPU, "device": "dev" + CONTROLS, "command": "ort-layouts validate " + CONTROLS,
+            "environment": {"hostname": "h" + CONTROLS}}
+    write_report(Report(meta, results), tmp_path)
+    text, found = _read(tmp_path / HTML_FILE)
+    assert not set(CONTROLS) - set("abcdef") & set(text)
+    for expected in ("dev" + CONTROLS_READ, "ort-layouts validate " + CONTROLS_READ, "h" + CONTROLS_READ,
+                     "error: boom " + CONTROLS_READ, "np" + CONTROLS_READ):
+        assert any(expected in piece for piece in found), expected

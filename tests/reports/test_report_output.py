@@ -314,8 +314,12 @@ def test_junit_of_passes_whose_figures_hold_braces_is_what_elementtree_writes() 
 # ---- report.html -----------------------------------------------------------------------------
 
 def test_html_escape_is_html_escape() -> None:
+    """Of the text XML can hold; what it cannot hold is U+FFFD, as in junit.xml."""
+    from ort_layouts.reports.report import replace_not_xml
+
     for text in (AWKWARD, "", "plain-id-s0", "'", '"', "&amp;", 3, None, 0.5):
-        assert escape(text) == html.escape(str(text), quote=True)
+        assert escape(text) == html.escape(replace_not_xml(str(text)), quote=True)
+    assert escape(AWKWARD) != html.escape(AWKWARD, quote=True)
 
 
 def test_the_list_of_all_cases_holds_each_case_as_before() -> None:
