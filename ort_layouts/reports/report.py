@@ -5,7 +5,10 @@ A report directory holds:
 
 ``meta.json``
     where and how the run was made (machine, OS, versions, provider, device, command, the
-    case selection and the planned case ids), written once when the run starts.
+    case selection and the planned case ids), written atomically when the run starts (a
+    resumed run adds its time to ``resumed``), again when a field changes (the device the
+    first result names: ``ReportWriter.update_meta``), and when the run ends (its
+    ``finished`` time, once every planned case has a result).
 ``results.jsonl``
     one JSON line per case result (:func:`result_dict`: :meth:`CaseResult.to_dict` without the
     fields equal to their defaults, of the result and of its case; a field left out reads back
