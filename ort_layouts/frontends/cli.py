@@ -761,14 +761,16 @@ def _nothing_to_validate(setup: _ValidateSetup, layout: Sequence[Any] | None) ->
 class Progress:
     """Progress on stderr: a redrawn bar on a terminal, plain lines otherwise (CI).
 
-    Failing cases are always printed as a line of their own.
+    Failing cases are always printed as a line of their own (in every mode but "none"), as the
+    run counts them: with ``strict`` (``--strict``) the known issues and the unsupported cases too.
     """
 
     def __init__(self, total: int, *, mode: str = "auto", stream: IO[str] | None = None,
-                 done: int = 0) -> None:
+                 done: int = 0, strict: bool = False) -> None:
         import os
 
         self.stream = stream or sys.stderr
+        self.strict = strict
         if mode == "auto":
             tty = bool(getattr(self.stream, "isatty", lambda: False)())
             mode = "bar" if tty and not os.environ.get("CI") else "lines"
@@ -792,7 +794,7 @@ class Progress:
         self.counts[status] = self.counts.get(status, 0) + 1
         if self.mode == "none":
             return
-        if is_failure(result):
+        if is_failure(result, strict=self.strict):
             self._clear()
             print(f"{status.upper()} {result.case.id}: {failure_text(result)}", file=self.stream, flush=True)
         now = time.monotonic()
@@ -996,7 +998,7 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False, model: ModelFile
         if writer and writer.resumed:
             print(f"{PROG}: resuming {report_dir}: {session.done_count} of {len(cases)} cases "
                   "already run", file=sys.stderr)
-        progress = Progress(len(cases), mode=args.progress, done=session.done_count)
+        progress = Progress(len(cases), mode=args.progress, done=session.done_count, strict=args.strict)
         outcome = session.run(on_result=progress.update)
         progress.close()
     except KeyboardInterrupt as e:
