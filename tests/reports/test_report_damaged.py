@@ -17,15 +17,7 @@ from ort_layouts.frontends.cli import main
 from ort_layouts.operators.case import Case
 from ort_layouts.reports.html import render_report_html
 from ort_layouts.reports.junit import render_junit
-from ort_layouts.reports.report import (
-    HTML_FILE,
-    JUNIT_FILE,
-    META_FILE,
-    RESULTS_FILE,
-    Report,
-    load_report,
-    read_results,
-)
+from ort_layouts.reports.report import HTML_FILE, JUNIT_FILE, META_FILE, RESULTS_FILE, Report, load_report
 from ort_layouts.reports.writer import ReportWriter, write_report
 
 Cap = pytest.CaptureFixture[str]
@@ -63,6 +55,8 @@ def _damage_line(path: Path, number: int, **fields: Any) -> None:
 ], ids=["recovered-list", "descriptors-str", "seconds-str"])
 def test_a_line_with_a_field_of_another_kind_is_a_damaged_line(
         tmp_path: Path, fields: dict[str, Any], named: str) -> None:
+    from ort_layouts.reports.report import read_results
+
     path = _written(tmp_path) / RESULTS_FILE
     _damage_line(path, 2, **fields)
     with pytest.raises(ReportError, match=r"line 2 cannot be read \(.*\); the file is damaged") as raised:
