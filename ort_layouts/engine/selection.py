@@ -24,7 +24,7 @@ from typing import Protocol, TypeVar
 from ort_layouts._errors import DataTypeError, ModelError, OrtLayoutsError, ShapeError
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.sequences import is_integer
-from ort_layouts.engine.suite import SUITE_DTYPES, standard_suite
+from ort_layouts.engine.suite import SUITE_DTYPES, refuse_one_str, standard_suite
 from ort_layouts.operators.case import VALUE_KINDS, Case
 from ort_layouts.operators.padding import check_value
 from ort_layouts.operators.registry import CASE_OPS
@@ -133,8 +133,9 @@ def resolve_ops(names: Iterable[str] | None) -> list[str] | None:
     list) for every op.
 
     Raises:
-        ShapeError: a name that is not one of the suite's ops.
+        ShapeError: a name that is not one of the suite's ops, or one str given for the list.
     """
+    refuse_one_str(names, "ops", "op names", ShapeError)
     if not names:
         return None
     by_lower = {op.lower(): op for op in CASE_OPS}
@@ -153,8 +154,9 @@ def resolve_dtypes(names: Iterable[DataType | str] | None) -> list[DataType] | N
     has no bool cases of its own, so taking it for ``uint8`` would run other cases than asked.
 
     Raises:
-        DataTypeError: a name of no data type, or ``"bool"``.
+        DataTypeError: a name of no data type, ``"bool"``, or one str given for the list.
     """
+    refuse_one_str(names, "dtypes", "data types", DataTypeError)
     if not names:
         return None
     valid = [t.name.lower() for t in SUITE_DTYPES]

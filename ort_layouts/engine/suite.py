@@ -15,7 +15,7 @@ from ort_layouts.descriptors.sequences import int_tuple, is_integer
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.registry import CASE_OPS, case_operators, operator_for_type
 
-__all__ = ["SUITE_DTYPES", "is_edge_case", "standard_suite"]
+__all__ = ["SUITE_DTYPES", "is_edge_case", "refuse_one_str", "standard_suite"]
 
 # Every DirectML data type the suite makes data for (BOOL data is UINT8; INT4 and UINT4 have no
 # numpy dtype to make it with).
@@ -24,6 +24,13 @@ SUITE_DTYPES: tuple[DataType, ...] = (
     DataType.INT8, DataType.INT16, DataType.INT32, DataType.INT64,
     DataType.UINT8, DataType.UINT16, DataType.UINT32, DataType.UINT64,
 )
+
+
+def refuse_one_str(value: object, name: str, items: str, error: type[Exception]) -> None:
+    """Raises ``error``: ``value`` is one str (or bytes), which iterates as its characters, where
+    a list of ``items`` is wanted."""
+    if isinstance(value, (str, bytes)):
+        raise error(f"{name} {value!r} is one str, not a list of {items}; valid: a list, e.g. [{value!r}]")
 
 
 def standard_suite(
@@ -57,11 +64,8 @@ def standard_suite(
     if not is_integer(seed) or seed < 0:
         raise ShapeError(f"seed {seed!r} is not an integer >= 0")
     seed = int(seed)
-    if isinstance(ops, (str, bytes)):
-        raise ShapeError(f"ops {ops!r} is one str, not a list of op names; valid: a list, e.g. [{ops!r}]")
-    if isinstance(dtypes, (str, bytes)):
-        raise DataTypeError(f"dtypes {dtypes!r} is one str, not a list of data types; valid: a list, "
-                            f"e.g. [{dtypes!r}]")
+    refuse_one_str(ops, "ops", "op names", ShapeError)
+    refuse_one_str(dtypes, "dtypes", "data types", DataTypeError)
     op_set = set(CASE_OPS) if ops is None else set(ops)
     unknown = op_set - set(CASE_OPS)
     if unknown:

@@ -121,3 +121,13 @@ def test_bool_is_refused_with_the_reason() -> None:
 def test_select_cases_refuses(kwargs: dict, fragment: str) -> None:
     with pytest.raises((ShapeError, DataTypeError), match=fragment):
         select_cases(ops=["Transpose"], ranks=[2], **kwargs)
+
+
+@pytest.mark.parametrize(("kwargs", "error", "named"), [
+    ({"ops": "Pad"}, ShapeError, "ops 'Pad' is one str"),
+    ({"dtypes": "float32"}, DataTypeError, "dtypes 'float32' is one str"),
+])
+def test_one_str_for_a_list_is_refused_not_read_as_its_letters(
+        kwargs: dict[str, str], error: type[Exception], named: str) -> None:
+    with pytest.raises(error, match=named):
+        select_cases(**kwargs)  # type: ignore[arg-type]
