@@ -24,7 +24,7 @@ from typing import Protocol, TypeVar
 from ort_layouts._errors import DataTypeError, ModelError, OrtLayoutsError, ShapeError
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.sequences import is_integer
-from ort_layouts.engine.suite import SUITE_DTYPES, refuse_one_str, standard_suite
+from ort_layouts.engine.suite import SUITE_DTYPES, check_seed, refuse_one_str, standard_suite
 from ort_layouts.operators.case import VALUE_KINDS, Case
 from ort_layouts.operators.padding import check_value
 from ort_layouts.operators.registry import CASE_OPS
@@ -262,8 +262,7 @@ def select_cases(
         DataTypeError: an unknown data type.
         ModelError: a model without ``model_cases``, or one that cannot be read.
     """
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ShapeError(f"seed {seed!r} is not an integer >= 0")
+    check_seed(seed)
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, numbers.Integral)
                               or limit < 1):
         raise ShapeError(f"limit {limit!r} is not an integer >= 1 (None: no limit)")

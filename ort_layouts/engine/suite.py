@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from collections.abc import Iterable
+from typing import Any
 
 from ort_layouts._errors import DataTypeError, ShapeError
 from ort_layouts.descriptors.dtypes import DataType
@@ -15,7 +16,7 @@ from ort_layouts.descriptors.sequences import int_tuple, is_integer
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.registry import CASE_OPS, case_operators, operator_for_type
 
-__all__ = ["SUITE_DTYPES", "is_edge_case", "refuse_one_str", "standard_suite"]
+__all__ = ["SUITE_DTYPES", "check_seed", "is_edge_case", "refuse_one_str", "standard_suite"]
 
 # Every DirectML data type the suite makes data for (BOOL data is UINT8; INT4 and UINT4 have no
 # numpy dtype to make it with).
@@ -24,6 +25,16 @@ SUITE_DTYPES: tuple[DataType, ...] = (
     DataType.INT8, DataType.INT16, DataType.INT32, DataType.INT64,
     DataType.UINT8, DataType.UINT16, DataType.UINT32, DataType.UINT64,
 )
+
+
+def check_seed(seed: Any) -> int:
+    """``seed`` as an int.
+
+    Raises:
+        ShapeError: ``seed`` is not an integer >= 0 (a bool, a float, a str, a negative one)."""
+    if not is_integer(seed) or seed < 0:
+        raise ShapeError(f"seed {seed!r} is not an integer >= 0")
+    return int(seed)
 
 
 def refuse_one_str(value: object, name: str, items: str, error: type[Exception]) -> None:
@@ -61,9 +72,7 @@ def standard_suite(
     """
     from ort_layouts.engine.selection import resolve_dtypes  # it imports this module
 
-    if not is_integer(seed) or seed < 0:
-        raise ShapeError(f"seed {seed!r} is not an integer >= 0")
-    seed = int(seed)
+    seed = check_seed(seed)
     refuse_one_str(ops, "ops", "op names", ShapeError)
     refuse_one_str(dtypes, "dtypes", "data types", DataTypeError)
     op_set = set(CASE_OPS) if ops is None else set(ops)

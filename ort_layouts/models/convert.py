@@ -22,6 +22,7 @@ from onnx.external_data_helper import uses_external_data
 
 from ort_layouts._errors import ModelError, ShapeError
 from ort_layouts.engine.selection import check_dims
+from ort_layouts.engine.suite import check_seed
 from ort_layouts.models.extract import ModelFile, load_model, model_path
 from ort_layouts.models.walk import subgraphs, walk
 
@@ -527,8 +528,7 @@ def check_conversion(
             string), or ONNX Runtime fails to load or to run either model (the message names
             the model and ONNX Runtime's reason).
     """
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ShapeError(f"seed {seed!r} is not an integer >= 0")
+    check_seed(seed)
     pins = check_dims(dims)
     orig, orig_name = load_model(original)
     conv, conv_name = load_model(converted)
