@@ -484,14 +484,14 @@ class BufferTensorDesc:
         target = list(checked)
         if any(s < 0 for s in target):
             raise ShapeError(f"broadcast shape {target} has a negative dimension")
-        conflict = broadcast_conflict(self.sizes, checked)
-        if conflict is not None:
+        sizes = broadcast_shape(self.sizes, checked)
+        if sizes is None:  # a pair of sizes conflicts: which one, asked only now
+            conflict = broadcast_conflict(self.sizes, checked)
+            assert conflict is not None
             axis, a, b = conflict
             raise ShapeError(
                 f"cannot broadcast sizes {list(self.sizes)} to shape {target}: axis {axis} "
                 f"(right-aligned) has {a} and {b}; each pair must be equal or contain a 1")
-        sizes = broadcast_shape(self.sizes, checked)
-        assert sizes is not None  # no pair of sizes conflicts
         if 0 in sizes:
             raise ShapeError(f"broadcast of {list(self.sizes)} to {target} has a 0-sized axis, "
                              "which no DirectML descriptor can hold")
