@@ -17,7 +17,7 @@ attribute (> 0).
   over the attribute's length), so "" and "D" read as DCR, "C" as CRD.
 - SpaceToDepth-1/13 becomes the original ``DML_SPACE_TO_DEPTH_OPERATOR_DESC {InputTensor,
   OutputTensor, BlockSize}`` (no Order: DirectML's depth-column-row order, which is ONNX's)
-  with output [N, C*B*B, H/B, W/B]. The EP reads no ``mode``: a SpaceToDepth-28 node whose
+  with output [N, C*B*B, H/B, W/B]. SpaceToDepth-28's ``mode`` is not modelled: a node whose
   mode is not "DCR" makes no case (flagged "mode"), rather than a DCR case under its name.
 
 The EP divides without checking divisibility; DirectML's validation needs the output sizes
@@ -552,8 +552,9 @@ class DepthSpace(Operator):
             given = node_attrs.get("mode", "DCR")
             if given != "DCR":  # no case: a SpaceToDepth case is DCR, the one order it describes
                 raise Flagged(
-                    f"mode: SpaceToDepth mode {given!r} (opset {opset}) is not read by the DML EP; valid: "
-                    "'DCR': DmlOperatorSpaceToDepth builds DML_SPACE_TO_DEPTH, whose one order is DCR")
+                    f"mode: SpaceToDepth mode {given!r} (opset {opset}) makes no case; valid: 'DCR', the one "
+                    "order a SpaceToDepth case describes (DmlOperatorSpaceToDepth builds DML_SPACE_TO_DEPTH, "
+                    "whose order is DCR, for SpaceToDepth-1 and -13)")
         b = int(node_attrs["blocksize"])
         params["blocksize"] = b
         mode = "DCR"

@@ -56,8 +56,9 @@ def test_tests_that_make_no_case_say_why() -> None:
 def test_a_space_to_depth_of_mode_crd_is_refused_not_read_as_dcr(tmp_path: Path) -> None:
     assert _CRD_S2D not in IDS
     assert dict(SKIPPED)[_CRD_S2D] == (
-        f"{_CRD_S2D}: makes no case (mode: SpaceToDepth mode 'CRD' (opset 28) is not read by the DML EP; "
-        "valid: 'DCR': DmlOperatorSpaceToDepth builds DML_SPACE_TO_DEPTH, whose one order is DCR)")
+        f"{_CRD_S2D}: makes no case (mode: SpaceToDepth mode 'CRD' (opset 28) makes no case; valid: 'DCR', "
+        "the one order a SpaceToDepth case describes (DmlOperatorSpaceToDepth builds DML_SPACE_TO_DEPTH, "
+        "whose order is DCR, for SpaceToDepth-1 and -13))")
     root = materialize_node_tests(tmp_path, ["SpaceToDepth"])
     with pytest.raises(ModelError, match=r"makes no case \(mode: SpaceToDepth mode 'CRD' \(opset 28\)"):
         load_node_test(root / _CRD_S2D)

@@ -318,8 +318,9 @@ def test_a_space_to_depth_of_mode_crd_is_flagged_and_makes_no_case() -> None:
     crd = _model("SpaceToDepth", (1, 2, 4, 6), opset=28, blocksize=2, mode="CRD")
     (node,) = extract(crd)
     assert node.dml_operator is None and node.params == {}
-    assert node.flags == ("mode: SpaceToDepth mode 'CRD' (opset 28) is not read by the DML EP; valid: 'DCR': "
-                          "DmlOperatorSpaceToDepth builds DML_SPACE_TO_DEPTH, whose one order is DCR",)
+    assert node.flags == ("mode: SpaceToDepth mode 'CRD' (opset 28) makes no case; valid: 'DCR', the one "
+                          "order a SpaceToDepth case describes (DmlOperatorSpaceToDepth builds "
+                          "DML_SPACE_TO_DEPTH, whose order is DCR, for SpaceToDepth-1 and -13)",)
     assert model_cases(crd) == []
     for attrs in ({"mode": "DCR"}, {}):
         (case,) = model_cases(_model("SpaceToDepth", (1, 2, 4, 6), opset=28, blocksize=2, **attrs))
