@@ -166,11 +166,13 @@ def _provider(name: str) -> tuple[str, str]:
             here (an unknown name, a provider that cannot be validated such as ``azure``).
     """
     from ort_layouts._errors import ProviderError
-    from ort_layouts.engine.providers import provider_full_name
+    from ort_layouts.engine.providers import ProviderOptionError, provider_full_name
     from ort_layouts.engine.session import NOT_VALIDATABLE, resolve_validation_provider
 
     try:
         return resolve_validation_provider(name), ""
+    except ProviderOptionError as e:  # a setting's bad value (ORT_LAYOUTS_DML_TIMEOUT_S): no absence
+        raise pytest.UsageError(f"ort_layouts: --ort-provider: {e}") from e
     except ProviderError as e:
         refused = e
     try:

@@ -228,6 +228,24 @@ def test_a_provider_validate_refuses_is_a_usage_error(pytester: pytest.Pytester,
                                  "validated: *remote endpoint*; valid here: [[]'auto', *'cpu'*"])
 
 
+@needs_engine
+@pytest.mark.parametrize("name", ["dml", "auto"])
+def test_a_bad_dml_timeout_is_a_usage_error_not_a_skip(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """A bad ORT_LAYOUTS_DML_TIMEOUT_S stops a DirectML run before any work, as validate's: it
+    is no absence of DirectML, whose items would all be skipped and the run green. (DirectML
+    through the worker stands as available here.)"""
+    from ort_layouts.engine import providers
+    from ort_layouts.frontends.pytest_plugin import _provider
+
+    names = providers._available_names()
+    monkeypatch.setattr(providers, "_available_names", lambda: [*names, providers.DML])
+    monkeypatch.setattr(providers, "_dml_in_process", lambda: False)
+    monkeypatch.setenv("ORT_LAYOUTS_DML_TIMEOUT_S", "abc")
+    refused = "--ort-provider: ORT_LAYOUTS_DML_TIMEOUT_S='abc' is not valid"
+    with pytest.raises(pytest.UsageError, match=refused):
+        _provider(name)
+
+
 def test_bad_selection_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_inprocess(*PLUGIN, "--ort-provider=cpu", "--ort-dtypes=floaty")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
