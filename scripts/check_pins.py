@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import argparse
 import html.parser
+import http.client
 import sys
-import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping
@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with urllib.request.urlopen(url, timeout=60) as response:
             page = response.read().decode("utf-8", "replace")
-    except (OSError, urllib.error.URLError, ValueError) as e:
+    except (OSError, http.client.HTTPException, ValueError) as e:  # URLError is an OSError
         print(f"check_pins: cannot read {url}: {e}", file=sys.stderr)
         return 2
     rows = check(WHEEL_SHA256, published_sha256(page))

@@ -112,3 +112,18 @@ def test_main_exits_2_when_the_index_cannot_be_read(tmp_path: Path,
         assert check_pins.main(["--index", url]) == 2
     err = capsys.readouterr().err
     assert "cannot read" in err and "onnxruntime-directml" in err and len(err.splitlines()) == 1
+
+
+def test_main_exits_2_when_the_index_breaks_off(monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """A reply cut short (http.client.IncompleteRead, no OSError) is an unreadable index, not a
+    wrong pin."""
+    import http.client
+    import urllib.request
+
+    def cut(*args: object, **kwargs: object) -> None:
+        raise http.client.IncompleteRead(b"<a href", 1000)
+
+    monkeypatch.setattr(urllib.request, "urlopen", cut)
+    assert check_pins.main(["--index", "https://index.example/simple"]) == 2
+    assert "cannot read" in capsys.readouterr().err
