@@ -36,6 +36,7 @@ from typing import Any
 
 from ort_layouts._errors import ReportError
 from ort_layouts.engine.result import CaseResult, Status
+from ort_layouts.engine.session import normalized_selection
 from ort_layouts.operators.case import Case
 from ort_layouts.reports.html import case_anchor, escape, page
 from ort_layouts.reports.lock import DirectoryLock
@@ -545,7 +546,10 @@ _MUST_AGREE = ("provider", "device_id", *(key for key, _ in RAN_ON_KEYS), "stric
 
 
 def _unsharded_selection(meta: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in (meta.get("selection") or {}).items() if k not in ("shard", "cases_sha256")}
+    """A shard's selection without its shard and cases, its ops and ranks in order
+    (:func:`~ort_layouts.engine.session.normalized_selection`, as a resume compares them)."""
+    return normalized_selection(
+        {k: v for k, v in (meta.get("selection") or {}).items() if k not in ("shard", "cases_sha256")})
 
 
 def _merged_meta(shards: Sequence[_Shard]) -> dict[str, Any]:

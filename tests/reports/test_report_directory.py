@@ -445,6 +445,22 @@ def test_merge_shards_refuses(tmp_path: Path, layout: str, message: str) -> None
     assert not (tmp_path / "merged").exists()
 
 
+def test_shards_whose_ops_and_ranks_were_stored_in_other_orders_merge(tmp_path: Path) -> None:
+    """Shards of reports written before a selection's ops and ranks were stored in order: the
+    same selection asked in two orders merges, as a resume of it is taken."""
+    results = _results()
+    ids = [r.case.id for r in results]
+    _write_shard(tmp_path, 1, 2, ids[0::2], results[0::2])
+    _write_shard(tmp_path, 2, 2, ids[1::2], results[1::2])
+    for k, (ops, ranks) in ((1, (["Transpose", "Pad"], [2, 1])), (2, (["Pad", "Transpose", "Pad"], [1, 2]))):
+        meta_path = tmp_path / f"shard-{k}-of-2" / "meta.json"
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        meta["selection"].update(ops=ops, ranks=ranks)  # as an older writer stored them, asked so
+        meta_path.write_text(json.dumps(meta, indent=1), encoding="utf-8")
+    report = merge_shards([tmp_path], tmp_path / "merged")
+    assert [r.case.id for r in report.results] == ids
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX")
 def test_a_refusal_waits_for_the_holder_to_say_who_it_is(tmp_path: Path) -> None:
     """The holder writes its record just after taking the lock: a run refused in between
