@@ -729,6 +729,10 @@ class ReportWriter:
         failed, self._sync_error = self._sync_error, None
         if failed is not None:
             raise failed
+        self._fsync()
+
+    def _fsync(self) -> None:
+        """fsync results.jsonl and note it synced (the caller holds ``_file_lock``)."""
         os.fsync(self._file.fileno())
         self._last_fsync = time.monotonic()
         self._unsynced = False
@@ -763,12 +767,10 @@ class ReportWriter:
                     self._unsynced = False
                     continue
                 try:
-                    os.fsync(self._file.fileno())
-                except OSError as e:  # raised by the writer's next sync
+                    self._fsync()
+                except OSError as e:  # raised by the writer's next sync; the thread goes on
                     self._sync_error = e
-                    return
-                self._last_fsync = time.monotonic()
-                self._unsynced = False
+                    self._unsynced = False
 
     def close(self) -> None:
         """Flush and sync results.jsonl and let the directory go; the summaries stay as last

@@ -106,3 +106,35 @@ def test_a_sync_that_fails_in_the_syncing_thread_is_raised_by_the_next(
     finally:
         w.close()
     assert (tmp_path / RESULTS_FILE).read_text().count("\n") == 2  # both lines are with the OS
+
+
+def test_the_syncing_thread_goes_on_after_a_sync_that_failed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    disk = _Disk(monkeypatch, tmp_path / RESULTS_FILE)
+    recording = writer_module.os.fsync
+    results = [_result(seed) for seed in range(4)]
+    failed = threading.Event()
+
+    def fsync(fd: int) -> None:
+        if threading.current_thread().name == "ort_layouts_results_sync" and not failed.is_set():
+            failed.set()
+            raise OSError(5, "Input/output error")
+        recording(fd)
+
+    w = ReportWriter(tmp_path, meta={"provider": CPU}, planned=[r.case.id for r in results], interval_s=3600)
+    try:
+        monkeypatch.setattr(writer_module.os, "fsync", fsync)
+        w.add(results[0])  # not due: the syncing thread's, which fails once
+        disk.now += FSYNC_INTERVAL_S
+        assert failed.wait(30)
+        with pytest.raises(OSError, match="Input/output error"):
+            w.add(results[1])
+        w.add(results[2])  # due: synced by the writer
+        synced = len(disk.synced)
+        disk.now += FSYNC_INTERVAL_S / 4
+        w.add(results[3])  # not due: the syncing thread's again
+        disk.now += FSYNC_INTERVAL_S
+        disk.wait_for_syncs(synced + 1)
+        assert disk.synced[-1][1] == (tmp_path / RESULTS_FILE).stat().st_size
+    finally:
+        w.close()
