@@ -24,7 +24,7 @@ from typing import Protocol, TypeVar
 from ort_layouts._errors import DataTypeError, ModelError, OrtLayoutsError, ShapeError
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.sequences import is_integer
-from ort_layouts.engine.suite import SUITE_DTYPES, check_seed, refuse_one_str, standard_suite
+from ort_layouts.engine.suite import SUITE_DTYPES, check_ranks, check_seed, list_argument, standard_suite
 from ort_layouts.operators.case import VALUE_KINDS, Case
 from ort_layouts.operators.padding import check_value
 from ort_layouts.operators.registry import CASE_OPS
@@ -133,14 +133,14 @@ def resolve_ops(names: Iterable[str] | None) -> list[str] | None:
     list) for every op.
 
     Raises:
-        ShapeError: a name that is not one of the suite's ops, or one str given for the list.
+        ShapeError: a name that is not one of the suite's ops (or no str), or one str or no
+            iterable given for the list.
     """
-    refuse_one_str(names, "ops", "op names", ShapeError)
+    names = list_argument(names, "ops", "op names", ShapeError, example="['Transpose', 'Pad']", of_str=True)
     if not names:
         return None
     by_lower = {op.lower(): op for op in CASE_OPS}
-    names = list(names)
-    unknown = [o for o in names if o.lower() not in by_lower]
+    unknown = [o for o in names if not isinstance(o, str) or o.lower() not in by_lower]
     if unknown:
         raise ShapeError(f"unknown op {unknown[0]!r}; valid: {list(CASE_OPS)}")
     return [by_lower[o.lower()] for o in names]
@@ -154,9 +154,11 @@ def resolve_dtypes(names: Iterable[DataType | str] | None) -> list[DataType] | N
     has no bool cases of its own, so taking it for ``uint8`` would run other cases than asked.
 
     Raises:
-        DataTypeError: a name of no data type, ``"bool"``, or one str given for the list.
+        DataTypeError: a name of no data type, ``"bool"``, or one str or no iterable given for
+            the list.
     """
-    refuse_one_str(names, "dtypes", "data types", DataTypeError)
+    names = list_argument(names, "dtypes", "data types", DataTypeError, example="['float32', 'int8']",
+                          of_str=True)
     if not names:
         return None
     valid = [t.name.lower() for t in SUITE_DTYPES]
@@ -181,11 +183,12 @@ def resolve_value_kinds(kinds: Iterable[str] | None) -> list[str] | None:
     """Input value kinds (random, special, iota); None (or an empty list) for every one.
 
     Raises:
-        ShapeError: an unknown kind.
+        ShapeError: an unknown kind, or one str or no iterable given for the list.
     """
+    kinds = list_argument(kinds, "values", "value kinds", ShapeError, example="['random', 'special']",
+                          of_str=True)
     if not kinds:
         return None
-    kinds = list(kinds)
     unknown = [v for v in kinds if v not in VALUE_KINDS]
     if unknown:
         raise ShapeError(f"unknown kind {unknown[0]!r}; valid: {list(VALUE_KINDS)}")
@@ -257,9 +260,11 @@ def select_cases(
         The cases; an empty list when nothing matches (each front end words that itself).
 
     Raises:
-        ShapeError: an unknown op or value kind, a shard that is not 1 <= K <= N, a negative
-            seed, a limit < 1, or a dynamic dimension that is not an integer >= 1.
-        DataTypeError: an unknown data type.
+        ShapeError: an unknown op or value kind, a rank that is not an integer, ``ops``,
+            ``ranks`` or ``values`` given as one str or as no iterable (an int), a shard that
+            is not a pair of integers 1 <= K <= N, a negative seed, a limit < 1, or a dynamic
+            dimension that is not an integer >= 1.
+        DataTypeError: an unknown data type, or ``dtypes`` given as one str or as no iterable.
         ModelError: a model without ``model_cases``, or one that cannot be read.
     """
     check_seed(seed)
@@ -270,9 +275,15 @@ def select_cases(
     op_names = resolve_ops(ops)
     data_types = resolve_dtypes(dtypes)
     kinds = resolve_value_kinds(values)
-    rank_set = set(ranks) if ranks else None
-    if shard is not None and not 1 <= shard[0] <= shard[1]:
-        raise ShapeError(f"shard {shard[0]}/{shard[1]} needs 1 <= K <= N (e.g. 1/4)")
+    rank_tuple = check_ranks(ranks)
+    rank_set = set(rank_tuple) if rank_tuple else None
+    if shard is not None:
+        if (not isinstance(shard, Sequence) or isinstance(shard, (str, bytes)) or len(shard) != 2
+                or not all(is_integer(v) for v in shard)):
+            raise ShapeError(f"shard {shard!r} is not a pair of integers (K, N); valid: 1 <= K <= N, "
+                             "e.g. (1, 4)")
+        if not 1 <= shard[0] <= shard[1]:
+            raise ShapeError(f"shard {shard[0]}/{shard[1]} needs 1 <= K <= N (e.g. 1/4)")
     cases: list[Case]
     if model:
         if model_cases is None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from ort_layouts._errors import DataTypeError, ShapeError
 from ort_layouts.descriptors.dtypes import DataType
@@ -16,7 +16,9 @@ from ort_layouts.descriptors.sequences import int_tuple, is_integer
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.registry import CASE_OPS, case_operators, operator_for_type
 
-__all__ = ["SUITE_DTYPES", "check_seed", "is_edge_case", "refuse_one_str", "standard_suite"]
+__all__ = ["SUITE_DTYPES", "check_ranks", "check_seed", "is_edge_case", "list_argument", "standard_suite"]
+
+T = TypeVar("T")
 
 # Every DirectML data type the suite makes data for (BOOL data is UINT8; INT4 and UINT4 have no
 # numpy dtype to make it with).
@@ -37,11 +39,50 @@ def check_seed(seed: Any) -> int:
     return int(seed)
 
 
-def refuse_one_str(value: object, name: str, items: str, error: type[Exception]) -> None:
-    """Raises ``error``: ``value`` is one str (or bytes), which iterates as its characters, where
-    a list of ``items`` is wanted."""
+def list_argument(value: Iterable[T] | None, name: str, items: str, error: type[Exception], *,
+                  example: str, of_str: bool = False) -> list[T] | None:
+    """``value`` (a list, tuple, set, array or any other iterable of ``items``) as a list; None
+    stays None.
+
+    Args:
+        value: the argument.
+        name: the argument's name in the message ("ranks").
+        items: what its items are ("integers", "op names").
+        error: the exception to raise.
+        example: a valid value for the message, e.g. ``"[1, 2]"``.
+        of_str: the items are strs: one str given for the list is shown as the list of that
+            one str instead of ``example`` (``ops 'Pad'``: ``['Pad']``).
+
+    Raises:
+        Exception: ``error``: ``value`` is one str (or bytes), which iterates as its characters
+            (as its byte values), or is not iterable at all (an int), naming the value and what
+            is valid.
+    """
+    if value is None:
+        return None
     if isinstance(value, (str, bytes)):
-        raise error(f"{name} {value!r} is one str, not a list of {items}; valid: a list, e.g. [{value!r}]")
+        if isinstance(value, str) and of_str:
+            example = f"[{value!r}]"
+        kind = "one str" if isinstance(value, str) else "a bytes object"
+        raise error(f"{name} {value!r} is {kind}, not a list of {items}; "
+                    f"valid: a list or other iterable of {items}, e.g. {example}")
+    try:
+        iterator = iter(value)
+    except TypeError:
+        raise error(f"{name} {value!r} is not a list of {items}; valid: a list or other iterable of {items}, "
+                    f"e.g. {example}") from None
+    return list(iterator)
+
+
+def check_ranks(ranks: Iterable[int] | None) -> tuple[int, ...] | None:
+    """``ranks`` (an iterable of integers) as a tuple of ints; None stays None.
+
+    Raises:
+        ShapeError: ``ranks`` is one str or bytes, is not iterable, or holds an item that is
+            not an integer.
+    """
+    rank_list = list_argument(ranks, "ranks", "integers", ShapeError, example="[1, 2]")
+    return None if rank_list is None else int_tuple(tuple(rank_list), "ranks")
 
 
 def standard_suite(
@@ -65,22 +106,30 @@ def standard_suite(
             sample).
 
     Raises:
-        ShapeError: an op that is not a layout op, ``ops`` given as one str, a rank that is
-            not an integer, or a seed that is not an integer >= 0.
+        ShapeError: an op that is not a layout op, a rank that is not an integer, ``ops`` or
+            ``ranks`` given as one str or as no iterable (an int), or a seed that is not an
+            integer >= 0.
         DataTypeError: a data type that is unknown, has no cases (4-bit, ``"bool"``), or
-            ``dtypes`` given as one str.
+            ``dtypes`` given as one str or as no iterable.
     """
     from ort_layouts.engine.selection import resolve_dtypes  # it imports this module
 
     seed = check_seed(seed)
-    refuse_one_str(ops, "ops", "op names", ShapeError)
-    refuse_one_str(dtypes, "dtypes", "data types", DataTypeError)
-    op_set = set(CASE_OPS) if ops is None else set(ops)
+    op_list = list_argument(ops, "ops", "op names", ShapeError, example="['Transpose', 'Pad']",
+                            of_str=True)
+    dtype_names = list_argument(dtypes, "dtypes", "data types", DataTypeError, example="['float32', 'int8']",
+                                of_str=True)
+    rank_tuple = check_ranks(ranks)
+    not_names = [o for o in op_list or [] if not isinstance(o, str)]
+    if not_names:
+        raise ShapeError(f"ops {op_list!r} holds {not_names[0]!r}, which is not an op name; valid: "
+                         f"{sorted(CASE_OPS)}")
+    op_set = set(CASE_OPS) if op_list is None else set(op_list)
     unknown = op_set - set(CASE_OPS)
     if unknown:
         raise ShapeError(f"ops {sorted(unknown)} are not layout ops; valid: {sorted(CASE_OPS)}")
-    dtype_list = list(SUITE_DTYPES) if dtypes is None else resolve_dtypes(list(dtypes)) or []
-    rank_set = set(range(9)) if ranks is None else set(int_tuple(tuple(ranks), "ranks"))
+    dtype_list = list(SUITE_DTYPES) if dtype_names is None else resolve_dtypes(dtype_names) or []
+    rank_set = set(range(9)) if rank_tuple is None else set(rank_tuple)
     if not (op_set and dtype_list and rank_set):
         return []
     cases: list[Case] = []

@@ -126,8 +126,56 @@ def test_select_cases_refuses(kwargs: dict, fragment: str) -> None:
 @pytest.mark.parametrize(("kwargs", "error", "named"), [
     ({"ops": "Pad"}, ShapeError, "ops 'Pad' is one str"),
     ({"dtypes": "float32"}, DataTypeError, "dtypes 'float32' is one str"),
+    ({"ranks": "12"}, ShapeError, r"ranks '12' is one str, not a list of integers; valid: a list or other "
+                                  r"iterable of integers, e\.g\. \[1, 2\]"),
+    ({"ranks": b"12"}, ShapeError, "ranks b'12' is a bytes object"),
+    ({"values": "random"}, ShapeError,
+     r"values 'random' is one str, not a list of value kinds; valid: a list or other iterable of value "
+     r"kinds, e\.g\. \['random'\]"),
 ])
 def test_one_str_for_a_list_is_refused_not_read_as_its_letters(
         kwargs: dict[str, str], error: type[Exception], named: str) -> None:
     with pytest.raises(error, match=named):
         select_cases(**kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("kwargs", "error", "named"), [
+    ({"ranks": 3}, ShapeError, r"ranks 3 is not a list of integers; valid: a list or other iterable of "
+                               r"integers, e\.g\. \[1, 2\]"),
+    ({"ops": 3}, ShapeError, r"ops 3 is not a list of op names; valid: .*e\.g\. \['Transpose', 'Pad'\]"),
+    ({"dtypes": 3}, DataTypeError, r"dtypes 3 is not a list of data types; valid: .*e\.g\. \['float32', "),
+    ({"values": 3}, ShapeError, r"values 3 is not a list of value kinds; valid: .*e\.g\. \['random', "),
+])
+def test_no_iterable_for_a_list_is_a_typed_error(kwargs: dict[str, int], error: type[Exception],
+                                                 named: str) -> None:
+    with pytest.raises(error, match=named):
+        select_cases(**kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("kwargs", "named"), [
+    ({"ops": [3]}, "unknown op 3; valid: "),
+    ({"ranks": [[1]]}, r"ranks \(\[1\],\) holds \[1\], which is not an integer"),
+    ({"ranks": [1.5]}, r"holds 1\.5, which is not an integer"),
+    ({"shard": "1/4"}, r"shard '1/4' is not a pair of integers \(K, N\); valid: 1 <= K <= N, "
+                       r"e\.g\. \(1, 4\)"),
+    ({"shard": (1,)}, r"shard \(1,\) is not a pair of integers"),
+    ({"shard": (True, 2)}, r"shard \(True, 2\) is not a pair of integers"),
+], ids=["op-int", "rank-list", "rank-float", "shard-str", "shard-one", "shard-bool"])
+def test_bad_items_are_typed_errors(kwargs: dict[str, object], named: str) -> None:
+    with pytest.raises(ShapeError, match=named):
+        select_cases(**kwargs)  # type: ignore[arg-type]
+
+
+def test_a_model_selection_checks_its_ranks_before_reading_the_model() -> None:
+    def model_cases(*args: object, **kwargs: object) -> list[object]:
+        raise AssertionError("the model was read")
+
+    with pytest.raises(ShapeError, match=r"holds '2', which is not an integer"):
+        select_cases(model="m.onnx", model_cases=model_cases, ranks=["2"])  # type: ignore[list-item,arg-type]
+
+
+def test_any_iterable_is_a_list() -> None:
+    by_list = select_cases(ops=["Tile"], dtypes=["int8"], ranks=[2], values=["iota"])
+    assert by_list
+    assert select_cases(ops=("Tile",), dtypes={"int8"}, ranks=(r for r in (2,)),
+                        values=iter(["iota"])) == by_list

@@ -94,8 +94,23 @@ def test_bad_filters() -> None:
      "'bool' has no cases of its own: the DML EP runs ONNX bool tensors as DirectML UINT8, so uint8 covers "
      "them; valid: ['float32', "),
     ({"dtypes": "float32"}, DataTypeError,
-     "dtypes 'float32' is one str, not a list of data types; valid: a list, e.g. ['float32']"),
-    ({"ops": "Pad"}, ShapeError, "ops 'Pad' is one str, not a list of op names; valid: a list, e.g. ['Pad']"),
+     "dtypes 'float32' is one str, not a list of data types; valid: a list or other iterable of data types, "
+     "e.g. ['float32']"),
+    ({"ops": "Pad"}, ShapeError,
+     "ops 'Pad' is one str, not a list of op names; valid: a list or other iterable of op names, "
+     "e.g. ['Pad']"),
+    ({"ranks": "12"}, ShapeError,
+     "ranks '12' is one str, not a list of integers; valid: a list or other iterable of integers, "
+     "e.g. [1, 2]"),
+    ({"ranks": b"12"}, ShapeError, "ranks b'12' is a bytes object, not a list of integers; valid: a list"),
+    ({"ranks": 3}, ShapeError,
+     "ranks 3 is not a list of integers; valid: a list or other iterable of integers, e.g. [1, 2]"),
+    ({"ops": 3}, ShapeError, "ops 3 is not a list of op names; valid: a list or other iterable of op names, "
+                             "e.g. ['Transpose', 'Pad']"),
+    ({"ops": [["Pad"]]}, ShapeError,
+     "ops [['Pad']] holds ['Pad'], which is not an op name; valid: ['Concat', "),
+    ({"dtypes": 3}, DataTypeError, "dtypes 3 is not a list of data types; valid: a list or other iterable of "
+                                   "data types, e.g. ['float32', 'int8']"),
     ({"ranks": [1.7]}, ShapeError, "ranks (1.7,) holds 1.7, which is not an integer; valid: a list, tuple or "
                                    "array of integers"),
     ({"ranks": [True]}, ShapeError, "ranks (True,) holds True, which is not an integer"),
@@ -103,12 +118,20 @@ def test_bad_filters() -> None:
     ({"seed": "abc"}, ShapeError, "seed 'abc' is not an integer >= 0"),
     ({"seed": 1.5}, ShapeError, "seed 1.5 is not an integer >= 0"),
     ({"seed": True}, ShapeError, "seed True is not an integer >= 0"),
-], ids=["bool", "dtypes-str", "ops-str", "rank-float", "rank-bool", "seed-negative", "seed-str", "seed-float",
+], ids=["bool", "dtypes-str", "ops-str", "ranks-str", "ranks-bytes", "ranks-int", "ops-int", "ops-unhashable",
+        "dtypes-int", "rank-float", "rank-bool", "seed-negative", "seed-str", "seed-float",
         "seed-bool"])
 def test_bad_arguments_are_refused(kwargs: dict[str, Any], error: type[Exception], message: str) -> None:
     with pytest.raises(error) as info:
         standard_suite(**{"ops": ["Transpose"], **kwargs})
     assert message in str(info.value)
+
+
+def test_any_iterable_is_a_list() -> None:
+    by_list = standard_suite(ops=["Tile"], dtypes=["int8"], ranks=[2])
+    assert by_list
+    assert standard_suite(ops=("Tile",), dtypes={"int8"}, ranks=(r for r in (2,))) == by_list
+    assert standard_suite(ops=iter(["Tile"]), dtypes=["int8"], ranks=np.array([2])) == by_list
 
 
 @pytest.mark.parametrize("empty", ["ops", "dtypes", "ranks"])
