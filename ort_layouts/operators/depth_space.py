@@ -19,6 +19,12 @@ attribute (> 0).
   OutputTensor, BlockSize}`` (no Order: DirectML's depth-column-row order, which is ONNX's)
   with output [N, C*B*B, H/B, W/B]. SpaceToDepth-28's ``mode`` is not modelled: a node whose
   mode is not "DCR" makes no case (flagged "mode"), rather than a DCR case under its name.
+- The EP registers DepthToSpace-1, -11, -13 and SpaceToDepth-1, -13 only
+  (``OperatorRegistration.cpp``: ``REG_INFO(7 | 11 | 13, DepthToSpace)``, ``REG_INFO(7 | 13,
+  SpaceToDepth)``; :data:`~ort_layouts.operators.kernels.DML_KERNEL_VERSIONS`): a model's node
+  of DepthToSpace-28 or SpaceToDepth-28 (opset 28 and up) is flagged "no-kernel", as a
+  Transpose-23 node is; its description is what the EP builds for the same node at an opset
+  it has a kernel for.
 
 The EP divides without checking divisibility; DirectML's validation needs the output sizes
 above exactly, so a channel count that is not a multiple of B*B (DepthToSpace) or a height or
@@ -48,6 +54,7 @@ from ort_layouts.operators.base import (
     Operator,
 )
 from ort_layouts.operators.case import Case
+from ort_layouts.operators.kernels import flag_no_kernel
 from ort_layouts.operators.onnx_nodes import Flagged, Graph, add_node, attrs, check_size
 from ort_layouts.operators.shapes import rotating
 from ort_layouts.reference.compare import views_equal
@@ -555,6 +562,7 @@ class DepthSpace(Operator):
                     f"mode: SpaceToDepth mode {given!r} (opset {opset}) makes no case; valid: 'DCR', the one "
                     "order a SpaceToDepth case describes (DmlOperatorSpaceToDepth builds DML_SPACE_TO_DEPTH, "
                     "whose order is DCR, for SpaceToDepth-1 and -13)")
+        flag_no_kernel(flags, node.op_type, opset)  # after the mode: a CRD node's one flag says why no case
         b = int(node_attrs["blocksize"])
         params["blocksize"] = b
         mode = "DCR"

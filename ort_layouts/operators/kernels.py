@@ -14,7 +14,10 @@ __all__ = ["DML_KERNEL_VERSIONS", "dml_kernel_reason", "flag_no_kernel"]
 #: (``REG_INFO_COPY`` rows of ``OperatorRegistration.cpp``, lines 852-875 at ONNX Runtime 1.24.1),
 #: Transpose's and Pad's (``REG_INFO(7 | 13 | 21, Transpose)``, ``REG_INFO_VER(7 | 11 | 13 | 18 |
 #: 19 | 21, Pad)``; opset 7 names Transpose-1 and Pad-2; 19 came with microsoft/onnxruntime#19175,
-#: 21 with #22547). Transpose-23, -24, -25 and Pad-23, -24, -25 have none.
+#: 21 with #22547), and DepthToSpace's and SpaceToDepth's (``REG_INFO(7 | 11 | 13, DepthToSpace)``,
+#: ``REG_INFO(7 | 13, SpaceToDepth)``, lines 816-820 at ONNX Runtime 1.24.1; opset 7 names
+#: DepthToSpace-1 and SpaceToDepth-1, ``sc_sinceVer_*`` of ``OperatorVersions.h``).
+#: Transpose-23, -24, -25, Pad-23, -24, -25, DepthToSpace-28 and SpaceToDepth-28 have none.
 DML_KERNEL_VERSIONS: dict[str, tuple[int, ...]] = {
     "Identity": (1, 13, 14, 16, 19, 21),
     "Flatten": (1, 9, 11, 13, 21),
@@ -23,6 +26,8 @@ DML_KERNEL_VERSIONS: dict[str, tuple[int, ...]] = {
     "Reshape": (5, 13, 14, 19, 21),
     "Transpose": (1, 13, 21),
     "Pad": (2, 11, 13, 18, 19, 21),
+    "DepthToSpace": (1, 11, 13),
+    "SpaceToDepth": (1, 13),
 }
 
 

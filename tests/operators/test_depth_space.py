@@ -312,6 +312,23 @@ def test_extract_describes_the_directml_operators_and_makes_cases() -> None:
     assert flat.dml_operator is None and any(f.startswith("shape:") for f in flat.flags)
 
 
+@pytest.mark.parametrize(("op", "shape", "attrs"), [
+    ("DepthToSpace", (1, 8, 2, 3), {"mode": "CRD"}), ("SpaceToDepth", (1, 2, 4, 6), {"mode": "DCR"}),
+])
+def test_a_version_28_node_is_flagged_for_having_no_dml_kernel(op, shape, attrs) -> None:
+    """The DML EP registers DepthToSpace-1, -11, -13 and SpaceToDepth-1, -13 only
+    (OperatorRegistration.cpp: REG_INFO(7 | 11 | 13, DepthToSpace), REG_INFO(7 | 13, SpaceToDepth));
+    opset 28 resolves to version 28 of both (ONNX's history), which has none: the node is flagged
+    as a Transpose-23 node is. Opset 27 resolves to version 13: no flag."""
+    (node,) = extract(_model(op, shape, opset=28, blocksize=2, **attrs))
+    assert node.flags == (f"no-kernel: opset 28 resolves to {op}-28, and the DML EP registers {op} only "
+                          f"for schema versions {[1, 11, 13] if op == 'DepthToSpace' else [1, 13]} "
+                          "(OperatorRegistration.cpp, exact since-version matching); ONNX Runtime runs "
+                          "the node on the CPU EP",)
+    (supported,) = extract(_model(op, shape, opset=27, blocksize=2, **attrs))
+    assert supported.flags == ()
+
+
 def test_a_space_to_depth_of_mode_crd_is_flagged_and_makes_no_case() -> None:
     """SpaceToDepth-28 has a mode; the DML EP builds DML_SPACE_TO_DEPTH (DCR, its one order)
     without reading it: a CRD node is no DCR case."""

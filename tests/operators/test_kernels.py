@@ -15,6 +15,11 @@ from ort_layouts.operators.kernels import dml_kernel_reason, flag_no_kernel
     ("Identity", 23, 23, False), ("Flatten", 10, 9, True), ("Flatten", 23, 23, False),
     ("Squeeze", 20, 13, True), ("Squeeze", 24, 24, False), ("Unsqueeze", 23, 23, False),
     ("Unsqueeze", 1, 1, True),
+    # REG_INFO(7 | 11 | 13, DepthToSpace), REG_INFO(7 | 13, SpaceToDepth): OperatorRegistration.cpp
+    # lines 816-820 at ONNX Runtime 1.24.1
+    ("DepthToSpace", 10, 1, True), ("DepthToSpace", 12, 11, True), ("DepthToSpace", 27, 13, True),
+    ("DepthToSpace", 28, 28, False), ("SpaceToDepth", 12, 1, True), ("SpaceToDepth", 27, 13, True),
+    ("SpaceToDepth", 28, 28, False),
 ])
 def test_dml_kernel_versions(op: str, opset: int, since: int, kernel: bool) -> None:
     """An opset resolves to a schema version (ONNX's operator history); the DML EP has a kernel
