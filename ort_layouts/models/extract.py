@@ -41,7 +41,7 @@ from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.engine.selection import check_dims
 from ort_layouts.models.walk import Body, node_name, walk
 from ort_layouts.operators.case import Case
-from ort_layouts.operators.onnx_nodes import Flagged, Graph, is_constant_node, static
+from ort_layouts.operators.onnx_nodes import Flagged, Graph, constant_value, is_constant_node, static
 from ort_layouts.operators.registry import CASE_OPS, LAYOUT_OPS, operator_for_type
 from ort_layouts.reference.buffers import is_nibble
 
@@ -414,7 +414,8 @@ def _load_parameters(model: onnx.ModelProto, folder: Path, wanted: Sequence[str]
         if step.node is None:
             tensors = [t for t in step.graph.initializer if t.name in used]
         elif is_constant_node(step.node) and step.node.output[0] in used:
-            tensors = [a.t for a in step.node.attribute if a.name == "value"]
+            value = constant_value(step.node)  # the tensor Graph.read takes as the node's value
+            tensors = [value] if isinstance(value, onnx.TensorProto) else []
         else:
             continue
         for t in tensors:

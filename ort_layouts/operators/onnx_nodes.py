@@ -32,6 +32,7 @@ __all__ = [
     "attrs",
     "check_size",
     "const_ints",
+    "constant_value",
     "int64_initializer",
     "is_constant_node",
     "name_of",
@@ -120,7 +121,7 @@ class Graph:
                 constants[t.name] = t
         for node in g.node:
             if is_constant_node(node):
-                value = _constant_value(node)
+                value = constant_value(node)
                 if _is_external(value):
                     external.add(node.output[0])
                 elif value is not None:
@@ -157,9 +158,11 @@ def _is_external(value: object) -> bool:
             and not value.raw_data)
 
 
-def _constant_value(node: onnx.NodeProto) -> np.ndarray | onnx.TensorProto | None:
-    """A Constant node's value: its ``value`` tensor as it is (converted on first use, and never
-    where its data is external and not loaded), or the array of its other value attributes."""
+def constant_value(node: onnx.NodeProto) -> np.ndarray | onnx.TensorProto | None:
+    """A Constant node's value: its ``value`` tensor as it is (the node's own message, not a copy,
+    so external data loaded into it is the node's; :class:`Graph` converts it on first use, and
+    never where its data is external and not loaded), or the array of its other value
+    attributes. The node's first value attribute decides."""
     for a in node.attribute:
         if a.name == "value":
             tensor: onnx.TensorProto = a.t  # protobuf's fields are untyped here

@@ -774,3 +774,23 @@ def test_external_constant_values_are_read_from_the_model_folder(tmp_path, monke
     pad, reshape = extract(stored)
     assert any("stored as external data that was not loaded" in f for f in pad.flags)
     assert pad.to_case() is None
+
+
+def test_extract_loads_the_external_data_of_the_constant_value_it_reads(tmp_path, monkeypatch):
+    """A Constant node's value is its first value attribute (value_ints here, as Graph.read
+    takes it): extract loads no external data of a later ``value`` tensor that nothing reads."""
+    from ort_layouts.models import extract as extract_module
+
+    constant = helper.make_node("Constant", [], ["shape"], value_ints=[2, -1])
+    constant.attribute.append(helper.make_attribute("value", _ints("v", [6, -1])))
+    model = _model([constant, helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")],
+                   [_vi("x", TensorProto.FLOAT, (1, 2, 3, 4))], [_vi("y", TensorProto.FLOAT, None)])
+    onnx.save(model, tmp_path / "m.onnx", save_as_external_data=True, location="m.data", size_threshold=0,
+              convert_attribute=True)
+    loaded: list[str] = []
+    load = extract_module.load_external_data_for_tensor
+    monkeypatch.setattr(extract_module, "load_external_data_for_tensor",
+                        lambda tensor, folder: (loaded.append(tensor.name), load(tensor, folder)))
+    (reshape,) = extract(tmp_path / "m.onnx")
+    assert loaded == []
+    assert reshape.params["target_shape"] == (2, -1) and reshape.output_shape == (2, 12)  # 24 elements
