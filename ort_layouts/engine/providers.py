@@ -31,6 +31,7 @@ from typing import Any
 import onnx
 
 from ort_layouts._errors import OrtLayoutsError, ProviderError
+from ort_layouts.descriptors.sequences import is_integer
 from ort_layouts.engine.session_process import apply_settings, graph_assignment
 
 __all__ = [
@@ -139,7 +140,9 @@ class ProviderConfig:
 
     Attributes:
         name: the execution provider's full name (see :func:`resolve_provider`).
-        device_id: the device index (DML/CUDA ``device_id``; WebGPU: index among its EP devices).
+        device_id: the device index (DML/CUDA ``device_id``; WebGPU: index among its EP devices),
+            a non-negative int (a numpy integer is taken as its int; a bool, a str or a float is
+            refused).
         options: provider options as sorted (key, string value) pairs, validated for DML. A
             mapping is accepted too; its values are converted to strings (booleans to
             "true"/"false").
@@ -148,6 +151,14 @@ class ProviderConfig:
             None means on for every EP but the CPU EP.
         per_node: DML only: ``ep.dml.disable_graph_fusion`` so each node is its own operator.
         record_assignment: record which EP got each node, where ONNX Runtime can.
+
+    ``optimize``, ``per_node`` and ``record_assignment`` are True or False, and
+    ``disable_cpu_fallback`` True, False or None: a truthy value of another type ("yes", 1) is
+    refused, not taken for True.
+
+    Raises:
+        ProviderOptionError: a field of the wrong type or out of range (the message names the
+            value and what is valid), or a DML option that is not valid.
     """
 
     name: str
@@ -159,12 +170,31 @@ class ProviderConfig:
     record_assignment: bool = True
 
     def __post_init__(self) -> None:
-        opts = self.options
-        pairs = tuple(sorted(opts.items())) if isinstance(opts, Mapping) else tuple(opts)
-        pairs = tuple((str(k), _option_text(v)) for k, v in pairs)
-        if isinstance(self.device_id, bool) or int(self.device_id) < 0:
-            raise ProviderOptionError(f"device_id {self.device_id!r} must be an integer >= 0")
-        object.__setattr__(self, "device_id", int(self.device_id))
+        # every field is the caller's input: one of the wrong type is refused here, before any
+        # session, instead of being taken as something else ("0" as device 0, "yes" as True)
+        name = self.name
+        if not isinstance(name, str) or not name.strip():
+            wrong = "is blank" if isinstance(name, str) else _kind(name)
+            raise ProviderOptionError(
+                f"name {name!r} {wrong}; valid: an execution provider's full name, e.g. {list(_KNOWN)} "
+                "(resolve_provider gives it for a short name)")
+        device_id = self.device_id
+        if not is_integer(device_id) or device_id < 0:
+            shown, wrong = (int(device_id), "is negative") if is_integer(device_id) \
+                else (device_id, _kind(device_id))
+            raise ProviderOptionError(
+                f"device_id {shown!r} {wrong}; valid: a non-negative int (a Python or numpy integer, "
+                "not a bool)")
+        object.__setattr__(self, "device_id", int(device_id))
+        for flag in ("optimize", "per_node", "record_assignment", "disable_cpu_fallback"):
+            value = getattr(self, flag)
+            if isinstance(value, bool) or (value is None and flag == "disable_cpu_fallback"):
+                continue
+            valid = "True or False, or None (on for every EP but the CPU EP)" \
+                if flag == "disable_cpu_fallback" else "True or False"
+            raise ProviderOptionError(f"{flag} {value!r} {_kind(value)}; valid: {valid}")
+        pairs = _option_pairs(self.options)
+        pairs = tuple(sorted((str(k), _option_text(v)) for k, v in pairs))
         if self.name == DML:
             pairs = _validate_dml_options(dict(pairs), self.device_id)
         object.__setattr__(self, "options", pairs)
@@ -179,6 +209,30 @@ class ProviderConfig:
         if self.name in (DML, CUDA):
             opts["device_id"] = self.device_id
         return opts
+
+
+def _option_pairs(options: object) -> tuple[tuple[Any, Any], ...]:
+    """``options``, a mapping or a sequence of (name, value) pairs, as pairs.
+
+    Raises:
+        ProviderOptionError: ``options`` is neither (a str, None, an item that is no pair).
+    """
+    if isinstance(options, Mapping):
+        return tuple(options.items())
+    if isinstance(options, (tuple, list)) and all(isinstance(p, (tuple, list)) and len(p) == 2
+                                                  for p in options):
+        return tuple((k, v) for k, v in options)
+    raise ProviderOptionError(f"options {options!r:.80} {_kind(options)}; valid: a mapping of option names "
+                              "to values, or a tuple of (name, value) pairs")
+
+
+def _kind(value: object) -> str:
+    """What is wrong with ``value``, of the wrong type, for a message: "is a str", "is an int",
+    "is not valid" (None)."""
+    if value is None:
+        return "is not valid"
+    name = type(value).__name__
+    return f"is {'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
 
 def _option_text(value: Any) -> str:
