@@ -151,14 +151,10 @@ def ep_slice_window(shape: Sequence[int], starts: Sequence[int], ends: Sequence[
         NotExpressibleError: the EP rejects the parameters (``steps`` without ``axes``).
         ShapeError: the EP's own checks fail (lengths, an axis out of range, a step 0).
     """
-    if all(map(_plain_ints, (shape, starts, ends, axes, steps))):  # as a Case holds them
-        return _cached_window(shape, starts, ends, axes, steps)  # the geometry alone decides
+    # tuples of Python ints or None, as a Case holds them: the geometry alone decides
+    if all(v is None or is_int_tuple(v) for v in (shape, starts, ends, axes, steps)):
+        return _cached_window(shape, starts, ends, axes, steps)
     return _window(shape, starts, ends, axes, steps)
-
-
-def _plain_ints(values: Any) -> bool:
-    """A tuple of Python ints (:func:`~ort_layouts.descriptors.sequences.is_int_tuple`), or None."""
-    return values is None or is_int_tuple(values)
 
 
 def _window(shape: Sequence[int], starts: Sequence[int], ends: Sequence[int],
