@@ -2,12 +2,14 @@
 type, rank and input values, then sharded and limited.
 
 Front ends name a selection with comma lists (``Transpose,Pad``, ``1-4``); :func:`parse_list`
-is the one way to read them, with the element parser as a parameter, and :func:`parse_ranks`
-reads the rank lists. Bad values raise :class:`~ort_layouts._errors.ShapeError` (or
-:class:`~ort_layouts._errors.DataTypeError` for data types) naming the value and the valid
-choices; a front end maps them to its own error lines. The same checks guard the Python API:
-:func:`check_dims` (dynamic dimensions are integers >= 1) and :func:`check_value` (a constant
-that its data type cannot hold is refused, never rounded to another value).
+is the one way to read them, with the element parser as a parameter; :func:`parse_names` reads
+the name lists and :func:`parse_ranks` the rank lists, and :func:`parse_selection_list` reads
+each of the selection's lists (:data:`SELECTION_LISTS`) as every front end takes it. Bad values
+raise :class:`~ort_layouts._errors.ShapeError` (or :class:`~ort_layouts._errors.DataTypeError`
+for data types) naming the value and the valid choices; a front end maps them to its own error
+lines. The same checks guard the Python API: :func:`check_dims` (dynamic dimensions are
+integers >= 1) and :func:`check_value` (a constant that its data type cannot hold is refused,
+never rounded to another value).
 
 The engine does not read models: :func:`select_cases` takes the function that turns a model
 into cases (``ort_layouts.models.extract.model_cases``) as ``model_cases``, and calls it once with
@@ -21,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from ort_layouts._errors import DataTypeError, ModelError, OrtLayoutsError, ShapeError
+from ort_layouts._errors import ArgumentError, DataTypeError, ModelError, OrtLayoutsError, ShapeError
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.sequences import is_integer
 from ort_layouts.engine.suite import SUITE_DTYPES, check_ranks, check_seed, list_argument, standard_suite
@@ -30,11 +32,14 @@ from ort_layouts.operators.padding import check_value
 from ort_layouts.operators.registry import CASE_OPS
 
 __all__ = [
+    "SELECTION_LISTS",
     "ModelCases",
     "check_dims",
     "check_value",
     "parse_list",
+    "parse_names",
     "parse_ranks",
+    "parse_selection_list",
     "resolve_dtypes",
     "resolve_ops",
     "resolve_value_kinds",
@@ -125,6 +130,40 @@ def parse_ranks(text: str) -> tuple[int, ...]:
     if bad or not ranks:
         raise ShapeError(f"ranks {text!r}: {bad or 'none'} not within 0..{MAX_RANK}")
     return tuple(dict.fromkeys(ranks))
+
+
+def parse_names(text: str) -> tuple[str, ...]:
+    """``"Transpose,Pad"``: one name or more, each stripped of blanks, in the order given. The
+    names are read, not checked: :func:`resolve_ops` and the others check them.
+
+    Raises:
+        ShapeError: an empty item (``"a,,b"``, ``"a,"``, a lone ``","``, which would otherwise
+            select everything) or no name at all.
+    """
+    return parse_list(text, str, what="names", skip_blanks=False)
+
+
+#: the selection's lists that a front end takes as comma lists (``--ops``, ``--ort-ops``...)
+SELECTION_LISTS: tuple[str, ...] = ("ops", "dtypes", "ranks", "values")
+
+
+def parse_selection_list(option: str, text: str) -> tuple[str, ...] | tuple[int, ...]:
+    """The comma list given for one of the selection's lists, as every front end reads it:
+    ``ranks`` with :func:`parse_ranks` (``"1,2,4"``, ``"1-4"``), ``ops``, ``dtypes`` and
+    ``values`` with :func:`parse_names` (``"Transpose,Pad"``).
+
+    Args:
+        option: which list: one of :data:`SELECTION_LISTS`.
+        text: the list as given.
+
+    Raises:
+        ShapeError: a list those functions refuse.
+        ArgumentError: ``option`` is not one of :data:`SELECTION_LISTS`.
+    """
+    if option not in SELECTION_LISTS:
+        raise ArgumentError(f"selection list {option!r} is not one of the selection's lists; valid: "
+                            f"{list(SELECTION_LISTS)}")
+    return parse_ranks(text) if option == "ranks" else parse_names(text)
 
 
 # ---- the filters ---------------------------------------------------------------------------

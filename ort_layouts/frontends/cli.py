@@ -77,16 +77,22 @@ class _Parser(argparse.ArgumentParser):
 
 
 # ---- argument types ------------------------------------------------------------------------
+def _argument_type(parse: Callable[..., T], *args: Any, **options: Any) -> T:
+    """``parse(*args, **options)``, a library function's :class:`OrtLayoutsError` as argparse's
+    error (one line naming the argument)."""
+    try:
+        return parse(*args, **options)
+    except OrtLayoutsError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def comma_list(text: str, item: Callable[[str], T], **options: Any) -> tuple[T, ...]:
     """The one reading of a comma-separated argument: :func:`ort_layouts.engine.selection.parse_list`
     (``options`` are its keywords) with the element parser ``item``, its errors as argparse's
     (one line naming the argument)."""
     from ort_layouts.engine.selection import parse_list
 
-    try:
-        return parse_list(text, item, **options)
-    except OrtLayoutsError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
+    return _argument_type(parse_list, text, item, **options)
 
 
 def int_list(text: str) -> tuple[int, ...]:
@@ -112,18 +118,32 @@ def path_text(text: str) -> str:
 
 
 def name_list(text: str) -> tuple[str, ...]:
-    """``"a,b"``: one name or more, no empty item (``"a,,b"`` is an error)."""
-    return comma_list(text, str, what="names", skip_blanks=False)
+    """``"a,b"``: one name or more, no empty item (``"a,,b"`` is an error):
+    :func:`ort_layouts.engine.selection.parse_names`."""
+    from ort_layouts.engine.selection import parse_names
+
+    return _argument_type(parse_names, text)
 
 
 def rank_list(text: str) -> tuple[int, ...]:
-    """``"1,2,4"`` or ``"1-4"`` (ranks 1 to 8)."""
+    """``"1,2,4"`` or ``"1-4"`` (ranks 0 to 8): :func:`ort_layouts.engine.selection.parse_ranks`."""
     from ort_layouts.engine.selection import parse_ranks
 
-    try:
-        return parse_ranks(text)
-    except OrtLayoutsError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
+    return _argument_type(parse_ranks, text)
+
+
+def selection_list(option: str) -> Callable[[str], tuple[Any, ...]]:
+    """The argument type of the selection's list ``option`` (``"ops"``, ``"dtypes"``,
+    ``"ranks"``, ``"values"``): :func:`ort_layouts.engine.selection.parse_selection_list`, which
+    the pytest plugin's ``--ort-OPTION`` reads with too."""
+
+    def parse(text: str) -> tuple[Any, ...]:
+        from ort_layouts.engine.selection import parse_selection_list
+
+        return _argument_type(parse_selection_list, option, text)
+
+    parse.__name__ = f"{option}_list"
+    return parse
 
 
 def shard(text: str) -> tuple[int, int]:
@@ -583,11 +603,13 @@ def _run_describe(args: argparse.Namespace) -> int:
 
 # ---- validate ------------------------------------------------------------------------------
 def _add_selection(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--ops", type=name_list,
+    p.add_argument("--ops", type=selection_list("ops"),
                    help="ops to run, e.g. Transpose,Slice,Concat (default all; see describe --op)")
-    p.add_argument("--dtypes", type=name_list, help="data types, e.g. float32,float16,int64 (default all)")
-    p.add_argument("--ranks", type=rank_list, help="ranks, e.g. 1,2,4 or 1-4 (default the suite's)")
-    p.add_argument("--values", type=name_list,
+    p.add_argument("--dtypes", type=selection_list("dtypes"),
+                   help="data types, e.g. float32,float16,int64 (default all)")
+    p.add_argument("--ranks", type=selection_list("ranks"),
+                   help="ranks, e.g. 1,2,4 or 1-4 (default the suite's)")
+    p.add_argument("--values", type=selection_list("values"),
                    help="keep the cases whose input values are of these kinds: random, special, iota")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the input data (default 0)")
     p.add_argument("--shard", type=shard, metavar="K/N",
@@ -1315,10 +1337,12 @@ def _add_export(p: argparse.ArgumentParser) -> None:
                         "(the 14 data-movement ops) instead of the standard suite")
     p.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
                    help="pin a dynamic dimension of --model (repeatable)")
-    p.add_argument("--ops", type=name_list, default=None, help="suite filter: ops, e.g. Transpose,Pad")
-    p.add_argument("--dtypes", type=name_list, default=None,
+    p.add_argument("--ops", type=selection_list("ops"), default=None,
+                   help="suite filter: ops, e.g. Transpose,Pad")
+    p.add_argument("--dtypes", type=selection_list("dtypes"), default=None,
                    help="suite filter: data types, e.g. float32,int64")
-    p.add_argument("--ranks", type=rank_list, default=None, help="suite filter: ranks, e.g. 1,2,4 or 1-4")
+    p.add_argument("--ranks", type=selection_list("ranks"), default=None,
+                   help="suite filter: ranks, e.g. 1,2,4 or 1-4")
     p.add_argument("--seed", type=non_negative_int, default=None,
                    help="seed of the suite's input data (default 0)")
     p.add_argument("--batched", action="store_true", help="one directory holding every case")

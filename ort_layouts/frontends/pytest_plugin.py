@@ -136,22 +136,22 @@ class _Suite(pytest.Collector):
 
 
 def _option_list(config: pytest.Config, option: str) -> tuple[Any, ...] | None:
-    """``--ort-OPTION``'s comma list, read as ``ort-layouts validate`` reads its own (one item or
-    more, no empty item; ``ranks`` as ``1,2,4`` or ``1-4``); None when the option is not given.
+    """``--ort-OPTION``'s comma list, read by the function that reads ``ort-layouts validate
+    --OPTION`` (:func:`~ort_layouts.engine.selection.parse_selection_list`: one item or more, no
+    empty item; ``ranks`` as ``1,2,4`` or ``1-4``); None when the option is not given.
 
     Raises:
         pytest.UsageError: a list ``validate`` refuses (``Transpose,,Pad``, ``,``, an empty
             value), naming the option.
     """
     from ort_layouts._errors import OrtLayoutsError
-    from ort_layouts.engine.selection import parse_list, parse_ranks
+    from ort_layouts.engine.selection import parse_selection_list
 
     text = config.getoption(f"ort_{option}")
     if text is None:
         return None
     try:
-        return parse_ranks(text) if option == "ranks" else parse_list(text, str, what="names",
-                                                                      skip_blanks=False)
+        return parse_selection_list(option, text)
     except OrtLayoutsError as e:
         raise pytest.UsageError(f"ort_layouts: --ort-{option}: {e}") from e
 

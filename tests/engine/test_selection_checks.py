@@ -8,12 +8,14 @@ import math
 import numpy as np
 import pytest
 
-from ort_layouts._errors import DataTypeError, ShapeError
+from ort_layouts._errors import ArgumentError, DataTypeError, ShapeError
 from ort_layouts.engine.selection import (
     check_dims,
     check_value,
     parse_list,
+    parse_names,
     parse_ranks,
+    parse_selection_list,
     resolve_dtypes,
     select_cases,
 )
@@ -102,6 +104,74 @@ def test_skip_blanks_still_skips() -> None:
 def test_parse_ranks_refuses(text: str) -> None:
     with pytest.raises(ShapeError):
         parse_ranks(text)
+
+
+@pytest.mark.parametrize(("text", "ranks"), [
+    ("2", (2,)),
+    ("1,2,4", (1, 2, 4)),
+    ("0-3", (0, 1, 2, 3)),
+    (" 4 , 1-2 ", (4, 1, 2)),     # in the order given, blanks dropped
+    ("2,1-3,2", (2, 1, 3)),       # without repeats, each where it first comes
+    ("8-8", (8,)),
+])
+def test_parse_ranks_takes(text: str, ranks: tuple[int, ...]) -> None:
+    assert parse_ranks(text) == ranks
+
+
+@pytest.mark.parametrize(("text", "names"), [
+    ("Transpose", ("Transpose",)),
+    (" Transpose , Pad ", ("Transpose", "Pad")),
+    ("pad,PAD", ("pad", "PAD")),  # read, not resolved: resolve_ops checks and spells them
+    ("floaty", ("floaty",)),
+])
+def test_parse_names_takes(text: str, names: tuple[str, ...]) -> None:
+    assert parse_names(text) == names
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("Transpose,,Pad", "'Transpose,,Pad' has an empty item (item 2); separate names with single commas"),
+    (",", "',' has an empty item (item 1); separate names with single commas"),
+    ("Pad,", "'Pad,' has an empty item (item 2); separate names with single commas"),
+    ("", "'' is an empty list"),
+    ("  ", "'  ' is an empty list"),
+])
+def test_parse_names_refuses(text: str, message: str) -> None:
+    with pytest.raises(ShapeError) as info:
+        parse_names(text)
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize(("option", "text", "parsed"), [
+    ("ops", "Transpose, Pad", ("Transpose", "Pad")),
+    ("dtypes", "float32,int8", ("float32", "int8")),
+    ("values", "random,iota", ("random", "iota")),
+    ("ranks", "1-3,6", (1, 2, 3, 6)),
+    ("ops", "1-3", ("1-3",)),      # names are names, ranges are for ranks alone
+])
+def test_parse_selection_list_takes(option: str, text: str, parsed: tuple[object, ...]) -> None:
+    assert parse_selection_list(option, text) == parsed
+
+
+@pytest.mark.parametrize(("option", "text", "message"), [
+    ("ranks", "x", "rank 'x' is not an integer or a range like 1-4"),
+    ("ranks", "4-1", "rank range '4-1' runs backwards; valid: low-high, e.g. 1-4"),
+    ("ranks", "1,9", "ranks '1,9': [9] not within 0..8"),
+    ("ranks", "1,,2",
+     "'1,,2' has an empty item (item 2); separate ranks with single commas (e.g. 1,2,4 or 1-4)"),
+    ("dtypes", "float32,", "'float32,' has an empty item (item 2); separate names with single commas"),
+    ("values", "", "'' is an empty list"),
+])
+def test_parse_selection_list_refuses(option: str, text: str, message: str) -> None:
+    with pytest.raises(ShapeError) as info:
+        parse_selection_list(option, text)
+    assert str(info.value) == message
+
+
+def test_parse_selection_list_names_the_valid_lists() -> None:
+    with pytest.raises(ArgumentError) as info:
+        parse_selection_list("shard", "1/2")
+    assert str(info.value) == ("selection list 'shard' is not one of the selection's lists; valid: "
+                               "['ops', 'dtypes', 'ranks', 'values']")
 
 
 def test_bool_is_refused_with_the_reason() -> None:

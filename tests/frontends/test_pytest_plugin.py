@@ -269,6 +269,44 @@ def test_a_list_with_an_empty_item_is_a_usage_error(pytester: pytest.Pytester, o
     result.stderr.fnmatch_lines([fragment])
 
 
+class _Options:
+    """A pytest.Config's getoption, with only the plugin's selection lists."""
+
+    def __init__(self, **options: str) -> None:
+        self.options = options
+
+    def getoption(self, name: str) -> str | None:
+        return self.options.get(name)
+
+
+LISTS = ["Transpose", " Transpose , Pad ", "transpose,PAD", "floaty", "float32,int8", "random,iota",
+         "Transpose,,Pad", ",", "", " ", "Pad,", ",random", "1-3", "2,1-3,2", "0,8", "1,9", "9", "3-1",
+         "x", "1,,2", "1.5", "-1"]
+
+
+@needs_engine
+@pytest.mark.parametrize("option", ["ops", "dtypes", "ranks", "values"])
+def test_the_plugin_reads_a_list_as_validate_does(option: str) -> None:
+    """Each --ort-OPTION takes exactly the lists ``validate --OPTION`` takes, read to the same
+    values, and refuses the others with the same reason."""
+    from ort_layouts.frontends.cli import UsageError, parse_command_line
+    from ort_layouts.frontends.pytest_plugin import _option_list
+
+    for text in LISTS:
+        try:
+            cli: object = getattr(parse_command_line(["validate", f"--{option}={text}"]), option)
+        except UsageError as e:
+            prefix, suffix = f"argument --{option}: ", " (see ort-layouts validate --help)"
+            assert str(e).startswith(prefix) and str(e).endswith(suffix), str(e)
+            cli = str(e)[len(prefix):-len(suffix)]
+        try:
+            plugin: object = _option_list(_Options(**{f"ort_{option}": text}), option)  # type: ignore[arg-type]
+        except pytest.UsageError as e:
+            assert str(e).startswith(f"ort_layouts: --ort-{option}: "), str(e)
+            plugin = str(e)[len(f"ort_layouts: --ort-{option}: "):]
+        assert plugin == cli, text
+
+
 @needs_engine
 @pytest.mark.skipif(importlib.util.find_spec("xdist") is None, reason="pytest-xdist is not installed")
 @pytest.mark.parametrize("dist", ["load", "loadgroup"])
