@@ -28,6 +28,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import onnx
 
 from ort_layouts._errors import OrtLayoutsError, ProviderError
@@ -92,7 +93,8 @@ _lock = threading.Lock()
 
 
 class ProviderOptionError(ProviderError, ValueError):
-    """A provider option that does not exist or has a value outside its valid choices."""
+    """A provider option that does not exist or has a value outside its valid choices, or a
+    :class:`ProviderConfig` field of the wrong type."""
 
 
 class SessionCreationError(ProviderError):
@@ -139,13 +141,15 @@ class ProviderConfig:
     """How to build a session.
 
     Attributes:
-        name: the execution provider's full name (see :func:`resolve_provider`).
+        name: the execution provider's full name (see :func:`resolve_provider`); a short name
+            ("dml") or another spelling of a known one is refused, naming the full name.
         device_id: the device index (DML/CUDA ``device_id``; WebGPU: index among its EP devices),
             a non-negative int (a numpy integer is taken as its int; a bool, a str or a float is
             refused).
         options: provider options as sorted (key, string value) pairs, validated for DML. A
-            mapping is accepted too; its values are converted to strings (booleans to
-            "true"/"false").
+            mapping is accepted too. Each name is a str and is given once; a value is a str, an
+            int, a float or a bool, converted to a string (booleans to "true"/"false"); another
+            (None, bytes, a list) is refused. The CPU EP takes none.
         optimize: run ONNX Runtime's graph optimizations (off: ORT_DISABLE_ALL).
         disable_cpu_fallback: fail session creation when a node would run on the CPU EP;
             None means on for every EP but the CPU EP.
@@ -178,6 +182,12 @@ class ProviderConfig:
             raise ProviderOptionError(
                 f"name {name!r} {wrong}; valid: an execution provider's full name, e.g. {list(_KNOWN)} "
                 "(resolve_provider gives it for a short name)")
+        full = _ALIASES.get(name.strip().lower()) or next(
+            (known for known in _KNOWN if known.lower() == name.strip().lower()), name)
+        if full != name:  # "dml" would skip the DML options' checks and reach no EP
+            raise ProviderOptionError(
+                f"name {name!r} is not an execution provider's full name; valid: {full!r} "
+                f"(resolve_provider({name.strip()!r}) gives it)")
         device_id = self.device_id
         if not is_integer(device_id) or device_id < 0:
             shown, wrong = (int(device_id), "is negative") if is_integer(device_id) \
@@ -193,9 +203,22 @@ class ProviderConfig:
             valid = "True or False, or None (on for every EP but the CPU EP)" \
                 if flag == "disable_cpu_fallback" else "True or False"
             raise ProviderOptionError(f"{flag} {value!r} {_kind(value)}; valid: {valid}")
-        pairs = _option_pairs(self.options)
-        pairs = tuple(sorted((str(k), _option_text(v)) for k, v in pairs))
-        if self.name == DML:
+        texts: dict[str, str] = {}
+        for key, value in _option_pairs(self.options):
+            if not isinstance(key, str) or not key.strip():
+                raise ProviderOptionError(
+                    f"provider option name {key!r} {'is blank' if isinstance(key, str) else _kind(key)}; "
+                    "valid: a str, the option's name")
+            text = _option_text(key, value)
+            if key in texts:
+                raise ProviderOptionError(f"provider option {key!r} is given twice ({key}={texts[key]} and "
+                                          f"{key}={text}); give each option once")
+            texts[key] = text
+        if name == CPU and texts:  # the CPU EP's session is made with no options: they would be lost
+            raise ProviderOptionError(f"provider option {next(iter(texts))!r}: {CPU} takes no provider "
+                                      "options; valid: none")
+        pairs = tuple(sorted(texts.items()))
+        if name == DML:
             pairs = _validate_dml_options(dict(pairs), self.device_id)
         object.__setattr__(self, "options", pairs)
 
@@ -235,10 +258,24 @@ def _kind(value: object) -> str:
     return f"is {'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
 
-def _option_text(value: Any) -> str:
-    if isinstance(value, bool):
+def _option_text(key: str, value: Any) -> str:
+    """An option's value as ONNX Runtime takes it: a str as it is, a bool as "true"/"false", a
+    number as its digits.
+
+    Raises:
+        ProviderOptionError: a value of another type (None, bytes, a list), which ONNX Runtime
+            would take as its Python text ("None", "b'1'", "[1]").
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bool, np.bool_)):
         return "true" if value else "false"
-    return str(value)
+    if is_integer(value):
+        return str(int(value))
+    if isinstance(value, float):
+        return str(float(value))
+    raise ProviderOptionError(f"provider option {key}={value!r:.80} {_kind(value)}; valid: a str, an int, "
+                              "a float or a bool")
 
 
 def _validate_dml_options(options: dict[str, str], device_id: int) -> tuple[tuple[str, str], ...]:
@@ -248,8 +285,8 @@ def _validate_dml_options(options: dict[str, str], device_id: int) -> tuple[tupl
                 f"DML provider option {key!r} does not exist; valid: {sorted(DML_OPTIONS)}")
         choices = DML_OPTIONS[key]
         if choices is None:
-            if not value.isdigit():
-                raise ProviderOptionError(f"DML option {key}={value!r} must be an integer >= 0")
+            if not (value.isascii() and value.isdigit()):  # "²" is a digit that int() refuses
+                raise ProviderOptionError(f"DML option {key}={value!r} is not valid; valid: an integer >= 0")
             if key == "device_id" and int(value) != device_id:
                 raise ProviderOptionError(
                     f"provider option device_id={value} disagrees with the device id {device_id} (the "
