@@ -1315,9 +1315,9 @@ def _run_convert(args: argparse.Namespace) -> int:
                          f"{files[:3]}, which the converted model refers to by paths relative to its "
                          f"own folder; valid: an OUTPUT in the folder of INPUT ({str(folder)!r})")
     data = serialized_model(converted, "converted model")  # over protobuf's 2 GB: refused, nothing written
-    # checked before it is written: a check that cannot run or that fails writes nothing
-    result = check_conversion(model, converted, seed=args.seed, dims=dims,
-                              serialized=data) if args.check else None
+    # the bytes written are the bytes checked, before they are written: a check that cannot run
+    # or that fails writes nothing
+    result = check_conversion(model, data, seed=args.seed, dims=dims) if args.check else None
     if result is not None and not result:
         _out(result.summary())
         _note(f"{args.output} not written: the converted model's outputs differ from the original's")

@@ -430,24 +430,25 @@ def _random(rng: np.random.Generator, value: onnx.ValueInfoProto, shape: tuple[i
                      "the check makes data for bool, integer and IEEE float inputs")
 
 
-def _session(model: _ModelLike, optimize: bool, what: str, beside: _ModelLike | None = None,
-             serialized: bytes | None = None) -> Any:
-    """An ONNX Runtime session: a file as it is (its external data read from its folder), a
-    ModelProto serialized, or as ``serialized`` (its bytes, serialized before; its external
-    data read from the folder of ``beside``)."""
+def _session(model: _ModelLike | bytes, proto: onnx.ModelProto, optimize: bool, what: str,
+             beside: _ModelLike | None = None) -> Any:
+    """An ONNX Runtime session of ``model``, ``proto`` being the model it is or holds or the
+    bytes parse to: a file as it is (its external data read from its folder), a model's bytes
+    as they are, a ModelProto serialized (the external data of those two read from the folder
+    of ``beside``)."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
     options.log_severity_level = 4  # ONNX Runtime's own error lines: its failures come as exceptions
     if not optimize:
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    path = model_path(model)
-    folder = _external_folder(model, beside)
+    path = None if isinstance(model, bytes) else model_path(model)
+    folder = None if path is not None else _external_folder(proto, beside)
     if folder is not None:
         options.add_session_config_entry("session.model_external_initializers_file_folder_path", str(folder))
     try:
-        source = str(path) if path is not None else (
-            serialized if serialized is not None else serialized_model(load_model(model)[0], what))
+        source = str(path) if path is not None else model if isinstance(model, bytes) else \
+            serialized_model(proto, what)
         return ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
     except ModelError:
         raise
@@ -494,14 +495,32 @@ def _compare(name: str, expected: np.ndarray, actual: np.ndarray) -> OutputCompa
     return OutputComparison(name, shape, str(actual.dtype), int(expected.size), count, first)
 
 
+def _parsed(data: bytes, what: str) -> tuple[onnx.ModelProto, str]:
+    """The ModelProto a model's bytes hold, and the name of its source (its graph's name).
+
+    Raises:
+        ModelError: bytes that are no ONNX model (no protobuf message, or one without an IR
+            version, an opset import or a graph).
+    """
+    try:
+        model = onnx.ModelProto.FromString(data)
+    except Exception as e:  # protobuf's DecodeError
+        raise ModelError(f"the {what}'s bytes are not an ONNX model: {e}") from e
+    missing = [field for field, present in (("ir_version", model.ir_version > 0),
+                                            ("opset_import", len(model.opset_import) > 0),
+                                            ("graph", model.HasField("graph"))) if not present]
+    if missing:
+        raise ModelError(f"the {what}'s bytes are not an ONNX model: it has no {', '.join(missing)}")
+    return model, model.graph.name or "<memory>"
+
+
 def check_conversion(
     original: _ModelLike,
-    converted: _ModelLike,
+    converted: _ModelLike | bytes,
     *,
     seed: int = 0,
     dims: dict[str, int] | None = None,
     optimize: bool = False,
-    serialized: bytes | None = None,
 ) -> ConversionCheck:
     """Run both models on the CPU EP on the same random data and compare outputs bit for bit.
 
@@ -514,24 +533,26 @@ def check_conversion(
             from them (ONNX Runtime runs the file, its external data read from its folder), or
             ModelProtos (a converted one whose external data is not loaded, as
             :func:`convert_layout` leaves it, gets it from the folder of ``original``).
+            ``converted`` may also be the converted model's bytes (:func:`serialized_model`,
+            e.g. to write the very bytes that were checked): ONNX Runtime runs them and the
+            check reads the model's inputs, outputs and boundary Transposes from them, so the
+            model is not serialized again.
         seed: seed of the ``numpy.random.Generator`` that makes the inputs.
         dims: values for symbolic input dimensions (default 1 for each), integers >= 1; each
             must be a dim_param of the model's inputs.
         optimize: run with ONNX Runtime's graph optimizations (off by default, so each model
             runs exactly its own nodes).
-        serialized: a converted ModelProto's bytes (:func:`serialized_model`), serialized
-            before (to be written once checked): ONNX Runtime runs them, and the model is not
-            serialized again.
 
     Raises:
         ModelError: an input that is no tensor or has no random data (bfloat16, float8,
-            string), or ONNX Runtime fails to load or to run either model (the message names
-            the model and ONNX Runtime's reason).
+            string), ``converted`` bytes that are no ONNX model, or ONNX Runtime fails to load
+            or to run either model (the message names the model and ONNX Runtime's reason).
     """
     check_seed(seed)
     pins = check_dims(dims)
     orig, orig_name = load_model(original)
-    conv, conv_name = load_model(converted)
+    conv, conv_name = _parsed(converted, "converted model") if isinstance(converted, bytes) else \
+        load_model(converted)
     in_perms, out_perms = _boundary_perms(conv, orig)
     rng = np.random.default_rng(seed)
     feeds_conv: dict[str, np.ndarray] = {}
@@ -553,8 +574,8 @@ def check_conversion(
         perm = in_perms.get(v.name)
         feeds_orig[v.name] = np.ascontiguousarray(np.transpose(data, perm)) if perm else data
     what_orig, what_conv = f"original model {orig_name!r}", f"converted model {conv_name!r}"
-    got_orig = _run(_session(original, optimize, what_orig), feeds_orig, what_orig)
-    got_conv = _run(_session(converted, optimize, what_conv, original, serialized), feeds_conv, what_conv)
+    got_orig = _run(_session(original, orig, optimize, what_orig), feeds_orig, what_orig)
+    got_conv = _run(_session(converted, conv, optimize, what_conv, original), feeds_conv, what_conv)
     names = [o.name for o in conv.graph.output]
     results = []
     for name, a, b in zip(names, got_orig, got_conv, strict=True):
@@ -564,12 +585,13 @@ def check_conversion(
     return ConversionCheck(all(results), tuple(results), in_perms, out_perms)
 
 
-def _external_folder(model: _ModelLike, beside: _ModelLike | None) -> Path | None:
-    """Where ONNX Runtime reads the external data of a ModelProto whose external data is not
-    loaded (as :func:`convert_layout` leaves it): the folder of ``beside`` (the original model
-    that a converted one keeps the references of); None for a file (ONNX Runtime reads from its
-    folder), a proto without external data, or no file to read beside."""
-    if not isinstance(model, onnx.ModelProto) or not external_data_files(model):
+def _external_folder(model: onnx.ModelProto, beside: _ModelLike | None) -> Path | None:
+    """Where ONNX Runtime reads the external data of a ModelProto (or its bytes) whose external
+    data is not loaded (as :func:`convert_layout` leaves it): the folder of ``beside`` (the
+    original model that a converted one keeps the references of); None for a proto without
+    external data, or no file to read beside. (A file's external data ONNX Runtime reads from
+    its folder.)"""
+    if not external_data_files(model):
         return None
     path = None if beside is None else model_path(beside)
     return None if path is None else path.resolve().parent

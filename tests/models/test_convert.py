@@ -255,6 +255,52 @@ def test_command_line_inputs_only_refuses_a_passthrough_and_writes_nothing(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.onnx"]
 
 
+# ---- the converted model as its bytes: one model, read and run from the same bytes ------------------
+def _sabotaged(model: onnx.ModelProto) -> onnx.ModelProto:
+    """``model`` with its first weight changed in one bit."""
+    w = model.graph.initializer[0]
+    changed = numpy_helper.to_array(w).copy()
+    changed.view(np.uint32)[0, 0, 0, 0] ^= 1 << 20
+    w.CopyFrom(numpy_helper.from_array(changed, w.name))
+    return model
+
+
+def test_the_check_takes_one_converted_model_not_a_proto_with_the_bytes_of_another() -> None:
+    """A ModelProto with the bytes of another model ran those bytes against the proto's boundary:
+    a sabotaged conversion passed with a good one's bytes. The bytes alone are the model now."""
+    original = _conv_model()
+    good, bad = convert_layout(original), _sabotaged(convert_layout(original))
+    with pytest.raises(TypeError, match="serialized"):
+        check_conversion(original, bad, serialized=good.SerializeToString())  # type: ignore[call-arg]
+    assert not check_conversion(original, bad.SerializeToString())
+    assert not check_conversion(original, bad)
+
+
+def test_the_converted_models_bytes_check_as_its_proto_does() -> None:
+    original = _conv_model()
+    converted = convert_layout(original)
+    result = check_conversion(original, converted.SerializeToString(), seed=1, dims={"N": 2})
+    assert result and result.input_perms == {"image": (0, 3, 1, 2)}
+    assert result.output_perms == {"out": (0, 2, 3, 1)}
+    assert [o.shape for o in result.outputs] == [(2, 6, 5, 3), (2, 3)]
+    assert result == check_conversion(original, converted, seed=1, dims={"N": 2})
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    (b"", "the converted model's bytes are not an ONNX model: it has no ir_version, opset_import, graph"),
+    (b"\xff\xff\xff", "the converted model's bytes are not an ONNX model: "),
+], ids=["empty", "no-protobuf"])
+def test_bytes_that_are_no_model_are_refused_before_a_run(data: bytes, message: str,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_session(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a session was made")
+
+    monkeypatch.setattr(ort, "InferenceSession", no_session)
+    with pytest.raises(ModelError) as info:
+        check_conversion(_conv_model(), data)
+    assert str(info.value).startswith(message)
+
+
 def test_command_line_check_that_fails_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     import ort_layouts.models.convert as convert
@@ -386,6 +432,7 @@ def test_external_data_stays_external(tmp_path: Path, capsys: pytest.CaptureFixt
     converted = convert_layout(src)
     assert external_data_files(converted) == ["weights.bin"]
     assert check_conversion(src, converted)  # the proto's data read beside the original
+    assert check_conversion(src, converted.SerializeToString())  # and its bytes' data
     out = tmp_path / "m" / "nhwc.onnx"
     assert main(["convert", str(src), str(out), "--check"]) == 0
     assert "passed (bit-identical)" in capsys.readouterr().out
