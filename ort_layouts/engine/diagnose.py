@@ -39,6 +39,7 @@ from ort_layouts.operators.case import Case
 from ort_layouts.operators.registry import operator_for_type
 from ort_layouts.operators.values import check_input
 from ort_layouts.reference.compare import bits_equal, bits_of
+from ort_layouts.reference.nans import nan_bits
 
 __all__ = ["Diagnosis", "diagnose", "explain"]
 
@@ -95,8 +96,8 @@ def explain(case: Case, input_array: np.ndarray, actual: np.ndarray | Sequence[n
     after an alternative was found leaves that alternative's line, which says so.
 
     NaN payloads replaced or quieted (a float conversion) are named only when no alternative
-    that moves bits reproduces the output, and only when every element that differs became a
-    quiet NaN that is none of the patterns changed.
+    that moves bits reproduces the output, and only when every element that differs is a NaN
+    that became its own pattern quieted or the canonical quiet NaN.
 
     Raises:
         DataTypeError, ShapeError: ``input_array`` is not of the case's data type (its values'
@@ -179,36 +180,24 @@ def _recovered(case: Case, input_array: np.ndarray, acts: Sequence[np.ndarray], 
         return None
 
 
-_QUIET_BIT = {DataType.FLOAT16: 1 << 9, DataType.FLOAT32: 1 << 22, DataType.FLOAT64: 1 << 51}
-_EXPONENT = {DataType.FLOAT16: 0x7C00, DataType.FLOAT32: 0x7F800000, DataType.FLOAT64: 0x7FF << 52}
-_MANTISSA = {DataType.FLOAT16: 0x03FF, DataType.FLOAT32: 0x007FFFFF, DataType.FLOAT64: (1 << 52) - 1}
-
-
 def _nan_rewrite(dtype: DataType, expected: np.ndarray, actual: np.ndarray) -> tuple[str, str] | None:
-    """(transform, line) of a mismatch where only NaN elements differ: quieted or replaced
-    payloads; None for another mismatch."""
+    """(transform, line) of a mismatch where only NaN elements differ, each as a float conversion
+    leaves it: quieted, or replaced by the canonical quiet NaN (:meth:`NanBits.converted`);
+    None for another mismatch. Quiet NaNs that traded places are no conversion: a quiet NaN
+    that is neither its own pattern quieted nor the canonical one refuses the whole output.
+    The same NaN may come out two ways (ONNX Runtime's CPU Pad converts its constant and its
+    data on two paths: a constant quieted in the border, the canonical NaN at the end)."""
     differ = expected != actual
     exp, act = expected[differ], actual[differ]
-    exponent = exp.dtype.type(_EXPONENT[dtype])
-    mantissa = exp.dtype.type(_MANTISSA[dtype])
-
-    def is_nan(bits: np.ndarray) -> np.ndarray:
-        nan: np.ndarray = ((bits & exponent) == exponent) & ((bits & mantissa) != 0)
-        return nan
-
-    quiet = exp.dtype.type(_QUIET_BIT[dtype])
-    if not (is_nan(exp).all() and is_nan(act).all() and ((act & quiet) != 0).all()):
-        return None  # a float conversion gives quiet NaNs only
-    # ... and leaves what it gives as it is when converted again: no pattern it gave is one it
-    # changed (quiet NaNs that traded places are no conversion). One pattern may become two (ONNX
-    # Runtime's CPU Pad converts its constant and its data on two paths)
-    if np.isin(act, exp).any():
+    nan = nan_bits(dtype)
+    if not nan.converted(exp, act).all():
         return None
     count = int(differ.sum())
-    if ((exp | quiet) == act).all():
+    quiet = nan.quiet
+    if ((exp | exp.dtype.type(quiet)) == act).all():
         return ("signalling NaNs quieted",
                 f"output matches the input with signalling NaNs quieted ({count} element(s) gained the "
-                f"quiet bit 0x{int(quiet):x}): the values went through a float conversion, not a bit copy")
+                f"quiet bit 0x{quiet:x}): the values went through a float conversion, not a bit copy")
     return ("NaN payloads replaced",
             f"output matches the input with NaN payloads replaced ({count} NaN element(s) changed their "
             "payload bits): the values went through a float conversion, not a bit copy")

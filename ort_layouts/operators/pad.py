@@ -46,6 +46,7 @@ from ort_layouts.operators.padding import PaddingMode, PaddingOp, padding_for, s
 from ort_layouts.operators.shapes import rotating
 from ort_layouts.operators.values import special_values
 from ort_layouts.reference.buffers import is_nibble, nibble_values, values_dtype
+from ort_layouts.reference.nans import nan_bits
 
 __all__ = ["PAD_MODES", "Pad", "has_negative_pads"]
 
@@ -130,6 +131,16 @@ def _border_value(ctx: DiagnosisContext, variant: Callable[..., Callable[[], Can
         return None
     value = ctx.actual_bits[border][0]
     return np.asarray(value).astype(value.dtype.newbyteorder("<")).tobytes()
+
+
+def _converted_nan(dtype: DataType, constant: bytes, written: bytes) -> bool:
+    """Whether ``written`` (little-endian bytes) is what a float conversion makes of a NaN
+    ``constant``: its quieted pattern or the canonical quiet NaN. The diagnosis names that as
+    the conversion it is (NaNs quieted or their payloads replaced), not as another constant."""
+    if not dtype.is_float or len(constant) != len(written):
+        return False
+    nan = nan_bits(dtype)
+    return bool(nan.converted(int.from_bytes(constant, "little"), int.from_bytes(written, "little")))
 
 
 class Pad(Operator):
@@ -328,7 +339,8 @@ class Pad(Operator):
             yield (f"the constant value lost (padding with 0 instead of 0x{value_hex})",
                    variant(start, end, mode, b""))
         written = _border_value(ctx, variant, start, end) if mode == PaddingMode.CONSTANT else None
-        if written is not None and written != op.padding_value_bytes:
+        if written is not None and written != op.padding_value_bytes and not _converted_nan(
+                ctx.dtype, op.padding_value_bytes, written):
             constant = op.padding_value_bytes[::-1].hex() or "0"
             yield (f"the constant replaced by 0x{written[::-1].hex()} (0x{constant} "
                    "expected; the interior and the borders' extent right)",

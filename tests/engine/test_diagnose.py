@@ -307,3 +307,37 @@ def test_one_nan_converted_two_ways_is_a_nan_rewrite() -> None:
     x = np.array([0x7C01, 0x3C00], dtype=np.uint16).view(np.float16)
     converted = np.array([0x7E00, 0x7E01, 0x3C00, 0x7E00], dtype=np.uint16).view(np.float16)
     assert diagnose(case, x, converted).startswith("output matches the input with NaN payloads replaced")
+
+
+def _f16(patterns: list[int], shape: tuple[int, ...] | None = None) -> np.ndarray:
+    x = np.array(patterns, dtype=np.uint16).view(np.float16)
+    return x.reshape(shape) if shape else x
+
+
+# ONNX Runtime 1.32's CPU Pad, float16 (seen): a NaN constant comes out quieted in the border and as
+# the canonical quiet NaN 0x7E00 in its last elements; signalling NaNs in the data come out quieted
+@pytest.mark.parametrize(("written", "named"), [
+    (0x7E01, "output matches the input with signalling NaNs quieted"),
+    (0x7E00, "output matches the input with NaN payloads replaced"),
+    (0xFE00, "output matches the input with NaN payloads replaced"),
+    (0xFFFF, "output matches the constant replaced by 0xffff"),  # no conversion makes it: a constant
+], ids=["quieted", "canonical", "canonical-negative", "another-nan"])
+def test_a_nan_constant_a_conversion_changed_is_named_a_conversion(written: int, named: str) -> None:
+    case = Case("Pad", "float16", (4,), pads=(1, 0), mode="constant", pad_value_hex="017c")
+    x = _f16([0x0000, 0x3C00, 0x4000, 0x4200])
+    actual = _f16([written, 0x0000, 0x3C00, 0x4000, 0x4200])
+    assert diagnose(case, x, actual).startswith(named)
+
+
+def test_a_nan_quieted_in_the_data_and_made_canonical_in_the_border_is_a_conversion() -> None:
+    """The outputs of ONNX Runtime 1.32's CPU Pad (float16, constant 0x7E01, pads (1, 0, 0, 1)):
+    the data's 0x7C01 became 0x7E01, the constant 0x7E01 in the last column 0x7E00; 0x7E01 is both
+    a pattern the conversion made and one it changed."""
+    case = Case("Pad", "float16", (3, 4), pads=(1, 0, 0, 1), mode="constant", pad_value_hex="017e")
+    x = _f16([0x7C01, 0x3C00, 0x7C01, 0x4200, 0x7C01, 0x4500, 0x7C01, 0x4700, 0x7C01, 0x4880,
+              0x7C01, 0x4980], (3, 4))
+    actual = _f16([0x7E01, 0x7E01, 0x7E01, 0x7E01, 0x7E01,
+                   0x7E01, 0x3C00, 0x7E01, 0x4200, 0x7E01,
+                   0x7E01, 0x4500, 0x7E01, 0x4700, 0x7E01,
+                   0x7E01, 0x4880, 0x7E00, 0x4980, 0x7E00], (4, 5))
+    assert diagnose(case, x, actual).startswith("output matches the input with NaN payloads replaced")
