@@ -45,6 +45,7 @@ __all__ = [
     "ProviderInfo",
     "ProviderOptionError",
     "SessionCreationError",
+    "check_device_id",
     "default_provider",
     "device_description",
     "list_providers",
@@ -188,14 +189,7 @@ class ProviderConfig:
             raise ProviderOptionError(
                 f"name {name!r} is not an execution provider's full name; valid: {full!r} "
                 f"(resolve_provider({name.strip()!r}) gives it)")
-        device_id = self.device_id
-        if not is_integer(device_id) or device_id < 0:
-            shown, wrong = (int(device_id), "is negative") if is_integer(device_id) \
-                else (device_id, _kind(device_id))
-            raise ProviderOptionError(
-                f"device_id {shown!r} {wrong}; valid: a non-negative int (a Python or numpy integer, "
-                "not a bool)")
-        object.__setattr__(self, "device_id", int(device_id))
+        object.__setattr__(self, "device_id", _device_index(self.device_id))
         for flag in ("optimize", "per_node", "record_assignment", "disable_cpu_fallback"):
             value = getattr(self, flag)
             if isinstance(value, bool) or (value is None and flag == "disable_cpu_fallback"):
@@ -702,6 +696,36 @@ def node_assignment_from_profile(path: str | os.PathLike[str]) -> dict[str, str]
             out[event["name"].removesuffix("_kernel_time").removesuffix("_fence_before")
                 .removesuffix("_fence_after")] = args["provider"]
     return out
+
+
+def check_device_id(provider: str, device_id: Any) -> None:
+    """Refuse a device index that is no integer >= 0 (as :class:`ProviderConfig` does), or one
+    beyond the devices ``provider`` lists (nothing more is checked for a provider that lists
+    none: its devices are known only to its own runtime).
+
+    Raises:
+        ProviderOptionError: naming the index and the devices there are.
+    """
+    device_id = _device_index(device_id)
+    devices: list[Any] = []
+    for info in list_providers():
+        if info.name == provider:
+            devices = list(info.devices)
+    if devices and device_id >= len(devices):
+        listed = "; ".join(f"{i}: {d}" for i, d in enumerate(devices))
+        raise ProviderOptionError(f"device id {device_id} is out of range: {provider} lists {len(devices)} "
+                                  f"device(s) ({listed}); valid: 0..{len(devices) - 1}")
+
+
+def _device_index(device_id: Any) -> int:
+    """``device_id`` as an int, refused unless it is an integer >= 0 (a Python or numpy integer;
+    a bool, a float or a str is no device index)."""
+    if not is_integer(device_id) or device_id < 0:
+        shown, wrong = (int(device_id), "is negative") if is_integer(device_id) \
+            else (device_id, _kind(device_id))
+        raise ProviderOptionError(f"device_id {shown!r} {wrong}; valid: a non-negative int (a Python or "
+                                  "numpy integer, not a bool)")
+    return int(device_id)
 
 
 def device_description(config: ProviderConfig) -> str:

@@ -97,6 +97,7 @@ from ort_layouts.engine.providers import (
     ProviderConfig,
     ProviderOptionError,
     SessionCreationError,
+    check_device_id,
     device_description,
     make_session,
     node_assignment,
@@ -992,6 +993,7 @@ def run_cases(
     case_list = _case_list(cases)
     _check_inputs(case_list, inputs)
     run = _new_run(provider, device_id, provider_options, optimize, on_result)
+    check_device_id(run.config.name, run.config.device_id)
     run.encode, run.on_encoded = encode, on_encoded
     workers = min(resolve_jobs(jobs, run.config.name, len(case_list)), max(1, len(case_list)))  # no idle ones
     if workers > 1 and workers_busy_here():  # a run started from this thread's run's on_result

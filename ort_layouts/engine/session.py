@@ -28,6 +28,7 @@ from ort_layouts._errors import ProviderError
 from ort_layouts.descriptors.sequences import is_integer
 from ort_layouts.engine import providers, runner
 from ort_layouts.engine.environment import environment
+from ort_layouts.engine.providers import check_device_id
 from ort_layouts.engine.result import CaseResult
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.registry import CASE_OPS
@@ -124,25 +125,6 @@ def resolve_validation_provider(name: str) -> str:
         raise ProviderError(f"execution provider {full!r} cannot be validated: {NOT_VALIDATABLE[full]}; "
                             f"valid here: {['auto', *valid]}")
     return providers.resolve_provider(full)
-
-
-def check_device_id(provider: str, device_id: int) -> None:
-    """Refuse a device index beyond the devices ``provider`` lists (nothing is checked for a
-    provider that lists none: its devices are known only to its own runtime).
-
-    Raises:
-        ProviderError: naming the index and the devices there are.
-    """
-    if isinstance(device_id, bool) or not isinstance(device_id, int) or device_id < 0:
-        raise ProviderError(f"device id {device_id!r} is not an integer >= 0")
-    devices: list[Any] = []
-    for info in providers.list_providers():
-        if info.name == provider:
-            devices = list(info.devices)
-    if devices and device_id >= len(devices):
-        listed = "; ".join(f"{i}: {d}" for i, d in enumerate(devices))
-        raise ProviderError(f"device id {device_id} is out of range: {provider} lists {len(devices)} "
-                            f"device(s) ({listed}); valid: 0..{len(devices) - 1}")
 
 
 def check_provider_options(

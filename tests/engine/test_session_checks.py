@@ -6,10 +6,12 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ort_layouts._errors import ProviderError
 from ort_layouts.engine import providers
+from ort_layouts.engine.runner import run_cases
 from ort_layouts.engine.session import (
     NOT_VALIDATABLE,
     check_device_id,
@@ -18,6 +20,7 @@ from ort_layouts.engine.session import (
     resolve_validation_provider,
     validation_meta,
 )
+from ort_layouts.operators.case import Case
 
 AZURE = "AzureExecutionProvider"
 
@@ -56,6 +59,26 @@ def test_device_id_beyond_the_listed_devices() -> None:
         check_device_id(providers.CPU, len(cpu.devices))
     with pytest.raises(ProviderError, match="-1"):
         check_device_id(providers.CPU, -1)
+
+
+def test_a_device_id_is_checked_as_the_provider_config_checks_it() -> None:
+    check_device_id(providers.CPU, np.int64(0))  # a numpy integer, as ProviderConfig takes it
+    for bad in (True, "0", 0.0, None):
+        with pytest.raises(providers.ProviderOptionError, match="valid: a non-negative int"):
+            check_device_id(providers.CPU, bad)
+        with pytest.raises(providers.ProviderOptionError, match="valid: a non-negative int"):
+            providers.ProviderConfig(providers.CPU, device_id=bad)
+
+
+def test_run_cases_refuses_a_device_the_provider_does_not_list_before_any_work() -> None:
+    cpu = next(i for i in providers.list_providers() if i.name == providers.CPU)
+    if not cpu.devices:
+        pytest.skip("this onnxruntime lists no CPU device")
+    seen: list[object] = []
+    case = Case("Transpose", "float32", (2, 3), perm=(1, 0))
+    with pytest.raises(ProviderError, match=f"device id {len(cpu.devices)} is out of range"):
+        run_cases([case], provider="cpu", device_id=len(cpu.devices), on_result=seen.append, jobs=1)
+    assert seen == []
 
 
 def test_provider_options() -> None:
