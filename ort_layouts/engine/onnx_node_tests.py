@@ -36,6 +36,7 @@ from ort_layouts._errors import (
     ShapeError,
 )
 from ort_layouts.descriptors.dtypes import DataType
+from ort_layouts.engine.suite import list_argument
 from ort_layouts.operators.base import Operator
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.onnx_nodes import Flagged, Graph
@@ -73,11 +74,14 @@ def installed_node_test_dir() -> Path | None:
 
 
 def _check_ops(ops: Iterable[str]) -> tuple[str, ...]:
-    wanted = tuple(dict.fromkeys(ops))
-    unknown = [op for op in wanted if op not in NODE_TEST_OPS]
+    """The op types asked for, each once; refused as a ModelError when one makes no case, and
+    when ``ops`` is one str (its letters) or no iterable (:func:`list_argument`)."""
+    listed = list_argument(ops, "ops", "op names", ModelError, example=repr(list(NODE_TEST_OPS[:2])),
+                           of_str=True) or []
+    unknown = [op for op in listed if not isinstance(op, str) or op not in NODE_TEST_OPS]
     if unknown:
         raise ModelError(f"op types {unknown} make no cases; valid: {list(NODE_TEST_OPS)}")
-    return wanted
+    return tuple(dict.fromkeys(listed))
 
 
 def materialize_node_tests(dest: str | os.PathLike[str], ops: Iterable[str] = NODE_TEST_OPS) -> Path:

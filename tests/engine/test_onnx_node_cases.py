@@ -153,3 +153,18 @@ def test_loader_reads_directory_layout(tmp_path: Path) -> None:
 def test_unknown_op_is_refused() -> None:
     with pytest.raises(ModelError, match="valid"):
         onnx_node_tests(ops=["Gather"])
+
+
+@pytest.mark.parametrize(("ops", "named"), [
+    ("Transpose", "ops 'Transpose' is one str, not a list of op names; valid: a list or other iterable "
+                  "of op names, e.g. ['Transpose']"),
+    (3, "ops 3 is not a list of op names"),
+    ([["Transpose"]], "op types [['Transpose']] make no cases"),
+], ids=["one-str", "no-iterable", "no-name"])
+def test_ops_that_are_no_list_of_names_are_refused_before_any_test_is_read(
+        ops: object, named: str, tmp_path: Path) -> None:
+    with pytest.raises(ModelError, match=re.escape(named)):
+        onnx_node_tests(ops=ops)  # type: ignore[arg-type]
+    with pytest.raises(ModelError, match=re.escape(named)):
+        materialize_node_tests(tmp_path / "out", ops=ops)  # type: ignore[arg-type]
+    assert not (tmp_path / "out").exists()
