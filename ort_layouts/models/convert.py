@@ -23,7 +23,7 @@ from onnx.external_data_helper import uses_external_data
 from ort_layouts._errors import ModelError, ShapeError
 from ort_layouts.engine.selection import check_dims
 from ort_layouts.engine.suite import check_seed
-from ort_layouts.models.extract import ModelFile, load_model, model_path
+from ort_layouts.models.extract import ModelFile, check_is_model, load_model, model_path
 from ort_layouts.models.walk import subgraphs, walk
 
 __all__ = [
@@ -505,12 +505,8 @@ def _parsed(data: bytes, what: str) -> tuple[onnx.ModelProto, str]:
     try:
         model = onnx.ModelProto.FromString(data)
     except Exception as e:  # protobuf's DecodeError
-        raise ModelError(f"the {what}'s bytes are not an ONNX model: {e}") from e
-    missing = [field for field, present in (("ir_version", model.ir_version > 0),
-                                            ("opset_import", len(model.opset_import) > 0),
-                                            ("graph", model.HasField("graph"))) if not present]
-    if missing:
-        raise ModelError(f"the {what}'s bytes are not an ONNX model: it has no {', '.join(missing)}")
+        raise ModelError(f"the {what} (its bytes) is not an ONNX model: {e}") from e
+    check_is_model(model, f"the {what} (its bytes)")
     return model, model.graph.name or "<memory>"
 
 

@@ -51,6 +51,7 @@ __all__ = [
     "ModelFile",
     "OpCoverage",
     "cases_of",
+    "check_is_model",
     "check_model_file",
     "coverage_of",
     "extract",
@@ -121,7 +122,7 @@ def load_model(model: _ModelLike, *, load_external_data: bool = False) -> tuple[
         loaded = onnx.load(str(path), load_external_data=load_external_data)
     except Exception as e:  # onnx raises DecodeError, OSError, ValueError...
         raise ModelError(f"cannot load ONNX model {str(path)!r}: {e}") from e
-    _check_is_model(loaded, str(path))
+    check_is_model(loaded, repr(str(path)))
     return loaded, str(model)
 
 
@@ -154,15 +155,20 @@ def _has_content(path: Path) -> bool:
         raise ModelError(f"cannot read model file {str(path)!r}: {e.strerror or e}") from e
 
 
-def _check_is_model(model: onnx.ModelProto, source: str) -> None:
+def check_is_model(model: onnx.ModelProto, source: str) -> None:
     """Refuse bytes that parsed as a protobuf message but are no ONNX model: one has an IR
     version, an opset import and a graph (protobuf reads many non-ONNX files as a message of
-    unknown or default fields)."""
+    unknown or default fields).
+
+    Raises:
+        ModelError: "``source`` is not an ONNX model: it has no ..." (``source`` as the message
+            names it: a quoted path, "the converted model's bytes").
+    """
     missing = [what for what, present in (("ir_version", model.ir_version > 0),
                                           ("opset_import", len(model.opset_import) > 0),
                                           ("graph", model.HasField("graph"))) if not present]
     if missing:
-        raise ModelError(f"{source!r} is not an ONNX model: it has no {', '.join(missing)}")
+        raise ModelError(f"{source} is not an ONNX model: it has no {', '.join(missing)}")
 
 
 def parse_dims(items: Sequence[str] | None) -> dict[str, int]:

@@ -287,8 +287,8 @@ def test_the_converted_models_bytes_check_as_its_proto_does() -> None:
 
 
 @pytest.mark.parametrize(("data", "message"), [
-    (b"", "the converted model's bytes are not an ONNX model: it has no ir_version, opset_import, graph"),
-    (b"\xff\xff\xff", "the converted model's bytes are not an ONNX model: "),
+    (b"", "the converted model (its bytes) is not an ONNX model: it has no ir_version, opset_import, graph"),
+    (b"\xff\xff\xff", "the converted model (its bytes) is not an ONNX model: "),
 ], ids=["empty", "no-protobuf"])
 def test_bytes_that_are_no_model_are_refused_before_a_run(data: bytes, message: str,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
