@@ -350,10 +350,14 @@ class PaddingOp:
         return True
 
     def buffer_offsets_in_elements(self, index: Sequence[int]) -> tuple[int | None, int]:
-        """(input buffer offset read for the output ``index`` of the ONNX rank, or None in the
-        padding; output buffer offset), in elements. The index gets the coerced leading axes."""
+        """(input buffer offset read for the output ``index`` of the ONNX rank, or None where
+        a CONSTANT pad writes its value; output buffer offset), in elements. In the other
+        modes a border element reads the input element its mode maps it to
+        (:func:`source_index`). The index gets the coerced leading axes."""
         full = (0,) * (self.output.dimension_count - len(index)) + tuple(index)
         src = [i - s for i, s in zip(full, self.start_padding, strict=True)]
+        if self.mode != PaddingMode.CONSTANT:
+            src = [source_index(self.mode, i, n) for i, n in zip(src, self.input.sizes, strict=True)]
         inside = all(0 <= s < n for s, n in zip(src, self.input.sizes, strict=True))
         return (self.input.offset_of(src) if inside else None), self.output.offset_of(full)
 

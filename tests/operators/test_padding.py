@@ -174,3 +174,24 @@ def test_a_bool_pad_value_is_its_0_or_1(value: Any, hex_: str) -> None:
     """A bool tensor's constant_value, as ONNX gives it (numpy's bool): the byte 0 or 1."""
     op = PaddingOp.from_onnx(BufferTensorDesc("uint8", (2, 3)), [1, 1, 1, 1], value=value)
     assert op.to_dict()["padding_value_hex"] == hex_
+
+
+@pytest.mark.parametrize(("mode", "numpy_mode"), [
+    (PaddingMode.EDGE, "edge"), (PaddingMode.REFLECTION, "reflect"), (PaddingMode.WRAP, "wrap"),
+    (PaddingMode.SYMMETRIC, "symmetric"),
+], ids=["edge", "reflect", "wrap", "symmetric"])
+def test_a_border_element_names_the_input_element_it_reads(mode: PaddingMode, numpy_mode: str) -> None:
+    """numpy.pad of the input's flat indexes says which element each output position reads."""
+    shape, pads = (3, 4), ((2, 1), (1, 3))
+    op = PaddingOp(BufferTensorDesc("float32", shape), BufferTensorDesc("float32", (6, 8)), (2, 1), (1, 3),
+                   mode)
+    reads = np.pad(np.arange(12).reshape(shape), pads, mode=numpy_mode)
+    for index in np.ndindex(*reads.shape):
+        in_offset, out_offset = op.buffer_offsets_in_elements(index)
+        assert in_offset == reads[index], index
+        assert out_offset == np.ravel_multi_index(index, reads.shape)
+
+
+def test_a_constant_border_element_reads_nothing() -> None:
+    op = PaddingOp.from_onnx(BufferTensorDesc("float32", (3,)), (2, 1))
+    assert [op.buffer_offsets_in_elements((i,))[0] for i in range(6)] == [None, None, 0, 1, 2, None]
