@@ -993,7 +993,6 @@ def run_cases(
     case_list = _case_list(cases)
     _check_inputs(case_list, inputs)
     run = _new_run(provider, device_id, provider_options, optimize, on_result)
-    check_device_id(run.config.name, run.config.device_id)
     run.encode, run.on_encoded = encode, on_encoded
     workers = min(resolve_jobs(jobs, run.config.name, len(case_list)), max(1, len(case_list)))  # no idle ones
     if workers > 1 and workers_busy_here():  # a run started from this thread's run's on_result
@@ -1212,8 +1211,9 @@ def _new_run(provider: str, device_id: int, provider_options: Mapping[str, Any] 
         kind = type(provider_options).__name__
         raise ProviderOptionError(f"provider_options {provider_options!r:.80} is a {kind}; valid: a mapping "
                                   "of option names to values, or None")
-    options = tuple(sorted((provider_options or {}).items()))
-    config = ProviderConfig(name, device_id=device_id, options=options, optimize=optimize)
+    config = ProviderConfig(name, device_id=device_id, options=tuple((provider_options or {}).items()),
+                            optimize=optimize)
+    check_device_id(config.name, config.device_id)
     return _Run(config, device_description(config), on_result)
 
 

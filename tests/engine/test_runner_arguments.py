@@ -66,7 +66,11 @@ def test_an_input_of_the_cases_type_in_the_other_byte_order_is_taken_bit_for_bit
     ({"encode": len}, ArgumentError, "encode and on_encoded go together"),
     ({"provider_options": [("a", "b")]}, ProviderOptionError,
      "provider_options [('a', 'b')] is a list; valid: a mapping of option names to values, or None"),
-], ids=["one-case", "str", "none", "inputs-list", "jobs", "batch-size", "encode-alone", "provider-options"])
+    ({"provider_options": {1: "a", "b": "c"}}, ProviderOptionError,
+     "provider option name 1 is an int; valid: a str, the option's name"),
+    ({"device_id": 7}, ProviderOptionError, "device id 7 is out of range: CPUExecutionProvider lists"),
+], ids=["one-case", "str", "none", "inputs-list", "jobs", "batch-size", "encode-alone", "provider-options",
+        "option-name", "device-id"])
 def test_a_bad_argument_is_a_typed_error(kwargs: dict[str, Any], error: type[Exception], message: str,
                                          no_work: None) -> None:
     given: dict[str, Any] = {"cases": [F32], **kwargs}
@@ -87,3 +91,8 @@ def test_numpy_integers_are_taken_for_jobs_and_batch_size() -> None:
     cases = [Case("Transpose", "float32", (2, 3), perm=(1, 0), seed=s) for s in range(3)]
     results = run_cases(cases, provider="cpu", jobs=np.int64(1), batch_size=np.int32(2))  # type: ignore[arg-type]
     assert [r.status for r in results] == [Status.PASS] * 3
+
+
+def test_plan_batches_refuses_a_device_the_provider_does_not_list() -> None:
+    with pytest.raises(ProviderOptionError, match="device id 7 is out of range"):
+        _runner.plan_batches([F32], provider="cpu", device_id=7)
