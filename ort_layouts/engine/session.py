@@ -136,20 +136,11 @@ def check_provider_options(
     ONNX Runtime checks them when it builds the session.
 
     Raises:
-        ProviderError: naming the option and the valid ones.
+        ProviderError: naming the option and the valid ones (:class:`ProviderConfig`'s checks).
     """
-    result: dict[str, str] = {}
-    for key, value in options:
-        if key in result:
-            raise ProviderError(f"provider option {key!r} is given twice ({key}={result[key]} and "
-                                f"{key}={value}); give each option once")
-        result[key] = value
-    if provider == providers.CPU and result:
-        raise ProviderError(f"provider option {next(iter(result))!r}: {providers.CPU} takes no provider "
-                            "options; valid: none")
-    if provider == providers.DML:
-        providers.ProviderConfig(provider, device_id=device_id, options=tuple(result.items()))
-    return result
+    pairs = tuple(options)
+    providers.ProviderConfig(provider, device_id=device_id, options=pairs)
+    return dict(pairs)
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:
