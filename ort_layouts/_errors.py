@@ -25,6 +25,12 @@ __all__ = [
 ]
 
 
+def a_type(value: object) -> str:
+    """The type of ``value`` with its article, for a message: "a str", "an int", "a NoneType"."""
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
 class OrtLayoutsError(Exception):
     """Base class of every error raised by ort_layouts."""
 

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import onnx
 
-from ort_layouts._errors import OrtLayoutsError, ProviderError
+from ort_layouts._errors import OrtLayoutsError, ProviderError, a_type
 from ort_layouts.descriptors.sequences import is_integer
 from ort_layouts.engine.session_process import apply_settings, graph_assignment
 
@@ -248,8 +248,7 @@ def _kind(value: object) -> str:
     "is not valid" (None)."""
     if value is None:
         return "is not valid"
-    name = type(value).__name__
-    return f"is {'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+    return f"is {a_type(value)}"
 
 
 def _option_text(key: str, value: Any) -> str:

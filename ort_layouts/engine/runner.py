@@ -72,6 +72,7 @@ from ort_layouts._errors import (
     NotExpressibleError,
     OrtLayoutsError,
     ProviderError,
+    a_type,
 )
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.sequences import is_integer
@@ -882,15 +883,14 @@ def _case_list(cases: Iterable[Any]) -> list[Case]:
             :class:`Case`.
     """
     if isinstance(cases, (Case, str, bytes)) or not isinstance(cases, Iterable):
-        kind = type(cases).__name__
-        given = f"one Case, {cases.id}" if isinstance(cases, Case) else f"{cases!r:.80}, a {kind}"
+        given = f"one Case, {cases.id}" if isinstance(cases, Case) else f"{cases!r:.80}, {a_type(cases)}"
         raise ArgumentError(f"cases is {given}; valid: an iterable of Case values (e.g. [case], or "
                             "standard_suite())")
     case_list = list(cases)
     for index, case in enumerate(case_list):
         if not isinstance(case, Case):
             raise ArgumentError(
-                f"cases[{index}] {case!r} is a {type(case).__name__}, not a Case; valid: Case values (e.g. "
+                f"cases[{index}] {case!r} is {a_type(case)}, not a Case; valid: Case values (e.g. "
                 "from standard_suite() or Case(op=..., data_type=..., shape=...))")
     return case_list
 
@@ -919,7 +919,7 @@ def _check_inputs(case_list: Sequence[Case], inputs: object) -> None:
     if inputs is None:
         return
     if not isinstance(inputs, Mapping):
-        raise ArgumentError(f"inputs {inputs!r:.80} is a {type(inputs).__name__}; valid: a mapping of case "
+        raise ArgumentError(f"inputs {inputs!r:.80} is {a_type(inputs)}; valid: a mapping of case "
                             "ids to arrays, or None")
     for case in case_list:
         if case.id in inputs:
@@ -1208,9 +1208,8 @@ def _new_run(provider: str, device_id: int, provider_options: Mapping[str, Any] 
              on_result: OnResult | None) -> _Run:
     name = resolve_provider(provider)
     if provider_options is not None and not isinstance(provider_options, Mapping):
-        kind = type(provider_options).__name__
-        raise ProviderOptionError(f"provider_options {provider_options!r:.80} is a {kind}; valid: a mapping "
-                                  "of option names to values, or None")
+        raise ProviderOptionError(f"provider_options {provider_options!r:.80} is {a_type(provider_options)}; "
+                                  "valid: a mapping of option names to values, or None")
     config = ProviderConfig(name, device_id=device_id, options=tuple((provider_options or {}).items()),
                             optimize=optimize)
     check_device_id(config.name, config.device_id)

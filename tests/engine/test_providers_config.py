@@ -8,7 +8,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ort_layouts._errors import ProviderError
 from ort_layouts.engine import providers as P
 from ort_layouts.engine import runner as _runner
 from ort_layouts.engine.runner import run_cases
@@ -45,7 +44,6 @@ def test_a_field_of_the_wrong_type_is_refused_naming_it_and_the_valid_values(
     with pytest.raises(P.ProviderOptionError) as caught:
         P.ProviderConfig(name, **kwargs)
     assert message in str(caught.value)
-    assert isinstance(caught.value, ProviderError) and isinstance(caught.value, ValueError)
 
 
 @pytest.mark.parametrize(("name", "message"), [
