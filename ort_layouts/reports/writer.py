@@ -611,15 +611,17 @@ class ReportWriter:
         data = ("\n".join(lines) + "\n").encode("utf-8")
         with self._file_lock:
             self._append(data)
+            # recorded with the lines they wrote, before a sync that may raise: what results.jsonl
+            # holds, the summaries count
+            self._results += results
+            self._ids += ids
+            self._lines += lines
+            self._pieces += pieces
             if time.monotonic() - self._last_fsync >= FSYNC_INTERVAL_S:
                 self._sync()
             elif not self._unsynced:  # synced by the syncing thread, unless a later append is
                 self._unsynced = True
                 self._sync_later()
-        self._results += results
-        self._ids += ids
-        self._lines += lines
-        self._pieces += pieces
         if self._make_at_add and len(self._results) - self._made >= _MAKE_BATCH:
             try:
                 self._make(thorough=False)
@@ -786,9 +788,11 @@ class ReportWriter:
         try:
             with self._file_lock:
                 if not self._file.closed:
-                    self._file.flush()
-                    self._sync()
-                    self._file.close()
+                    try:
+                        self._file.flush()
+                        self._sync()
+                    finally:  # a sync that failed still lets the file go
+                        self._file.close()
         finally:
             self._lock.release()
 

@@ -103,9 +103,25 @@ def test_a_sync_that_fails_in_the_syncing_thread_is_raised_by_the_next(
         assert failing.wait(30)
         with pytest.raises(OSError, match="Input/output error"):
             w.add(results[1])  # due: raises what the thread's sync raised
+        assert len(w.results) == 2  # its line was written: the summaries count it
     finally:
         w.close()
     assert (tmp_path / RESULTS_FILE).read_text().count("\n") == 2  # both lines are with the OS
+
+
+def test_a_close_whose_sync_fails_still_lets_the_file_go(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    result = _result(0)
+    w = ReportWriter(tmp_path, meta={"provider": CPU}, planned=[result.case.id], interval_s=3600)
+    w.add(result)
+
+    def fsync(fd: int) -> None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(writer_module.os, "fsync", fsync)
+    with pytest.raises(OSError, match="Input/output error"):
+        w.close()
+    assert w._file.closed
 
 
 def test_the_syncing_thread_goes_on_after_a_sync_that_failed(
