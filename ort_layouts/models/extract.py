@@ -162,7 +162,7 @@ def check_is_model(model: onnx.ModelProto, source: str) -> None:
 
     Raises:
         ModelError: "``source`` is not an ONNX model: it has no ..." (``source`` as the message
-            names it: a quoted path, "the converted model's bytes").
+            names it: a quoted path, "the converted model (its bytes)").
     """
     missing = [what for what, present in (("ir_version", model.ir_version > 0),
                                           ("opset_import", len(model.opset_import) > 0),

@@ -322,12 +322,13 @@ def test_view_checks_buffer_size() -> None:
 
 # ---- doctests of the descriptor modules ------------------------------------------------------
 @pytest.mark.parametrize("module", ["descriptors.dtypes", "descriptors.size", "descriptors.layout",
-                                    "descriptors.buffer_tensor",
-                                    "descriptors.sequences", "operators.padding", "reports.render"])
+                                    "descriptors.buffer_tensor", "descriptors.broadcast",
+                                    "descriptors.sequences", "operators.padding", "reference.nans",
+                                    "reports.render"])
 def test_doctests(module: str) -> None:
     mod = importlib.import_module(f"ort_layouts.{module}")
     result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.failed == 0
+    assert result.attempted > 0 and result.failed == 0
     assert result.attempted > 0
 
 

@@ -341,3 +341,11 @@ def test_a_nan_quieted_in_the_data_and_made_canonical_in_the_border_is_a_convers
                    0x7E01, 0x4500, 0x7E01, 0x4700, 0x7E01,
                    0x7E01, 0x4880, 0x7E00, 0x4980, 0x7E00], (4, 5))
     assert diagnose(case, x, actual).startswith("output matches the input with NaN payloads replaced")
+
+
+def test_nans_a_stride_bug_moved_are_named_as_the_stride_bug_not_a_conversion() -> None:
+    """A quiet NaN moved onto another NaN's place would pass for a payload replaced; the
+    alternatives that move bits are tried first and name the input read packed."""
+    case = Case("Transpose", "float32", (2, 2), perm=(1, 0))
+    x = np.array([[0x3F800000, 0x7FC00000], [0xFFC00000, 0x40000000]], dtype=np.uint32).view(np.float32)
+    assert diagnose(case, x, x.copy()).startswith("output matches the input read packed")
