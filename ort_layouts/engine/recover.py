@@ -77,6 +77,7 @@ from ort_layouts.operators.padding import PaddingMode, PaddingOp
 from ort_layouts.operators.registry import operator_for_type
 from ort_layouts.reference.compare import bits_of
 from ort_layouts.reference.execute import AnyDmlOperator
+from ort_layouts.reference.nans import nan_bits
 
 __all__ = [
     "KINDS",
@@ -703,8 +704,7 @@ def _value_transform(dtype: DataType, expected_bits: np.ndarray,
     width = dtype.bitwidth
     if dtype.is_float:
         sign = exp.dtype.type(1 << (width - 1))
-        mantissa_bits = {16: 10, 32: 23, 64: 52}[width]
-        exponent = exp.dtype.type(((1 << (width - 1 - mantissa_bits)) - 1) << mantissa_bits)
+        exponent = exp.dtype.type(nan_bits(dtype).exponent)
         neg_zero = exp == sign
         denormal = ((exp & exponent) == 0) & ((exp & ~sign) != 0)
         if (neg_zero[differ] & (act[differ] == 0)).all():
