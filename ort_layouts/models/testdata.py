@@ -41,7 +41,7 @@ from onnx import numpy_helper
 from ort_layouts._errors import ModelError, ReportError
 from ort_layouts.engine.graphs import build_model, provider_opset
 from ort_layouts.engine.suite import standard_suite
-from ort_layouts.models.extract import ModelFile, model_cases
+from ort_layouts.models.extract import ModelFile, load_model, model_cases
 from ort_layouts.operators.base import input_name, output_name
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.expected import expected_outputs, input_feeds
@@ -133,7 +133,7 @@ def read_test_dir(directory: str | Path, *, data_set: int = 0) -> TestData:
     data = path / f"test_data_set_{data_set}"
     if not (path / "model.onnx").is_file() or not data.is_dir():
         raise ModelError(f"{str(path)!r} is not an ONNX test directory (model.onnx and {data.name}/)")
-    model = onnx.load(str(path / "model.onnx"))
+    model = load_model(path / "model.onnx", load_external_data=True)[0]  # refused when no ONNX model
 
     def load(prefix: str) -> dict[str, np.ndarray]:
         found = {}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -369,3 +370,13 @@ def test_export_command_force_whose_move_fails_keeps_the_export(
     assert len(err) == 1 and err[0].startswith("ort-layouts: error: No space left on device: ")
     assert _tree(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keep"]
+
+
+@pytest.mark.parametrize(("content", "named"), [
+    (b"\xff\xff\xff", "cannot load ONNX model"), (b"", "is empty (0 bytes), not an ONNX model")])
+def test_a_test_directory_whose_model_is_no_onnx_model_is_refused(tmp_path: Path, content: bytes,
+                                                                   named: str) -> None:
+    (tmp_path / "test_data_set_0").mkdir()
+    (tmp_path / "model.onnx").write_bytes(content)
+    with pytest.raises(ModelError, match=re.escape(named)):
+        read_test_dir(tmp_path)
