@@ -18,7 +18,6 @@ every value kind asked, so that a selection reads the model and extracts its lay
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
@@ -306,9 +305,8 @@ def select_cases(
         DataTypeError: an unknown data type, or ``dtypes`` given as one str or as no iterable.
         ModelError: a model without ``model_cases``, or one that cannot be read.
     """
-    check_seed(seed)
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, numbers.Integral)
-                              or limit < 1):
+    seed = check_seed(seed)
+    if limit is not None and (not is_integer(limit) or limit < 1):
         raise ShapeError(f"limit {limit!r} is not an integer >= 1 (None: no limit)")
     dims = check_dims(dims)
     op_names = resolve_ops(ops)
