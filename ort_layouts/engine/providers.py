@@ -183,8 +183,7 @@ class ProviderConfig:
             raise ProviderOptionError(
                 f"name {name!r} {wrong}; valid: an execution provider's full name, e.g. {list(_KNOWN)} "
                 "(resolve_provider gives it for a short name)")
-        full = _ALIASES.get(name.strip().lower()) or next(
-            (known for known in _KNOWN if known.lower() == name.strip().lower()), name)
+        full = _known_spelling(name) or name
         if full != name:  # "dml" would skip the DML options' checks and reach no EP
             raise ProviderOptionError(
                 f"name {name!r} is not an execution provider's full name; valid: {full!r} "
@@ -524,6 +523,14 @@ def _chosen(full: str) -> str:
     return full
 
 
+def _known_spelling(name: str) -> str | None:
+    """The full name of a provider this project knows, for its alias ("dml") or its full name
+    in any case; None for another name."""
+    key = name.strip().lower()
+    full = _ALIASES.get(key, key)
+    return next((known for known in _KNOWN if known.lower() == full.lower()), None)
+
+
 def provider_full_name(name: str) -> str:
     """The full EP name for ``name`` ("dml", "webgpu", "cuda", "cpu", "auto" or a full name, in
     any case), whether or not the EP is available here.
@@ -534,8 +541,10 @@ def provider_full_name(name: str) -> str:
     key = str(name).strip()
     if key.lower() == "auto":
         return default_provider()
-    full = _ALIASES.get(key.lower(), key)
-    matches = [n for n in (*_KNOWN, *_available_names()) if n.lower() == full.lower()]
+    known = _known_spelling(key)
+    if known is not None:
+        return known
+    matches = [n for n in _available_names() if n.lower() == key.lower()]
     if not matches:
         raise ProviderError(
             f"execution provider {name!r} is unknown; valid: {['auto', *_ALIASES]} or a full name; "
