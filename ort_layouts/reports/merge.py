@@ -51,6 +51,7 @@ from ort_layouts.reports.report import (
     failure_text,
     is_failure,
     load_report,
+    meta_object,
     now_iso,
     read_meta,
     read_results,
@@ -401,8 +402,7 @@ def _cell(r: CaseResult) -> dict[str, Any]:
 
 def _directml_version(report: Report) -> str:
     """The DirectML release a worker run loaded (``meta["stack"]["directml_version"]``)."""
-    stack = report.meta.get("stack")
-    return str(stack.get("directml_version", "") or "") if isinstance(stack, Mapping) else ""
+    return str(meta_object(report.meta, "stack").get("directml_version", "") or "")
 
 
 def _label(report: Report) -> tuple[str, str, str, str]:
@@ -410,7 +410,7 @@ def _label(report: Report) -> tuple[str, str, str, str]:
     provider = str(meta.get("provider", "") or "?")
     device = str(meta.get("device", "") or next((r.device for r in report.results if r.device), ""))
     driver = str(meta.get("driver", "") or "")
-    host = str((meta.get("environment") or {}).get("hostname", "") or "")
+    host = str(meta_object(meta, "environment").get("hostname", "") or "")
     return provider, device, driver, host
 
 

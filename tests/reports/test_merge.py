@@ -134,3 +134,12 @@ def test_a_matrix_that_fails_to_be_made_replaces_no_file(tmp_path: Path,
         write_matrix(merge_reports([_report(False, "b"), _report(True, "c")]), tmp_path, text=True)
     assert {name: (tmp_path / name).read_bytes() for name in before} == before
     assert not [p.name for p in tmp_path.iterdir() if re.fullmatch(r"\..*\.tmp", p.name)]
+
+
+def test_a_report_whose_environment_or_stack_is_no_object_merges() -> None:
+    """A report made elsewhere (a Report in memory, not read from disk) whose environment and
+    stack are of another kind: merged with no host and no DirectML release, as report.html and
+    junit.xml render it."""
+    report = Report({"provider": "CPUExecutionProvider", "environment": "vm", "stack": ["1.15.4"]}, ())
+    matrix = merge_reports([report])
+    assert [(c.directml_version, c.hostname) for c in matrix.columns] == [("", "")]
