@@ -433,7 +433,8 @@ class MatrixTally:
 
 def _environment_rows(meta: Mapping[str, Any]) -> str:
     """The page's table of where and how the run ran: each meta field that says something (a
-    report made elsewhere may hold any JSON there: it is shown as it is)."""
+    report made elsewhere may hold any JSON there: a text field is shown as it is, an object
+    field (environment, stack, versions) of another kind is left out)."""
     env = meta_object(meta, "environment")
     rows: list[tuple[str, Any]] = [
         ("provider", meta.get("provider", "")), ("device", meta.get("device", "")),
