@@ -31,8 +31,10 @@ class KnownIssue:
         ranks: the input ranks it was seen with; empty: any.
         opset_below: it was seen only below this opset (a case built at the default opset, the
             newest, is not below any); None: any opset.
-        ort_versions: the ONNX Runtime releases ("major.minor") it was seen with: those of this
-            process's onnxruntime, which runs the in-process providers (the CPU EP); empty: any.
+        ort_versions: the ONNX Runtime releases ("major.minor") it was seen with: those of the
+            runtime that runs the provider (this process's onnxruntime for the in-process ones,
+            the pinned onnxruntime-directml for DirectML through the worker:
+            :func:`~ort_layouts.engine.providers.runtime_version`); empty: any.
     """
 
     provider: str
@@ -100,8 +102,9 @@ def known_issue_for(result: CaseResult, ort_version: str | None = None) -> str:
     """The reason of the known issue that explains ``result``, or "".
 
     Args:
-        ort_version: the version of the ONNX Runtime that ran it; None: this process's
-            onnxruntime (the in-process providers')."""
+        ort_version: the version of the ONNX Runtime that ran it (the runner gives
+            :func:`~ort_layouts.engine.providers.runtime_version` of its provider); None: this
+            process's onnxruntime (the in-process providers')."""
     if ort_version is None:
         import onnxruntime
 

@@ -53,6 +53,7 @@ __all__ = [
     "node_assignment",
     "register_plugin_ep",
     "resolve_provider",
+    "runtime_version",
     "session_options",
     "session_settings",
 ]
@@ -379,6 +380,20 @@ def dml_through_worker() -> bool:
     """Whether DirectML runs here through the worker process (Wine) rather than in-process: the
     installed onnxruntime has no DML EP, and ``ort-layouts setup dml`` has set the stack up."""
     return not _dml_in_process() and not _dml_stack_problem()
+
+
+def runtime_version(provider: str) -> str:
+    """The version of the ONNX Runtime that runs ``provider`` (full name): the pinned
+    onnxruntime-directml's (:data:`~ort_layouts.engine.dml.stack.ORT_DIRECTML_VERSION`, whichever
+    DirectML.dll it loads) where DirectML runs through the worker process, else the installed
+    onnxruntime's."""
+    if provider == DML and dml_through_worker():
+        from ort_layouts.engine.dml.stack import ORT_DIRECTML_VERSION
+
+        return ORT_DIRECTML_VERSION
+    import onnxruntime as ort
+
+    return str(ort.__version__)
 
 
 def _dml_in_process() -> bool:

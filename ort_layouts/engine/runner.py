@@ -103,6 +103,7 @@ from ort_layouts.engine.providers import (
     make_session,
     node_assignment,
     resolve_provider,
+    runtime_version,
     session_settings,
 )
 from ort_layouts.engine.result import CaseResult, Status
@@ -395,6 +396,7 @@ class _Run:
         self.encode_sent: bytes | None = None  # encode pickled for the workers, None: made here
         self.results: dict[int, CaseResult] = {}
         self.ir_version = provider_ir_version(config.name)
+        self.ort_version = runtime_version(config.name)  # the known issues seen with a release
         self.reruns_left = RERUN_LIMIT
         self.opset = provider_opset(config.name)
         self.sessions: ThreadPoolExecutor | None = None  # the session thread, while a run lasts
@@ -696,7 +698,7 @@ class _Run:
             expected_hex=cmp.expected_hex, actual_hex=cmp.actual_hex, diagnosis=diagnosis,
             recovered=recovered, message=message, descriptors=prep.descriptors,
             seconds=seconds + prep.seconds + time.perf_counter() - start)
-        known = known_issue_for(result)
+        known = known_issue_for(result, self.ort_version)
         return dataclasses.replace(result, known_issue=known) if known else result
 
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import onnxruntime as ort
 import pytest
 
-from ort_layouts import Case, CaseResult, Status, diagnose
-from ort_layouts.engine.known_issues import known_issue_for
+from ort_layouts import Case, CaseResult, DataType, Status, diagnose
+from ort_layouts.engine import known_issues
+from ort_layouts.engine.known_issues import KnownIssue, known_issue_for
 
 PAD16 = Case("Pad", "float16", (4,), pads=(1, 1), mode="edge", values="special")
 
@@ -107,3 +109,24 @@ def test_the_onnx_runtime_version_is_this_process_s_by_default(monkeypatch: pyte
     assert known_issue_for(result)
     monkeypatch.setattr(onnxruntime, "__version__", "1.32.0")
     assert not known_issue_for(result)
+
+
+def test_runner_labels_by_the_runtime_that_ran_the_case(monkeypatch: pytest.MonkeyPatch) -> None:
+    # an issue seen only with ONNX Runtime 0.1 labels a mismatch when the runtime that runs the
+    # provider is 0.1.x (as DirectML through the worker runs its own onnxruntime), not otherwise
+    from ort_layouts.engine import runner
+
+    case = Case(op="Transpose", data_type=DataType.FLOAT32, shape=(2, 3), perm=(1, 0))
+    issue = KnownIssue(provider="CPUExecutionProvider", op="Transpose", data_types=(DataType.FLOAT32,),
+                       signatures=("",), reason="seen with 0.1", ort_versions=("0.1",))
+    monkeypatch.setattr(known_issues, "KNOWN_ISSUES", (issue,))
+    zeros = [np.zeros((3, 2), np.float32)]
+    monkeypatch.setattr(runner._Run, "_rerun", lambda self, prep: lambda x: zeros)
+    for version, labelled in ((ort.__version__, False), ("0.1.7", True)):
+        monkeypatch.setattr(runner, "runtime_version", lambda provider, v=version: v)
+        run = runner._new_run("cpu", 0, None, True, None)
+        prep = runner._prepare(case, run.config.name, None)
+        assert isinstance(prep, runner._Prepared)
+        result = run._judge(prep, zeros, run.config.name, 0.0)
+        assert result.status is Status.MISMATCH
+        assert (result.known_issue == "seen with 0.1") is labelled

@@ -298,3 +298,13 @@ def test_a_dml_hang_timeout_does_not_choose_directml_where_it_is_not_set_up(
     without = P.default_provider()
     monkeypatch.setenv("ORT_LAYOUTS_DML_TIMEOUT_S", value)
     assert P.default_provider() == P.resolve_provider("auto") == without != P.DML
+
+
+def test_runtime_version_through_the_worker_is_the_pinned_wheel(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the worker runs onnxruntime.dll of onnxruntime-directml 1.24.4 (the wheel `setup dml` pins),
+    # whatever onnxruntime this process has; the in-process providers run this process's
+    monkeypatch.setattr(P, "dml_through_worker", lambda: True)
+    assert P.runtime_version(P.DML) == "1.24.4"
+    assert P.runtime_version(P.CPU) == ort.__version__
+    monkeypatch.setattr(P, "dml_through_worker", lambda: False)
+    assert P.runtime_version(P.DML) == ort.__version__
