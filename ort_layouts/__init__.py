@@ -25,8 +25,8 @@ Models
     model_cases, model_coverage, read_test_dir, write_test_dir
 Errors
     ArgumentError, DataTypeError, DescriptorError, LayoutError, ModelError, NotExpressibleError,
-    OrtLayoutsError, ProviderError, ReportError, ShapeError (each also a ValueError, or
-    RuntimeError; ArgumentError also a TypeError)
+    OrtLayoutsError, ProviderError, ProviderUnavailableError, ReportError, ShapeError (each also
+    a ValueError, or RuntimeError; ArgumentError also a TypeError)
 """
 
 from ort_layouts._errors import (
@@ -38,6 +38,7 @@ from ort_layouts._errors import (
     NotExpressibleError,
     OrtLayoutsError,
     ProviderError,
+    ProviderUnavailableError,
     ReportError,
     ShapeError,
 )
@@ -177,6 +178,7 @@ __all__ = [
     "NotExpressibleError",
     "OrtLayoutsError",
     "ProviderError",
+    "ProviderUnavailableError",
     "ReportError",
     "ShapeError",
 ]

@@ -20,6 +20,7 @@ __all__ = [
     "NotExpressibleError",
     "OrtLayoutsError",
     "ProviderError",
+    "ProviderUnavailableError",
     "ReportError",
     "ShapeError",
 ]
@@ -74,6 +75,12 @@ class NotExpressibleError(OrtLayoutsError, ValueError):
 
 class ProviderError(OrtLayoutsError, RuntimeError):
     """An execution provider that is unknown, unavailable here, or badly configured."""
+
+
+class ProviderUnavailableError(ProviderError):
+    """An execution provider this project knows that is not available here (DirectML off
+    Windows without the worker's stack, CUDA without a CUDA build): a run on it cannot happen
+    on this machine, though the name is right."""
 
 
 class ModelError(OrtLayoutsError, ValueError):

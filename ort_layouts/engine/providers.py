@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import onnx
 
-from ort_layouts._errors import OrtLayoutsError, ProviderError, a_type
+from ort_layouts._errors import OrtLayoutsError, ProviderError, ProviderUnavailableError, a_type
 from ort_layouts.descriptors.sequences import is_integer
 from ort_layouts.engine.session_process import apply_settings, graph_assignment
 
@@ -571,8 +571,9 @@ def resolve_provider(name: str) -> str:
     """The full EP name for ``name`` (:func:`provider_full_name`), available here.
 
     Raises:
-        ProviderError: an unknown name, or an EP that is not available here; the message lists
-            the available EPs.
+        ProviderError: an unknown name; the message lists the valid names.
+        ProviderUnavailableError: an EP this project knows that is not available here; the
+            message lists the available EPs.
         ProviderOptionError: DirectML through the worker, with a bad ``ORT_LAYOUTS_DML_TIMEOUT_S``
             (the message names the variable, its value and the valid ones): the run would use it.
     """
@@ -592,7 +593,8 @@ def resolve_provider(name: str) -> str:
         elif full == WEBGPU:
             hint = (" (install onnxruntime-ep-webgpu; it needs onnxruntime >= 1.24.4 and a GPU "
                     "with Vulkan, D3D12 or Metal)")
-        raise ProviderError(f"execution provider {full!r} is not available{hint}; available: {available}")
+        raise ProviderUnavailableError(
+            f"execution provider {full!r} is not available{hint}; available: {available}")
     return _chosen(full)
 
 

@@ -974,8 +974,9 @@ def run_cases(
         One result per case, in the order of ``cases``.
 
     Raises:
-        ProviderError: the provider is unknown or not available (lists the available ones), or
-            ``jobs`` is above 1 on the DML EP.
+        ProviderError: the provider is unknown or not available (lists the available ones; a
+            :class:`~ort_layouts.ProviderUnavailableError` for the latter), or ``jobs`` is
+            above 1 on the DML EP.
         ArgumentError: an item of ``cases`` is not a :class:`Case`, ``batch_size`` or ``jobs``
             is not valid, ``inputs`` is not a mapping, only one of ``encode`` and
             ``on_encoded`` is given, a callback is not callable (all before anything runs), or

@@ -114,8 +114,9 @@ def resolve_validation_provider(name: str) -> str:
     name, or the alias ``ort-layouts providers`` lists for any other provider ("azure").
 
     Raises:
-        ProviderError: an unknown or unavailable provider, or one of :data:`NOT_VALIDATABLE`;
-            the message lists the providers a run can take here.
+        ProviderError: an unknown provider, or one of :data:`NOT_VALIDATABLE`; the message
+            lists the providers a run can take here.
+        ProviderUnavailableError: a provider this project knows that is not available here.
     """
     key = str(name).strip()
     infos = providers.list_providers()

@@ -159,29 +159,23 @@ def _option_list(config: pytest.Config, option: str) -> tuple[Any, ...] | None:
 def _provider(name: str) -> tuple[str, str]:
     """``(full name, "")`` for the provider ``--ort-provider`` names, resolved as
     ``ort-layouts validate --provider`` resolves it; ``("", why)`` for a provider this project
-    knows that cannot run here (its items are skipped, or fail with ``--ort-strict``).
+    knows that cannot run here (a :class:`~ort_layouts.ProviderUnavailableError`: its items are
+    skipped, or fail with ``--ort-strict``).
 
     Raises:
         pytest.UsageError: a name ``validate`` refuses for any reason but the provider's absence
-            here (an unknown name, a provider that cannot be validated such as ``azure``).
+            here (an unknown name, a provider that cannot be validated such as ``azure``, a
+            setting's bad value such as ``ORT_LAYOUTS_DML_TIMEOUT_S``).
     """
-    from ort_layouts._errors import ProviderError
-    from ort_layouts.engine.providers import ProviderOptionError, provider_full_name
-    from ort_layouts.engine.session import NOT_VALIDATABLE, resolve_validation_provider
+    from ort_layouts._errors import ProviderError, ProviderUnavailableError
+    from ort_layouts.engine.session import resolve_validation_provider
 
     try:
         return resolve_validation_provider(name), ""
-    except ProviderOptionError as e:  # a setting's bad value (ORT_LAYOUTS_DML_TIMEOUT_S): no absence
-        raise pytest.UsageError(f"ort_layouts: --ort-provider: {e}") from e
+    except ProviderUnavailableError as e:
+        return "", str(e)
     except ProviderError as e:
-        refused = e
-    try:
-        full = provider_full_name(name)  # a provider this project knows, whether here or not
-    except ProviderError:
-        full = ""
-    if not full or full in NOT_VALIDATABLE:
-        raise pytest.UsageError(f"ort_layouts: --ort-provider: {refused}") from refused
-    return "", str(refused)
+        raise pytest.UsageError(f"ort_layouts: --ort-provider: {e}") from e
 
 
 @pytest.hookimpl(tryfirst=True)

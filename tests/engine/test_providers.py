@@ -12,7 +12,7 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
-from ort_layouts._errors import ProviderError
+from ort_layouts._errors import ProviderError, ProviderUnavailableError
 from ort_layouts.engine import providers as P
 from ort_layouts.engine.graphs import build_model
 from ort_layouts.operators.case import Case
@@ -40,6 +40,20 @@ def test_unknown_provider_lists_choices() -> None:
 def test_unavailable_dml_names_what_is_available() -> None:
     with pytest.raises(ProviderError, match=r"'DmlExecutionProvider' is not available.*available: \[.*CPU"):
         P.resolve_provider("dml")
+
+
+def test_a_known_provider_absent_here_is_unavailable_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Absence has its own type, so a caller tells it from an unknown name without reading the
+    message; both remain ProviderErrors (and RuntimeErrors)."""
+    monkeypatch.setattr(P, "_available_names", lambda: ["CPUExecutionProvider"])
+    with pytest.raises(ProviderUnavailableError) as absent:
+        P.resolve_provider("cuda")
+    assert str(absent.value) == ("execution provider 'CUDAExecutionProvider' is not available; "
+                                 "available: ['CPUExecutionProvider']")
+    assert isinstance(absent.value, ProviderError) and isinstance(absent.value, RuntimeError)
+    with pytest.raises(ProviderError, match="'cudaa' is unknown") as unknown:
+        P.resolve_provider("cudaa")
+    assert not isinstance(unknown.value, ProviderUnavailableError)
 
 
 def test_auto_is_cpu_without_gpu_eps(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,6 +7,7 @@ import importlib.util
 import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -244,6 +245,37 @@ def test_a_bad_dml_timeout_is_a_usage_error_not_a_skip(monkeypatch: pytest.Monke
     refused = "--ort-provider: ORT_LAYOUTS_DML_TIMEOUT_S='abc' is not valid"
     with pytest.raises(pytest.UsageError, match=refused):
         _provider(name)
+
+
+@needs_engine
+def test_a_known_provider_absent_here_is_a_skip_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ort_layouts.engine import providers
+    from ort_layouts.frontends.pytest_plugin import _provider
+
+    monkeypatch.setattr(providers, "_available_names", lambda: ["CPUExecutionProvider"])
+    assert _provider("cuda") == ("", "execution provider 'CUDAExecutionProvider' is not available; "
+                                     "available: ['CPUExecutionProvider']")
+
+
+@needs_engine
+def test_only_an_unavailable_provider_skips(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plugin goes by the error's type: another refusal of a name this project knows (here
+    "cuda") is a usage error, not a run whose every item is skipped."""
+    from ort_layouts._errors import ProviderError, ProviderUnavailableError
+    from ort_layouts.engine import session
+    from ort_layouts.frontends.pytest_plugin import _provider
+
+    def refusing(error: Exception) -> Any:
+        def resolve(name: str) -> str:
+            raise error
+        return resolve
+
+    monkeypatch.setattr(session, "resolve_validation_provider",
+                        refusing(ProviderUnavailableError("CUDA is not here")))
+    assert _provider("cuda") == ("", "CUDA is not here")
+    monkeypatch.setattr(session, "resolve_validation_provider", refusing(ProviderError("CUDA is broken")))
+    with pytest.raises(pytest.UsageError, match=r"^ort_layouts: --ort-provider: CUDA is broken$"):
+        _provider("cuda")
 
 
 def test_bad_selection_is_a_usage_error(pytester: pytest.Pytester) -> None:
