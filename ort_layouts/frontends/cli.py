@@ -117,12 +117,14 @@ def path_text(text: str) -> str:
     return text
 
 
-def name_list(text: str) -> tuple[str, ...]:
-    """``"a,b"``: one name or more, no empty item (``"a,,b"`` is an error):
-    :func:`ort_layouts.engine.selection.parse_names`."""
-    from ort_layouts.engine.selection import parse_names
+def release_list(text: str) -> tuple[str, ...]:
+    """``"1.9.1,1.15.4"``: DirectML releases, one or more, no empty item (``"1.15.4,,"`` is an
+    error that lists the releases there are); which releases they are is checked once every
+    ``--dml-version`` is read (:func:`ort_layouts.engine.dml.stack.check_directml_versions`)."""
+    from ort_layouts.engine.dml.stack import DIRECTML_WHEELS
 
-    return _argument_type(parse_names, text)
+    return comma_list(text, str, what="DirectML releases", example=", ".join(DIRECTML_WHEELS),
+                      skip_blanks=False)
 
 
 def rank_list(text: str) -> tuple[int, ...]:
@@ -647,7 +649,7 @@ def _add_validate(p: argparse.ArgumentParser) -> None:
                    help="worker processes that share the batches (default: on the CPU and WebGPU "
                         f"EPs, for {PROCESS_MIN_CASES:,} cases or more, one a usable processor up to "
                         f"{MAX_JOBS}; else 1: the run stays in this process)")
-    p.add_argument("--dml-version", type=name_list, action="append", metavar="V[,V...]",
+    p.add_argument("--dml-version", type=release_list, action="append", metavar="V[,V...]",
                    help="DirectML only: run under this DirectML release, set up with `setup dml "
                         "--dml-version V` (default the stack's own); several (comma-separated or "
                         "repeated) run one after the other, each into --report DIR/dml-V/, with the "
@@ -1399,19 +1401,24 @@ def _add_setup(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-apt", action="store_true", help="do not install system packages")
     p.add_argument("--force", action="store_true", help="download the DLLs and compile the worker again")
     p.add_argument("--no-check", action="store_true", help="skip the final Transpose check")
-    p.add_argument("--dml-version", nargs="+", default=[], metavar="V",
-                   help="also set up these older DirectML releases (e.g. 1.9.1 1.12.0) for "
-                        "validate --dml-version")
+    p.add_argument("--dml-version", type=release_list, nargs="+", default=[], metavar="V[,V...]",
+                   help="also set up these older DirectML releases (e.g. 1.9.1 1.12.0, or "
+                        "1.9.1,1.12.0) for validate --dml-version")
 
 
 def _run_setup(args: argparse.Namespace) -> int:
     from ort_layouts.engine.dml.install import setup_dml
+    from ort_layouts.engine.dml.stack import check_directml_versions
 
+    versions: tuple[str, ...] = ()
+    if args.dml_version:
+        versions = _argument("--dml-version", check_directml_versions,
+                             [v for item in args.dml_version for v in item])
     if args.home:
         check_output_dir(args.home, "--home")
     setup_dml(home=args.home, mesa=args.mesa or "25", log=lambda line: _out(line),
               apt=not args.no_apt, force=args.force, check=not args.no_check,
-              directml_versions=[v for item in args.dml_version for v in item.split(",") if v])
+              directml_versions=versions)
     return 0
 
 

@@ -143,6 +143,19 @@ def test_bad_command_line_in_a_real_process() -> None:
         "(see ort-layouts validate --help)"]
 
 
+@pytest.mark.parametrize("releases", [["1.9.1", "1.15.4"], ["1.9.1,1.15.4"], ["1.9.1, 1.15.4", "1.9.1"]],
+                         ids=["spaces", "commas", "both-and-a-repeat"])
+def test_setup_takes_the_releases_spaced_or_comma_separated(monkeypatch: pytest.MonkeyPatch, capsys: Cap,
+                                                            releases: list[str]) -> None:
+    import ort_layouts.engine.dml.install as install
+
+    asked: list[tuple[str, ...]] = []
+    monkeypatch.setattr(install, "setup_dml", lambda **options: asked.append(options["directml_versions"]))
+    code, _, err = run(["setup", "dml", "--no-apt", "--no-check", "--dml-version", *releases], capsys)
+    assert (code, err) == (0, "")
+    assert [list(versions) for versions in asked] == [["1.9.1", "1.15.4"]]
+
+
 def test_help_and_version(capsys: Cap) -> None:
     code, out, _ = run(["--help"], capsys)
     assert code == 0

@@ -88,6 +88,7 @@ def _listing(root: Path) -> list[tuple[str, int]]:
 @pytest.fixture
 def no_work(monkeypatch: pytest.MonkeyPatch) -> None:
     """The functions that do each command's work fail the test if they are reached."""
+    import ort_layouts.engine.dml.install as install
     import ort_layouts.engine.runner as runner
     import ort_layouts.frontends.bench as bench
     import ort_layouts.models.convert as convert
@@ -102,6 +103,7 @@ def no_work(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(merge, "merge_reports", work)
     monkeypatch.setattr(convert, "convert_layout", work)
     monkeypatch.setattr(testdata, "export_test_dir", work)
+    monkeypatch.setattr(install, "setup_dml", work)
 
 
 SMALL = ["--provider", "cpu", "--ops", "Transpose", "--dtypes", "float32", "--ranks", "2"]
@@ -290,6 +292,17 @@ BAD: dict[str, tuple[list[str], str]] = {
     # ---- setup and the program
     "setup-home-is-a-file": (["setup", "dml", "--home", "afile", "--no-apt"], "'afile'"),
     "setup-unknown-stack": (["setup", "cuda"], "'cuda'"),
+    "setup-dml-version-blank-item": (["setup", "dml", "--no-apt", "--dml-version", "1.15.4,,"],
+                                     "argument --dml-version: '1.15.4,,' has an empty item (item 2); "
+                                     "separate DirectML releases with single commas (e.g. 1.9.1, 1.10.1, "
+                                     "1.12.0, 1.12.1, 1.13.1, 1.14.1, 1.15.1, 1.15.2, 1.15.4)"),
+    "setup-dml-version-blank-first": (["setup", "dml", "--no-apt", "--dml-version", "1.9.1", ",1.15.4"],
+                                      "argument --dml-version: ',1.15.4' has an empty item (item 1)"),
+    "setup-dml-version-empty": (["setup", "dml", "--no-apt", "--dml-version", ""],
+                                "argument --dml-version: '' is an empty list"),
+    "setup-dml-version-unknown": (["setup", "dml", "--no-apt", "--dml-version", "1.9.1,1.11.0"],
+                                  "argument --dml-version: DirectML '1.11.0' is not a known release; "
+                                  "choices: 1.9.1, 1.10.1, 1.12.0"),
     "no-command": ([], "a command is required"),
     "unknown-command": (["frobnicate"], "'frobnicate'"),
 }
