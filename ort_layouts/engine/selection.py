@@ -28,7 +28,7 @@ from ort_layouts.descriptors.sequences import is_integer
 from ort_layouts.engine.suite import SUITE_DTYPES, check_ranks, check_seed, list_argument, standard_suite
 from ort_layouts.operators.case import VALUE_KINDS, Case
 from ort_layouts.operators.padding import check_value
-from ort_layouts.operators.registry import CASE_OPS
+from ort_layouts.operators.registry import check_op_type
 
 __all__ = [
     "SELECTION_LISTS",
@@ -177,11 +177,7 @@ def resolve_ops(names: Iterable[str] | None) -> list[str] | None:
     names = list_argument(names, "ops", "op names", ShapeError, example="['Transpose', 'Pad']", of_str=True)
     if not names:
         return None
-    by_lower = {op.lower(): op for op in CASE_OPS}
-    unknown = [o for o in names if not isinstance(o, str) or o.lower() not in by_lower]
-    if unknown:
-        raise ShapeError(f"unknown op {unknown[0]!r}; valid: {list(CASE_OPS)}")
-    return [by_lower[o.lower()] for o in names]
+    return [check_op_type(o, cases=True, any_case=True) for o in names]
 
 
 def resolve_dtypes(names: Iterable[DataType | str] | None) -> list[DataType] | None:

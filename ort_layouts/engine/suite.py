@@ -14,7 +14,7 @@ from ort_layouts._errors import DataTypeError, ShapeError
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.sequences import int_tuple, is_integer
 from ort_layouts.operators.case import Case
-from ort_layouts.operators.registry import CASE_OPS, case_operators, operator_for_type
+from ort_layouts.operators.registry import CASE_OPS, case_operators, check_op_type, operator_for_type
 
 __all__ = ["SUITE_DTYPES", "check_ranks", "check_seed", "is_edge_case", "list_argument", "standard_suite"]
 
@@ -124,10 +124,7 @@ def standard_suite(
     if not_names:
         raise ShapeError(f"ops {op_list!r} holds {not_names[0]!r}, which is not an op name; valid: "
                          f"{sorted(CASE_OPS)}")
-    op_set = set(CASE_OPS) if op_list is None else set(op_list)
-    unknown = op_set - set(CASE_OPS)
-    if unknown:
-        raise ShapeError(f"ops {sorted(unknown)} are not layout ops; valid: {sorted(CASE_OPS)}")
+    op_set = set(CASE_OPS) if op_list is None else {check_op_type(op, cases=True) for op in op_list}
     dtype_list = list(SUITE_DTYPES) if dtype_names is None else resolve_dtypes(dtype_names) or []
     rank_set = set(range(9)) if rank_tuple is None else set(rank_tuple)
     if not (op_set and dtype_list and rank_set):

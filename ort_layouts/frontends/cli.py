@@ -417,12 +417,9 @@ def _op_case(args: argparse.Namespace) -> Any:
     """The Case that ``describe --op`` names (every value checked before any work)."""
     from ort_layouts.descriptors.dtypes import DataType
     from ort_layouts.operators.case import Case
-    from ort_layouts.operators.registry import CASE_OPS
+    from ort_layouts.operators.registry import check_op_type
 
-    by_lower = {op.lower(): op for op in CASE_OPS}
-    if args.op.lower() not in by_lower:
-        raise UsageError(f"argument --op: {args.op!r} is not a data-movement op here; "
-                         f"valid: {list(CASE_OPS)}")
+    op = _argument("--op", lambda name: check_op_type(name, cases=True, any_case=True), args.op)
     fields: dict[str, Any] = {}
     for key, value in args.param:
         if key not in _OP_PARAMS:
@@ -436,7 +433,6 @@ def _op_case(args: argparse.Namespace) -> Any:
         except (ValueError, argparse.ArgumentTypeError):
             what = "integers" if kind == "ints" else "an integer"
             raise UsageError(f"argument --param: {key}={value!r} is not {what}") from None
-    op = by_lower[args.op.lower()]
     if "opset" in fields:
         import onnx
 
@@ -1212,14 +1208,10 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
 
 # ---- extract (ort_layouts.models.extract) -----------------------------------------------------
 def _layout_ops(text: str) -> tuple[str, ...]:
-    from ort_layouts.models.extract import LAYOUT_OPS
+    from ort_layouts.operators.registry import check_op_type
 
-    by_lower = {op.lower(): op for op in LAYOUT_OPS}
     names = comma_list(text, str, what="op types", example="Transpose,Pad", skip_blanks=False)
-    unknown = [n for n in names if n.lower() not in by_lower]
-    if unknown:
-        raise argparse.ArgumentTypeError(f"unknown op {unknown[0]!r}; valid: {list(LAYOUT_OPS)}")
-    return tuple(by_lower[n.lower()] for n in names)
+    return tuple(_argument_type(check_op_type, n, any_case=True) for n in names)
 
 
 def _add_extract(p: argparse.ArgumentParser) -> None:

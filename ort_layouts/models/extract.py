@@ -42,7 +42,7 @@ from ort_layouts.engine.selection import check_dims
 from ort_layouts.models.walk import Body, node_name, walk
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.onnx_nodes import Flagged, Graph, constant_value, is_constant_node, static
-from ort_layouts.operators.registry import CASE_OPS, LAYOUT_OPS, operator_for_type
+from ort_layouts.operators.registry import CASE_OPS, LAYOUT_OPS, check_op_type, operator_for_type
 from ort_layouts.reference.buffers import is_nibble
 
 __all__ = [
@@ -498,9 +498,11 @@ def extract(model: _ModelLike, *, dims: Mapping[str, int] | None = None,
 
 def _wanted(ops: Sequence[str] | None) -> tuple[str, ...]:
     wanted = tuple(LAYOUT_OPS if ops is None else ops)
-    unknown = [o for o in wanted if o not in LAYOUT_OPS]
-    if unknown:
-        raise ModelError(f"op types {unknown} are not layout ops; valid: {list(LAYOUT_OPS)}")
+    for op in wanted:
+        try:
+            check_op_type(op)
+        except ShapeError as e:  # the function's argument, refused as the model reader's error
+            raise ModelError(str(e)) from None
     return wanted
 
 

@@ -102,10 +102,9 @@ class Case(_IdSlot):
     origin: str = "suite"
 
     def __post_init__(self) -> None:
-        from ort_layouts.operators.registry import CASE_OPS, operator_for_type
+        from ort_layouts.operators.registry import check_op_type, operator_for_type
 
-        if self.op not in CASE_OPS:
-            raise ShapeError(f"op {self.op!r} is not supported; valid: {list(CASE_OPS)}")
+        check_op_type(self.op, cases=True)
         if self.values not in VALUE_KINDS:
             raise ShapeError(f"values {self.values!r} is not valid; valid: {list(VALUE_KINDS)}")
         operator = operator_for_type(self.op)

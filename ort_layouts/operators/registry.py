@@ -18,7 +18,7 @@ from ort_layouts.operators.split import Split
 from ort_layouts.operators.tile import Tile
 from ort_layouts.operators.transpose import Transpose
 
-__all__ = ["CASE_OPS", "LAYOUT_OPS", "case_operators", "operator_for_type"]
+__all__ = ["CASE_OPS", "LAYOUT_OPS", "case_operators", "check_op_type", "operator_for_type"]
 
 # one line per operator module, in the order of the standard suite and of reports
 _MODULES: tuple[Operator, ...] = (
@@ -46,13 +46,37 @@ def case_operators() -> tuple[Operator, ...]:
     return tuple(m for m in _MODULES if m.validates)
 
 
-def operator_for_type(op_type: str) -> Operator:
-    """The operator module of an ONNX op type.
+def check_op_type(name: object, *, cases: bool = False, any_case: bool = False) -> str:
+    """The op type ``name`` names, as ort_layouts spells it: the one check of an op name, for
+    every caller (the registry, :class:`~ort_layouts.operators.case.Case`, the selection, the
+    command line).
+
+    Args:
+        name: the op type asked for.
+        cases: one of :data:`CASE_OPS` (the op types that make validation cases); else one of
+            :data:`LAYOUT_OPS`.
+        any_case: ``name`` in any letter case ("transpose": what a user types); else exactly
+            (a model's op type, which ONNX matches exactly).
 
     Raises:
-        ShapeError: ort_layouts does not know the op type (the message lists those it knows).
+        ShapeError: another name, or no str: "op 'Conv' is not a layout op here; valid: [...]"
+            (with ``cases``: "... is not a layout op that makes cases here; ...").
     """
-    try:
-        return _BY_TYPE[op_type]
-    except (KeyError, TypeError):
-        raise ShapeError(f"op {op_type!r} is not a layout op here; valid: {list(LAYOUT_OPS)}") from None
+    known = CASE_OPS if cases else LAYOUT_OPS
+    if isinstance(name, str):
+        key = name.lower() if any_case else name
+        found = next((op for op in known if (op.lower() if any_case else op) == key), None)
+        if found is not None:
+            return found
+    what = "a layout op that makes cases here" if cases else "a layout op here"
+    raise ShapeError(f"op {name!r} is not {what}; valid: {list(known)}")
+
+
+def operator_for_type(op_type: str) -> Operator:
+    """The operator module of an ONNX op type (exactly as spelt).
+
+    Raises:
+        ShapeError: ort_layouts does not know the op type (:func:`check_op_type`'s message,
+            which lists those it knows).
+    """
+    return _BY_TYPE[check_op_type(op_type)]

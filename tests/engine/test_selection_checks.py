@@ -223,7 +223,7 @@ def test_no_iterable_for_a_list_is_a_typed_error(kwargs: dict[str, int], error: 
 
 
 @pytest.mark.parametrize(("kwargs", "named"), [
-    ({"ops": [3]}, "unknown op 3; valid: "),
+    ({"ops": [3]}, "op 3 is not a layout op that makes cases here; valid: "),
     ({"ranks": [[1]]}, r"ranks \(\[1\],\) holds \[1\], which is not an integer"),
     ({"ranks": [1.5]}, r"holds 1\.5, which is not an integer"),
     ({"shard": "1/4"}, r"shard '1/4' is not a pair of integers \(K, N\); valid: 1 <= K <= N, "
