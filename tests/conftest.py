@@ -20,3 +20,15 @@ def _dml_only_where_asked(request: pytest.FixtureRequest, tmp_path_factory: pyte
     if DML_TESTS in Path(str(request.node.fspath)).parents:
         return
     monkeypatch.setenv("ORT_LAYOUTS_DML_HOME", str(tmp_path_factory.getbasetemp() / "no-dml-home"))
+
+
+@pytest.fixture
+def two_cpu_devices(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CPU EP as the one provider there is, listing two devices, whatever this ONNX Runtime
+    lists: a build that lists no CPU device has no device id to refuse."""
+    from ort_layouts.engine import providers
+
+    devices = tuple(providers.DeviceInfo("Example", f"cpu-{i}", type="CPU", ep=providers.CPU)
+                    for i in range(2))
+    listed = [providers.ProviderInfo(providers.CPU, "cpu", True, devices)]
+    monkeypatch.setattr(providers, "list_providers", lambda: list(listed))
