@@ -46,6 +46,7 @@ __all__ = [
     "file_sha256",
     "normalized_selection",
     "resolve_validation_provider",
+    "selection_differences",
     "validation_meta",
 ]
 
@@ -215,6 +216,18 @@ def normalized_selection(selection: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(ranks, list) and all(map(is_integer, ranks)):
         found["ranks"] = sorted(set(ranks))
     return found
+
+
+def selection_differences(
+    old: Mapping[str, Any], new: Mapping[str, Any], *, ignore: Set[str] = frozenset(),
+) -> list[tuple[str, Any, Any]]:
+    """The fields of two selections that differ, by name, as ``(key, old value, new value)``
+    ([] when they are equal): both taken through :func:`normalized_selection` first, so ops and
+    ranks asked in another order are equal; a field one of them lacks has the value None there;
+    the keys in ``ignore`` are not compared."""
+    old, new = normalized_selection(old), normalized_selection(new)
+    return [(key, old.get(key), new.get(key)) for key in sorted((set(old) | set(new)) - ignore)
+            if old.get(key) != new.get(key)]
 
 
 def dml_stack(provider: str) -> dict[str, Any]:

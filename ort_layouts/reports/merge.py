@@ -36,7 +36,7 @@ from typing import Any
 
 from ort_layouts._errors import ReportError
 from ort_layouts.engine.result import CaseResult, Status
-from ort_layouts.engine.session import normalized_selection
+from ort_layouts.engine.session import selection_differences
 from ort_layouts.operators.case import Case
 from ort_layouts.reports.html import case_anchor, escape, page
 from ort_layouts.reports.lock import DirectoryLock
@@ -545,11 +545,8 @@ def _read_shard(directory: Path) -> _Shard:
 _MUST_AGREE = ("provider", "device_id", *(key for key, _ in RAN_ON_KEYS), "strict")
 
 
-def _unsharded_selection(meta: Mapping[str, Any]) -> dict[str, Any]:
-    """A shard's selection without its shard and cases, its ops and ranks in order
-    (:func:`~ort_layouts.engine.session.normalized_selection`, as a resume compares them)."""
-    return normalized_selection(
-        {k: v for k, v in (meta.get("selection") or {}).items() if k not in ("shard", "cases_sha256")})
+# a shard's own fields of its selection, which differ between the shards of one run
+_SHARD_FIELDS = frozenset({"shard", "cases_sha256"})
 
 
 def _merged_meta(shards: Sequence[_Shard]) -> dict[str, Any]:
@@ -560,15 +557,14 @@ def _merged_meta(shards: Sequence[_Shard]) -> dict[str, Any]:
         if len(values) > 1:
             raise ReportError(f"the shards ran with different {key}: "
                               + ", ".join(f"shard {s.index}/{s.count} {s.meta.get(key)!r}" for s in shards))
-    selection = _unsharded_selection(first)
+    selection = first.get("selection") or {}
     for s in shards[1:]:
-        other = _unsharded_selection(s.meta)
-        if other != selection:
-            keys = sorted(k for k in set(other) | set(selection) if other.get(k) != selection.get(k))
+        differences = selection_differences(selection, s.meta.get("selection") or {}, ignore=_SHARD_FIELDS)
+        if differences:
             raise ReportError(
                 f"shard {s.index}/{s.count} was made with another selection than shard "
                 f"{shards[0].index}/{shards[0].count}: "
-                + ", ".join(f"{k} {selection.get(k)!r} (shard {s.index}: {other.get(k)!r})" for k in keys))
+                + ", ".join(f"{k} {a!r} (shard {s.index}: {b!r})" for k, a, b in differences))
     if selection.get("limit"):
         raise ReportError(f"the shards were made with --limit {selection['limit']}, which applies to each "
                           "shard: no single run holds their cases, so they cannot be merged into one report")
@@ -586,8 +582,7 @@ def _merged_meta(shards: Sequence[_Shard]) -> dict[str, Any]:
             environment[key] = ", ".join(seen)
     meta = {k: v for k, v in first.items() if k not in ("planned", "started", "finished", "resumed")}
     meta["environment"] = environment
-    meta["selection"] = {k: "" if k == "shard" else v for k, v in (first.get("selection") or {}).items()
-                         if k != "cases_sha256"}
+    meta["selection"] = {k: "" if k == "shard" else v for k, v in selection.items() if k != "cases_sha256"}
     meta["command"] = _unsharded_command(str(first.get("command", "")))
     return meta
 

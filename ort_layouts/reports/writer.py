@@ -36,7 +36,7 @@ from typing import Any, cast
 from ort_layouts._errors import ReportError
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.engine.result import CaseResult, Status, field_defaults
-from ort_layouts.engine.session import normalized_selection
+from ort_layouts.engine.session import selection_differences
 from ort_layouts.operators.case import Case
 from ort_layouts.reports.html import (
     MAX_PICTURES,
@@ -978,14 +978,7 @@ def _value_text(key: str, value: Any) -> str:
 
 
 def _selection_differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
-    """The keys of two selections that differ, as one phrase ("" when they are equal); their ops
-    and ranks compared in order (:func:`~ort_layouts.engine.session.normalized_selection`: a
-    report that stored them as asked is equal to one that stores them in order)."""
-    old, new = normalized_selection(old), normalized_selection(new)
-    differences = []
-    for key in sorted(set(old) | set(new)):
-        if old.get(key) != new.get(key):
-            label = _SELECTION_LABELS.get(key, key)
-            differences.append(f"{label} {_value_text(key, old.get(key))} "
-                               f"(this run: {_value_text(key, new.get(key))})")
-    return ", ".join(differences)
+    """The fields of two selections that differ (:func:`~ort_layouts.engine.session.selection_differences`:
+    ops and ranks compared in order), as one phrase ("" when they are equal)."""
+    return ", ".join(f"{_SELECTION_LABELS.get(key, key)} {_value_text(key, a)} "
+                     f"(this run: {_value_text(key, b)})" for key, a, b in selection_differences(old, new))

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ort_layouts.engine.session import normalized_selection, validation_meta
+from ort_layouts.engine.session import normalized_selection, selection_differences, validation_meta
 
 
 def test_ops_and_ranks_are_stored_in_order_each_once() -> None:
@@ -29,3 +29,12 @@ def test_ops_and_ranks_are_stored_in_order_each_once() -> None:
 def test_normalized_selection(selection: dict[str, Any], expected: dict[str, Any]) -> None:
     """The dtypes keep their order: it is the order of the cases (another cases_sha256)."""
     assert normalized_selection(selection) == expected
+
+
+def test_selection_differences_name_each_field_that_differs_by_name() -> None:
+    old = {"ops": ["Pad", "Transpose"], "ranks": [2, 1], "seed": 0, "shard": "1/2", "limit": 3}
+    new = {"ops": ["Transpose", "Pad", "Pad"], "ranks": [1, 2], "seed": 7, "shard": "2/2", "dtypes": ["int8"]}
+    assert selection_differences(old, new) == [
+        ("dtypes", None, ["int8"]), ("limit", 3, None), ("seed", 0, 7), ("shard", "1/2", "2/2")]
+    assert selection_differences(old, new, ignore={"shard", "limit", "dtypes"}) == [("seed", 0, 7)]
+    assert selection_differences(old, {**old, "ops": ["Transpose", "Pad"]}) == []

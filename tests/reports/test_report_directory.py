@@ -419,7 +419,8 @@ def test_merge_shards_in_python(tmp_path: Path) -> None:
     ("missing", "shards 2/2 are missing"),
     ("twice", "given twice"),
     ("mixed", "split their runs differently"),
-    ("selection", "another selection"),
+    ("selection",
+     r"shard 2/2 was made with another selection than shard 1/2: ops \[\] \(shard 2: \['Pad'\]\)$"),
     ("limit", "--limit"),
     ("planned", "do not interleave"),
 ], ids=["missing", "twice", "mixed-n", "selection", "limit", "planned"])
