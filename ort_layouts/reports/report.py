@@ -483,7 +483,8 @@ def _derived_keys() -> frozenset[str]:
     return frozenset(written).union(["results"]) - _HEADER_META_KEYS
 
 
-# meta fields readers look into, and the JSON type each must have where present
+# meta fields readers look into, and the JSON type each must have where present: an object, or
+# an array of strings (case ids, times)
 _META_TYPES: dict[str, type] = {
     "environment": dict, "selection": dict, "stack": dict, "planned": list, "resumed": list,
 }
@@ -493,7 +494,8 @@ def checked_meta(meta: dict[str, Any], source: str) -> dict[str, Any]:
     """``meta`` (of a meta.json or report.json), its fields of the types readers take them as.
 
     Raises:
-        ReportError: a field of another type (the file is damaged, or not this package's).
+        ReportError: a field of another type, or an array field holding other than strings (the
+            file is damaged, or not this package's).
     """
     for key, kind_type in _META_TYPES.items():
         value = meta.get(key)
@@ -501,20 +503,16 @@ def checked_meta(meta: dict[str, Any], source: str) -> dict[str, Any]:
             kind = "object" if kind_type is dict else "array"
             raise ReportError(f"{source}: {key!r} is {type(value).__name__} {value!r:.60}, not a JSON "
                               f"{kind}; the file is damaged")
+        if isinstance(value, list):  # of strings
+            for item in value:
+                if not isinstance(item, str):
+                    raise ReportError(f"{source}: {key!r} holds {type(item).__name__} {item!r:.60}, "
+                                      "not only strings; the file is damaged")
     versions = (meta.get("environment") or {}).get("versions")
     if versions is not None and not isinstance(versions, dict):
         raise ReportError(f"{source}: 'environment.versions' is {type(versions).__name__}, not a JSON "
                           "object; the file is damaged")
-    for key in _META_TEXT_LISTS:
-        for item in meta.get(key) or ():
-            if not isinstance(item, str):
-                raise ReportError(f"{source}: {key!r} holds {type(item).__name__} {item!r:.60}, not "
-                                  "only strings; the file is damaged")
     return meta
-
-
-# meta fields that are lists of strings where present (case ids, times)
-_META_TEXT_LISTS = ("planned", "resumed")
 
 
 def meta_object(meta: Mapping[str, Any], key: str) -> Mapping[str, Any]:
