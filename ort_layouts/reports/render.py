@@ -287,12 +287,14 @@ def _tensors(op: Drawable) -> tuple[tuple[BufferTensorDesc, ...], tuple[BufferTe
 
 
 def _reader(op: Drawable) -> Callable[[int, tuple[int, ...]], tuple[int, int | None]]:
-    """(output, index) -> (the input it reads, the input buffer offset it reads, or None)."""
+    """(output, index) -> (the input it reads, the input buffer offset it reads, or None), for
+    the operators :func:`_picture` draws by :func:`_mapped_picture` (an IdentityOp is drawn as
+    its input descriptor, a PaddingOp by :func:`_padding_picture`)."""
     if isinstance(op, JoinOp):
         return lambda _o, index: (op.source_of(index)[0], op.buffer_offsets_in_elements(index)[0])
     if isinstance(op, SplitOp):
         return lambda o, index: (0, op.buffer_offsets_in_elements(index, o)[0])
-    if isinstance(op, (Slice1Op, TileOp, DepthToSpaceOp, SpaceToDepthOp, IdentityOp, PaddingOp)):
+    if isinstance(op, (Slice1Op, TileOp, DepthToSpaceOp, SpaceToDepthOp)):
         return lambda _o, index: (0, op.buffer_offsets_in_elements(index)[0])
     raise ShapeError(f"cannot draw {type(op).__name__}")
 
