@@ -93,7 +93,9 @@ def explain(case: Case, input_array: np.ndarray, actual: np.ndarray | Sequence[n
     elements identify their source (distinct, non-zero bits: no re-run), else through ``rerun``
     when given. When no alternative reproduces the output, the recovery gives the line (through
     ``rerun`` when given). With ``recover=False`` the recovery never runs. A re-run that fails
-    after an alternative was found leaves that alternative's line, which says so.
+    (raises) is never raised: after an alternative was found it leaves that alternative's line,
+    which says so; else the line says that no alternative reproduces the output and the
+    recovery failed.
 
     NaN payloads replaced or quieted (a float conversion) are named only when no alternative
     that moves bits reproduces the output, and only when every element that differs is a NaN
@@ -148,7 +150,10 @@ def explain(case: Case, input_array: np.ndarray, actual: np.ndarray | Sequence[n
                                              (transform,), story) if recover else None)
     if not recover:
         return Diagnosis("")
-    found = _recovered(case, input_array, acts, expected, act_bits, rerun)
+    try:
+        found = _recovered(case, input_array, acts, expected, act_bits, rerun)
+    except Exception as e:  # a failed re-run (a device lost) is said, as after an alternative
+        return Diagnosis(f"no alternative reproduces the output; the recovery failed: {e}")
     return Diagnosis(found.text if found is not None else "", found)
 
 

@@ -212,6 +212,24 @@ def test_a_failed_re_run_keeps_the_alternative_found() -> None:
     assert found.text.endswith("; the recovery failed: device lost") and found.recovery is None
 
 
+def test_a_failed_re_run_with_no_alternative_found_is_said_not_raised() -> None:
+    """No alternative reproduces a shuffled output, so the recovery re-runs the case: a re-run
+    that raises (a device lost) is said in the line, as after an alternative."""
+    case = Case("Transpose", "uint8", (8, 8, 8), perm=(2, 0, 1))
+    x = np.arange(512, dtype=np.uint16).astype(np.uint8).reshape(8, 8, 8)
+    shuffled = np.random.default_rng(0).permutation(np.transpose(x, (1, 2, 0)).reshape(-1)).reshape(8, 8, 8)
+    calls: list[np.ndarray] = []
+
+    def lost(r: np.ndarray) -> list[np.ndarray]:
+        calls.append(r)
+        raise RuntimeError("device lost")
+
+    found = explain(case, x, shuffled, lost)
+    assert calls, "the recovery never re-ran the case"
+    assert found.text == "no alternative reproduces the output; the recovery failed: device lost"
+    assert found.recovery is None
+
+
 def test_a_constant_written_as_another_value_is_named() -> None:
     """A Pad whose borders hold another value than the constant (as a float16 Pad-10 on one
     DirectML stack writes 0xFFFF): numpy pads with the wrong value, the diagnosis names it."""
