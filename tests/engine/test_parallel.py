@@ -322,8 +322,8 @@ def test_resolve_jobs() -> None:
         resolve_jobs(2, DML, 1)
 
 
-def test_a_bad_jobs_is_refused_before_any_work(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_runner, "start_workers", lambda n: pytest.fail("workers started"))
+@pytest.mark.usefixtures("no_work")
+def test_a_bad_jobs_is_refused_before_any_work() -> None:
     with pytest.raises(ValueError, match="jobs 0 is not valid"):
         run_cases(CASES, provider="cpu", jobs=0)
 

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from ort_layouts.engine import providers as P
-from ort_layouts.engine import runner as _runner
 from ort_layouts.engine.runner import run_cases
 from ort_layouts.operators.case import Case
 
@@ -81,10 +80,8 @@ def test_the_valid_values_are_kept() -> None:
     assert P.ProviderConfig(P.DML, disable_cpu_fallback=None).fallback_disabled is True
 
 
-def test_run_cases_refuses_a_str_device_id_before_any_work(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_runner, "start_workers", lambda n: pytest.fail("workers started"))
-    monkeypatch.setattr(_runner, "_run_here", lambda *a, **k: pytest.fail("the run started"))
-    monkeypatch.setattr(_runner, "_run_parallel", lambda *a, **k: pytest.fail("the run started"))
+def test_run_cases_refuses_a_str_device_id_before_any_work(monkeypatch: pytest.MonkeyPatch,
+                                                           no_work: None) -> None:
     monkeypatch.setattr(P, "make_session", lambda *a, **k: pytest.fail("a session was made"))
     with pytest.raises(P.ProviderOptionError, match=r"device_id '0' is a str; valid: a non-negative int"):
         run_cases([F32], provider="cpu", device_id="0")  # type: ignore[arg-type]

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 from ort_layouts.engine import providers as P
-from ort_layouts.engine import runner as _runner
 from ort_layouts.engine.runner import run_cases
 from ort_layouts.operators.case import Case
 
@@ -82,10 +81,8 @@ def test_a_dml_device_id_option_that_int_cannot_read_is_a_typed_error() -> None:
     assert "DML option device_id='²' is not valid; valid: an integer >= 0" in str(caught.value)
 
 
-def test_run_cases_refuses_a_bad_option_value_before_any_work(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_runner, "start_workers", lambda n: pytest.fail("workers started"))
-    monkeypatch.setattr(_runner, "_run_here", lambda *a, **k: pytest.fail("the run started"))
-    monkeypatch.setattr(_runner, "_run_parallel", lambda *a, **k: pytest.fail("the run started"))
+@pytest.mark.usefixtures("no_work")
+def test_run_cases_refuses_a_bad_option_value_before_any_work() -> None:
     with pytest.raises(P.ProviderOptionError, match=r"CPUExecutionProvider takes no provider options"):
         run_cases([Case("Transpose", "float32", (2, 3), perm=(1, 0))], provider="cpu",
                   provider_options={"intra_op_num_threads": 2})

@@ -275,28 +275,23 @@ def test_a_scalar_expand_and_a_scalar_transpose_run_on_the_cpu_ep() -> None:
 
 
 @pytest.mark.parametrize("bad", [0, -1, True, 2.5, "8"])
-def test_a_bad_batch_size_is_refused_before_any_work(bad: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_runner, "start_workers", lambda n: pytest.fail("workers started"))
-    monkeypatch.setattr(_runner, "_run_here", lambda *a, **k: pytest.fail("the run started"))
+@pytest.mark.usefixtures("no_work")
+def test_a_bad_batch_size_is_refused_before_any_work(bad: Any) -> None:
     with pytest.raises(ArgumentError, match=f"batch_size {bad!r} is not valid; valid: an int >= 1"):
         _runner.run_cases([Case("Identity", "float32", (2,))], provider="cpu", batch_size=bad, jobs=2)
 
 
 @pytest.mark.parametrize("bad", ["Transpose-float32-2x3-random-s0", None, {"op": "Transpose"}])
-def test_an_item_that_is_not_a_case_is_refused_before_any_work(bad: Any,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_runner, "start_workers", lambda n: pytest.fail("workers started"))
-    monkeypatch.setattr(_runner, "_run_here", lambda *a, **k: pytest.fail("the run started"))
+@pytest.mark.usefixtures("no_work")
+def test_an_item_that_is_not_a_case_is_refused_before_any_work(bad: Any) -> None:
     expected = rf"cases\[1\] {re.escape(repr(bad))} is a {type(bad).__name__}, not a Case"
     with pytest.raises(ArgumentError, match=expected):
         _runner.run_cases([Case("Identity", "float32", (2,)), bad], provider="cpu", jobs=2)
 
 
 @pytest.mark.parametrize("name", ["encode", "on_encoded", "on_result"])
-def test_a_callback_that_cannot_be_called_is_refused_before_any_work(name: str,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_runner, "start_workers", lambda n: pytest.fail("workers started"))
-    monkeypatch.setattr(_runner, "_run_here", lambda *a, **k: pytest.fail("the run started"))
+@pytest.mark.usefixtures("no_work")
+def test_a_callback_that_cannot_be_called_is_refused_before_any_work(name: str) -> None:
     given: dict[str, Any] = {"encode": len, "on_encoded": len} if name != "on_result" else {}
     given[name] = "not a function"
     with pytest.raises(ArgumentError,

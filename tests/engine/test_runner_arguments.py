@@ -22,13 +22,6 @@ F16 = Case("Transpose", "float16", (2, 2), perm=(1, 0))
 F32 = Case("Transpose", "float32", (2, 3), perm=(1, 0))
 
 
-@pytest.fixture
-def no_work(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_runner, "start_workers", lambda n: pytest.fail("workers started"))
-    monkeypatch.setattr(_runner, "_run_here", lambda *a, **k: pytest.fail("the run started"))
-    monkeypatch.setattr(_runner, "_run_parallel", lambda *a, **k: pytest.fail("the run started"))
-
-
 @pytest.mark.parametrize(("case", "given", "error", "message"), [
     # float16 bit patterns (a signalling NaN, -0.0) given as uint16: a cast would make them 31745.0, 32768.0
     (F16, np.array([[0x7C01, 0x8000], [0x7E55, 0x0001]], np.uint16), DataTypeError,
