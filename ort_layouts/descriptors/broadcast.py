@@ -47,6 +47,6 @@ def broadcast_conflict(a: Sequence[int], b: Sequence[int]) -> tuple[int, int, in
     (1, 3, 5)
     """
     for axis, (m, n) in enumerate(_aligned(a, b)):
-        if broadcast_shape((m,), (n,)) is None:
+        if m != n and m != 1 and n != 1:  # broadcast_shape's rule for one pair
             return axis, m, n
     return None

@@ -89,9 +89,8 @@ class Expand(Operator):
             raise ShapeError("an Expand case needs target_shape")
         if any(n < 0 for n in target):
             raise ShapeError(f"Expand target_shape {list(target)} has a negative size; valid: sizes >= 0")
-        if broadcast_shape(case.shape, target) is None:  # a pair conflicts: which one, asked only now
-            conflict = broadcast_conflict(case.shape, target)
-            assert conflict is not None
+        conflict = broadcast_conflict(case.shape, target)
+        if conflict is not None:
             axis, a, b = conflict
             raise ShapeError(
                 f"Expand target_shape {list(target)} does not broadcast with the input "
