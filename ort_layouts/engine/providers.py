@@ -573,7 +573,8 @@ def resolve_provider(name: str) -> str:
     Raises:
         ProviderError: an unknown name; the message lists the valid names.
         ProviderUnavailableError: an EP this project knows that is not available here; the
-            message lists the available EPs.
+            message lists the available EPs. (DirectML that an ``ORT_LAYOUTS_DML_*`` variable
+            chose and that cannot run is a ProviderError: the message names the variable.)
         ProviderOptionError: DirectML through the worker, with a bad ``ORT_LAYOUTS_DML_TIMEOUT_S``
             (the message names the variable, its value and the valid ones): the run would use it.
     """
@@ -587,7 +588,10 @@ def resolve_provider(name: str) -> str:
             hint = " (DirectML needs the onnxruntime-directml package)"
         elif full == DML:
             problem = _dml_chosen_but_unusable()  # a variable's bad value or missing file, named
-            hint = f" ({problem})" if problem else " (set it up with: ort-layouts setup dml)"
+            if problem:  # the user's setting is wrong: no absence to skip over
+                raise ProviderError(f"execution provider {full!r} cannot run: {problem}; available: "
+                                    f"{available}")
+            hint = " (set it up with: ort-layouts setup dml)"
         elif full in _plugin_errors:
             hint = f" (its plugin library is installed but did not register: {_plugin_errors[full]})"
         elif full == WEBGPU:
