@@ -123,7 +123,7 @@ def release_list(text: str) -> tuple[str, ...]:
     ``--dml-version`` is read (:func:`ort_layouts.engine.dml.stack.check_directml_versions`)."""
     from ort_layouts.engine.dml.stack import DIRECTML_WHEELS
 
-    return comma_list(text, str, what="DirectML releases", example=", ".join(DIRECTML_WHEELS),
+    return comma_list(text, str, what="DirectML releases", example=",".join(DIRECTML_WHEELS),
                       skip_blanks=False)
 
 

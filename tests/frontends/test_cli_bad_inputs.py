@@ -294,8 +294,8 @@ BAD: dict[str, tuple[list[str], str]] = {
     "setup-unknown-stack": (["setup", "cuda"], "'cuda'"),
     "setup-dml-version-blank-item": (["setup", "dml", "--no-apt", "--dml-version", "1.15.4,,"],
                                      "argument --dml-version: '1.15.4,,' has an empty item (item 2); "
-                                     "separate DirectML releases with single commas (e.g. 1.9.1, 1.10.1, "
-                                     "1.12.0, 1.12.1, 1.13.1, 1.14.1, 1.15.1, 1.15.2, 1.15.4)"),
+                                     "separate DirectML releases with single commas (e.g. 1.9.1,1.10.1,"
+                                     "1.12.0,1.12.1,1.13.1,1.14.1,1.15.1,1.15.2,1.15.4)"),
     "setup-dml-version-blank-first": (["setup", "dml", "--no-apt", "--dml-version", "1.9.1", ",1.15.4"],
                                       "argument --dml-version: ',1.15.4' has an empty item (item 1)"),
     "setup-dml-version-empty": (["setup", "dml", "--no-apt", "--dml-version", ""],
