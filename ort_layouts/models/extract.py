@@ -39,6 +39,7 @@ from ort_layouts.descriptors.buffer_tensor import (
 )
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.engine.selection import check_dims
+from ort_layouts.engine.suite import list_argument
 from ort_layouts.models.walk import Body, node_name, walk
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.onnx_nodes import Flagged, Graph, constant_value, is_constant_node, static
@@ -464,6 +465,11 @@ def extract(model: _ModelLike, *, dims: Mapping[str, int] | None = None,
             an integer >= 1.
         ops: restrict to these op types (default: all of :data:`LAYOUT_OPS`).
 
+    Raises:
+        ShapeError: ``ops`` given as one str or no iterable, or naming an op that is not a
+            layout op (the message lists them); a ``dims`` name that is no dim_param.
+        ModelError: the model cannot be read (:func:`load_model`).
+
     Returns:
         One :class:`LayoutOp` per layout node, in graph order (a subgraph's after the node
         that holds it).
@@ -497,13 +503,13 @@ def extract(model: _ModelLike, *, dims: Mapping[str, int] | None = None,
 
 
 def _wanted(ops: Sequence[str] | None) -> tuple[str, ...]:
-    wanted = tuple(LAYOUT_OPS if ops is None else ops)
-    for op in wanted:
-        try:
-            check_op_type(op)
-        except ShapeError as e:  # the function's argument, refused as the model reader's error
-            raise ModelError(str(e)) from None
-    return wanted
+    """The op types ``ops`` names (default every layout op), checked: as ``standard_suite`` and
+    ``resolve_ops`` read theirs (a ShapeError for one str, no iterable, or a name that is no
+    layout op)."""
+    if ops is None:
+        return tuple(LAYOUT_OPS)
+    names = list_argument(ops, "ops", "op names", ShapeError, example="['Transpose', 'Pad']", of_str=True)
+    return tuple(check_op_type(op) for op in names or ())
 
 
 def layout_nodes_in_functions(model: _ModelLike, *, ops: Sequence[str] | None = None) -> int:
@@ -540,14 +546,16 @@ def model_coverage(model: _ModelLike, *, dims: Mapping[str, int] | None = None,
                    ops: Sequence[str] | None = None) -> list[OpCoverage]:
     """Per op type (in the registry's order): layout nodes, those that make a validation case,
     the distinct cases, and the reason for each node that makes none."""
-    wanted = [op for op in CASE_OPS if ops is None or op in ops]
+    named = None if ops is None else _wanted(ops)  # an unknown or misspelt name is refused, not left out
+    wanted = [op for op in CASE_OPS if named is None or op in named]
     return coverage_of(extract(model, dims=dims, ops=wanted), ops=wanted)
 
 
 def coverage_of(layout: Sequence[LayoutOp], *, ops: Sequence[str] | None = None) -> list[OpCoverage]:
     """:func:`model_coverage` of layout ops extracted before (those of the op types ``ops``, in
     the registry's order, default every validating one)."""
-    wanted = [op for op in CASE_OPS if ops is None or op in ops]
+    named = None if ops is None else _wanted(ops)
+    wanted = [op for op in CASE_OPS if named is None or op in named]
     out = []
     for op_type in wanted:
         nodes = [op for op in layout if op.op_type == op_type]

@@ -108,7 +108,7 @@ def test_bad_filters() -> None:
     ({"ops": 3}, ShapeError, "ops 3 is not a list of op names; valid: a list or other iterable of op names, "
                              "e.g. ['Transpose', 'Pad']"),
     ({"ops": [["Pad"]]}, ShapeError,
-     "ops [['Pad']] holds ['Pad'], which is not an op name; valid: ['Concat', "),
+     "op ['Pad'] is not a layout op that makes cases here; valid: ['Transpose', "),
     ({"dtypes": 3}, DataTypeError, "dtypes 3 is not a list of data types; valid: a list or other iterable of "
                                    "data types, e.g. ['float32', 'int8']"),
     ({"ranks": [1.7]}, ShapeError, "ranks (1.7,) holds 1.7, which is not an integer; valid: a list, tuple or "

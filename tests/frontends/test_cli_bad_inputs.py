@@ -231,7 +231,11 @@ BAD: dict[str, tuple[list[str], str]] = {
                                      "shape inference failed on model 'foreign.onnx'"),
     "extract-dim-zero": (["extract", "good.onnx", "--dim", "batch=0"], "'batch=0'"),
     "extract-dim-negative": (["extract", "good.onnx", "--dim=batch=-3"], "'batch=-3'"),
-    "extract-ops-unknown": (["extract", "good.onnx", "--ops", "Conv"], "'Conv'"),
+    "extract-ops-unknown": (["extract", "good.onnx", "--ops", "transpose,Conv"],
+                            "argument --ops: op 'Conv' is not a layout op here; valid: ['Transpose', "),
+    "describe-op-unknown": (["describe", "--shape", "2,3", "--op", "Conv"],
+                            "argument --op: op 'Conv' is not a layout op that makes cases here; valid: "
+                            "['Transpose', "),
     "extract-ops-empty-item": (["extract", "good.onnx", "--ops", "Transpose,,Pad"], "'Transpose,,Pad'"),
     # ---- convert
     "convert-seed-negative": (["convert", "good.onnx", "out.onnx", "--check", "--seed=-4"], "'-4'"),

@@ -482,7 +482,7 @@ def test_a_layout_op_is_read_only_and_pickles_and_encodes_as_before():
 def test_errors():
     with pytest.raises(ModelError, match="does not exist"):
         extract("/nonexistent/model.onnx")
-    with pytest.raises(ModelError, match="valid"):
+    with pytest.raises(ShapeError, match="valid"):
         extract(TRANSFORMER, ops=["Conv"])
     with pytest.raises(ShapeError, match=r"\['bacth'\].*\['batch'\]"):
         extract(TRANSFORMER, dims={"bacth": 2})

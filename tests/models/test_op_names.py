@@ -1,0 +1,76 @@
+"""Every function that takes op types refuses an unknown one with the registry's one message,
+naming the value and the op types there are, before any work: the suite, the selection, a case,
+and a model's extraction and coverage."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from ort_layouts._errors import ShapeError
+from ort_layouts.engine.selection import resolve_ops
+from ort_layouts.engine.suite import standard_suite
+from ort_layouts.models.extract import coverage_of, extract, layout_nodes_in_functions, model_coverage
+from ort_layouts.operators.case import Case
+
+# the op types of ARCHITECTURE.md's operator modules, in the order of the standard suite
+EVERY_OP = ["Transpose", "Expand", "Pad", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity",
+            "DepthToSpace", "SpaceToDepth", "Slice", "Tile", "Concat", "Split"]
+NOT_LAYOUT = f"op 'Conv' is not a layout op here; valid: {EVERY_OP}"
+NO_CASES = f"op 'Conv' is not a layout op that makes cases here; valid: {EVERY_OP}"
+
+
+@pytest.fixture
+def model(tmp_path: Path) -> Path:
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [3, 2])
+    graph = helper.make_graph([helper.make_node("Transpose", ["X"], ["Y"], perm=[1, 0])], "g", [x], [y])
+    path = tmp_path / "t.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), str(path))
+    return path
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: extract(m, ops=["Transpose", "Conv"]),
+    lambda m: model_coverage(m, ops=["Transpose", "Conv"]),
+    lambda m: coverage_of([], ops=["Transpose", "Conv"]),
+    lambda m: layout_nodes_in_functions(m, ops=["Conv"]),
+], ids=["extract", "model_coverage", "coverage_of", "layout_nodes_in_functions"])
+def test_a_model_s_ops_refuse_an_unknown_op(call: Callable[[Path], Any], model: Path) -> None:
+    with pytest.raises(ShapeError) as raised:
+        call(model)
+    assert str(raised.value) == NOT_LAYOUT
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: extract(m, ops=["transpose"]),
+    lambda m: model_coverage(m, ops=["transpose"]),
+], ids=["extract", "model_coverage"])
+def test_a_model_s_ops_refuse_another_spelling_instead_of_finding_nothing(
+        call: Callable[[Path], Any], model: Path) -> None:
+    with pytest.raises(ShapeError, match=r"^op 'transpose' is not a layout op here; valid: \['Transpose'"):
+        call(model)
+
+
+def test_a_model_s_ops_as_one_str_are_refused_not_read_letter_by_letter(model: Path) -> None:
+    with pytest.raises(ShapeError, match=r"^ops 'Transpose' is one str, not a list of op names"):
+        extract(model, ops="Transpose")  # type: ignore[arg-type]
+
+
+def test_the_case_makers_refuse_an_unknown_op() -> None:
+    for refuse in (lambda: Case("Conv", "float32", (2, 3)), lambda: resolve_ops(["pad", "Conv"]),
+                   lambda: standard_suite(ops=["Pad", "Conv"])):
+        with pytest.raises(ShapeError) as raised:
+            refuse()
+        assert str(raised.value) == NO_CASES
+
+
+def test_known_ops_still_read_the_model(model: Path) -> None:
+    assert [op.op_type for op in extract(model, ops=("Transpose",))] == ["Transpose"]
+    (coverage,) = model_coverage(model, ops=["Transpose", "Pad"])
+    assert (coverage.op_type, coverage.nodes, coverage.with_case) == ("Transpose", 1, 1)
