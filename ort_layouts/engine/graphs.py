@@ -139,10 +139,12 @@ def provider_ir_version(provider: str) -> int:
     """The IR version to build with for an execution provider (full name): the newest its
     ONNX Runtime loads. DirectML through the worker runs the pinned onnxruntime-directml's
     runtime, not the installed one."""
-    from ort_layouts.engine.providers import DML, dml_through_worker, runtime_version
+    from ort_layouts.engine.providers import DML, dml_through_worker
 
     if provider == DML and dml_through_worker():
-        major, minor = (int(p) for p in runtime_version(provider).split(".")[:2])
+        from ort_layouts.engine.dml.stack import ORT_DIRECTML_VERSION
+
+        major, minor = (int(p) for p in ORT_DIRECTML_VERSION.split(".")[:2])
         return min(default_ir_version(), _table_limits((major, minor))[0])
     return default_ir_version()
 

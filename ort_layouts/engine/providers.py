@@ -383,14 +383,14 @@ def dml_through_worker() -> bool:
 
 
 def runtime_version(provider: str) -> str:
-    """The version of the ONNX Runtime that runs ``provider`` (full name): the pinned
+    """The version of the ONNX Runtime that runs ``provider`` (full name): where DirectML runs
+    through the worker process, the one the worker reported once started, else the pinned
     onnxruntime-directml's (:data:`~ort_layouts.engine.dml.stack.ORT_DIRECTML_VERSION`, whichever
-    DirectML.dll it loads) where DirectML runs through the worker process, else the installed
-    onnxruntime's."""
+    DirectML.dll it loads); the installed onnxruntime's for the others."""
     if provider == DML and dml_through_worker():
         from ort_layouts.engine.dml.stack import ORT_DIRECTML_VERSION
 
-        return ORT_DIRECTML_VERSION
+        return str(dml_worker().ort_version or ORT_DIRECTML_VERSION)
     import onnxruntime as ort
 
     return str(ort.__version__)

@@ -318,9 +318,16 @@ def test_a_dml_hang_timeout_does_not_choose_directml_where_it_is_not_set_up(
 
 def test_runtime_version_through_the_worker_is_the_pinned_wheel(monkeypatch: pytest.MonkeyPatch) -> None:
     # the worker runs onnxruntime.dll of onnxruntime-directml 1.24.4 (the wheel `setup dml` pins),
-    # whatever onnxruntime this process has; the in-process providers run this process's
+    # whatever onnxruntime this process has, and says which once started; the in-process
+    # providers run this process's
+    class Worker:
+        ort_version = ""
+
     monkeypatch.setattr(P, "dml_through_worker", lambda: True)
+    monkeypatch.setattr(P, "dml_worker", lambda: Worker)
     assert P.runtime_version(P.DML) == "1.24.4"
+    Worker.ort_version = "1.23.0"  # another onnxruntime.dll in the stack's folder
+    assert P.runtime_version(P.DML) == "1.23.0"
     assert P.runtime_version(P.CPU) == ort.__version__
     monkeypatch.setattr(P, "dml_through_worker", lambda: False)
     assert P.runtime_version(P.DML) == ort.__version__
