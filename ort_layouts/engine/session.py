@@ -116,8 +116,10 @@ def resolve_validation_provider(name: str) -> str:
 
     Raises:
         ProviderError: an unknown provider, or one of :data:`NOT_VALIDATABLE`; the message
-            lists the providers a run can take here.
+            lists the providers a run can take here. Also "auto" where the DirectML stack an
+            ``ORT_LAYOUTS_DML_*`` variable chose cannot run, and DirectML so chosen by name.
         ProviderUnavailableError: a provider this project knows that is not available here.
+        ProviderOptionError: DirectML through the worker with a bad ``ORT_LAYOUTS_DML_TIMEOUT_S``.
     """
     key = str(name).strip()
     infos = providers.list_providers()
