@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -33,7 +34,14 @@ import onnx
 from onnx import shape_inference
 from onnx.external_data_helper import load_external_data_for_tensor, uses_external_data
 
-from ort_layouts._errors import DataTypeError, DescriptorError, ModelError, NotExpressibleError, ShapeError
+from ort_layouts._errors import (
+    DataTypeError,
+    DescriptorError,
+    ModelError,
+    NotExpressibleError,
+    ShapeError,
+    a_type,
+)
 from ort_layouts.descriptors.buffer_tensor import (
     BufferTensorDesc,
 )
@@ -113,6 +121,10 @@ def load_model(model: _ModelLike, *, load_external_data: bool = False) -> tuple[
 
     Returns:
         (model, source): source is the path as given, or the graph name for a ModelProto.
+
+    Raises:
+        ModelError: ``model`` is none of these (None, an int), or its file cannot be read or
+            holds no ONNX model (:func:`check_model_file`).
     """
     if isinstance(model, onnx.ModelProto):
         return model, model.graph.name or "<memory>"
@@ -134,8 +146,12 @@ def check_model_file(model: str | Path) -> Path:
     all the same.
 
     Raises:
-        ModelError: naming the path and what it is instead.
+        ModelError: ``model`` is no path (None, an int: naming its type and what is valid), or
+            names no such file, naming the path and what it is instead.
     """
+    if not isinstance(model, (str, os.PathLike)):
+        raise ModelError(f"model {model!r:.80} is {a_type(model)}, not a path; valid: the path of an .onnx "
+                         "file (a str or os.PathLike), a ModelFile (read_model) or an onnx.ModelProto")
     path = Path(model)
     if path.is_dir():
         raise ModelError(f"model {str(path)!r} is a directory, not an .onnx file")
