@@ -22,7 +22,7 @@ from onnx.external_data_helper import uses_external_data
 
 from ort_layouts._errors import ModelError, ShapeError
 from ort_layouts.engine.selection import check_dims
-from ort_layouts.engine.suite import check_seed
+from ort_layouts.engine.suite import check_seed, list_argument
 from ort_layouts.models.extract import ModelFile, check_is_model, load_model, model_path
 from ort_layouts.models.walk import subgraphs, walk
 
@@ -187,15 +187,18 @@ def convert_layout(
         metadata; converted shapes are permuted, symbolic dimensions included.
 
     Raises:
-        ModelError: an unknown layout or name; a tensor that is both a graph input and a graph
-            output (it cannot change its layout), with ``inputs`` or ``outputs`` alike; an
-            output that is an initializer.
+        ModelError: a model that is no path, ModelFile or ModelProto (:func:`load_model`); an
+            unknown layout or name; ``names`` given as one str or no iterable; a tensor that is
+            both a graph input and a graph output (it cannot change its layout), with
+            ``inputs`` or ``outputs`` alike; an output that is an initializer.
         ShapeError: a tensor named that is not a tensor, has rank < 3, or whose rank neither
             the model nor shape inference gives.
     """
     target = str(to).upper()
     if target not in LAYOUTS:
         raise ModelError(f"layout {to!r} is not a conversion target; valid: {list(LAYOUTS)}")
+    named = list_argument(names, "names", "input and output names", ModelError, example="['image']",
+                          of_str=True)
     source, _ = load_model(model)  # external data stays where it is: only the boundary changes
     converted = onnx.ModelProto()
     converted.CopyFrom(source)
@@ -205,11 +208,11 @@ def convert_layout(
     ranks = {v.name: rank for v in (*graph_inputs, *graph.output) if (rank := _rank(v)) is not None}
     if outputs and any(v.name not in ranks and v.type.HasField("tensor_type") for v in graph.output):
         ranks = {**_inferred_ranks(source), **ranks}  # an output that declares no shape
-    if names is None:
+    if named is None:
         chosen_in = [v for v in graph_inputs if inputs and ranks.get(v.name) == 4]
         chosen_out = [v for v in graph.output if outputs and ranks.get(v.name) == 4]
     else:
-        wanted = list(dict.fromkeys(names))
+        wanted = list(dict.fromkeys(named or ()))
         valid = [v.name for v in graph_inputs if inputs] + [v.name for v in graph.output if outputs]
         missing = [n for n in wanted if n not in valid]
         if missing:
