@@ -34,9 +34,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ort_layouts._errors import ReportError
+from ort_layouts._errors import ReportError, a_type
 from ort_layouts.engine.result import CaseResult, Status
 from ort_layouts.engine.session import selection_differences
+from ort_layouts.engine.suite import list_argument
 from ort_layouts.operators.case import Case
 from ort_layouts.reports.html import case_anchor, escape, page
 from ort_layouts.reports.lock import DirectoryLock
@@ -414,16 +415,35 @@ def _label(report: Report) -> tuple[str, str, str, str]:
     return provider, device, driver, host
 
 
+def _path(value: object, name: str, valid: str) -> Path:
+    """``value`` (a str or os.PathLike) as a Path.
+
+    Raises:
+        ReportError: ``value`` is anything else (None, an int), naming it, its type and ``valid``.
+    """
+    if not isinstance(value, (str, os.PathLike)):
+        raise ReportError(f"{name} {value!r:.80} is {a_type(value)}, not a path; valid: {valid}")
+    return Path(value)
+
+
 def merge_reports(sources: Sequence[str | os.PathLike[str] | Report]) -> Matrix:
     """Merge report directories, report.json files or Report objects into a Matrix.
 
     Raises:
-        ReportError: no sources, or one that cannot be read.
+        ReportError: no sources; ``sources`` given as one str (a list of one is
+            ``[source]``) or no iterable, or holding an item that is no path or Report (None);
+            a source that cannot be read.
     """
-    if not sources:
+    listed = list_argument(sources, "sources", "report directories", ReportError, example="['report']",
+                           of_str=True)
+    if not listed:
         raise ReportError("nothing to merge: give at least one report directory or JSON file")
+    for k, src in enumerate(listed):
+        if not isinstance(src, Report):
+            _path(src, f"sources[{k}]", "a report directory or report.json file (a str or os.PathLike), "
+                                       "or a Report")
     reports: list[tuple[str, Report]] = []
-    for src in sources:
+    for src in listed:
         if isinstance(src, Report):
             reports.append(("<report>", src))
         else:
@@ -453,7 +473,7 @@ def write_matrix(matrix: Matrix, directory: str | os.PathLike[str], *, text: boo
     """Write matrix.json and matrix.html (and, with ``text``, matrix.txt: :meth:`Matrix.text_table`)
     into ``directory`` (created if missing), atomically and together: each is made before any
     replaces the one there, so an interrupted or failed write leaves the earlier ones whole."""
-    out = Path(directory)
+    out = _path(directory, "directory", "the directory to write into (a str or os.PathLike)")
     if out.exists() and not out.is_dir():
         raise ReportError(f"output directory {str(out)!r} is a file")
     out.mkdir(parents=True, exist_ok=True)
@@ -480,11 +500,16 @@ def find_shards(sources: Sequence[str | os.PathLike[str]]) -> list[Path]:
     are taken).
 
     Raises:
-        ReportError: a source that does not exist, or one that is neither.
+        ReportError: ``sources`` given as one str (a list of one is ``[source]``) or no
+            iterable, or holding an item that is no path (None); a source that does not exist,
+            or one that is neither.
     """
+    listed = list_argument(sources, "sources", "shard report directories", ReportError,
+                           example="['report']", of_str=True) or []
+    valid = "a shard's report directory, or the run's report directory holding them (a str or os.PathLike)"
+    paths = [_path(src, f"sources[{k}]", valid) for k, src in enumerate(listed)]
     found: list[Path] = []
-    for src in sources:
-        p = Path(src)
+    for p in paths:
         if not p.is_dir():
             raise ReportError(f"shard report {str(p)!r} is not a directory" if p.exists()
                               else f"shard report {str(p)!r} does not exist")
@@ -645,8 +670,10 @@ def merge_shards(
         ReportError: a shard missing or given twice, shards of different runs (selection,
             provider, device, driver, strictness or package versions), shards made with
             ``--limit``, planned case lists that do not interleave into one selection, or an
-            ``out`` in use or holding a report of another selection.
+            ``out`` in use or holding a report of another selection; ``sources`` given as one
+            str or no iterable (:func:`find_shards`), an ``out`` that is no path (None).
     """
+    _path(out, "out", "the merged report's directory (a str or os.PathLike)")
     directories = find_shards(sources)
     if not directories:
         raise ReportError("nothing to merge: give the shard report directories, or the directory "

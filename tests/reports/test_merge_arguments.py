@@ -1,0 +1,59 @@
+"""merge_reports, merge_shards, find_shards and write_matrix refuse a path that is no str or
+os.PathLike (None, an int) and one str given for the list of sources (it would be read letter by
+letter) with a ReportError naming the value and what is valid, before reading anything."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import ort_layouts as ol
+from ort_layouts import ReportError
+from ort_layouts.reports.merge import Matrix, find_shards, write_matrix
+
+
+@pytest.mark.parametrize("bad, shown", [(None, "None is a NoneType"), (5, "5 is an int")],
+                         ids=["None", "int"])
+def test_merge_reports_refuses_a_source_that_is_no_path(bad: object, shown: str) -> None:
+    with pytest.raises(ReportError) as info:
+        ol.merge_reports([bad])  # type: ignore[list-item]
+    assert str(info.value) == (f"sources[0] {shown}, not a path; valid: a report directory or report.json "
+                               "file (a str or os.PathLike), or a Report")
+
+
+@pytest.mark.parametrize("call, what", [
+    (lambda s: ol.merge_reports(s), "report directories"),
+    (lambda s: ol.merge_shards(s, "out"), "shard report directories"),
+    (lambda s: find_shards(s), "shard report directories"),
+], ids=["merge_reports", "merge_shards", "find_shards"])
+def test_one_str_for_the_sources_is_refused(call: Any, what: str, tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """'r1' was read as the reports 'r' and '1': the message named 'r' as missing."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "r1").mkdir()
+    with pytest.raises(ReportError) as info:
+        call("r1")
+    assert str(info.value) == (f"sources 'r1' is one str, not a list of {what}; valid: a list or other "
+                               f"iterable of {what}, e.g. ['r1']")
+
+
+def test_merge_shards_refuses_an_out_that_is_no_path(tmp_path: Path) -> None:
+    """Checked before the shards are looked for: the missing shard is not what is named."""
+    with pytest.raises(ReportError) as info:
+        ol.merge_shards([tmp_path / "missing"], None)  # type: ignore[arg-type]
+    assert str(info.value) == ("out None is a NoneType, not a path; valid: the merged report's directory "
+                               "(a str or os.PathLike)")
+
+
+def test_find_shards_refuses_an_item_that_is_no_path() -> None:
+    with pytest.raises(ReportError, match=r"^sources\[1\] 5 is an int, not a path; valid: a shard's report"):
+        find_shards(["a", 5])  # type: ignore[list-item]
+
+
+def test_write_matrix_refuses_a_directory_that_is_no_path() -> None:
+    with pytest.raises(ReportError) as info:
+        write_matrix(Matrix((), (), {}), None)  # type: ignore[arg-type]
+    assert str(info.value) == ("directory None is a NoneType, not a path; valid: the directory to write "
+                               "into (a str or os.PathLike)")
