@@ -20,7 +20,7 @@ from typing import Any, Protocol, TypeAlias, TypeGuard, runtime_checkable
 
 import numpy as np
 
-from ort_layouts._errors import DataTypeError, DescriptorError
+from ort_layouts._errors import ArgumentError, DataTypeError, DescriptorError, a_type
 from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.reference.buffers import (
@@ -143,16 +143,18 @@ def _check_operator(op: Any, call: str) -> None:
             f"an operator of one input and one output: call {call}_all(op, buffers{actuals}), one buffer "
             "per input")
     if kind is None:
-        raise TypeError(f"op must be a DirectML operator (IdentityOp, PaddingOp, ...), "
-                        f"got {type(op).__name__}")
+        raise ArgumentError(f"op {op!r:.80} is {a_type(op)}, not a DirectML operator; valid: an operator of "
+                            f"one input and one output (IdentityOp, PaddingOp, ...), e.g. "
+                            f"dml_operator(case)")
 
 
 def _is_multi(op: Any) -> bool:
-    """Whether ``op`` is a :class:`DmlMultiOperator` (TypeError when it is no operator at all)."""
+    """Whether ``op`` is a :class:`DmlMultiOperator` (an ArgumentError when it is no operator at
+    all)."""
     kind = _kind(op)
     if kind is None:
-        raise TypeError(f"op must be a DirectML operator (IdentityOp, PaddingOp, JoinOp, SplitOp, ...), "
-                        f"got {type(op).__name__}")
+        raise ArgumentError(f"op {op!r:.80} is {a_type(op)}, not a DirectML operator; valid: IdentityOp, "
+                            "PaddingOp, JoinOp, SplitOp, ..., e.g. dml_operator(case)")
     return kind
 
 
@@ -198,7 +200,7 @@ def execute(
     Raises:
         DescriptorError: a buffer is too small, the output descriptor overlaps itself, or ``op``
             has several input or output tensors (JOIN, SPLIT: :func:`execute_all` runs them).
-        TypeError: ``op`` is no DirectML operator.
+        ArgumentError: ``op`` is no DirectML operator (None, a Case), naming its type.
 
     Warning:
         Like ``numpy.lib.stride_tricks.as_strided`` this reads and writes through the
@@ -266,7 +268,7 @@ def verify(op: DmlOperator, input_buffer: Any, actual: np.ndarray, *,
 
     Raises:
         DescriptorError: as :func:`execute` (:func:`verify_all` checks JOIN and SPLIT).
-        TypeError: ``op`` is no DirectML operator.
+        ArgumentError: ``op`` is no DirectML operator (None, a Case), naming its type.
     """
     _check_operator(op, "verify")
     op.output.validate(is_output=True)
@@ -421,6 +423,7 @@ def execute_all(
     Raises:
         DescriptorError: a buffer count or size does not fit the descriptors, or an output
             descriptor overlaps itself.
+        ArgumentError: ``op`` is no DirectML operator (None, a Case), naming its type.
     """
     if not _is_multi(op):
         if len(input_buffers) != 1 or (outs is not None and len(outs) != 1):
@@ -481,6 +484,7 @@ def verify_all(op: AnyDmlOperator, input_buffers: Sequence[Any], actuals: Sequen
     Raises:
         DescriptorError: as :func:`execute_all`, or a count of ``actuals`` that is not the
             operator's output count.
+        ArgumentError: ``op`` is no DirectML operator (None, a Case), naming its type.
     """
     if not _is_multi(op):
         if len(input_buffers) != 1 or len(actuals) != 1:

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ort_layouts._errors import DescriptorError
+from ort_layouts._errors import ArgumentError, DescriptorError
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.expected import dml_operator
 from ort_layouts.operators.join_split import JoinOp, SplitOp
@@ -144,9 +144,26 @@ def test_what_is_no_operator_is_refused_each_time_whatever_ran_before() -> None:
         assert len(execute_all(join, [pack(d, x[:, :1] if k == 0 else x[:, 1:])
                                       for k, d in enumerate(join.inputs)])) == 1
         for bad in ("no operator", _HalfAnOperator(single)):
-            with pytest.raises(TypeError, match="op must be a DirectML operator"):
+            with pytest.raises(ArgumentError, match=r"is a (str|_HalfAnOperator), not a DirectML operator"):
                 execute(bad, b"\0" * 64)  # type: ignore[arg-type]
         with pytest.raises(DescriptorError, match="call execute_all"):
             execute(join, b"\0" * 64)  # type: ignore[arg-type]
-        with pytest.raises(TypeError, match="op must be a DirectML operator"):
+        with pytest.raises(ArgumentError, match="is a str, not a DirectML operator"):
             execute_all("no operator", [])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("call", ["execute", "verify", "output_values", "execute_all", "verify_all",
+                                  "output_values_all"])
+def test_none_for_the_operator_is_an_argument_error_naming_its_type(call: str) -> None:
+    """verify(None, ...) raised a bare TypeError; an ArgumentError is a TypeError still."""
+    import ort_layouts.reference.execute as ex
+
+    buffer = np.zeros(4, np.uint8)
+    args: tuple[Any, ...] = {"execute": (buffer,), "verify": (buffer, buffer), "output_values": (buffer,),
+                             "execute_all": ([buffer],), "verify_all": ([buffer], [buffer]),
+                             "output_values_all": ([buffer],)}[call]
+    with pytest.raises(ArgumentError) as info:
+        getattr(ex, call)(None, *args)
+    assert str(info.value).startswith("op None is a NoneType, not a DirectML operator; valid: ")
+    assert "PaddingOp" in str(info.value) and "dml_operator(case)" in str(info.value)
+    assert isinstance(info.value, TypeError)
