@@ -37,7 +37,7 @@ from ort_layouts.engine.recover import recover as recover_mismatch
 from ort_layouts.operators.base import Candidate, CandidateResult, DiagnosisContext
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.registry import operator_for_type
-from ort_layouts.operators.values import check_input
+from ort_layouts.operators.values import check_case, check_input
 from ort_layouts.reference.compare import bits_equal, bits_of
 from ort_layouts.reference.nans import nan_bits
 
@@ -102,11 +102,13 @@ def explain(case: Case, input_array: np.ndarray, actual: np.ndarray | Sequence[n
     that became its own pattern quieted or the canonical quiet NaN.
 
     Raises:
+        ArgumentError: ``case`` is no :class:`Case` (None), naming its type.
         DataTypeError, ShapeError: ``input_array`` is not of the case's data type (its values'
             numpy type) and shape, or ``actual`` is not one output for each of the case's, each
             of the data type's element size. An actual output of another shape is diagnosed
             (nothing explains it).
     """
+    check_case(case)
     acts = [np.asarray(a) for a in actual] if isinstance(actual, (list, tuple)) else [np.asarray(actual)]
     input_array = _check_arguments(case, input_array, acts)
     try:

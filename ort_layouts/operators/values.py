@@ -8,12 +8,25 @@ from typing import Any
 
 import numpy as np
 
-from ort_layouts._errors import DataTypeError, ShapeError
+from ort_layouts._errors import ArgumentError, DataTypeError, ShapeError, a_type
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.operators.case import Case
 from ort_layouts.reference.buffers import values_dtype
 
-__all__ = ["check_input", "draw_input", "make_input", "special_values"]
+__all__ = ["check_case", "check_input", "draw_input", "make_input", "special_values"]
+
+
+def check_case(case: object, name: str = "case") -> Case:
+    """``case``, which must be a :class:`Case`.
+
+    Raises:
+        ArgumentError: ``case`` is anything else (None, an op name), naming the value, its type
+            and what is valid.
+    """
+    if not isinstance(case, Case):
+        raise ArgumentError(f"{name} {case!r:.80} is {a_type(case)}, not a Case; valid: a Case (e.g. from "
+                            "standard_suite() or Case(op=..., data_type=..., shape=...))")
+    return case
 
 
 def special_values(data_type: DataType) -> np.ndarray:
@@ -76,8 +89,11 @@ def make_input(case: Case) -> np.ndarray:
     needs little more memory than itself; the values are those of one call over the whole
     tensor (``rng.standard_normal(count) * 100`` cast to the type, ``rng.integers`` over the
     type's range, ``pool[rng.permutation(np.resize(np.arange(pool.size), count))]``).
+
+    Raises:
+        ArgumentError: ``case`` is no :class:`Case` (:func:`check_case`).
     """
-    return draw_input(case, np.random.default_rng(case.seed))
+    return draw_input(case, np.random.default_rng(check_case(case).seed))
 
 
 def draw_input(case: Case, rng: np.random.Generator) -> np.ndarray:

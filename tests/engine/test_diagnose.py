@@ -8,7 +8,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from ort_layouts._errors import DataTypeError, ShapeError
+from ort_layouts._errors import ArgumentError, DataTypeError, ShapeError
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.engine.diagnose import Diagnosis, diagnose, explain
 from ort_layouts.operators.case import Case
@@ -367,3 +367,13 @@ def test_nans_a_stride_bug_moved_are_named_as_the_stride_bug_not_a_conversion() 
     case = Case("Transpose", "float32", (2, 2), perm=(1, 0))
     x = np.array([[0x3F800000, 0x7FC00000], [0xFFC00000, 0x40000000]], dtype=np.uint32).view(np.float32)
     assert diagnose(case, x, x.copy()).startswith("output matches the input read packed")
+
+
+@pytest.mark.parametrize("call", [explain, diagnose], ids=["explain", "diagnose"])
+def test_what_is_no_case_is_an_argument_error_naming_its_type(call: Callable[..., object]) -> None:
+    """explain(None, ...) raised an AttributeError on ``case.id``."""
+    a = np.zeros((2, 3), np.float32)
+    with pytest.raises(ArgumentError) as info:
+        call(None, a, a)
+    assert str(info.value) == ("case None is a NoneType, not a Case; valid: a Case (e.g. from "
+                               "standard_suite() or Case(op=..., data_type=..., shape=...))")
