@@ -11,6 +11,7 @@ compares every output bit for bit.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from ort_layouts.models.extract import ModelFile, check_is_model, load_model, mo
 from ort_layouts.models.walk import subgraphs, walk
 
 __all__ = [
+    "CHECK_INPUT_LIMIT_IN_BYTES",
     "ConversionCheck",
     "LAYOUTS",
     "OutputComparison",
@@ -38,6 +40,9 @@ __all__ = [
 ]
 
 LAYOUTS = ("NCHW", "NHWC")
+# the most bytes the random inputs of :func:`check_conversion` take in all (each made in its own
+# element type); larger dims are refused before anything is made
+CHECK_INPUT_LIMIT_IN_BYTES = 1 << 30
 _NODE_PREFIX = "ort_layouts.convert/"
 _ModelLike = str | Path | onnx.ModelProto | ModelFile
 
@@ -409,28 +414,59 @@ def _boundary_perms(model: onnx.ModelProto, original: onnx.ModelProto | None = N
     return in_perms, out_perms
 
 
-def _random(rng: np.random.Generator, value: onnx.ValueInfoProto, shape: tuple[int, ...]) -> np.ndarray:
-    """Random data for the graph input ``value``."""
+def _input_dtype(value: onnx.ValueInfoProto) -> np.dtype[Any]:
+    """The numpy type of the check's random data for the graph input ``value``.
+
+    Raises:
+        ModelError: ``value`` is no tensor, or of an element type the check makes no data for.
+    """
     if not value.type.HasField("tensor_type"):
         kind = (value.type.WhichOneof("value") or "no type").replace("_type", "")
         raise ModelError(f"input {value.name!r} is not a tensor ({kind}); the check makes random "
                          "data for tensor inputs only (valid: a model whose inputs are tensors)")
     elem_type = value.type.tensor_type.elem_type
     try:
-        dtype = helper.tensor_dtype_to_np_dtype(elem_type)
+        dtype = np.dtype(helper.tensor_dtype_to_np_dtype(elem_type))
     except KeyError:
         raise ModelError(f"input {value.name!r} has ONNX element type {elem_type}, which is no known "
                          "tensor element type; the check cannot make data for it") from None
-    if dtype == np.bool_:
-        return rng.integers(0, 2, size=shape).astype(np.bool_)
-    if dtype.kind == "f":
-        return rng.standard_normal(size=shape).astype(dtype)
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        return rng.integers(max(info.min, -100), min(info.max, 100), size=shape, endpoint=True).astype(dtype)
+    if dtype == np.bool_ or dtype.kind in "iu" or (dtype.kind == "f" and dtype.itemsize in (2, 4, 8)):
+        return dtype
     name = onnx.TensorProto.DataType.Name(elem_type).lower()
     raise ModelError(f"input {value.name!r}: no random data for ONNX element type {elem_type} ({name}); "
                      "the check makes data for bool, integer and IEEE float inputs")
+
+
+def _check_input_size(shapes: dict[str, tuple[tuple[int, ...], np.dtype[Any]]]) -> None:
+    """Refuse inputs whose random data would take over :data:`CHECK_INPUT_LIMIT_IN_BYTES` in all.
+
+    Raises:
+        ModelError: naming the input that takes the total over, its shape and type, and the bound.
+    """
+    total = 0
+    for name, (shape, dtype) in shapes.items():
+        size = math.prod(shape) * dtype.itemsize
+        total += size
+        if total > CHECK_INPUT_LIMIT_IN_BYTES:
+            before = f" ({total} with the inputs before it)" if total != size else ""
+            raise ModelError(
+                f"input {name!r} of shape {list(shape)} ({dtype}) takes {size} bytes of random data"
+                f"{before}, over the check's bound of {CHECK_INPUT_LIMIT_IN_BYTES} bytes (1 GiB) for its "
+                "inputs in all; valid: dims that keep the inputs within it (a symbolic dimension is 1 "
+                "unless given)")
+
+
+def _random(rng: np.random.Generator, dtype: np.dtype[Any], shape: tuple[int, ...]) -> np.ndarray:
+    """Random data of ``dtype`` (:func:`_input_dtype`), drawn in that type (float16 in float32):
+    no float64 copy of the data."""
+    if dtype == np.bool_:
+        return rng.integers(0, 1, size=shape, dtype=np.bool_, endpoint=True)
+    if dtype.kind == "f":
+        if dtype.itemsize == 2:
+            return rng.standard_normal(size=shape, dtype=np.float32).astype(dtype)
+        return rng.standard_normal(size=shape, dtype=dtype.type)
+    info = np.iinfo(dtype)
+    return rng.integers(max(info.min, -100), min(info.max, 100), size=shape, dtype=dtype, endpoint=True)
 
 
 def _session(model: _ModelLike | bytes, proto: onnx.ModelProto, optimize: bool, what: str,
@@ -542,10 +578,15 @@ def check_conversion(
         optimize: run with ONNX Runtime's graph optimizations (off by default, so each model
             runs exactly its own nodes).
 
+    The random inputs take at most :data:`CHECK_INPUT_LIMIT_IN_BYTES` (1 GiB) in all, each
+    made in its own element type.
+
     Raises:
         ModelError: an input that is no tensor or has no random data (bfloat16, float8,
-            string), ``converted`` bytes that are no ONNX model, or ONNX Runtime fails to load
-            or to run either model (the message names the model and ONNX Runtime's reason).
+            string), inputs over :data:`CHECK_INPUT_LIMIT_IN_BYTES` in all (the message names
+            the input that takes them over, its shape and the bound), ``converted`` bytes
+            that are no ONNX model, or ONNX Runtime fails to load or to run either model (the
+            message names the model and ONNX Runtime's reason).
     """
     check_seed(seed)
     pins = check_dims(dims)
@@ -563,12 +604,15 @@ def check_conversion(
     if unknown_dims:
         raise ShapeError(f"dimensions {unknown_dims} are not dim_params of the model's inputs; its "
                          f"dim_params: {sorted(known)}")
+    inputs = {v.name: (tuple(int(d.dim_value) if d.HasField("dim_value") else int(pins.get(d.dim_param, 1))
+                             for d in v.type.tensor_type.shape.dim), _input_dtype(v))
+              for v in conv.graph.input if v.name not in initializers}
+    _check_input_size(inputs)  # before any is made
     for v in conv.graph.input:
         if v.name in initializers:
             continue
-        shape = tuple(int(d.dim_value) if d.HasField("dim_value") else int(pins.get(d.dim_param, 1))
-                      for d in v.type.tensor_type.shape.dim)
-        data = _random(rng, v, shape)
+        shape, dtype = inputs[v.name]
+        data = _random(rng, dtype, shape)
         feeds_conv[v.name] = data
         perm = in_perms.get(v.name)
         feeds_orig[v.name] = np.ascontiguousarray(np.transpose(data, perm)) if perm else data
