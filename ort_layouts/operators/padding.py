@@ -10,6 +10,7 @@ than the tensor folds periodically, exactly as ``numpy.pad``'s "edge", "wrap", "
 from __future__ import annotations
 
 import dataclasses
+import decimal
 import enum
 import functools
 import math
@@ -89,13 +90,16 @@ def check_value(value: float | int, data_type: DataType | str, *, what: str = "v
         value: the number.
         data_type: the type that must hold it.
         what: names the value in messages ("Pad value").
-        text: the value as the user wrote it, for messages (default: its repr).
+        text: the value as the user wrote it, for messages (default: its repr); a nonzero
+            decimal that ``value`` (its float) lost to 0 or -0 (``1e-400``) is refused.
 
     Returns:
         ``value``, an int for an integer type.
 
     Raises:
-        ShapeError: a value the type cannot hold, naming the type's range.
+        ShapeError: a value the type cannot hold, naming the type's range; a ``text`` that
+            writes a nonzero number for a ``value`` of 0 (an underflow before the call), naming
+            the float type's smallest subnormal, or for an integer type its range.
         DataTypeError: an unknown data type.
     """
     dt = DataType.coerce(data_type)
@@ -104,6 +108,14 @@ def check_value(value: float | int, data_type: DataType | str, *, what: str = "v
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ShapeError(f"{what} {shown} is not a number")
     np_type = dt.to_numpy()
+    written = _decimal(text)
+    if written is not None and written != 0 and value == 0:  # a decimal that parsed to 0 (or -0)
+        if np.issubdtype(np_type, np.integer):
+            info = np.iinfo(np_type)
+            raise ShapeError(f"{what} {shown} is not a whole number; {name} holds the integers "
+                             f"{info.min}..{info.max}")
+        raise ShapeError(f"{what} {shown} is too small for {name} (smallest nonzero "
+                         f"{float(np.finfo(np_type).smallest_subnormal):g}); it would become 0")
     if np.issubdtype(np_type, np.integer):
         info = np.iinfo(np_type)
         if isinstance(value, numbers.Integral):
@@ -135,6 +147,18 @@ def check_value(value: float | int, data_type: DataType | str, *, what: str = "v
                          f"{float(finfo.smallest_subnormal):g}); it would become 0")
     return value
 
+
+
+def _decimal(text: str | None) -> decimal.Decimal | None:
+    """The finite number ``text`` writes, exactly; None for no text, NaN, infinity or what is
+    no decimal."""
+    if text is None:
+        return None
+    try:
+        exact = decimal.Decimal(text.strip())
+    except (decimal.InvalidOperation, ValueError):
+        return None
+    return exact if exact.is_finite() else None
 
 
 def _value_bytes(value: Any, dtype: np.dtype[Any]) -> bytes:
