@@ -67,6 +67,12 @@ class Transpose(Operator):
                   {"shape": (2, 0, 3), "perm": (2, 0, 1)})
     min_opset = 1
 
+    def check_case(self, case: Case) -> None:
+        """A perm, where given, that is a permutation of ``0..rank-1`` (ShapeError names the perm
+        and the rank): ONNX's Transpose takes no other (a repeated, missing or negative axis)."""
+        if case.perm is not None:
+            _checked_perm(case.perm, case.rank)
+
     def id_parts(self, case: Case) -> list[str]:
         return ["perm" + (".".join(map(str, case.perm)) if case.perm is not None else "default")]
 
