@@ -50,11 +50,14 @@ from ort_layouts.operators.join_split import SplitOp, other_axes, padded_desc, p
 from ort_layouts.operators.onnx_nodes import Graph, attrs, check_size, const_ints, int64_initializer
 from ort_layouts.operators.shapes import SUITE_SHAPES, rotating
 
-__all__ = ["Split", "split_sizes"]
+__all__ = ["MAX_SPLIT_OUTPUTS", "Split", "check_num_outputs", "split_sizes"]
 
 SPLIT_NEGATIVE_AXIS_OPSET = 11  # Split-11: the axis may be negative
 SPLIT_INPUT_OPSET = 13  # Split-13: split is an input
 SPLIT_NUM_OUTPUTS_OPSET = 18  # Split-18: the num_outputs attribute
+#: the most outputs a ``num_outputs`` Split is worked out for: a dimension of up to 2^16 - 1
+#: may be cut into chunks of 1 (and one empty output); more would be a graph with that many outputs
+MAX_SPLIT_OUTPUTS = 2**16
 # (dimension, num_outputs): even, and uneven chunks (ceil, the last smaller)
 _CHUNKS: tuple[tuple[int, int], ...] = ((6, 3), (5, 2), (7, 3), (10, 4), (5, 3))
 
@@ -70,7 +73,8 @@ def split_sizes(dim: int, output_count: int, split: Sequence[int] | None = None,
     ((3, 3, 1), (2, 2, 2))
 
     Raises:
-        ShapeError: the sizes do not add up, a size is negative, or an even split does not divide.
+        ShapeError: the sizes do not add up, a size is negative, ``num_outputs`` does not cut
+            ``dim`` (:func:`check_num_outputs`), or an even split does not divide.
     """
     if split is not None and num_outputs:
         raise ShapeError(f"Split has both split {list(split)} and num_outputs {num_outputs}; ONNX allows one")
@@ -81,15 +85,39 @@ def split_sizes(dim: int, output_count: int, split: Sequence[int] | None = None,
                              f"{dim}")
         return sizes
     if num_outputs:
-        chunk = -(-dim // num_outputs)
-        sizes = (chunk,) * (num_outputs - 1) + (dim - (num_outputs - 1) * chunk,)
-        if sizes[-1] < 0:
-            raise ShapeError(f"Split num_outputs {num_outputs} cannot cut dimension {dim}: chunks of "
-                             f"{chunk} leave {sizes[-1]} for the last output")
-        return sizes
+        chunk = check_num_outputs(dim, num_outputs)
+        return (chunk,) * (num_outputs - 1) + (dim - (num_outputs - 1) * chunk,)
     if output_count < 1 or dim % output_count:
         raise ShapeError(f"Split of dimension {dim} evenly over {output_count} outputs does not divide")
     return (dim // output_count,) * output_count
+
+
+def check_num_outputs(dim: int, num_outputs: int) -> int:
+    """The chunk size of a Split-18 of ``dim`` into ``num_outputs``: ``ceil(dim / n)``, checked,
+    without making any list of sizes, as ONNX Runtime's Split does: at least one output, and
+    ``n - 1`` chunks that leave the last output a size >= 0 ("Split sizes would produce a
+    negative final split"), so at most ``dim + 1`` outputs; and at most
+    :data:`MAX_SPLIT_OUTPUTS` outputs.
+
+    >>> check_num_outputs(7, 3), check_num_outputs(4, 5)
+    (3, 1)
+
+    Raises:
+        ShapeError: ``num_outputs`` below 1, over :data:`MAX_SPLIT_OUTPUTS`, or leaving the last
+            output a negative size.
+    """
+    if num_outputs < 1:
+        raise ShapeError(f"Split num_outputs {num_outputs} must be at least 1")
+    chunk = -(-dim // num_outputs)
+    last = dim - (num_outputs - 1) * chunk
+    if last < 0:
+        raise ShapeError(f"Split num_outputs {num_outputs} cannot cut dimension {dim}: chunks of {chunk} "
+                         f"leave {last} for the last output; valid: a num_outputs n >= 1 whose n - 1 chunks "
+                         f"of ceil({dim} / n) add up to at most {dim} (so n <= {dim + 1})")
+    if num_outputs > MAX_SPLIT_OUTPUTS:
+        raise ShapeError(f"Split num_outputs {num_outputs} is over the {MAX_SPLIT_OUTPUTS} outputs a Split "
+                         f"is worked out for; valid: 1..{MAX_SPLIT_OUTPUTS}")
+    return chunk
 
 
 def _axis(case: Case) -> int:
@@ -128,9 +156,7 @@ class Split(Operator):
                 raise ShapeError("Split parts is empty; a Split has at least one output")
             return
         n = case.num_outputs or 0
-        if n < 1:
-            raise ShapeError(f"Split num_outputs {n} must be at least 1")
-        split_sizes(dim, n, num_outputs=n)
+        check_num_outputs(dim, n)  # before any list of n sizes is made
         if dim % n and case.opset is not None and case.opset < SPLIT_NUM_OUTPUTS_OPSET:
             raise ShapeError(f"Split of {dim} into {n} uneven chunks needs the num_outputs attribute "
                              f"(opset >= {SPLIT_NUM_OUTPUTS_OPSET}), not opset {case.opset}")
