@@ -421,12 +421,14 @@ def _op_case(args: argparse.Namespace) -> Any:
 
     op = _argument("--op", lambda name: check_op_type(name, cases=True, any_case=True), args.op)
     fields: dict[str, Any] = {}
+    given: dict[str, str] = {}  # each --param's value as written, for the message of one given twice
     for key, value in args.param:
         if key not in _OP_PARAMS:
             raise UsageError(f"argument --param: {key!r} is not a parameter; valid: {list(_OP_PARAMS)}")
-        if key in fields:
+        if key in given:
             raise UsageError(f"argument --param: {key} is given twice ({key}={value!r} after an earlier "
-                             f"{key}=); valid: each parameter once")
+                             f"{key}={given[key]!r}); valid: each parameter once")
+        given[key] = value
         kind = _OP_PARAMS[key]
         try:
             fields[key] = (int_list(value) if kind == "ints" else int(value) if kind == "int" else value)

@@ -290,7 +290,12 @@ BAD: dict[str, tuple[list[str], str]] = {
     "describe-op-opset-too-new": (["describe", "--shape", "2,3", "--op", "Pad", "--param", "pads=0,1,0,1",
                                    "--param", "opset=1000"], "opset=1000"),
     "describe-op-param-twice": (["describe", "--shape", "2,3", "--op", "Transpose", "--param", "perm=1,0",
-                                 "--param", "perm=0,1"], "perm is given twice"),
+                                 "--param", "perm=0,1"],
+                                "perm is given twice (perm='0,1' after an earlier perm='1,0')"),
+    "describe-op-param-twice-same": (["describe", "--shape", "3,4", "--op", "Slice", "--param", "starts=0",
+                                      "--param", "starts=1", "--param", "ends=3"],
+                                     "starts is given twice (starts='1' after an earlier starts='0'); "
+                                     "valid: each parameter once"),
     "describe-layout-and-strides": (["describe", "--shape", "2,3", "--strides", "1,1", "--layout", "NHWC"],
                                     "not allowed with argument"),
     # ---- setup and the program
