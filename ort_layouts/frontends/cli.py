@@ -1516,6 +1516,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OrtLayoutsError, ValueError, OSError, ImportError) as e:
         _error(_describe_exception(e))
         return 2
+    except OverflowError as e:  # the last resort: a number past what a check above caught
+        _error(f"a number is too large to work with: {e}")
+        return 2
+    except MemoryError:  # the last resort: an allocation past what a check above caught
+        _error("the input is too large for this machine's memory; use smaller shapes or counts")
+        return 2
 
 
 def _signal_of(e: KeyboardInterrupt) -> int:
