@@ -366,7 +366,7 @@ def _run_providers(args: argparse.Namespace) -> int:
 # ---- describe ------------------------------------------------------------------------------
 def _add_describe(p: argparse.ArgumentParser) -> None:
     from ort_layouts.operators.pad import PAD_MODES
-    from ort_layouts.reports.render import DEFAULT_MAX_ELEMENTS
+    from ort_layouts.reports.render import DEFAULT_MAX_ELEMENTS, MAX_DRAWN_ELEMENTS
 
     p.add_argument("--dtype", default="float32",
                    help="data type, e.g. float32, float16, int64 (default float32)")
@@ -400,9 +400,24 @@ def _add_describe(p: argparse.ArgumentParser) -> None:
     o.add_argument("--json", action="store_true", help="print JSON")
     o.add_argument("--svg", type=path_text, metavar="FILE", help="write the picture as SVG to FILE")
     o.add_argument("--cpp", action="store_true", help="print C++ DML_BUFFER_TENSOR_DESC initializers")
-    p.add_argument("--max-elements", type=positive_int, default=DEFAULT_MAX_ELEMENTS, metavar="N",
+    p.add_argument("--max-elements", type=_max_elements, default=DEFAULT_MAX_ELEMENTS, metavar="N",
                    help=f"draw pictures of up to N elements (default {DEFAULT_MAX_ELEMENTS}, as render_text "
-                        "and render_svg); larger ones are described only")
+                        f"and render_svg; at most {MAX_DRAWN_ELEMENTS}, a 256 x 256 picture); larger ones are "
+                        "described only")
+
+
+def _max_elements(text: str) -> int:
+    """--max-elements: an integer in 1..MAX_DRAWN_ELEMENTS (a picture never draws more)."""
+    from ort_layouts.reports.render import MAX_DRAWN_ELEMENTS
+
+    valid = f"valid: an integer in 1..{MAX_DRAWN_ELEMENTS}, the most elements a picture draws"
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer; {valid}") from None
+    if not 1 <= value <= MAX_DRAWN_ELEMENTS:
+        raise argparse.ArgumentTypeError(f"{text!r} is out of range; {valid}")
+    return value
 
 
 # describe --op: the Case fields a --param may set, and how its value reads

@@ -51,6 +51,7 @@ from ort_layouts.operators.tile import TILE, TileOp
 __all__ = [
     "DEFAULT_MAX_ELEMENTS",
     "DRAWN_OPERATORS",
+    "MAX_DRAWN_ELEMENTS",
     "Drawable",
     "element_labels",
     "operator_from_dict",
@@ -71,6 +72,10 @@ DRAWN_OPERATORS: dict[str, _OperatorClass] = {
 }
 
 DEFAULT_MAX_ELEMENTS = 512  # logical elements drawn before a picture is refused
+#: the largest max_elements a picture takes: 256 x 256 cells (a text picture of about 1 MB, an
+#: SVG of about 30 MB, a second to draw); a larger one is refused before any work, so that no
+#: picture makes arrays the size of a whole large tensor
+MAX_DRAWN_ELEMENTS = 2**16
 _COLUMNS_PER_LINE = 16  # buffer table columns per text line
 
 _PADDING = "x"  # a buffer element that belongs to no logical element
@@ -136,8 +141,10 @@ def _offsets(desc: BufferTensorDesc) -> np.ndarray:
 
 
 def _check_size(what: str, count: int, max_elements: int) -> None:
-    if isinstance(max_elements, bool) or not isinstance(max_elements, int) or max_elements < 1:
-        raise ShapeError(f"max_elements {max_elements!r} must be an integer >= 1")
+    if (isinstance(max_elements, bool) or not isinstance(max_elements, int)
+            or not 1 <= max_elements <= MAX_DRAWN_ELEMENTS):
+        raise ShapeError(f"max_elements {max_elements!r} is not valid; valid: an integer in "
+                         f"1..{MAX_DRAWN_ELEMENTS} (MAX_DRAWN_ELEMENTS, the most a picture draws)")
     if count > max_elements:
         raise ShapeError(
             f"{what} has {count} elements, more than max_elements={max_elements}; pass a larger "
@@ -395,7 +402,8 @@ def render_text(
         buffer: raw bytes to show values instead of letters (at least
             ``total_tensor_size_in_bytes``; not for 4-bit types).
         max_elements: pictures of more logical elements are refused (ShapeError); the buffer
-            table stops after this many elements and says how many it left out.
+            table stops after this many elements and says how many it left out. At most
+            :data:`MAX_DRAWN_ELEMENTS` (ShapeError otherwise).
 
     Returns:
         Lines of text, ending in a newline-free last line.

@@ -67,3 +67,23 @@ def test_max_elements_draws_a_larger_picture(capsys: pytest.CaptureFixture[str],
     assert not svg.exists()
     assert main(["describe", "--shape", "30,40", "--svg", str(svg), "--max-elements", "1200"]) == 0
     assert svg.read_text().startswith("<svg") or "<svg" in svg.read_text()[:200]
+
+
+@pytest.mark.parametrize("value, what", [("65537", "out of range"), ("99999999999", "out of range"),
+                                         ("0", "out of range"), ("many", "not an integer")])
+def test_max_elements_over_what_a_picture_draws_is_one_error_line(
+        value: str, what: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """--max-elements is at most MAX_DRAWN_ELEMENTS, as its help says; a larger one is refused
+    before anything is drawn (60000 x 60000 used to allocate 26.8 GiB of offsets)."""
+    from ort_layouts.reports.render import MAX_DRAWN_ELEMENTS
+
+    assert main(["describe", "--help"]) == 0
+    assert f"at most {MAX_DRAWN_ELEMENTS}, a 256 x 256 picture" in " ".join(capsys.readouterr().out.split())
+    assert main(["describe", "--shape", "3,4", "--max-elements", value]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.splitlines() == [
+        f"ort-layouts: error: argument --max-elements: {value!r} is {what}; valid: an integer in "
+        f"1..{MAX_DRAWN_ELEMENTS}, the most elements a picture draws (see ort-layouts describe --help)"]
+    assert main(["describe", "--shape", "256,256", "--max-elements", str(MAX_DRAWN_ELEMENTS)]) == 0
+    assert "Logical view:" in capsys.readouterr().out
