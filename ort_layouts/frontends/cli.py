@@ -402,8 +402,8 @@ def _add_describe(p: argparse.ArgumentParser) -> None:
     o.add_argument("--cpp", action="store_true", help="print C++ DML_BUFFER_TENSOR_DESC initializers")
     p.add_argument("--max-elements", type=_max_elements, default=DEFAULT_MAX_ELEMENTS, metavar="N",
                    help=f"draw pictures of up to N elements (default {DEFAULT_MAX_ELEMENTS}, as render_text "
-                        f"and render_svg; at most {MAX_DRAWN_ELEMENTS}, a 256 x 256 picture); larger ones are "
-                        "described only")
+                        f"and render_svg; at most {MAX_DRAWN_ELEMENTS}, a 256 x 256 picture); larger ones "
+                        "are described only")
 
 
 def _max_elements(text: str) -> int:
