@@ -372,10 +372,12 @@ def _add_describe(p: argparse.ArgumentParser) -> None:
                    help="data type, e.g. float32, float16, int64 (default float32)")
     p.add_argument("--shape", type=dims, required=True, help="logical sizes, e.g. 1,1,3,5")
     memory = p.add_mutually_exclusive_group()
-    memory.add_argument("--layout", default="NCHW",
+    memory.add_argument("--layout",
                         help="memory layout: a name (NCHW, NHWC, NCDHW, NDHWC, HW, WH, DHW, WHD, ...) or an "
-                             "axis order outermost first (e.g. 0,2,3,1); default NCHW (row-major)")
-    memory.add_argument("--strides", type=int_list, help="explicit strides in elements (instead of --layout)")
+                             "axis order outermost first (e.g. 0,2,3,1); default NCHW (row-major); not with "
+                             "--op, whose input is a packed ONNX tensor")
+    memory.add_argument("--strides", type=int_list,
+                        help="explicit strides in elements (instead of --layout); not with --op")
     t = p.add_mutually_exclusive_group()
     t.add_argument("--transpose", type=int_list, metavar="PERM",
                    help="the Transpose input as the DML EP builds it, e.g. 0,2,3,1")
@@ -391,11 +393,12 @@ def _add_describe(p: argparse.ArgumentParser) -> None:
                    help="a parameter of --op (repeatable): " + ", ".join(
                        f"{k}=..." for k in _OP_PARAMS) + "; e.g. --op Slice --param starts=1 "
                         "--param ends=-1 --param axes=1 --param steps=2")
-    p.add_argument("--mode", default="constant", choices=list(PAD_MODES),
-                   help="Pad mode (with --pad)")
-    p.add_argument("--value", default="0",
-                   help="Pad constant value (with --pad); refused when the data type cannot hold it")
-    p.add_argument("--axes", type=int_list, help="Pad axes (with --pad, opset 18)")
+    p.add_argument("--mode", choices=list(PAD_MODES),
+                   help="Pad mode (with --pad or --op Pad; default constant)")
+    p.add_argument("--value",
+                   help="Pad constant value (with --pad or --op Pad; default 0); refused when the data type "
+                        "cannot hold it")
+    p.add_argument("--axes", type=int_list, help="Pad axes (with --pad or --op Pad, opset 18)")
     o = p.add_mutually_exclusive_group()
     o.add_argument("--json", action="store_true", help="print JSON")
     o.add_argument("--svg", type=path_text, metavar="FILE", help="write the picture as SVG to FILE")
@@ -424,17 +427,20 @@ def _max_elements(text: str) -> int:
 _OP_PARAMS: dict[str, str] = {
     "perm": "ints", "target_shape": "ints", "pads": "ints", "axes": "ints", "starts": "ints",
     "ends": "ints", "steps": "ints", "parts": "ints", "repeats": "ints", "axis": "int",
-    "num_outputs": "int", "blocksize": "int", "opset": "int", "mode": "text",
+    "num_outputs": "int", "blocksize": "int", "opset": "int", "mode": "text", "value": "number",
 }
+# describe's Pad options, which describe --op Pad takes as these parameters
+_PAD_OPTIONS: tuple[tuple[str, str], ...] = (("--mode", "mode"), ("--value", "value"), ("--axes", "axes"))
 
 
 def _op_case(args: argparse.Namespace) -> Any:
     """The Case that ``describe --op`` names (every value checked before any work)."""
     from ort_layouts.descriptors.dtypes import DataType
     from ort_layouts.operators.case import Case
-    from ort_layouts.operators.registry import check_op_type
+    from ort_layouts.operators.registry import check_op_type, operator_for_type
 
     op = _argument("--op", lambda name: check_op_type(name, cases=True, any_case=True), args.op)
+    takes = operator_for_type(op).case_fields.get(op, ())
     fields: dict[str, Any] = {}
     given: dict[str, str] = {}  # each --param's value as written, for the message of one given twice
     for key, value in args.param:
@@ -446,20 +452,48 @@ def _op_case(args: argparse.Namespace) -> Any:
         given[key] = value
         kind = _OP_PARAMS[key]
         try:
-            fields[key] = (int_list(value) if kind == "ints" else int(value) if kind == "int" else value)
+            fields[key] = (int_list(value) if kind == "ints" else int(value) if kind == "int"
+                           else number(value) if kind == "number" else value)
         except (ValueError, argparse.ArgumentTypeError):
-            what = "integers" if kind == "ints" else "an integer"
+            what = {"ints": "integers", "int": "an integer", "number": "a number"}[kind]
             raise UsageError(f"argument --param: {key}={value!r} is not {what}") from None
+    pad = "pad_value_hex" in takes  # Pad: --mode, --value and --axes are its parameters
+    for flag, key in _PAD_OPTIONS:
+        option = getattr(args, key)
+        if option is None:
+            continue
+        if not pad:
+            instead = f"with --op {op} use --param {key}=..." if key in takes else f"{op} takes no {key}"
+            raise UsageError(f"{flag} goes with --pad or --op Pad; {instead}")
+        text = option if isinstance(option, str) else ",".join(map(str, option))
+        if key in given:
+            raise UsageError(f"argument {flag}: the Pad {key} is given twice ({flag} {text} and --param "
+                             f"{key}={given[key]!r}); valid: one of the two")
+        given[key] = text
+        try:
+            fields[key] = number(option) if key == "value" else option
+        except argparse.ArgumentTypeError as e:
+            raise UsageError(f"argument {flag}: {e}") from None
+    dtype = _argument("--dtype", DataType.from_name, args.dtype)
+    if "value" in fields:
+        if not pad:
+            raise UsageError(f"argument --param: value={given['value']!r} is Pad's constant; {op} takes no "
+                             "value")
+        from ort_layouts.operators.onnx_nodes import value_hex
+        from ort_layouts.operators.padding import check_value
+
+        flag = "--value" if args.value is not None else "--param"
+        _argument("--dtype", lambda t: t.to_numpy(), dtype)  # a pad's value is one element of numpy's
+        value = _argument(flag, lambda v: check_value(v, dtype, what="Pad value", text=given["value"]),
+                          fields.pop("value"))
+        fields["pad_value_hex"] = value_hex(value, dtype)
     if "opset" in fields:
         import onnx
-
-        from ort_layouts.operators.registry import operator_for_type
 
         low, high = operator_for_type(op).min_opset, onnx.defs.onnx_opset_version()
         if not low <= fields["opset"] <= high:
             raise UsageError(f"argument --param: opset={fields['opset']} is not an opset of {op}; "
                              f"valid: {low}..{high}")
-    dtype = _argument("--dtype", DataType.from_name, args.dtype)
     return Case(op, dtype, args.shape, **fields)
 
 
@@ -472,6 +506,11 @@ def _describe_op(args: argparse.Namespace) -> int:
                          "--json or --cpp")
     if args.pad is not None or args.transpose is not None or args.broadcast_to is not None:
         raise UsageError("--op takes its parameters from --param")
+    for flag, option in (("--strides", args.strides), ("--layout", args.layout)):
+        if option is not None:
+            raise UsageError(f"{flag} does not go with --op: the DML EP reads a node's input as a packed "
+                             f"ONNX tensor (row-major); leave {flag} out, or use it with --transpose, "
+                             "--broadcast-to, --pad or a descriptor")
     case = _op_case(args)
     operator = operator_for_type(case.op)
     reason = operator.inexpressible_reason(case)
@@ -519,21 +558,22 @@ def _describe_descriptors(args: argparse.Namespace) -> dict[str, Any]:
     from ort_layouts.engine.selection import check_value
 
     dtype = _argument("--dtype", DataType.from_name, args.dtype)
+    text = "0" if args.value is None else args.value
     try:
-        number_value = number(args.value)
+        number_value = number(text)
     except argparse.ArgumentTypeError as e:
         raise UsageError(f"argument --value: {e}") from None
-    if (args.mode != "constant" or args.axes is not None or number_value != 0) and args.pad is None:
-        raise UsageError("--mode, --value and --axes go with --pad")
+    if (args.mode is not None or args.axes is not None or args.value is not None) and args.pad is None:
+        raise UsageError("--mode, --value and --axes go with --pad or --op Pad")
     value = None  # the Pad value, checked against the data type only for a pad
     if args.pad is not None:
         _argument("--dtype", lambda t: t.to_numpy(), dtype)  # a pad's value is one element of numpy's
-        value = _argument("--value", lambda v: check_value(v, dtype, what="Pad value", text=args.value),
+        value = _argument("--value", lambda v: check_value(v, dtype, what="Pad value", text=text),
                           number_value)
     if args.strides is not None:
         source = BufferTensorDesc(dtype, args.shape, args.strides)
     else:
-        source = BufferTensorDesc.packed(dtype, args.shape, _layout_arg(args.layout))
+        source = BufferTensorDesc.packed(dtype, args.shape, _layout_arg(args.layout or "NCHW"))
     out: dict[str, Any] = {"operation": "none", "source": source, "descriptor": source}
     if args.transpose is not None:
         desc = source.transpose(args.transpose)
@@ -544,7 +584,7 @@ def _describe_descriptors(args: argparse.Namespace) -> dict[str, Any]:
     elif args.pad is not None:
         from ort_layouts.operators.padding import PaddingOp
 
-        op = PaddingOp.from_onnx(source, args.pad, mode=args.mode, value=value, axes=args.axes)
+        op = PaddingOp.from_onnx(source, args.pad, mode=args.mode or "constant", value=value, axes=args.axes)
         out.update(operation="pad", descriptor=op.input, output=op.output, operator=op)
     return out
 

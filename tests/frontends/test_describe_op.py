@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ort_layouts.frontends.cli import main
@@ -87,3 +88,81 @@ def test_max_elements_over_what_a_picture_draws_is_one_error_line(
         f"1..{MAX_DRAWN_ELEMENTS}, the most elements a picture draws (see ort-layouts describe --help)"]
     assert main(["describe", "--shape", "256,256", "--max-elements", str(MAX_DRAWN_ELEMENTS)]) == 0
     assert "Logical view:" in capsys.readouterr().out
+
+
+# ---- describe --op Pad takes --mode, --value and --axes; --strides and --layout go with no --op ----
+@pytest.mark.parametrize("extra, mode, value_hex", [
+    (["--mode", "reflect"], "REFLECTION", "00000000"),
+    (["--param", "mode=edge"], "EDGE", "00000000"),
+    (["--value", "7"], "CONSTANT", np.float32(7).tobytes().hex()),
+    (["--param", "value=7"], "CONSTANT", np.float32(7).tobytes().hex()),
+    (["--value=-0.0"], "CONSTANT", np.float32(-0.0).tobytes().hex()),
+    (["--mode", "reflect", "--value", "2.5"], "REFLECTION", np.float32(2.5).tobytes().hex()),
+], ids=["mode", "param-mode", "value", "param-value", "negative-zero", "mode-and-value"])
+def test_op_pad_takes_the_pad_options(extra: list[str], mode: str, value_hex: str,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """DML_PADDING_MODE of ONNX's reflect is REFLECTION, of edge EDGE (DML_PADDING1_OPERATOR_DESC);
+    the constant is its little-endian float32 bytes (numpy's), where --op used to ignore both."""
+    op = _json(["--op", "Pad", "--shape", "3,4", "--param", "pads=1,1,1,1", *extra], capsys)["operator"]
+    assert (op["mode"], op["padding_value_hex"]) == (mode, value_hex)
+    assert (op["start_padding"], op["end_padding"], op["output"]["sizes"]) == ([0, 0, 1, 1], [0, 0, 1, 1],
+                                                                               [1, 1, 5, 6])
+
+
+def test_op_pad_value_is_the_one_pad_gives_in_the_data_type(capsys: pytest.CaptureFixture[str]) -> None:
+    via_op = _json(["--op", "Pad", "--shape", "3,4", "--dtype", "int8", "--param", "pads=1,1,1,1",
+                    "--value=-3"], capsys)["operator"]
+    via_pad = _json(["--shape", "3,4", "--dtype", "int8", "--pad", "1,1,1,1", "--value=-3"],
+                    capsys)["operator"]
+    assert via_op["padding_value_hex"] == via_pad["padding_value_hex"] == np.int8(-3).tobytes().hex() == "fd"
+
+
+def test_op_pad_takes_axes(capsys: pytest.CaptureFixture[str]) -> None:
+    """Pad-18's axes: pads [1, 1] on axis 1 only, as np.pad with ((0, 0), (1, 1)) does."""
+    d = _json(["--op", "Pad", "--shape", "3,4", "--param", "pads=1,1", "--axes", "1", "--param", "opset=18"],
+              capsys)
+    assert d["case"]["axes"] == [1]
+    assert d["operator"]["output"]["sizes"][-2:] == list(np.pad(np.zeros((3, 4)), ((0, 0), (1, 1))).shape)
+    assert (d["operator"]["start_padding"], d["operator"]["end_padding"]) == ([0, 0, 0, 1], [0, 0, 0, 1])
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["--op", "Transpose", "--shape", "3,4", "--param", "perm=1,0", "--strides", "1,3"],
+     "--strides does not go with --op: the DML EP reads a node's input as a packed ONNX tensor (row-major); "
+     "leave --strides out, or use it with --transpose, --broadcast-to, --pad or a descriptor"),
+    (["--op", "Transpose", "--shape", "3,4", "--param", "perm=1,0", "--layout", "WH"],
+     "--layout does not go with --op: the DML EP reads a node's input as a packed ONNX tensor (row-major); "
+     "leave --layout out, or use it with --transpose, --broadcast-to, --pad or a descriptor"),
+    (["--op", "Slice", "--shape", "3,4", "--param", "starts=0", "--param", "ends=2", "--axes", "0"],
+     "--axes goes with --pad or --op Pad; with --op Slice use --param axes=..."),
+    (["--op", "Transpose", "--shape", "3,4", "--axes", "0"], "--axes goes with --pad or --op Pad; Transpose "
+                                                             "takes no axes"),
+    (["--op", "DepthToSpace", "--shape", "1,4,2,2", "--param", "blocksize=2", "--mode", "reflect"],
+     "--mode goes with --pad or --op Pad; with --op DepthToSpace use --param mode=..."),
+    (["--op", "Transpose", "--shape", "3,4", "--value", "7"],
+     "--value goes with --pad or --op Pad; Transpose takes no value"),
+    (["--op", "Transpose", "--shape", "3,4", "--param", "value=1"],
+     "argument --param: value='1' is Pad's constant; Transpose takes no value"),
+    (["--op", "Pad", "--shape", "3,4", "--param", "pads=1,1,1,1", "--mode", "reflect", "--param",
+      "mode=edge"],
+     "argument --mode: the Pad mode is given twice (--mode reflect and --param mode='edge'); valid: one of "
+     "the two"),
+    (["--op", "Pad", "--shape", "3,4", "--param", "pads=1,1,1,1", "--value", "1", "--param", "value=2"],
+     "argument --value: the Pad value is given twice (--value 1 and --param value='2'); valid: one of "
+     "the two"),
+    (["--op", "Pad", "--shape", "3,4", "--dtype", "int8", "--param", "pads=1,1,1,1", "--value", "300"],
+     "argument --value: Pad value 300 does not fit int8; int8 holds -128..127"),
+    (["--op", "Pad", "--shape", "3,4", "--dtype", "int8", "--param", "pads=1,1,1,1", "--param", "value=1.5"],
+     "argument --param: Pad value 1.5 is not a whole number; int8 holds the integers -128..127"),
+    (["--op", "Pad", "--shape", "3,4", "--param", "pads=1,1,1,1", "--param", "value=abc"],
+     "argument --param: value='abc' is not a number"),
+    (["--shape", "3,4", "--value", "0"], "--mode, --value and --axes go with --pad or --op Pad"),
+], ids=["op-strides", "op-layout", "slice-axes", "transpose-axes", "depth-to-space-mode", "transpose-value",
+        "transpose-param-value", "mode-twice", "value-twice", "value-too-large", "value-not-whole",
+        "value-not-a-number", "value-without-pad"])
+def test_an_option_describe_op_would_ignore_is_one_error_line(argv: list[str], line: str,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["describe", *argv]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.splitlines() == [f"ort-layouts: error: {line}"]
