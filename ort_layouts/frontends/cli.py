@@ -190,11 +190,14 @@ def positive_int(text: str) -> int:
 
 def number(text: str) -> float | int:
     """An integer or a float (``nan``, ``inf`` and ``-inf`` as written; a decimal too large for
-    any float is refused, not taken for infinity)."""
+    any float is refused, not taken for infinity; ``-0`` is the float -0.0, whose sign an
+    integer would lose)."""
     try:
-        return int(text)
+        whole = int(text)
     except ValueError:
         pass
+    else:
+        return -0.0 if whole == 0 and text.strip().startswith("-") else whole
     try:
         value = float(text)
     except ValueError:

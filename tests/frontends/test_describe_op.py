@@ -166,3 +166,16 @@ def test_an_option_describe_op_would_ignore_is_one_error_line(argv: list[str], l
     out, err = capsys.readouterr()
     assert out == ""
     assert err.splitlines() == [f"ort-layouts: error: {line}"]
+
+
+@pytest.mark.parametrize(("dtype", "text", "expected"), [
+    ("float32", "-0", np.float32(-0.0).tobytes().hex()),
+    ("float16", "-0", np.float16(-0.0).tobytes().hex()),
+    ("float32", "0", np.float32(0.0).tobytes().hex()),
+    ("int8", "-0", np.int8(0).tobytes().hex()),
+])
+def test_a_pad_value_of_minus_zero_keeps_its_sign_where_the_type_has_one(
+        dtype: str, text: str, expected: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["describe", "--dtype", dtype, "--shape", "3,3", "--pad", "1,1,1,1", f"--value={text}",
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["operator"]["padding_value_hex"] == expected
