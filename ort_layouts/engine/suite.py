@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
 from ort_layouts._errors import DataTypeError, ShapeError
@@ -16,9 +16,14 @@ from ort_layouts.descriptors.sequences import int_tuple, is_integer
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.registry import CASE_OPS, case_operators, check_op_type, operator_for_type
 
-__all__ = ["SUITE_DTYPES", "check_ranks", "check_seed", "is_edge_case", "list_argument", "standard_suite"]
+__all__ = ["MAX_RANK", "SUITE_DTYPES", "check_ranks", "check_seed", "is_edge_case", "list_argument",
+           "rank_bounds_error", "standard_suite"]
 
 T = TypeVar("T")
+
+#: the highest rank of a case (DirectML's dimension count, DML_TENSOR_DIMENSION_COUNT_MAX1);
+#: rank 0 is ONNX's scalars
+MAX_RANK = 8
 
 # Every DirectML data type the suite makes data for (BOOL data is UINT8; INT4 and UINT4 have no
 # numpy dtype to make it with).
@@ -74,15 +79,31 @@ def list_argument(value: Iterable[T] | None, name: str, items: str, error: type[
     return list(iterator)
 
 
+def rank_bounds_error(given: str, bad: Sequence[str]) -> ShapeError:
+    """The error of ranks ``given`` (as the caller got them: ``"'1,9'"``, ``"[9]"``) whose
+    items ``bad`` (as given: ``"9"``, ``"1-100000"``) lie outside 0..MAX_RANK: the first three
+    of them named, so that the message stays one short line however many there are."""
+    named = ", ".join(bad[:3]) + (f", ... ({len(bad)} in all)" if len(bad) > 3 else "")
+    verb = "is" if len(bad) == 1 else "are"
+    return ShapeError(f"ranks {given}: [{named}] {verb} outside the valid ranks 0..{MAX_RANK}")
+
+
 def check_ranks(ranks: Iterable[int] | None) -> tuple[int, ...] | None:
-    """``ranks`` (an iterable of integers) as a tuple of ints; None stays None.
+    """``ranks`` (an iterable of integers 0..MAX_RANK) as a tuple of ints; None stays None.
 
     Raises:
         ShapeError: ``ranks`` is one str or bytes, is not iterable, or holds an item that is
-            not an integer.
+            not an integer or not within 0..MAX_RANK (the message :func:`rank_bounds_error` makes,
+            as the command line's ``--ranks`` gives it).
     """
     rank_list = list_argument(ranks, "ranks", "integers", ShapeError, example="[1, 2]")
-    return None if rank_list is None else int_tuple(tuple(rank_list), "ranks")
+    if rank_list is None:
+        return None
+    found = int_tuple(tuple(rank_list), "ranks")
+    bad = [str(r) for r in found if not 0 <= r <= MAX_RANK]
+    if bad:
+        raise rank_bounds_error(repr(list(found)), bad)
+    return found
 
 
 def standard_suite(
@@ -106,7 +127,7 @@ def standard_suite(
             sample).
 
     Raises:
-        ShapeError: an op that is not a layout op, a rank that is not an integer, ``ops`` or
+        ShapeError: an op that is not a layout op, a rank that is not an integer 0..8, ``ops`` or
             ``ranks`` given as one str or as no iterable (an int), or a seed that is not an
             integer >= 0.
         DataTypeError: a data type that is unknown, has no cases (4-bit, ``"bool"``), or

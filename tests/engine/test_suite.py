@@ -114,13 +114,17 @@ def test_bad_filters() -> None:
     ({"ranks": [1.7]}, ShapeError, "ranks (1.7,) holds 1.7, which is not an integer; valid: a list, tuple or "
                                    "array of integers"),
     ({"ranks": [True]}, ShapeError, "ranks (True,) holds True, which is not an integer"),
+    ({"ranks": [9]}, ShapeError, "ranks [9]: [9] is outside the valid ranks 0..8"),
+    ({"ranks": [-1]}, ShapeError, "ranks [-1]: [-1] is outside the valid ranks 0..8"),
+    ({"ranks": [2, 10**20]}, ShapeError, "ranks [2, 100000000000000000000]: [100000000000000000000] is "
+                                            "outside"),
     ({"seed": -5}, ShapeError, "seed -5 is not an integer >= 0"),
     ({"seed": "abc"}, ShapeError, "seed 'abc' is not an integer >= 0"),
     ({"seed": 1.5}, ShapeError, "seed 1.5 is not an integer >= 0"),
     ({"seed": True}, ShapeError, "seed True is not an integer >= 0"),
 ], ids=["bool", "dtypes-str", "ops-str", "ranks-str", "ranks-bytes", "ranks-int", "ops-int", "ops-unhashable",
-        "dtypes-int", "rank-float", "rank-bool", "seed-negative", "seed-str", "seed-float",
-        "seed-bool"])
+        "dtypes-int", "rank-float", "rank-bool", "rank-9", "rank-negative", "rank-huge", "seed-negative",
+        "seed-str", "seed-float", "seed-bool"])
 def test_bad_arguments_are_refused(kwargs: dict[str, Any], error: type[Exception], message: str) -> None:
     with pytest.raises(error) as info:
         standard_suite(**{"ops": ["Transpose"], **kwargs})
