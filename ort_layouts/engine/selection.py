@@ -25,7 +25,15 @@ from typing import Protocol, TypeVar
 from ort_layouts._errors import ArgumentError, DataTypeError, ModelError, OrtLayoutsError, ShapeError
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.sequences import is_integer
-from ort_layouts.engine.suite import SUITE_DTYPES, check_ranks, check_seed, list_argument, standard_suite
+from ort_layouts.engine.suite import (
+    MAX_RANK,
+    SUITE_DTYPES,
+    check_ranks,
+    check_seed,
+    list_argument,
+    rank_bounds_error,
+    standard_suite,
+)
 from ort_layouts.operators.case import VALUE_KINDS, Case
 from ort_layouts.operators.padding import check_value
 from ort_layouts.operators.registry import check_op_type
@@ -46,7 +54,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-MAX_RANK = 8
 
 
 # ---- comma lists ---------------------------------------------------------------------------
@@ -103,32 +110,33 @@ def parse_list(
     return tuple(values)
 
 
-def _rank_range(part: str) -> tuple[int, ...]:
-    """``"3"`` as (3,), ``"1-4"`` as (1, 2, 3, 4)."""
+def _rank_ends(part: str) -> tuple[str, int, int]:
+    """``"3"`` as ("3", 3, 3), ``"1-4"`` as ("1-4", 1, 4): the item and its lowest and
+    highest rank, not yet checked against 0..MAX_RANK."""
     try:
         if "-" not in part:
-            return (int(part),)
+            return part, int(part), int(part)
         lo, hi = (int(v) for v in part.split("-", 1))
     except ValueError:
         raise ShapeError(f"rank {part!r} is not an integer or a range like 1-4") from None
     if lo > hi:
         raise ShapeError(f"rank range {part!r} runs backwards; valid: low-high, e.g. {hi}-{lo}")
-    return tuple(range(lo, hi + 1))
+    return part, lo, hi
 
 
 def parse_ranks(text: str) -> tuple[int, ...]:
     """``"1,2,4"`` or ``"0-4"`` (ranks 0 to 8; 0 is ONNX's scalars), in the order given,
-    without repeats.
+    without repeats. A range's ends are checked before it is expanded.
 
     Raises:
-        ShapeError: an element that is not a rank or a range, a rank outside 0..8, or no ranks.
+        ShapeError: an element that is not a rank or a range, a rank outside 0..8 (the
+            message naming the given items, at most three of them), or no ranks.
     """
-    ranks = [r for group in parse_list(text, _rank_range, what="ranks", example="1,2,4 or 1-4",
-                                       skip_blanks=False) for r in group]
-    bad = [r for r in ranks if not 0 <= r <= MAX_RANK]
-    if bad or not ranks:
-        raise ShapeError(f"ranks {text!r}: {bad or 'none'} not within 0..{MAX_RANK}")
-    return tuple(dict.fromkeys(ranks))
+    items = parse_list(text, _rank_ends, what="ranks", example="1,2,4 or 1-4", skip_blanks=False)
+    bad = [part for part, lo, hi in items if lo < 0 or hi > MAX_RANK]
+    if bad:
+        raise rank_bounds_error(repr(text), bad)
+    return tuple(dict.fromkeys(r for _, lo, hi in items for r in range(lo, hi + 1)))
 
 
 def parse_names(text: str) -> tuple[str, ...]:
@@ -294,7 +302,7 @@ def select_cases(
         The cases; an empty list when nothing matches (each front end words that itself).
 
     Raises:
-        ShapeError: an unknown op or value kind, a rank that is not an integer, ``ops``,
+        ShapeError: an unknown op or value kind, a rank that is not an integer 0..8, ``ops``,
             ``ranks`` or ``values`` given as one str or as no iterable (an int), a shard that
             is not a pair of integers 1 <= K <= N, a negative seed, a limit < 1, or a dynamic
             dimension that is not an integer >= 1.

@@ -155,7 +155,7 @@ def test_parse_selection_list_takes(option: str, text: str, parsed: tuple[object
 @pytest.mark.parametrize(("option", "text", "message"), [
     ("ranks", "x", "rank 'x' is not an integer or a range like 1-4"),
     ("ranks", "4-1", "rank range '4-1' runs backwards; valid: low-high, e.g. 1-4"),
-    ("ranks", "1,9", "ranks '1,9': [9] not within 0..8"),
+    ("ranks", "1,9", "ranks '1,9': [9] is outside the valid ranks 0..8"),
     ("ranks", "1,,2",
      "'1,,2' has an empty item (item 2); separate ranks with single commas (e.g. 1,2,4 or 1-4)"),
     ("dtypes", "float32,", "'float32,' has an empty item (item 2); separate names with single commas"),
@@ -165,6 +165,26 @@ def test_parse_selection_list_refuses(option: str, text: str, message: str) -> N
     with pytest.raises(ShapeError) as info:
         parse_selection_list(option, text)
     assert str(info.value) == message
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("1-99999999999999999999",
+     "ranks '1-99999999999999999999': [1-99999999999999999999] is outside the valid ranks 0..8"),
+    ("1-30000000", "ranks '1-30000000': [1-30000000] is outside the valid ranks 0..8"),
+    ("0-8,9-100000", "ranks '0-8,9-100000': [9-100000] is outside the valid ranks 0..8"),
+    ("9,10,11,12,13", "ranks '9,10,11,12,13': [9, 10, 11, ... (5 in all)] are outside the valid ranks 0..8"),
+])
+def test_parse_ranks_checks_a_range_before_expanding_it(text: str, message: str) -> None:
+    # a range's ends are checked first: no range of billions of ranks is made, and the message
+    # names the items given, not every rank they span
+    with pytest.raises(ShapeError) as info:
+        parse_ranks(text)
+    assert str(info.value) == message
+
+
+def test_parse_ranks_takes_every_valid_rank() -> None:
+    assert parse_ranks("0-8") == (0, 1, 2, 3, 4, 5, 6, 7, 8)
+    assert parse_ranks("8,1-2,2") == (8, 1, 2)
 
 
 def test_parse_selection_list_names_the_valid_lists() -> None:
