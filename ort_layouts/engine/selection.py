@@ -54,6 +54,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+_INT64_MAX = 2**63 - 1  # an ONNX dimension's dim_value is an int64
 
 
 # ---- comma lists ---------------------------------------------------------------------------
@@ -240,11 +241,12 @@ def resolve_value_kinds(kinds: Iterable[str] | None) -> list[str] | None:
 # ---- values the Python API takes as well as the command line ---------------------------------
 def check_dims(dims: Mapping[str, int] | None) -> dict[str, int]:
     """Values of a model's dynamic dimensions (``{"batch": 1}``): each name a non-empty string,
-    each value an integer >= 1 (ONNX Runtime's DML EP and DirectML have no zero sizes, and a
-    dim_param stands for a real size).
+    each value an integer from 1 (ONNX Runtime's DML EP and DirectML have no zero sizes, and a
+    dim_param stands for a real size) to 2**63 - 1 (an ONNX dimension is an int64).
 
     Raises:
-        ShapeError: a value that is not an integer >= 1, or a name that is not a string.
+        ShapeError: a value that is not an integer from 1 to 2**63 - 1, or a name that is not
+            a string.
     """
     if dims is None:
         return {}
@@ -254,8 +256,9 @@ def check_dims(dims: Mapping[str, int] | None) -> dict[str, int]:
     for name, value in dims.items():
         if not isinstance(name, str) or not name.strip():
             raise ShapeError(f"dimension name {name!r} is not a non-empty string (e.g. {{'batch': 1}})")
-        if not is_integer(value) or int(value) < 1:
-            raise ShapeError(f"dimension {name}={value!r} is not an integer >= 1 (e.g. {{{name!r}: 1}})")
+        if not is_integer(value) or not 1 <= int(value) <= _INT64_MAX:
+            raise ShapeError(f"dimension {name}={value!r} is not an integer >= 1 and <= {_INT64_MAX} "
+                             f"(int64's largest, the most an ONNX dimension holds; e.g. {{{name!r}: 1}})")
         checked[name.strip()] = int(value)
     return checked
 
@@ -305,7 +308,7 @@ def select_cases(
         ShapeError: an unknown op or value kind, a rank that is not an integer 0..8, ``ops``,
             ``ranks`` or ``values`` given as one str or as no iterable (an int), a shard that
             is not a pair of integers 1 <= K <= N, a negative seed, a limit < 1, or a dynamic
-            dimension that is not an integer >= 1.
+            dimension that is not an integer from 1 to 2**63 - 1.
         DataTypeError: an unknown data type, or ``dtypes`` given as one str or as no iterable.
         ModelError: a model without ``model_cases``, or one that cannot be read.
     """

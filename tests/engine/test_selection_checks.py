@@ -89,6 +89,20 @@ def test_check_dims_takes() -> None:
     assert check_dims({"batch": 1, " seq ": np.int32(8)}) == {"batch": 1, "seq": 8}
 
 
+@pytest.mark.parametrize("value", [2**63, 10**30, np.uint64(2**63)],
+                         ids=["int64-max-plus-1", "1e30", "uint64"])
+def test_check_dims_refuses_sizes_beyond_int64(value: object) -> None:
+    # an ONNX dimension's dim_value is an int64 (onnx.proto: TensorShapeProto.Dimension)
+    with pytest.raises(ShapeError) as info:
+        check_dims({"batch": value})  # type: ignore[dict-item]
+    assert str(info.value) == (f"dimension batch={value!r} is not an integer >= 1 and <= 9223372036854775807 "
+                               "(int64's largest, the most an ONNX dimension holds; e.g. {'batch': 1})")
+
+
+def test_check_dims_takes_int64_max() -> None:
+    assert check_dims({"batch": 2**63 - 1}) == {"batch": 9223372036854775807}
+
+
 # ---- lists -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("text", ["float32,,int8", "float32,", ",float32", " , "])
 def test_empty_items_are_refused_without_skip_blanks(text: str) -> None:
