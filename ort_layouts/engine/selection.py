@@ -292,7 +292,8 @@ def select_cases(
         dtypes: keep these data types; None or empty: all.
         ranks: keep cases of these input ranks; None or empty: all.
         values: keep cases whose input values are of these kinds; None or empty: the suite's
-            own (for a model: random).
+            own (for a model: random). As with ``ops``, ``dtypes`` and ``ranks``, their order
+            and repeats make no other case and no other order.
         seed: seed of the input data.
         shard: (K, N): the K-th (1-based) of N interleaved shards.
         limit: at most this many cases, after sharding.
@@ -319,6 +320,8 @@ def select_cases(
     op_names = resolve_ops(ops)
     data_types = resolve_dtypes(dtypes)
     kinds = resolve_value_kinds(values)
+    if kinds:  # in VALUE_KINDS' order, each once: their order and repeats select no other case
+        kinds = [k for k in VALUE_KINDS if k in kinds]
     rank_tuple = check_ranks(ranks)
     rank_set = set(rank_tuple) if rank_tuple else None
     if shard is not None:

@@ -30,7 +30,8 @@ from ort_layouts.engine import providers, runner
 from ort_layouts.engine.environment import environment
 from ort_layouts.engine.providers import check_device_id
 from ort_layouts.engine.result import CaseResult
-from ort_layouts.operators.case import Case
+from ort_layouts.engine.suite import SUITE_DTYPES
+from ort_layouts.operators.case import VALUE_KINDS, Case
 from ort_layouts.operators.registry import CASE_OPS
 
 __all__ = [
@@ -54,6 +55,9 @@ __all__ = [
 NOT_VALIDATABLE: dict[str, str] = {
     "AzureExecutionProvider": "it sends whole models to a remote endpoint and has no operator kernels",
 }
+
+# the data types' names as a selection holds them, in the suite's order
+_DTYPE_NAMES: tuple[str, ...] = tuple(t.name.lower() for t in SUITE_DTYPES)
 
 R = TypeVar("R")
 R_co = TypeVar("R_co", covariant=True)
@@ -204,9 +208,12 @@ def validation_meta(
 
 
 def normalized_selection(selection: Mapping[str, Any]) -> dict[str, Any]:
-    """A selection (a meta's ``selection``) with its ``ops`` in the suite's order and its
-    ``ranks`` sorted, each once: the order they are asked in selects no other case, so
-    ``--ops Expand,Transpose`` makes the selection of ``--ops Transpose,Expand``. A report
+    """A selection (a meta's ``selection``) with its ``ops`` in the suite's order, its
+    ``dtypes`` in :data:`~ort_layouts.engine.suite.SUITE_DTYPES`' order, its ``values`` in
+    :data:`~ort_layouts.operators.case.VALUE_KINDS`' order and its ``ranks`` sorted, each once:
+    the order they are asked in, and a name asked twice, select no other case, so ``--ops
+    Expand,Transpose`` makes the selection of ``--ops Transpose,Expand`` and ``--dtypes
+    int8,float32,int8`` that of ``--dtypes float32,int8``. A report
     written before it was so stored compares equal through this too; a field of another kind
     (a damaged meta) is left as it is."""
     found = dict(selection)
@@ -217,6 +224,11 @@ def normalized_selection(selection: Mapping[str, Any]) -> dict[str, Any]:
     ranks = found.get("ranks")
     if isinstance(ranks, list) and all(map(is_integer, ranks)):
         found["ranks"] = sorted(set(ranks))
+    for key, order in (("dtypes", _DTYPE_NAMES), ("values", VALUE_KINDS)):
+        names = found.get(key)
+        if isinstance(names, list) and all(isinstance(name, str) for name in names):
+            place = {name: i for i, name in enumerate(order)}
+            found[key] = sorted(dict.fromkeys(names), key=lambda name: place.get(name, len(place)))
     return found
 
 

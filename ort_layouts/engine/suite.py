@@ -121,7 +121,8 @@ def standard_suite(
     Args:
         ops: keep only these ops (default: every op of ``CASE_OPS``; empty: no case).
         dtypes: keep only these data types (empty: no case); ``"bool"`` is refused, as
-            :func:`~ort_layouts.engine.selection.resolve_dtypes` refuses it.
+            :func:`~ort_layouts.engine.selection.resolve_dtypes` refuses it. Their order and
+            repeats make no other case and no other order, as those of ``ops`` and ``ranks`` do.
         ranks: keep only cases whose input rank is one of these integers (empty: no case).
         seed: an integer >= 0, mixed into every case's seed (and the rank-7/8 permutation
             sample).
@@ -142,7 +143,9 @@ def standard_suite(
                                 of_str=True)
     rank_tuple = check_ranks(ranks)
     op_set = set(CASE_OPS) if op_list is None else {check_op_type(op, cases=True) for op in op_list}
-    dtype_list = list(SUITE_DTYPES) if dtype_names is None else resolve_dtypes(dtype_names) or []
+    # in the suite's order, each once: the order and repeats of those asked select no other case
+    asked = None if dtype_names is None else set(resolve_dtypes(dtype_names) or ())
+    dtype_list = [t for t in SUITE_DTYPES if asked is None or t in asked]
     rank_set = set(range(9)) if rank_tuple is None else set(rank_tuple)
     if not (op_set and dtype_list and rank_set):
         return []

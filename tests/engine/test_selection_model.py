@@ -1,5 +1,5 @@
 """A model's selection: select_cases reads the model (through ``model_cases``) once, whatever
-the value kinds asked, and keeps each kind's cases in turn."""
+the value kinds asked, and keeps each kind's cases in turn, the kinds in VALUE_KINDS' order."""
 
 from __future__ import annotations
 
@@ -39,11 +39,19 @@ def test_the_model_is_read_once_for_every_value_kind(tmp_path: Path) -> None:
         calls.append(values)
         return model_cases(model, dims=dims, values=values, seed=seed)
 
-    kinds = ("special", "random", "iota")
-    cases = select_cases(model=model, values=list(kinds), seed=3, model_cases=counting)
+    cases = select_cases(model=model, values=["special", "random", "iota"], seed=3, model_cases=counting)
+    kinds = ("random", "special", "iota")  # VALUE_KINDS' order, whatever the order asked
     assert calls == [kinds]
     assert [(c.values, c.op, c.seed) for c in cases] == [(k, op, 3) for k in kinds for op in OPS]
     assert cases == [c for k in kinds for c in model_cases(model, values=k, seed=3)]
+
+
+def test_the_order_and_repeats_of_the_value_kinds_make_no_other_cases(tmp_path: Path) -> None:
+    model = _model(tmp_path / "m.onnx")
+    asked = select_cases(model=model, values=["iota", "random", "random"], model_cases=model_cases)
+    assert [(c.values, c.op) for c in asked] == [("random", "Transpose"), ("random", "Pad"),
+                                                 ("iota", "Transpose"), ("iota", "Pad")]
+    assert asked == select_cases(model=model, values=["random", "iota"], model_cases=model_cases)
 
 
 def test_without_values_a_model_makes_its_random_cases(tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
-"""A run's selection as its meta stores it: ops in the suite's order and ranks sorted, each once,
-so that the order they were asked in makes no other selection."""
+"""A run's selection as its meta stores it: ops, dtypes and values in the suite's order and ranks
+sorted, each once, so that the order they were asked in makes no other selection."""
 
 from __future__ import annotations
 
@@ -21,14 +21,25 @@ def test_ops_and_ranks_are_stored_in_order_each_once() -> None:
 
 @pytest.mark.parametrize(("selection", "expected"), [
     ({"ops": ["Pad", "Transpose", "Pad"], "ranks": [4, 2, 2], "dtypes": ["int8", "float32"]},
-     {"ops": ["Transpose", "Pad"], "ranks": [2, 4], "dtypes": ["int8", "float32"]}),
+     {"ops": ["Transpose", "Pad"], "ranks": [2, 4], "dtypes": ["float32", "int8"]}),
+    ({"dtypes": ["uint64", "float16", "float32", "float16"], "values": ["iota", "random", "random"]},
+     {"dtypes": ["float32", "float16", "uint64"], "values": ["random", "iota"]}),
+    ({"dtypes": ["nope", "int8"], "values": "iota"}, {"dtypes": ["int8", "nope"], "values": "iota"}),
     ({"ops": "Transpose", "ranks": [1, "x"]}, {"ops": "Transpose", "ranks": [1, "x"]}),
     ({"ops": ["Nope", "Pad"], "ranks": None}, {"ops": ["Pad", "Nope"], "ranks": None}),
     ({}, {}),
-], ids=["reordered", "other-kinds", "unknown-op-last", "empty"])
+], ids=["reordered", "dtypes-values-reordered", "unknown-last", "other-kinds", "unknown-op-last", "empty"])
 def test_normalized_selection(selection: dict[str, Any], expected: dict[str, Any]) -> None:
-    """The dtypes keep their order: it is the order of the cases (another cases_sha256)."""
     assert normalized_selection(selection) == expected
+
+
+def test_dtypes_and_values_are_stored_in_order_each_once() -> None:
+    cpu = "CPUExecutionProvider"
+    a = validation_meta(provider=cpu, dtypes=["int8", "float32", "int8"], values=["iota", "random", "random"])
+    b = validation_meta(provider=cpu, dtypes=["float32", "int8"], values=["random", "iota"])
+    assert a["selection"] == b["selection"]
+    assert a["selection"]["dtypes"] == ["float32", "int8"]  # SUITE_DTYPES' order
+    assert a["selection"]["values"] == ["random", "iota"]  # VALUE_KINDS' order
 
 
 def test_selection_differences_name_each_field_that_differs_by_name() -> None:

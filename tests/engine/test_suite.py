@@ -131,6 +131,15 @@ def test_bad_arguments_are_refused(kwargs: dict[str, Any], error: type[Exception
     assert message in str(info.value)
 
 
+def test_the_order_and_repeats_of_the_dtypes_make_no_other_cases() -> None:
+    asked = standard_suite(ops=["Transpose", "Pad"], dtypes=["int8", "float32", "int8"], ranks=[2])
+    assert asked == standard_suite(ops=["Transpose", "Pad"], dtypes=["float32", "int8"], ranks=[2])
+    # each op's cases follow SUITE_DTYPES' order (FLOAT32 before INT8), whatever the order asked
+    for op in ("Transpose", "Pad"):
+        kinds = [c.data_type for c in asked if c.op == op]
+        assert kinds.index(DataType.INT8) > kinds.index(DataType.FLOAT32)
+
+
 def test_any_iterable_is_a_list() -> None:
     by_list = standard_suite(ops=["Tile"], dtypes=["int8"], ranks=[2])
     assert by_list
