@@ -571,9 +571,17 @@ def read_results(path: str | os.PathLike[str], *, repair: bool = False) -> list[
     the file so later appends start on a clean line (a whole last line without its newline is
     kept, and given one); a bad line before the last raises ReportError.
     """
+    return [result for _, result in read_numbered_results(path, repair=repair)]
+
+
+def read_numbered_results(
+    path: str | os.PathLike[str], *, repair: bool = False
+) -> list[tuple[int, CaseResult]]:
+    """:func:`read_results`, each result with the number of its line (from 1; blank lines
+    count), for a message that names the line."""
     p = Path(path)
     data = p.read_bytes()
-    results: list[CaseResult] = []
+    results: list[tuple[int, CaseResult]] = []
     good_end = 0
     position = 0
     number = 0
@@ -586,7 +594,7 @@ def read_results(path: str | os.PathLike[str], *, repair: bool = False) -> list[
         raw = data[position:end]
         if raw.strip():
             try:
-                results.append(CaseResult.from_dict(json.loads(raw)))
+                results.append((number, CaseResult.from_dict(json.loads(raw))))
             except (ValueError, KeyError, TypeError, RecursionError) as e:  # RecursionError: nested too deep
                 if not last and data[newline + 1:].strip():
                     raise ReportError(

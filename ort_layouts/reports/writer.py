@@ -69,7 +69,7 @@ from ort_layouts.reports.report import (
     planned_slots,
     read_json,
     read_meta,
-    read_results,
+    read_numbered_results,
     report_header,
     result_dict,
 )
@@ -434,7 +434,8 @@ class ReportWriter:
 
     Raises:
         ReportError: the directory is a file, is in use by another run, holds a report of
-            another selection (resuming, or without ``force``), or a damaged one.
+            another selection (resuming, or without ``force``), or a damaged one; resuming, its
+            results.jsonl holds a result of a case that is not planned.
     """
 
     def __init__(
@@ -522,7 +523,15 @@ class ReportWriter:
                     f"cannot resume {self.directory}: it ran on {elsewhere}; its results and this run's "
                     "would be mixed in one report: resume where it ran, or drop --resume to start a new "
                     "report")
-            self._results = read_results(results_path, repair=True)
+            numbered = read_numbered_results(results_path, repair=True)
+            planned = set(new_meta["planned"])
+            for number, result in numbered:
+                if result.case.id not in planned:  # counted, it would mix another selection's case in
+                    raise ReportError(
+                        f"cannot resume {self.directory}: {RESULTS_FILE} line {number} holds case "
+                        f"{result.case.id!r}, which is not in this report's selection; remove that line to "
+                        "resume, or run without --resume to start the report over")
+            self._results = [result for _, result in numbered]
             self._ids = [r.case.id for r in self._results]
             self._lines = [result_json(r, cid) for r, cid in zip(self._results, self._ids, strict=True)]
             self._pieces = [None] * len(self._results)
