@@ -539,8 +539,8 @@ class ReportWriter:
             new_meta["resumed"] = [*(old.get("resumed") or ()), now_iso()]
             self.resumed = True
         else:
-            old_selection = _used_selection(self.directory)
-            if old_selection is not None and not force:
+            old_selection = None if force else _used_selection(self.directory)
+            if old_selection is not None:
                 differences = _selection_differences(old_selection, new_meta["selection"])
                 if differences:
                     raise ReportError(
@@ -947,19 +947,32 @@ class _Order:
 
 
 def _used_selection(directory: Path) -> dict[str, Any] | None:
-    """The selection of the report already in ``directory`` ({} for a report that names none);
-    None when the directory holds no report."""
+    """The selection of the report already in ``directory``; None when the directory holds no
+    report.
+
+    Raises:
+        ReportError: the report's meta.json (or, without one, its report.json) is damaged or
+            names no selection, or a results.jsonl with results has neither: whether the
+            report is of this run's selection cannot be told.
+    """
+    how = "use another directory, or --force to replace the report"
     for name in (META_FILE, JSON_FILE):
         path = directory / name
         if path.is_file():
             try:
                 selection = read_json(path).get("selection")
-            except ReportError:
-                return {}
-            return dict(selection) if isinstance(selection, Mapping) else {}
+            except ReportError as e:
+                raise ReportError(f"report directory {str(directory)!r} holds a damaged {name} ({e}), so "
+                                  f"whether it is of this run's selection cannot be told; {how}") from e
+            if not isinstance(selection, Mapping):
+                raise ReportError(f"report directory {str(directory)!r} holds a damaged {name}: its "
+                                  f"'selection' is {json.dumps(selection)[:60]}, not an object, so whether "
+                                  f"it is of this run's selection cannot be told; {how}")
+            return dict(selection)
     results = directory / RESULTS_FILE
     if results.is_file() and results.stat().st_size > 0:
-        return {}
+        raise ReportError(f"report directory {str(directory)!r} holds {RESULTS_FILE} without {META_FILE}, so "
+                          f"whether it is of this run's selection cannot be told; {how}")
     return None
 
 
