@@ -356,8 +356,18 @@ class Report:
         try:
             results = tuple(CaseResult.from_dict(r) for r in data["results"])
         except (KeyError, TypeError, ValueError) as e:
-            raise ReportError(f"{source} holds a result that cannot be read: {e}") from e
+            missing = _missing_field(e)
+            why = f"lacks the field {missing!r}" if missing else f"cannot be read: {e}"
+            raise ReportError(f"{source} holds a result that {why}") from e
         return cls(checked_meta(meta, source), results)
+
+
+def _missing_field(error: Exception) -> str | None:
+    """The field a result's JSON lacks, when reading it raised ``error`` for that (a KeyError,
+    whose text is the bare key); None for another error."""
+    if isinstance(error, KeyError) and error.args and isinstance(error.args[0], str):
+        return error.args[0]
+    return None
 
 
 def result_dict(result: CaseResult) -> dict[str, Any]:
@@ -597,8 +607,9 @@ def read_numbered_results(
                 results.append((number, CaseResult.from_dict(json.loads(raw))))
             except (ValueError, KeyError, TypeError, RecursionError) as e:  # RecursionError: nested too deep
                 if not last and data[newline + 1:].strip():
-                    raise ReportError(
-                        f"{p}: line {number} cannot be read ({e}); the file is damaged") from e
+                    missing = _missing_field(e)
+                    why = f"lacks the field {missing!r}" if missing else f"cannot be read ({e})"
+                    raise ReportError(f"{p}: line {number} {why}; the file is damaged") from e
                 break  # the last line, cut short (a crash while it was written)
         position = good_end = end + (0 if last else 1)
         unended = last and bool(raw.strip())
