@@ -23,6 +23,8 @@ import dataclasses
 import hashlib
 import itertools
 import json
+import math
+import numbers
 import operator
 import os
 import secrets
@@ -33,7 +35,7 @@ from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore
 from pathlib import Path
 from typing import Any, cast
 
-from ort_layouts._errors import ReportError
+from ort_layouts._errors import ArgumentError, ReportError, a_type
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.engine.result import CaseResult, Status, field_defaults
 from ort_layouts.engine.session import selection_differences
@@ -91,8 +93,37 @@ def write_report(
 
     Returns:
         The paths written, keyed "json", "junit", "html".
+
+    Raises:
+        ArgumentError: ``report`` is not a :class:`Report`.
+        ReportError: ``directory`` is empty (it would name the current directory), or is a file.
     """
+    if not isinstance(report, Report):
+        raise ArgumentError(f"report {report!r:.60} is {a_type(report)}, not a Report; valid: a Report "
+                            "(e.g. load_report(path) or ReportWriter.report())")
+    _check_directory(directory)
     return _write_files(report, directory, strict=strict, lines=None)
+
+
+def _check_directory(directory: object) -> Path:
+    """``directory`` as a Path, refused before anything is written to it.
+
+    Raises:
+        ArgumentError: it is not a str or os.PathLike of a str.
+        ReportError: it is empty (``Path("")`` is the current directory), or names a file.
+    """
+    text = os.fspath(directory) if isinstance(directory, (str, os.PathLike)) else None
+    if not isinstance(text, str):
+        raise ArgumentError(f"report directory {directory!r:.60} is {a_type(directory)}; valid: a str or "
+                            "os.PathLike naming a directory, e.g. 'reports/r1'")
+    if not text:
+        raise ReportError("report directory '' is empty; valid: the path of a directory, e.g. 'reports/r1' "
+                          "('.' for the current one)")
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise ReportError(f"report directory {text!r} is a file; valid: a directory, or a path where none "
+                          "is yet")
+    return path
 
 
 def _write_files(
@@ -430,10 +461,13 @@ class ReportWriter:
         force: replace a report of another selection.
         strict: known issues and unsupported cases count as failures in report.json, JUnit
             and HTML.
-        interval_s: the summaries are rewritten at most this often while results arrive.
+        interval_s: the summaries are rewritten at most this often while results arrive, in
+            seconds (0: after every result; ``float("inf")``: only when the run starts and ends).
 
     Raises:
-        ReportError: the directory is a file, is in use by another run, holds a report of
+        ArgumentError: ``meta`` (or its selection) is not a mapping, ``planned`` is not a
+            sequence of str (one str is refused), or ``interval_s`` is not a number >= 0.
+        ReportError: the directory is empty or a file, is in use by another run, holds a report of
             another selection (resuming, or without ``force``), or a damaged one; resuming, its
             results.jsonl holds a result of a case that is not planned.
     """
@@ -449,7 +483,21 @@ class ReportWriter:
         strict: bool = False,
         interval_s: float = 30.0,
     ) -> None:
-        self.directory = Path(directory)
+        self.directory = _check_directory(directory)
+        if not isinstance(meta, Mapping):
+            raise ArgumentError(f"meta {meta!r:.60} is {a_type(meta)}, not a mapping; valid: a dict of the "
+                                "run's fields, e.g. {'provider': 'CPUExecutionProvider', 'selection': {...}}")
+        if not isinstance(meta.get("selection") or {}, Mapping):
+            raise ArgumentError(f"meta's selection {meta['selection']!r:.60} is {a_type(meta['selection'])}, "
+                                "not a mapping; valid: a dict of the selection's fields (or none)")
+        if (isinstance(planned, (str, bytes)) or not isinstance(planned, Sequence)
+                or not all(isinstance(cid, str) for cid in planned)):
+            raise ArgumentError(f"planned {planned!r:.60} is not a sequence of case ids; valid: a list of "
+                                "str, e.g. [case.id for case in cases]")
+        if (not isinstance(interval_s, (int, float, numbers.Real)) or isinstance(interval_s, bool)
+                or math.isnan(interval_s) or interval_s < 0):
+            raise ArgumentError(f"interval_s {interval_s!r} is not a number of seconds >= 0; valid: e.g. "
+                                "30.0 (0: after every result; inf: only when the run starts and ends)")
         self.strict = strict
         self.interval_s = interval_s
         self._results: list[CaseResult] = []  # as they arrived
@@ -479,8 +527,6 @@ class ReportWriter:
         self._unsynced = False  # results.jsonl holds an append not yet synced
         self._syncer: threading.Thread | None = None
         self._sync_error: OSError | None = None  # what a sync of the syncing thread raised
-        if self.directory.exists() and not self.directory.is_dir():
-            raise ReportError(f"report directory {str(self.directory)!r} is a file")
         for name in (RESULTS_FILE, META_FILE, JSON_FILE, JUNIT_FILE, HTML_FILE):  # before any work
             path = self.directory / name
             if path.exists() and not path.is_file():
@@ -576,7 +622,14 @@ class ReportWriter:
         crash of the process or a GPU reset loses nothing already run); fsync it to the disk
         within FSYNC_INTERVAL_S, at most that often, even when no result follows (an OS crash
         loses at most that much: the writer's thread syncs an append that waits), and rewrite
-        the summaries when ``interval_s`` has passed since the last time."""
+        the summaries when ``interval_s`` has passed since the last time.
+
+        Raises:
+            ArgumentError: ``result`` is not a CaseResult (nothing is written).
+        """
+        if not isinstance(result, CaseResult):
+            raise ArgumentError(f"result {result!r:.60} is {a_type(result)}, not a CaseResult; valid: a "
+                                "CaseResult, as a run's on_result gets it")
         case_id = result.case.id
         self._added([result], [case_id], [result_json(result, case_id)], [None])
 
