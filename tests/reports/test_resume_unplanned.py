@@ -23,7 +23,8 @@ def _result(case: Case) -> CaseResult:
     return CaseResult(case, Status.PASS, PROVIDER, element_count=6, seconds=0.01)
 
 
-PLANNED = [Case("Transpose", "float32", (2, 3), perm=(1, 0)), Case("Transpose", "float32", (3, 2), perm=(1, 0))]
+PLANNED = [Case("Transpose", "float32", (2, 3), perm=(1, 0)),
+           Case("Transpose", "float32", (3, 2), perm=(1, 0))]
 STRANGER = Case("Pad", "int8", (3, 4), pads=(1, 0, 0, 0))  # of no planned id
 
 

@@ -17,8 +17,8 @@ from ort_layouts.reports.writer import ReportWriter
 PROVIDER = "CPUExecutionProvider"
 META = {"provider": PROVIDER, "selection": {"provider": PROVIDER, "ops": ["Transpose"]}}
 CASE = Case("Transpose", "float32", (2, 3), perm=(1, 0))
-HOW = ("so whether it is of this run's selection cannot be told; use another directory, or --force to replace "
-       "the report")
+HOW = ("so whether it is of this run's selection cannot be told; use another directory, or --force to "
+       "replace the report")
 
 
 def _report(directory: Path) -> None:
