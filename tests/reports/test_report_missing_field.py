@@ -28,7 +28,8 @@ def _lines() -> list[dict]:
     (lambda d: d.pop("status"), "status"),
     (lambda d: d.pop("case"), "case"),
 ], ids=["case-data-type", "status", "case"])
-def test_a_line_that_lacks_a_field_names_it(tmp_path: Path, drop: Callable[[dict], object], field: str) -> None:
+def test_a_line_that_lacks_a_field_names_it(
+        tmp_path: Path, drop: Callable[[dict], object], field: str) -> None:
     lines = _lines()
     drop(lines[2])
     path = tmp_path / "results.jsonl"
