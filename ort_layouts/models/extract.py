@@ -188,12 +188,15 @@ def check_is_model(model: onnx.ModelProto, source: str) -> None:
         raise ModelError(f"{source} is not an ONNX model: it has no {', '.join(missing)}")
 
 
+_INT64_MAX = int(np.iinfo(np.int64).max)
+
+
 def parse_dims(items: Sequence[str] | None) -> dict[str, int]:
     """Parse ``["batch=1", "seq=8"]`` into ``{"batch": 1, "seq": 8}``.
 
     Raises:
-        ShapeError: an item that is not NAME=VALUE with an integer VALUE >= 1, or a name given
-            twice.
+        ShapeError: an item that is not NAME=VALUE with an integer VALUE from 1 to int64's
+            largest, or a name given twice.
     """
     dims: dict[str, int] = {}
     for item in items or ():
@@ -202,8 +205,9 @@ def parse_dims(items: Sequence[str] | None) -> dict[str, int]:
             number = int(value)
         except ValueError:
             number = -1
-        if not sep or not name.strip() or number < 1:
-            raise ShapeError(f"dimension {item!r} is not NAME=VALUE with VALUE >= 1 (e.g. batch=1)")
+        if not sep or not name.strip() or not 1 <= number <= _INT64_MAX:
+            raise ShapeError(f"dimension {item!r} is not NAME=VALUE with 1 <= VALUE <= {_INT64_MAX} (an "
+                             "ONNX dimension is an int64; e.g. batch=1)")
         key = name.strip()
         if key in dims:
             raise ShapeError(f"dimension {key!r} is given twice ({key}={dims[key]} and {item}); give each "

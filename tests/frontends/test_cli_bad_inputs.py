@@ -231,6 +231,9 @@ BAD: dict[str, tuple[list[str], str]] = {
                                      "shape inference failed on model 'foreign.onnx'"),
     "extract-dim-zero": (["extract", "good.onnx", "--dim", "batch=0"], "'batch=0'"),
     "extract-dim-negative": (["extract", "good.onnx", "--dim=batch=-3"], "'batch=-3'"),
+    "extract-dim-over-int64": (["extract", "good.onnx", "--dim", "batch=9223372036854775808"],
+                               "argument --dim: dimension 'batch=9223372036854775808' is not NAME=VALUE "
+                               "with 1 <= VALUE <= 9223372036854775807"),
     "extract-ops-unknown": (["extract", "good.onnx", "--ops", "transpose,Conv"],
                             "argument --ops: op 'Conv' is not a layout op here; valid: ['Transpose', "),
     "describe-op-unknown": (["describe", "--shape", "2,3", "--op", "Conv"],
