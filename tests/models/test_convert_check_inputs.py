@@ -11,7 +11,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from ort_layouts import ModelError
+from ort_layouts import ModelError, ShapeError
 from ort_layouts.frontends.cli import main
 from ort_layouts.models.convert import CHECK_INPUT_LIMIT_IN_BYTES, check_conversion, convert_layout
 
@@ -72,7 +72,14 @@ def test_the_bound_is_of_all_inputs_together() -> None:
 def test_a_dimension_too_large_for_numpy_is_refused_as_over_the_bound() -> None:
     """numpy's own ValueError ("Maximum allowed dimension exceeded") came out before."""
     model = _model()
-    with pytest.raises(ModelError, match=r"^input 'x' of shape \[99999999999999999999, 4, 4, 3\]"):
+    with pytest.raises(ModelError, match=r"^input 'x' of shape \[4611686018427387904, 4, 4, 3\]"):
+        check_conversion(model, convert_layout(model), dims={"N": 2**62})
+
+
+def test_a_dimension_beyond_int64_is_refused_as_no_onnx_dimension() -> None:
+    model = _model()
+    with pytest.raises(ShapeError, match=r"^dimension N=99999999999999999999 is not an integer >= 1 and <= "
+                                         r"9223372036854775807"):
         check_conversion(model, convert_layout(model), dims={"N": 99999999999999999999})
 
 
