@@ -624,3 +624,11 @@ def test_a_whole_last_line_without_its_newline_is_kept(tmp_path: Path) -> None:
     assert path.read_text().endswith("}\n")  # repaired: the next line starts on its own
     path.write_text("\n".join(result_json(r) for r in results)[:-5])  # a last line cut short
     assert len(read_results(path)) == len(results) - 1
+
+
+@pytest.mark.parametrize(("path", "shown"), [(None, "None"), (3, "3")], ids=["none", "int"])
+def test_load_report_refuses_a_path_that_is_no_path(path: object, shown: str) -> None:
+    from ort_layouts import ReportError, load_report
+
+    with pytest.raises(ReportError, match=rf"^path {shown} is .*, not a path; valid: a report directory"):
+        load_report(path)  # type: ignore[arg-type]
