@@ -179,7 +179,8 @@ def validation_meta(
 ) -> dict[str, Any]:
     """The meta of a validation run: provider, device and driver (as the provider lists them),
     the command, the machine (:func:`~ort_layouts.engine.environment.environment`), the selection
-    as asked, its ops and ranks in order (:func:`normalized_selection`; a report resumes only
+    as asked, its ops, data types, value kinds and ranks in one order
+    (:func:`normalized_selection`; a report resumes only
     with an equal one) and ``strict``.
 
     A model is part of the selection by the SHA-256 of its content (``model_sha256``), not by
@@ -236,8 +237,8 @@ def selection_differences(
     old: Mapping[str, Any], new: Mapping[str, Any], *, ignore: Set[str] = frozenset(),
 ) -> list[tuple[str, Any, Any]]:
     """The fields of two selections that differ, by name, as ``(key, old value, new value)``
-    ([] when they are equal): both taken through :func:`normalized_selection` first, so ops and
-    ranks asked in another order are equal; a field one of them lacks has the value None there;
+    ([] when they are equal): both taken through :func:`normalized_selection` first, so ops, data
+    types, value kinds and ranks asked in another order are equal; a field one of them lacks has the value None there;
     the keys in ``ignore`` are not compared."""
     old, new = normalized_selection(old), normalized_selection(new)
     return [(key, old.get(key), new.get(key)) for key in sorted((set(old) | set(new)) - ignore)

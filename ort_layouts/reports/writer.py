@@ -558,7 +558,8 @@ class ReportWriter:
             if not meta_path.is_file():
                 raise ReportError(f"cannot resume {self.directory}: it has {RESULTS_FILE} but no {META_FILE}")
             old = read_meta(meta_path)
-            differences = _selection_differences(old.get("selection") or {}, new_meta["selection"])
+            differences = _selection_differences(old.get("selection") or {}, new_meta["selection"],
+                                                 old.get("planned"), new_meta["planned"])
             if differences:
                 raise ReportError(
                     f"cannot resume {self.directory}: it was made with {differences}; run with the same "
@@ -585,9 +586,10 @@ class ReportWriter:
             new_meta["resumed"] = [*(old.get("resumed") or ()), now_iso()]
             self.resumed = True
         else:
-            old_selection = None if force else _used_selection(self.directory)
-            if old_selection is not None:
-                differences = _selection_differences(old_selection, new_meta["selection"])
+            used = None if force else _used_selection(self.directory)
+            if used is not None:
+                differences = _selection_differences(used[0], new_meta["selection"], used[1],
+                                                     new_meta["planned"])
                 if differences:
                     raise ReportError(
                         f"report directory {str(self.directory)!r} holds a report of another selection, "
@@ -999,9 +1001,9 @@ class _Order:
         return self.tally.text(cast(dict[MatrixGroup, None], groups), place, strict=self.strict)
 
 
-def _used_selection(directory: Path) -> dict[str, Any] | None:
-    """The selection of the report already in ``directory``; None when the directory holds no
-    report.
+def _used_selection(directory: Path) -> tuple[dict[str, Any], Any] | None:
+    """The selection of the report already in ``directory`` and its planned case ids (as the
+    file holds them: None where it names none); None when the directory holds no report.
 
     Raises:
         ReportError: the report's meta.json (or, without one, its report.json) is damaged or
@@ -1013,15 +1015,21 @@ def _used_selection(directory: Path) -> dict[str, Any] | None:
         path = directory / name
         if path.is_file():
             try:
-                selection = read_json(path).get("selection")
+                data = read_json(path)
+                selection = data.get("selection")
             except ReportError as e:
                 raise ReportError(f"report directory {str(directory)!r} holds a damaged {name} ({e}), so "
                                   f"whether it is of this run's selection cannot be told; {how}") from e
+            if selection is None:
+                raise ReportError(f"report directory {str(directory)!r} holds a {name} that names no "
+                                  "selection, so whether it is of this run's selection cannot be told; "
+                                  f"{how}")
             if not isinstance(selection, Mapping):
                 raise ReportError(f"report directory {str(directory)!r} holds a damaged {name}: its "
                                   f"'selection' is {json.dumps(selection)[:60]}, not an object, so whether "
                                   f"it is of this run's selection cannot be told; {how}")
-            return dict(selection)
+            planned = data.get("planned", (data.get("meta") or {}).get("planned"))
+            return dict(selection), planned
     results = directory / RESULTS_FILE
     if results.is_file() and results.stat().st_size > 0:
         raise ReportError(f"report directory {str(directory)!r} holds {RESULTS_FILE} without {META_FILE}, so "
@@ -1052,8 +1060,16 @@ def _value_text(key: str, value: Any) -> str:
     return repr(value)
 
 
-def _selection_differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+def _selection_differences(old: Mapping[str, Any], new: Mapping[str, Any], old_planned: Any = None,
+                           new_planned: Sequence[str] = ()) -> str:
     """The fields of two selections that differ (:func:`~ort_layouts.engine.session.selection_differences`:
-    ops and ranks compared in order), as one phrase ("" when they are equal)."""
+    ops, data types, value kinds and ranks compared whatever their order), as one phrase (""
+    when they are equal). ``cases_sha256`` alone differing, with the same planned case ids in
+    another order, is no other selection: a report planned before the data types and value
+    kinds were put in one order (its cases in the order they were asked)."""
+    differences = selection_differences(old, new)
+    if ([key for key, _, _ in differences] == ["cases_sha256"] and isinstance(old_planned, list)
+            and len(old_planned) == len(new_planned) and set(old_planned) == set(new_planned)):
+        return ""
     return ", ".join(f"{_SELECTION_LABELS.get(key, key)} {_value_text(key, a)} "
-                     f"(this run: {_value_text(key, b)})" for key, a, b in selection_differences(old, new))
+                     f"(this run: {_value_text(key, b)})" for key, a, b in differences)

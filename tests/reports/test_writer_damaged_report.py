@@ -30,11 +30,15 @@ def _report(directory: Path) -> None:
     ({META_FILE: "{"}, "holds a damaged meta.json ({d}/meta.json is not valid JSON: Expecting property name "
                        "enclosed in double quotes: line 1 column 2 (char 1)), " + HOW),
     ({META_FILE: '{"selection": null}'},
-     "holds a damaged meta.json: its 'selection' is null, not an object, " + HOW),
+     "holds a meta.json that names no selection, so whether it is of this run's selection cannot be "
+     "told; use another directory, or --force to replace the report"),
+    ({META_FILE: '{"selection": [1]}'},
+     "holds a damaged meta.json: its 'selection' is [1], not an object, " + HOW),
     ({META_FILE: None, JSON_FILE: "[]"}, "holds a damaged report.json ({d}/report.json does not hold a JSON "
                                          "object), " + HOW),
     ({META_FILE: None, JSON_FILE: None}, "holds results.jsonl without meta.json, " + HOW),
-], ids=["meta-not-json", "meta-null-selection", "report-json-not-object", "results-alone"])
+], ids=["meta-not-json", "meta-null-selection", "meta-list-selection", "report-json-not-object",
+        "results-alone"])
 def test_a_report_that_cannot_tell_its_selection_is_refused_unless_forced(
         tmp_path: Path, damage: dict[str, str | None], message: str) -> None:
     _report(tmp_path)
