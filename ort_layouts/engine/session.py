@@ -238,8 +238,8 @@ def selection_differences(
 ) -> list[tuple[str, Any, Any]]:
     """The fields of two selections that differ, by name, as ``(key, old value, new value)``
     ([] when they are equal): both taken through :func:`normalized_selection` first, so ops, data
-    types, value kinds and ranks asked in another order are equal; a field one of them lacks has the value None there;
-    the keys in ``ignore`` are not compared."""
+    types, value kinds and ranks asked in another order are equal; a field one of them lacks has
+    the value None there; the keys in ``ignore`` are not compared."""
     old, new = normalized_selection(old), normalized_selection(new)
     return [(key, old.get(key), new.get(key)) for key in sorted((set(old) | set(new)) - ignore)
             if old.get(key) != new.get(key)]
