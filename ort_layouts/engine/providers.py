@@ -409,15 +409,24 @@ def _dml_stack_problem() -> str:
     chooses them (naming the variable). ``ORT_LAYOUTS_DML_TIMEOUT_S`` is no part of it: it says
     how the stack runs, and choosing DirectML refuses a bad value of it as the user's input
     (:func:`_chosen`)."""
+    from ort_layouts.engine.dml.stack import DmlStack
+
+    bad = _dml_setting_error()
+    return bad or "; ".join(DmlStack.default().missing())
+
+
+def _dml_setting_error() -> str:
+    """The bad value of a variable that chooses the DirectML stack (an unknown release, say),
+    naming the variable; "" when the variables name a stack, whether or not it is set up."""
     from ort_layouts.engine.dml.stack import ENV_DIRECTML_VERSION, ENV_HOME, ENV_VK_ICD, DmlStack
 
     try:
-        missing = DmlStack.default().missing()
+        DmlStack.default()
     except OrtLayoutsError as e:
         chosen = [f"{name}={os.environ[name]!r}" for name in (ENV_HOME, ENV_VK_ICD, ENV_DIRECTML_VERSION)
                   if os.environ.get(name)]
         return f"{e} (from {', '.join(chosen)})" if chosen else str(e)
-    return "; ".join(missing)
+    return ""
 
 
 def _dml_chosen_but_unusable() -> str:
@@ -573,8 +582,9 @@ def resolve_provider(name: str) -> str:
     Raises:
         ProviderError: an unknown name; the message lists the valid names.
         ProviderUnavailableError: an EP this project knows that is not available here; the
-            message lists the available EPs. (DirectML that an ``ORT_LAYOUTS_DML_*`` variable
-            chose and that cannot run is a ProviderError: the message names the variable.)
+            message lists the available EPs. (DirectML whose ``ORT_LAYOUTS_DML_*`` variable has
+            a bad value, such as an unknown release, is a ProviderError naming the variable; a
+            stack the variables choose that is not set up here is unavailable.)
         ProviderOptionError: DirectML through the worker, with a bad ``ORT_LAYOUTS_DML_TIMEOUT_S``
             (the message names the variable, its value and the valid ones): the run would use it.
     """
@@ -587,11 +597,11 @@ def resolve_provider(name: str) -> str:
         if full == DML and sys.platform == "win32":
             hint = " (DirectML needs the onnxruntime-directml package)"
         elif full == DML:
-            problem = _dml_chosen_but_unusable()  # a variable's bad value or missing file, named
-            if problem:  # the user's setting is wrong: no absence to skip over
-                raise ProviderError(f"execution provider {full!r} cannot run: {problem}; available: "
-                                    f"{available}")
-            hint = " (set it up with: ort-layouts setup dml)"
+            bad = _dml_setting_error()
+            if bad:  # a variable's bad value: the user's setting is wrong, no absence to skip over
+                raise ProviderError(f"execution provider {full!r} cannot run: {bad}; available: {available}")
+            problem = _dml_chosen_but_unusable()  # the parts a stack the variables chose lacks, named
+            hint = f" ({problem})" if problem else " (set it up with: ort-layouts setup dml)"
         elif full in _plugin_errors:
             hint = f" (its plugin library is installed but did not register: {_plugin_errors[full]})"
         elif full == WEBGPU:

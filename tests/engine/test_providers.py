@@ -331,3 +331,15 @@ def test_runtime_version_through_the_worker_is_the_pinned_wheel(monkeypatch: pyt
     assert P.runtime_version(P.CPU) == ort.__version__
     monkeypatch.setattr(P, "dml_through_worker", lambda: False)
     assert P.runtime_version(P.DML) == ort.__version__
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="DirectML through the worker is for Linux")
+def test_a_known_release_whose_stack_is_not_set_up_is_unavailable(monkeypatch: pytest.MonkeyPatch,
+                                                                   tmp_path: Path) -> None:
+    # a valid choice of release and an empty home: nothing is wrong with the setting, DirectML is
+    # just not here (the pytest plugin skips), and the message names what is missing
+    monkeypatch.setenv("ORT_LAYOUTS_DML_HOME", str(tmp_path))
+    monkeypatch.setenv("ORT_LAYOUTS_DML_DIRECTML_VERSION", "1.15.4")
+    with pytest.raises(ProviderUnavailableError, match=r"'DmlExecutionProvider' is not available \(.*"
+                                                       r"setup dml"):
+        P.resolve_provider("dml")
