@@ -10,11 +10,11 @@ than the tensor folds periodically, exactly as ``numpy.pad``'s "edge", "wrap", "
 from __future__ import annotations
 
 import dataclasses
-import decimal
 import enum
 import functools
 import math
 import numbers
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -108,8 +108,7 @@ def check_value(value: float | int, data_type: DataType | str, *, what: str = "v
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ShapeError(f"{what} {shown} is not a number")
     np_type = dt.to_numpy()
-    written = _decimal(text)
-    if written is not None and written != 0 and value == 0:  # a decimal that parsed to 0 (or -0)
+    if value == 0 and _writes_nonzero(text):  # a decimal that parsed to 0 (or -0)
         if np.issubdtype(np_type, np.integer):
             info = np.iinfo(np_type)
             raise ShapeError(f"{what} {shown} is not a whole number; {name} holds the integers "
@@ -149,16 +148,17 @@ def check_value(value: float | int, data_type: DataType | str, *, what: str = "v
 
 
 
-def _decimal(text: str | None) -> decimal.Decimal | None:
-    """The finite number ``text`` writes, exactly; None for no text, NaN, infinity or what is
-    no decimal."""
+# a decimal as float() reads one: its digits and point (the mantissa), then an exponent
+_DECIMAL = re.compile(r"\s*[+-]?(\d*\.?\d*)(?:[eE][+-]?\d+)?\s*")
+
+
+def _writes_nonzero(text: str | None) -> bool:
+    """Whether ``text`` is a decimal whose mantissa has a nonzero digit, whatever its exponent
+    (``1e-99999999999999999999`` too, beyond what ``decimal`` reads)."""
     if text is None:
-        return None
-    try:
-        exact = decimal.Decimal(text.strip())
-    except (decimal.InvalidOperation, ValueError):
-        return None
-    return exact if exact.is_finite() else None
+        return False
+    match = _DECIMAL.fullmatch(text)
+    return match is not None and any(c in "123456789" for c in match.group(1))
 
 
 def _value_bytes(value: Any, dtype: np.dtype[Any]) -> bytes:

@@ -49,3 +49,16 @@ def test_describe_refuses_it(dtype: str, text: str, capsys: pytest.CaptureFixtur
     assert main(["describe", "--dtype", dtype, "--shape", "3,3", "--pad", "1,1,1,1", f"--value={text}"]) == 2
     err = capsys.readouterr().err
     assert f"Pad value {text} is too small for {dtype} (smallest nonzero {_SMALLEST[dtype]})" in err
+
+
+@pytest.mark.parametrize("text", ["1e-99999999999999999999", "-0.5e-99999999999999999999"])
+def test_an_exponent_beyond_what_decimal_reads_is_still_a_nonzero_value(text: str) -> None:
+    # float() reads these as 0.0 / -0.0; their mantissa is not zero
+    assert float(text) == 0.0
+    with pytest.raises(ShapeError, match=r"would become 0"):
+        check_value(float(text), "float32", text=text)
+
+
+@pytest.mark.parametrize("text", ["0", "-0", "0.000", "0e-99999999999999999999", "-0.0e5"])
+def test_a_zero_written_any_way_is_taken(text: str) -> None:
+    assert check_value(float(text), "float32", text=text) == 0.0
