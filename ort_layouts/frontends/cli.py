@@ -576,7 +576,8 @@ def _describe_descriptors(args: argparse.Namespace) -> dict[str, Any]:
     if args.strides is not None:
         source = BufferTensorDesc(dtype, args.shape, args.strides)
     else:
-        source = BufferTensorDesc.packed(dtype, args.shape, _layout_arg(args.layout or "NCHW"))
+        layout = "NCHW" if args.layout is None else args.layout  # an empty one is refused, not the default
+        source = BufferTensorDesc.packed(dtype, args.shape, _layout_arg(layout))
     out: dict[str, Any] = {"operation": "none", "source": source, "descriptor": source}
     if args.transpose is not None:
         desc = source.transpose(args.transpose)

@@ -299,6 +299,7 @@ BAD: dict[str, tuple[list[str], str]] = {
                                       "--param", "starts=1", "--param", "ends=3"],
                                      "starts is given twice (starts='1' after an earlier starts='0'); "
                                      "valid: each parameter once"),
+    "describe-layout-empty": (["describe", "--shape", "2,3", "--layout", ""], "layout '' is not an ordering"),
     "describe-layout-and-strides": (["describe", "--shape", "2,3", "--strides", "1,1", "--layout", "NHWC"],
                                     "not allowed with argument"),
     # ---- setup and the program
