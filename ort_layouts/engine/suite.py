@@ -146,7 +146,7 @@ def standard_suite(
     # in the suite's order, each once: the order and repeats of those asked select no other case
     asked = None if dtype_names is None else set(resolve_dtypes(dtype_names) or ())
     dtype_list = [t for t in SUITE_DTYPES if asked is None or t in asked]
-    rank_set = set(range(9)) if rank_tuple is None else set(rank_tuple)
+    rank_set = set(range(MAX_RANK + 1)) if rank_tuple is None else set(rank_tuple)
     if not (op_set and dtype_list and rank_set):
         return []
     cases: list[Case] = []
