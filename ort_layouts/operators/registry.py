@@ -39,6 +39,7 @@ _BY_TYPE: dict[str, Operator] = {t: m for m in _MODULES for t in m.op_types}
 LAYOUT_OPS: tuple[str, ...] = tuple(_BY_TYPE)
 #: the op types that make validation cases (suite, ``validate --model``)
 CASE_OPS: tuple[str, ...] = tuple(t for m in _MODULES if m.validates for t in m.op_types)
+_CASE_OP_SET = frozenset(CASE_OPS)
 
 
 def case_operators() -> tuple[Operator, ...]:
@@ -64,6 +65,8 @@ def check_op_type(name: object, *, cases: bool = False, any_case: bool = False) 
     """
     known = CASE_OPS if cases else LAYOUT_OPS
     if isinstance(name, str):
+        if not any_case and name in (_CASE_OP_SET if cases else _BY_TYPE):  # every case asks: a lookup
+            return name
         key = name.lower() if any_case else name
         found = next((op for op in known if (op.lower() if any_case else op) == key), None)
         if found is not None:
@@ -79,4 +82,5 @@ def operator_for_type(op_type: str) -> Operator:
         ShapeError: ort_layouts does not know the op type (:func:`check_op_type`'s message,
             which lists those it knows).
     """
-    return _BY_TYPE[check_op_type(op_type)]
+    found = _BY_TYPE.get(op_type) if isinstance(op_type, str) else None
+    return found if found is not None else _BY_TYPE[check_op_type(op_type)]
