@@ -15,7 +15,11 @@ from typing import Any, TypeGuard
 
 from ort_layouts._errors import ShapeError
 
-__all__ = ["as_int_tuple", "int_tuple", "is_int_tuple", "is_integer", "is_ordered_sequence"]
+__all__ = ["INT64_MAX", "INT64_MIN", "as_int_tuple", "int_tuple", "is_int_tuple", "is_integer",
+           "is_ordered_sequence"]
+
+#: the int64 range: ONNX's dimensions, Slice bounds and other int64 attributes and inputs
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 # sequences whose items are characters or bytes: taking them would silently make other integers
 _TEXT = (str, bytes, bytearray, memoryview)

@@ -24,7 +24,7 @@ from typing import Protocol, TypeVar
 
 from ort_layouts._errors import ArgumentError, DataTypeError, ModelError, OrtLayoutsError, ShapeError
 from ort_layouts.descriptors.dtypes import DataType
-from ort_layouts.descriptors.sequences import is_integer
+from ort_layouts.descriptors.sequences import INT64_MAX, is_integer
 from ort_layouts.engine.suite import (
     MAX_RANK,
     SUITE_DTYPES,
@@ -54,7 +54,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-_INT64_MAX = 2**63 - 1  # an ONNX dimension's dim_value is an int64
 
 
 # ---- comma lists ---------------------------------------------------------------------------
@@ -256,8 +255,8 @@ def check_dims(dims: Mapping[str, int] | None) -> dict[str, int]:
     for name, value in dims.items():
         if not isinstance(name, str) or not name.strip():
             raise ShapeError(f"dimension name {name!r} is not a non-empty string (e.g. {{'batch': 1}})")
-        if not is_integer(value) or not 1 <= int(value) <= _INT64_MAX:
-            raise ShapeError(f"dimension {name}={value!r} is not an integer >= 1 and <= {_INT64_MAX} "
+        if not is_integer(value) or not 1 <= int(value) <= INT64_MAX:
+            raise ShapeError(f"dimension {name}={value!r} is not an integer >= 1 and <= {INT64_MAX} "
                              f"(int64's largest, the most an ONNX dimension holds; e.g. {{{name!r}: 1}})")
         checked[name.strip()] = int(value)
     return checked

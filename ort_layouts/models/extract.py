@@ -46,6 +46,7 @@ from ort_layouts.descriptors.buffer_tensor import (
     BufferTensorDesc,
 )
 from ort_layouts.descriptors.dtypes import DataType
+from ort_layouts.descriptors.sequences import INT64_MAX
 from ort_layouts.engine.selection import check_dims
 from ort_layouts.engine.suite import list_argument
 from ort_layouts.models.walk import Body, node_name, walk
@@ -188,9 +189,6 @@ def check_is_model(model: onnx.ModelProto, source: str) -> None:
         raise ModelError(f"{source} is not an ONNX model: it has no {', '.join(missing)}")
 
 
-_INT64_MAX = int(np.iinfo(np.int64).max)
-
-
 def parse_dims(items: Sequence[str] | None) -> dict[str, int]:
     """Parse ``["batch=1", "seq=8"]`` into ``{"batch": 1, "seq": 8}``.
 
@@ -205,8 +203,8 @@ def parse_dims(items: Sequence[str] | None) -> dict[str, int]:
             number = int(value)
         except ValueError:
             number = -1
-        if not sep or not name.strip() or not 1 <= number <= _INT64_MAX:
-            raise ShapeError(f"dimension {item!r} is not NAME=VALUE with 1 <= VALUE <= {_INT64_MAX} (an "
+        if not sep or not name.strip() or not 1 <= number <= INT64_MAX:
+            raise ShapeError(f"dimension {item!r} is not NAME=VALUE with 1 <= VALUE <= {INT64_MAX} (an "
                              "ONNX dimension is an int64; e.g. batch=1)")
         key = name.strip()
         if key in dims:

@@ -56,7 +56,7 @@ from onnx import helper
 from ort_layouts._errors import DescriptorError, ModelError, NotExpressibleError, ShapeError
 from ort_layouts.descriptors.buffer_tensor import MAX_DIMENSION_COUNT, BufferTensorDesc
 from ort_layouts.descriptors.dtypes import DataType
-from ort_layouts.descriptors.sequences import int_tuple, is_int_tuple
+from ort_layouts.descriptors.sequences import INT64_MAX, INT64_MIN, int_tuple, is_int_tuple
 from ort_layouts.operators.base import (
     Candidate,
     CandidateResult,
@@ -86,7 +86,6 @@ SLICE1 = "DML_OPERATOR_SLICE1"
 SLICE_INPUTS_OPSET = 10  # starts, ends, axes and steps become inputs; steps appear
 SLICE_NEGATIVE_AXES_OPSET = 11  # negative axes
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 # Shapes with distinct sizes > 2 on most axes, so a slice on the wrong axis changes the result.
 _SLICE_SHAPES: dict[int, tuple[int, ...]] = {

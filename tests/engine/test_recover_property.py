@@ -58,6 +58,7 @@ import pytest
 from ort_layouts._errors import OrtLayoutsError, ReportError
 from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
 from ort_layouts.descriptors.dtypes import DataType
+from ort_layouts.descriptors.sequences import INT64_MIN
 from ort_layouts.engine.recover import KINDS, Recovery, recover
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.depth_space import DepthSpaceOrder, DepthToSpaceOp, SpaceToDepthOp
@@ -65,7 +66,7 @@ from ort_layouts.operators.identity import IDENTITY, IdentityOp
 from ort_layouts.operators.join_split import JoinOp, SplitOp
 from ort_layouts.operators.padding import PaddingMode, PaddingOp
 from ort_layouts.operators.registry import CASE_OPS, operator_for_type
-from ort_layouts.operators.slice import INT64_MIN, Slice1Op
+from ort_layouts.operators.slice import Slice1Op
 from ort_layouts.operators.tile import TileOp
 from ort_layouts.operators.values import make_input
 from ort_layouts.reference.buffers import unpack
