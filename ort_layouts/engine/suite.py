@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
 from ort_layouts._errors import DataTypeError, ShapeError
+from ort_layouts.descriptors.buffer_tensor import MAX_DIMENSION_COUNT
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.sequences import int_tuple, is_integer
 from ort_layouts.operators.case import Case
@@ -23,7 +24,7 @@ T = TypeVar("T")
 
 #: the highest rank of a case (DirectML's dimension count, DML_TENSOR_DIMENSION_COUNT_MAX1);
 #: rank 0 is ONNX's scalars
-MAX_RANK = 8
+MAX_RANK = MAX_DIMENSION_COUNT
 
 # Every DirectML data type the suite makes data for (BOOL data is UINT8; INT4 and UINT4 have no
 # numpy dtype to make it with).
