@@ -746,6 +746,8 @@ def check_device_id(provider: str, device_id: Any) -> None:
         ProviderOptionError: naming the index and the devices there are.
     """
     device_id = _device_index(device_id)
+    if device_id == 0:  # the first device is within any list of them: no need to ask the runtime
+        return
     devices: list[Any] = []
     for info in list_providers():
         if info.name == provider:
