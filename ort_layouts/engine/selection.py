@@ -27,6 +27,7 @@ from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.sequences import INT64_MAX, is_integer
 from ort_layouts.engine.suite import (
     MAX_RANK,
+    SUITE_DTYPE_NAMES,
     SUITE_DTYPES,
     check_ranks,
     check_seed,
@@ -203,7 +204,7 @@ def resolve_dtypes(names: Iterable[DataType | str] | None) -> list[DataType] | N
                           of_str=True)
     if not names:
         return None
-    valid = [t.name.lower() for t in SUITE_DTYPES]
+    valid = list(SUITE_DTYPE_NAMES)
     found = []
     for d in names:
         if isinstance(d, str) and d.strip().lower() == "bool":

@@ -30,7 +30,7 @@ from ort_layouts.engine import providers, runner
 from ort_layouts.engine.environment import environment
 from ort_layouts.engine.providers import check_device_id
 from ort_layouts.engine.result import CaseResult
-from ort_layouts.engine.suite import SUITE_DTYPES
+from ort_layouts.engine.suite import SUITE_DTYPE_NAMES
 from ort_layouts.operators.case import VALUE_KINDS, Case
 from ort_layouts.operators.registry import CASE_OPS
 
@@ -57,7 +57,6 @@ NOT_VALIDATABLE: dict[str, str] = {
 }
 
 # the data types' names as a selection holds them, in the suite's order
-_DTYPE_NAMES: tuple[str, ...] = tuple(t.name.lower() for t in SUITE_DTYPES)
 
 R = TypeVar("R")
 R_co = TypeVar("R_co", covariant=True)
@@ -218,14 +217,10 @@ def normalized_selection(selection: Mapping[str, Any]) -> dict[str, Any]:
     written before it was so stored compares equal through this too; a field of another kind
     (a damaged meta) is left as it is."""
     found = dict(selection)
-    ops = found.get("ops")
-    if isinstance(ops, list) and all(isinstance(op, str) for op in ops):
-        place = {op: i for i, op in enumerate(CASE_OPS)}
-        found["ops"] = sorted(dict.fromkeys(ops), key=lambda op: place.get(op, len(place)))
     ranks = found.get("ranks")
     if isinstance(ranks, list) and all(map(is_integer, ranks)):
         found["ranks"] = sorted(set(ranks))
-    for key, order in (("dtypes", _DTYPE_NAMES), ("values", VALUE_KINDS)):
+    for key, order in (("ops", CASE_OPS), ("dtypes", SUITE_DTYPE_NAMES), ("values", VALUE_KINDS)):
         names = found.get(key)
         if isinstance(names, list) and all(isinstance(name, str) for name in names):
             place = {name: i for i, name in enumerate(order)}

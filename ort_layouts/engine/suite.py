@@ -17,8 +17,8 @@ from ort_layouts.descriptors.sequences import int_tuple, is_integer
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.registry import CASE_OPS, case_operators, check_op_type, operator_for_type
 
-__all__ = ["MAX_RANK", "SUITE_DTYPES", "check_ranks", "check_seed", "is_edge_case", "list_argument",
-           "rank_bounds_error", "standard_suite"]
+__all__ = ["MAX_RANK", "SUITE_DTYPES", "SUITE_DTYPE_NAMES", "check_ranks", "check_seed", "is_edge_case",
+           "list_argument", "rank_bounds_error", "standard_suite"]
 
 T = TypeVar("T")
 
@@ -33,6 +33,8 @@ SUITE_DTYPES: tuple[DataType, ...] = (
     DataType.INT8, DataType.INT16, DataType.INT32, DataType.INT64,
     DataType.UINT8, DataType.UINT16, DataType.UINT32, DataType.UINT64,
 )
+#: their names, as a selection writes them ("float32")
+SUITE_DTYPE_NAMES: tuple[str, ...] = tuple(t.name.lower() for t in SUITE_DTYPES)
 
 
 def check_seed(seed: Any) -> int:
