@@ -119,7 +119,7 @@ from ort_layouts.operators.base import Operator, input_name, output_name
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.expected import expected_output, expected_outputs
 from ort_layouts.operators.registry import operator_for_type
-from ort_layouts.operators.values import check_input, make_input
+from ort_layouts.operators.values import check_case, check_input, make_input
 from ort_layouts.reference.execute import (
     LARGE_OUTPUT_BYTES,
     PendingOutput,
@@ -890,10 +890,7 @@ def _case_list(cases: Iterable[Any]) -> list[Case]:
                             "standard_suite())")
     case_list = list(cases)
     for index, case in enumerate(case_list):
-        if not isinstance(case, Case):
-            raise ArgumentError(
-                f"cases[{index}] {case!r} is {a_type(case)}, not a Case; valid: Case values (e.g. "
-                "from standard_suite() or Case(op=..., data_type=..., shape=...))")
+        check_case(case, f"cases[{index}]")
     return case_list
 
 
