@@ -127,13 +127,6 @@ def release_list(text: str) -> tuple[str, ...]:
                       skip_blanks=False)
 
 
-def rank_list(text: str) -> tuple[int, ...]:
-    """``"1,2,4"`` or ``"1-4"`` (ranks 0 to 8): :func:`ort_layouts.engine.selection.parse_ranks`."""
-    from ort_layouts.engine.selection import parse_ranks
-
-    return _argument_type(parse_ranks, text)
-
-
 def selection_list(option: str) -> Callable[[str], tuple[Any, ...]]:
     """The argument type of the selection's list ``option`` (``"ops"``, ``"dtypes"``,
     ``"ranks"``, ``"values"``): :func:`ort_layouts.engine.selection.parse_selection_list`, which
@@ -1205,7 +1198,7 @@ def _add_bench(p: argparse.ArgumentParser) -> None:
                    help="device of the gpu section (default: 0)")
     p.add_argument("--suite-sample", type=positive_int, default=300,
                    help="cases timed batched and one session per case (default: 300)")
-    p.add_argument("--suite-ranks", type=rank_list, default=None,
+    p.add_argument("--suite-ranks", type=selection_list("ranks"), default=None,
                    help="comma-separated input ranks of the standard suite that the suite, floor, "
                         "diagnosis and memory sections take (default: all)")
     p.add_argument("--oracle-mb", type=_mib, default=256 * MIB,
