@@ -37,6 +37,7 @@ from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
 from ort_layouts._errors import OrtLayoutsError, ProviderError
 
 if TYPE_CHECKING:  # the models (and onnx) are imported by the commands that read one
+    from ort_layouts.descriptors.dtypes import DataType
     from ort_layouts.models.extract import ModelFile
 
 __all__ = ["COMMANDS", "EXIT_NOTHING", "Command", "UsageError", "bench_main", "build_parser", "main",
@@ -425,8 +426,18 @@ _OP_PARAMS: dict[str, str] = {
     "ends": "ints", "steps": "ints", "parts": "ints", "repeats": "ints", "axis": "int",
     "num_outputs": "int", "blocksize": "int", "opset": "int", "mode": "text", "value": "number",
 }
-# describe's Pad options, which describe --op Pad takes as these parameters
-_PAD_OPTIONS: tuple[tuple[str, str], ...] = (("--mode", "mode"), ("--value", "value"), ("--axes", "axes"))
+# describe's Pad options (--mode, --value, --axes), which describe --op Pad takes as these parameters
+_PAD_OPTIONS: tuple[str, ...] = ("mode", "value", "axes")
+
+
+def _pad_value(parsed: float | int, text: str, dtype: DataType, flag: str) -> float | int:
+    """The Pad value ``parsed`` (read from ``text``) checked against ``dtype``
+    (:func:`ort_layouts.operators.padding.check_value`): an error names ``--dtype`` when the data
+    type has no numpy element, else ``flag``."""
+    from ort_layouts.operators.padding import check_value
+
+    _argument("--dtype", lambda t: t.to_numpy(), dtype)  # a pad's value is one element of numpy's
+    return _argument(flag, lambda v: check_value(v, dtype, what="Pad value", text=text), parsed)
 
 
 def _op_case(args: argparse.Namespace) -> Any:
@@ -454,7 +465,8 @@ def _op_case(args: argparse.Namespace) -> Any:
             what = {"ints": "integers", "int": "an integer", "number": "a number"}[kind]
             raise UsageError(f"argument --param: {key}={value!r} is not {what}") from None
     pad = "pad_value_hex" in takes  # Pad: --mode, --value and --axes are its parameters
-    for flag, key in _PAD_OPTIONS:
+    for key in _PAD_OPTIONS:
+        flag = f"--{key}"
         option = getattr(args, key)
         if option is None:
             continue
@@ -476,12 +488,9 @@ def _op_case(args: argparse.Namespace) -> Any:
             raise UsageError(f"argument --param: value={given['value']!r} is Pad's constant; {op} takes no "
                              "value")
         from ort_layouts.operators.onnx_nodes import value_hex
-        from ort_layouts.operators.padding import check_value
 
-        flag = "--value" if args.value is not None else "--param"
-        _argument("--dtype", lambda t: t.to_numpy(), dtype)  # a pad's value is one element of numpy's
-        value = _argument(flag, lambda v: check_value(v, dtype, what="Pad value", text=given["value"]),
-                          fields.pop("value"))
+        value = _pad_value(fields.pop("value"), given["value"], dtype,
+                           "--value" if args.value is not None else "--param")
         fields["pad_value_hex"] = value_hex(value, dtype)
     if "opset" in fields:
         import onnx
@@ -551,7 +560,6 @@ def _describe_descriptors(args: argparse.Namespace) -> dict[str, Any]:
     """{"source", "descriptor", "output"?, "operator"?, "operation"} for the describe options."""
     from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
     from ort_layouts.descriptors.dtypes import DataType
-    from ort_layouts.engine.selection import check_value
 
     dtype = _argument("--dtype", DataType.from_name, args.dtype)
     text = "0" if args.value is None else args.value
@@ -563,9 +571,7 @@ def _describe_descriptors(args: argparse.Namespace) -> dict[str, Any]:
         raise UsageError("--mode, --value and --axes go with --pad or --op Pad")
     value = None  # the Pad value, checked against the data type only for a pad
     if args.pad is not None:
-        _argument("--dtype", lambda t: t.to_numpy(), dtype)  # a pad's value is one element of numpy's
-        value = _argument("--value", lambda v: check_value(v, dtype, what="Pad value", text=text),
-                          number_value)
+        value = _pad_value(number_value, text, dtype, "--value")
     if args.strides is not None:
         source = BufferTensorDesc(dtype, args.shape, args.strides)
     else:
