@@ -898,16 +898,24 @@ class Progress:
             print(file=self.stream, flush=True)
 
 
+def _dml_versions(args: argparse.Namespace) -> tuple[str, ...]:
+    """Every ``--dml-version`` (each one or more releases) as one tuple of known DirectML
+    releases (:func:`ort_layouts.engine.dml.stack.check_directml_versions`), errors naming the
+    argument."""
+    from ort_layouts.engine.dml.stack import check_directml_versions
+
+    return _argument("--dml-version", check_directml_versions, [v for item in args.dml_version for v in item])
+
+
 def _run_validate_dml_version(args: argparse.Namespace) -> int:
     """validate under the DirectML releases ``--dml-version`` names (each release's DmlStack is
     the default one while its run lasts): one release as validate runs, several as
     :func:`_run_release_matrix`. Every release must be known and set up before any work."""
-    from ort_layouts.engine.dml.stack import available_directml_versions, check_directml_versions
+    from ort_layouts.engine.dml.stack import available_directml_versions
     from ort_layouts.engine.providers import DML
     from ort_layouts.engine.session import resolve_validation_provider
 
-    versions = _argument("--dml-version", check_directml_versions,
-                         [v for item in args.dml_version for v in item])
+    versions = _dml_versions(args)
     if _argument("--provider", resolve_validation_provider, args.provider) != DML:
         raise UsageError("--dml-version needs --provider dml")
     available = available_directml_versions()
@@ -1460,12 +1468,8 @@ def _add_setup(p: argparse.ArgumentParser) -> None:
 
 def _run_setup(args: argparse.Namespace) -> int:
     from ort_layouts.engine.dml.install import setup_dml
-    from ort_layouts.engine.dml.stack import check_directml_versions
 
-    versions: tuple[str, ...] = ()
-    if args.dml_version:
-        versions = _argument("--dml-version", check_directml_versions,
-                             [v for item in args.dml_version for v in item])
+    versions = _dml_versions(args) if args.dml_version else ()
     if args.home:
         check_output_dir(args.home, "--home")
     setup_dml(home=args.home, mesa=args.mesa or "25", log=lambda line: _out(line),
