@@ -420,7 +420,8 @@ def _max_elements(text: str) -> int:
     return value
 
 
-# describe --op: the Case fields a --param may set, and how its value reads
+# describe --op: the parameters a --param may set, and how its value reads: each a Case field,
+# but for value, Pad's constant, which becomes the Case's pad_value_hex
 _OP_PARAMS: dict[str, str] = {
     "perm": "ints", "target_shape": "ints", "pads": "ints", "axes": "ints", "starts": "ints",
     "ends": "ints", "steps": "ints", "parts": "ints", "repeats": "ints", "axis": "int",
