@@ -18,6 +18,14 @@ def _aligned(a: Sequence[int], b: Sequence[int]) -> Iterator[tuple[int, int]]:
     return zip((1,) * (rank - len(a)) + tuple(a), (1,) * (rank - len(b)) + tuple(b), strict=True)
 
 
+def _pair(m: int, n: int) -> int | None:
+    """The rule for one pair of sizes: the size they broadcast to (the one that is not 1; a 1
+    against a 0 gives 0), None when they differ and neither is 1."""
+    if m == n or n == 1:
+        return m
+    return n if m == 1 else None
+
+
 def broadcast_shape(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...] | None:
     """The shape two shapes broadcast to: along each axis the size that is not 1 (a 1 against
     a 0 gives 0); None when a pair of sizes differs and neither is 1 (:func:`broadcast_conflict`
@@ -30,12 +38,10 @@ def broadcast_shape(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...] | Non
     """
     out = []
     for m, n in _aligned(a, b):
-        if m == n or n == 1:
-            out.append(m)
-        elif m == 1:
-            out.append(n)
-        else:
+        size = _pair(m, n)
+        if size is None:
             return None
+        out.append(size)
     return tuple(out)
 
 
@@ -47,6 +53,6 @@ def broadcast_conflict(a: Sequence[int], b: Sequence[int]) -> tuple[int, int, in
     (1, 3, 5)
     """
     for axis, (m, n) in enumerate(_aligned(a, b)):
-        if m != n and m != 1 and n != 1:  # broadcast_shape's rule for one pair
+        if _pair(m, n) is None:
             return axis, m, n
     return None
