@@ -143,9 +143,13 @@ def _check_operator(op: Any, call: str) -> None:
             f"an operator of one input and one output: call {call}_all(op, buffers{actuals}), one buffer "
             "per input")
     if kind is None:
-        raise ArgumentError(f"op {op!r:.80} is {a_type(op)}, not a DirectML operator; valid: an operator of "
-                            f"one input and one output (IdentityOp, PaddingOp, ...), e.g. "
-                            f"dml_operator(case)")
+        raise _no_operator(op, "an operator of one input and one output (IdentityOp, PaddingOp, ...)")
+
+
+def _no_operator(op: Any, valid: str) -> ArgumentError:
+    """The error for an ``op`` that is no DirectML operator at all (None, a str)."""
+    return ArgumentError(f"op {op!r:.80} is {a_type(op)}, not a DirectML operator; valid: {valid}, e.g. "
+                         "dml_operator(case)")
 
 
 def _is_multi(op: Any) -> bool:
@@ -153,8 +157,7 @@ def _is_multi(op: Any) -> bool:
     all)."""
     kind = _kind(op)
     if kind is None:
-        raise ArgumentError(f"op {op!r:.80} is {a_type(op)}, not a DirectML operator; valid: IdentityOp, "
-                            "PaddingOp, JoinOp, SplitOp, ..., e.g. dml_operator(case)")
+        raise _no_operator(op, "IdentityOp, PaddingOp, JoinOp, SplitOp, ...")
     return kind
 
 
