@@ -24,7 +24,7 @@ from ort_layouts.descriptors.dtypes import DataType
 __all__ = ["NanBits", "nan_bits"]
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class NanBits:
     """The fields of a float type's bit pattern that make a NaN.
 
@@ -66,7 +66,7 @@ def nan_bits(data_type: Any) -> NanBits:
     Raises:
         DataTypeError: not FLOAT16, FLOAT32 or FLOAT64.
     """
-    dtype = data_type if type(data_type) is DataType else DataType.coerce(data_type)
+    dtype = DataType.coerce(data_type)
     found = _NAN_BITS.get(dtype)
     if found is None:
         raise DataTypeError(f"{dtype.name} has no NaNs; valid: {[t.name for t in _NAN_BITS]}")
