@@ -23,6 +23,7 @@ __all__ = [
     "ProviderUnavailableError",
     "ReportError",
     "ShapeError",
+    "a_type",
 ]
 
 
