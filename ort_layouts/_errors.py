@@ -9,6 +9,8 @@ know this package still catches them.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 __all__ = [
@@ -24,7 +26,19 @@ __all__ = [
     "ReportError",
     "ShapeError",
     "a_type",
+    "path_argument",
 ]
+
+
+def path_argument(value: object, name: str, valid: str, error: type[OrtLayoutsError]) -> Path:
+    """``value`` (a str or os.PathLike) as a Path.
+
+    Raises:
+        error: ``value`` is anything else (None, an int), naming it, its type and ``valid``.
+    """
+    if not isinstance(value, (str, os.PathLike)):
+        raise error(f"{name} {value!r:.80} is {a_type(value)}, not a path; valid: {valid}")
+    return Path(value)
 
 
 def a_type(value: object) -> str:

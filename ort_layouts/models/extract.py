@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -40,7 +39,7 @@ from ort_layouts._errors import (
     ModelError,
     NotExpressibleError,
     ShapeError,
-    a_type,
+    path_argument,
 )
 from ort_layouts.descriptors.buffer_tensor import (
     BufferTensorDesc,
@@ -150,10 +149,8 @@ def check_model_file(model: str | Path) -> Path:
         ModelError: ``model`` is no path (None, an int: naming its type and what is valid), or
             names no such file, naming the path and what it is instead.
     """
-    if not isinstance(model, (str, os.PathLike)):
-        raise ModelError(f"model {model!r:.80} is {a_type(model)}, not a path; valid: the path of an .onnx "
-                         "file (a str or os.PathLike), a ModelFile (read_model) or an onnx.ModelProto")
-    path = Path(model)
+    path = path_argument(model, "model", "the path of an .onnx file (a str or os.PathLike), a ModelFile "
+                         "(read_model) or an onnx.ModelProto", ModelError)
     if path.is_dir():
         raise ModelError(f"model {str(path)!r} is a directory, not an .onnx file")
     if not path.exists():

@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ort_layouts._errors import ReportError
+from ort_layouts._errors import ReportError, path_argument
 from ort_layouts.engine.result import CaseResult, Status
 from ort_layouts.engine.session import selection_differences
 from ort_layouts.engine.suite import list_argument
@@ -56,7 +56,6 @@ from ort_layouts.reports.report import (
     now_iso,
     read_meta,
     read_results,
-    report_path,
 )
 from ort_layouts.reports.writer import ReportWriter
 
@@ -430,8 +429,8 @@ def merge_reports(sources: Sequence[str | os.PathLike[str] | Report]) -> Matrix:
         raise ReportError("nothing to merge: give at least one report directory or JSON file")
     for k, src in enumerate(listed):
         if not isinstance(src, Report):
-            report_path(src, f"sources[{k}]",
-                        "a report directory or report.json file (a str or os.PathLike), or a Report")
+            path_argument(src, f"sources[{k}]", "a report directory or report.json file (a str or "
+                          "os.PathLike), or a Report", ReportError)
     reports: list[tuple[str, Report]] = []
     for src in listed:
         if isinstance(src, Report):
@@ -463,7 +462,8 @@ def write_matrix(matrix: Matrix, directory: str | os.PathLike[str], *, text: boo
     """Write matrix.json and matrix.html (and, with ``text``, matrix.txt: :meth:`Matrix.text_table`)
     into ``directory`` (created if missing), atomically and together: each is made before any
     replaces the one there, so an interrupted or failed write leaves the earlier ones whole."""
-    out = report_path(directory, "directory", "the directory to write into (a str or os.PathLike)")
+    out = path_argument(directory, "directory", "the directory to write into (a str or os.PathLike)",
+                        ReportError)
     if out.exists() and not out.is_dir():
         raise ReportError(f"output directory {str(out)!r} is a file")
     out.mkdir(parents=True, exist_ok=True)
@@ -497,7 +497,7 @@ def find_shards(sources: Sequence[str | os.PathLike[str]]) -> list[Path]:
     listed = list_argument(sources, "sources", "shard report directories", ReportError,
                            example="['report']", of_str=True) or []
     valid = "a shard's report directory, or the run's report directory holding them (a str or os.PathLike)"
-    paths = [report_path(src, f"sources[{k}]", valid) for k, src in enumerate(listed)]
+    paths = [path_argument(src, f"sources[{k}]", valid, ReportError) for k, src in enumerate(listed)]
     found: list[Path] = []
     for p in paths:
         if not p.is_dir():
@@ -663,7 +663,7 @@ def merge_shards(
             ``out`` in use or holding a report of another selection; ``sources`` given as one
             str or no iterable (:func:`find_shards`), an ``out`` that is no path (None).
     """
-    report_path(out, "out", "the merged report's directory (a str or os.PathLike)")
+    path_argument(out, "out", "the merged report's directory (a str or os.PathLike)", ReportError)
     directories = find_shards(sources)
     if not directories:
         raise ReportError("nothing to merge: give the shard report directories, or the directory "

@@ -56,7 +56,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ort_layouts._errors import ReportError, a_type
+from ort_layouts._errors import ReportError, path_argument
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.engine.result import CaseResult, Status
 
@@ -72,7 +72,6 @@ __all__ = [
     "atomic_write_text",
     "atomic_write_texts",
     "load_report",
-    "report_path",
 ]
 
 SCHEMA = "ort_layouts.report/1"
@@ -627,17 +626,6 @@ _VALID_REPORTS = f"valid: a report directory, a {JSON_FILE} or a {RESULTS_FILE}"
 _JSON_STARTS = b'{["-0123456789tfn'  # the bytes a JSON value begins with
 
 
-def report_path(value: object, name: str, valid: str) -> Path:
-    """``value`` (a str or os.PathLike) as a Path.
-
-    Raises:
-        ReportError: ``value`` is anything else (None, an int), naming it, its type and ``valid``.
-    """
-    if not isinstance(value, (str, os.PathLike)):
-        raise ReportError(f"{name} {value!r:.80} is {a_type(value)}, not a path; valid: {valid}")
-    return Path(value)
-
-
 def load_report(path: str | os.PathLike[str]) -> Report:
     """A report from a report directory, a ``report.json`` or a ``results.jsonl``.
 
@@ -647,7 +635,8 @@ def load_report(path: str | os.PathLike[str]) -> Report:
     Raises:
         ReportError: ``path`` is no str or os.PathLike (None, an int), or holds no report.
     """
-    p = report_path(path, "path", "a report directory, report.json or results.jsonl (a str or os.PathLike)")
+    p = path_argument(path, "path", "a report directory, report.json or results.jsonl (a str or os.PathLike)",
+                      ReportError)
     if p.is_dir():
         results_path = p / RESULTS_FILE
         if results_path.is_file():
