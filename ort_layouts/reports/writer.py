@@ -1028,8 +1028,7 @@ def _used_selection(directory: Path) -> tuple[dict[str, Any], Any] | None:
                 raise ReportError(f"report directory {str(directory)!r} holds a damaged {name}: its "
                                   f"'selection' is {json.dumps(selection)[:60]}, not an object, so whether "
                                   f"it is of this run's selection cannot be told; {how}")
-            planned = data.get("planned", (data.get("meta") or {}).get("planned"))
-            return dict(selection), planned
+            return dict(selection), data.get("planned")  # meta.json has them; report.json does not
     results = directory / RESULTS_FILE
     if results.is_file() and results.stat().st_size > 0:
         raise ReportError(f"report directory {str(directory)!r} holds {RESULTS_FILE} without {META_FILE}, so "
@@ -1067,9 +1066,8 @@ def _selection_differences(old: Mapping[str, Any], new: Mapping[str, Any], old_p
     when they are equal). ``cases_sha256`` alone differing, with the same planned case ids in
     another order, is no other selection: a report planned before the data types and value
     kinds were put in one order (its cases in the order they were asked)."""
-    differences = selection_differences(old, new)
-    if ([key for key, _, _ in differences] == ["cases_sha256"] and isinstance(old_planned, list)
-            and len(old_planned) == len(new_planned) and set(old_planned) == set(new_planned)):
-        return ""
+    same_cases = (isinstance(old_planned, list) and len(old_planned) == len(new_planned)
+                  and set(old_planned) == set(new_planned))
+    differences = selection_differences(old, new, ignore={"cases_sha256"} if same_cases else frozenset())
     return ", ".join(f"{_SELECTION_LABELS.get(key, key)} {_value_text(key, a)} "
                      f"(this run: {_value_text(key, b)})" for key, a, b in differences)
