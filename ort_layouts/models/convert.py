@@ -608,14 +608,11 @@ def check_conversion(
                              for d in v.type.tensor_type.shape.dim), _input_dtype(v))
               for v in conv.graph.input if v.name not in initializers}
     _check_input_size(inputs)  # before any is made
-    for v in conv.graph.input:
-        if v.name in initializers:
-            continue
-        shape, dtype = inputs[v.name]
+    for name, (shape, dtype) in inputs.items():  # in the graph's order, as the seed's data was drawn
         data = _random(rng, dtype, shape)
-        feeds_conv[v.name] = data
-        perm = in_perms.get(v.name)
-        feeds_orig[v.name] = np.ascontiguousarray(np.transpose(data, perm)) if perm else data
+        feeds_conv[name] = data
+        perm = in_perms.get(name)
+        feeds_orig[name] = np.ascontiguousarray(np.transpose(data, perm)) if perm else data
     what_orig, what_conv = f"original model {orig_name!r}", f"converted model {conv_name!r}"
     got_orig = _run(_session(original, orig, optimize, what_orig), feeds_orig, what_orig)
     got_conv = _run(_session(converted, conv, optimize, what_conv, original), feeds_conv, what_conv)
