@@ -518,13 +518,20 @@ def extract(model: _ModelLike, *, dims: Mapping[str, int] | None = None,
 
 
 def _wanted(ops: Sequence[str] | None) -> tuple[str, ...]:
-    """The op types ``ops`` names (default every layout op), checked: as ``standard_suite`` and
-    ``resolve_ops`` read theirs (a ShapeError for one str, no iterable, or a name that is no
-    layout op)."""
+    """The op types ``ops`` names (default every layout op), checked as ``standard_suite``
+    checks its own (a ShapeError for one str, no iterable, or a name that is no layout op; each
+    spelt exactly, as a model spells its op types)."""
     if ops is None:
         return tuple(LAYOUT_OPS)
     names = list_argument(ops, "ops", "op names", ShapeError, example="['Transpose', 'Pad']", of_str=True)
     return tuple(check_op_type(op) for op in names or ())
+
+
+def _case_ops(ops: Sequence[str] | None) -> list[str]:
+    """The validating op types of :func:`_wanted` ``(ops)``, in the registry's order (an unknown
+    or misspelt name is refused, not left out)."""
+    named = None if ops is None else _wanted(ops)
+    return [op for op in CASE_OPS if named is None or op in named]
 
 
 def layout_nodes_in_functions(model: _ModelLike, *, ops: Sequence[str] | None = None) -> int:
@@ -561,16 +568,14 @@ def model_coverage(model: _ModelLike, *, dims: Mapping[str, int] | None = None,
                    ops: Sequence[str] | None = None) -> list[OpCoverage]:
     """Per op type (in the registry's order): layout nodes, those that make a validation case,
     the distinct cases, and the reason for each node that makes none."""
-    named = None if ops is None else _wanted(ops)  # an unknown or misspelt name is refused, not left out
-    wanted = [op for op in CASE_OPS if named is None or op in named]
+    wanted = _case_ops(ops)
     return coverage_of(extract(model, dims=dims, ops=wanted), ops=wanted)
 
 
 def coverage_of(layout: Sequence[LayoutOp], *, ops: Sequence[str] | None = None) -> list[OpCoverage]:
     """:func:`model_coverage` of layout ops extracted before (those of the op types ``ops``, in
     the registry's order, default every validating one)."""
-    named = None if ops is None else _wanted(ops)
-    wanted = [op for op in CASE_OPS if named is None or op in named]
+    wanted = _case_ops(ops)
     out = []
     for op_type in wanted:
         nodes = [op for op in layout if op.op_type == op_type]
