@@ -95,7 +95,8 @@ def write_report(
         The paths written, keyed "json", "junit", "html".
 
     Raises:
-        ArgumentError: ``report`` is not a :class:`Report`.
+        ArgumentError: ``report`` is not a :class:`Report`, or ``directory`` is no str or
+            os.PathLike.
         ReportError: ``directory`` is empty (it would name the current directory), or is a file.
     """
     if not isinstance(report, Report):
@@ -465,7 +466,8 @@ class ReportWriter:
             seconds (0: after every result; ``float("inf")``: only when the run starts and ends).
 
     Raises:
-        ArgumentError: ``meta`` (or its selection) is not a mapping, ``planned`` is not a
+        ArgumentError: the directory is no str or os.PathLike, ``meta`` (or its selection) is
+            not a mapping, ``planned`` is not a
             sequence of str (one str is refused), or ``interval_s`` is not a number >= 0.
         ReportError: the directory is empty or a file, is in use by another run, holds a report of
             another selection (resuming, or without ``force``), or a damaged one; resuming, its
