@@ -15,21 +15,21 @@ from typing import Any, TypeGuard
 
 from ort_layouts._errors import ShapeError
 
-__all__ = ["INT64_MAX", "INT64_MIN", "as_int_tuple", "int_tuple", "is_int_tuple", "is_integer",
+__all__ = ["INT64_MAX", "INT64_MIN", "TEXT_TYPES", "as_int_tuple", "int_tuple", "is_int_tuple", "is_integer",
            "is_ordered_sequence"]
 
 #: the int64 range: ONNX's dimensions, Slice bounds and other int64 attributes and inputs
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
-# sequences whose items are characters or bytes: taking them would silently make other integers
-_TEXT = (str, bytes, bytearray, memoryview)
+#: sequences whose items are characters or bytes: taking them would silently make other integers
+TEXT_TYPES = (str, bytes, bytearray, memoryview)
 
 
 def is_ordered_sequence(value: Any) -> bool:
     """Whether ``value`` holds its items in an order that can be read again: it has a length
     and can be iterated, and is not text (str, bytes), a set (no order) or a mapping (its keys).
     A generator or iterator (read once, no length), a scalar and a 0-d array are not."""
-    if isinstance(value, (*_TEXT, AbstractSet, Mapping)):
+    if isinstance(value, (*TEXT_TYPES, AbstractSet, Mapping)):
         return False
     try:
         len(value)

@@ -10,10 +10,10 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
-from ort_layouts._errors import DataTypeError, ShapeError
+from ort_layouts._errors import DataTypeError, ShapeError, a_type
 from ort_layouts.descriptors.buffer_tensor import MAX_DIMENSION_COUNT
 from ort_layouts.descriptors.dtypes import DataType
-from ort_layouts.descriptors.sequences import int_tuple, is_integer
+from ort_layouts.descriptors.sequences import TEXT_TYPES, int_tuple, is_integer
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.registry import CASE_OPS, case_operators, check_op_type, operator_for_type
 
@@ -62,16 +62,16 @@ def list_argument(value: Iterable[T] | None, name: str, items: str, error: type[
             one str instead of ``example`` (``ops 'Pad'``: ``['Pad']``).
 
     Raises:
-        Exception: ``error``: ``value`` is one str (or bytes), which iterates as its characters
-            (as its byte values), or is not iterable at all (an int), naming the value and what
-            is valid.
+        Exception: ``error``: ``value`` is one str (or bytes, a bytearray, a memoryview), which
+            iterates as its characters (as its byte values), or is not iterable at all (an int),
+            naming the value and what is valid.
     """
     if value is None:
         return None
-    if isinstance(value, (str, bytes)):
+    if isinstance(value, TEXT_TYPES):
         if isinstance(value, str) and of_str:
             example = f"[{value!r}]"
-        kind = "one str" if isinstance(value, str) else "a bytes object"
+        kind = "one str" if isinstance(value, str) else f"{a_type(value)} object"
         raise error(f"{name} {value!r} is {kind}, not a list of {items}; "
                     f"valid: a list or other iterable of {items}, e.g. {example}")
     try:

@@ -103,6 +103,8 @@ def test_bad_filters() -> None:
      "ranks '12' is one str, not a list of integers; valid: a list or other iterable of integers, "
      "e.g. [1, 2]"),
     ({"ranks": b"12"}, ShapeError, "ranks b'12' is a bytes object, not a list of integers; valid: a list"),
+    ({"ranks": bytearray(b"\x01\x02")}, ShapeError,
+     "ranks bytearray(b'\\x01\\x02') is a bytearray object, not a list of integers; valid: a list"),
     ({"ranks": 3}, ShapeError,
      "ranks 3 is not a list of integers; valid: a list or other iterable of integers, e.g. [1, 2]"),
     ({"ops": 3}, ShapeError, "ops 3 is not a list of op names; valid: a list or other iterable of op names, "
@@ -122,8 +124,8 @@ def test_bad_filters() -> None:
     ({"seed": "abc"}, ShapeError, "seed 'abc' is not an integer >= 0"),
     ({"seed": 1.5}, ShapeError, "seed 1.5 is not an integer >= 0"),
     ({"seed": True}, ShapeError, "seed True is not an integer >= 0"),
-], ids=["bool", "dtypes-str", "ops-str", "ranks-str", "ranks-bytes", "ranks-int", "ops-int", "ops-unhashable",
-        "dtypes-int", "rank-float", "rank-bool", "rank-9", "rank-negative", "rank-huge", "seed-negative",
+], ids=["bool", "dtypes-str", "ops-str", "ranks-str", "ranks-bytes", "ranks-bytearray", "ranks-int",
+        "ops-int", "ops-unhashable", "dtypes-int", "rank-float", "rank-bool", "rank-9", "rank-negative", "rank-huge", "seed-negative",
         "seed-str", "seed-float", "seed-bool"])
 def test_bad_arguments_are_refused(kwargs: dict[str, Any], error: type[Exception], message: str) -> None:
     with pytest.raises(error) as info:
