@@ -125,8 +125,8 @@ def test_bad_filters() -> None:
     ({"seed": 1.5}, ShapeError, "seed 1.5 is not an integer >= 0"),
     ({"seed": True}, ShapeError, "seed True is not an integer >= 0"),
 ], ids=["bool", "dtypes-str", "ops-str", "ranks-str", "ranks-bytes", "ranks-bytearray", "ranks-int",
-        "ops-int", "ops-unhashable", "dtypes-int", "rank-float", "rank-bool", "rank-9", "rank-negative", "rank-huge", "seed-negative",
-        "seed-str", "seed-float", "seed-bool"])
+        "ops-int", "ops-unhashable", "dtypes-int", "rank-float", "rank-bool", "rank-9", "rank-negative",
+        "rank-huge", "seed-negative", "seed-str", "seed-float", "seed-bool"])
 def test_bad_arguments_are_refused(kwargs: dict[str, Any], error: type[Exception], message: str) -> None:
     with pytest.raises(error) as info:
         standard_suite(**{"ops": ["Transpose"], **kwargs})
