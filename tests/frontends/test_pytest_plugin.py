@@ -68,11 +68,23 @@ def test_an_empty_provider_alone_does_nothing(pytester: pytest.Pytester) -> None
     assert not [line for line in result.outlines if line.startswith("ort_layouts")]
 
 
+def test_an_empty_provider_with_options_at_their_defaults_does_nothing(pytester: pytest.Pytester) -> None:
+    # an option given at its default value selects nothing else: it is taken as not given
+    pytester.makepyfile(test_one="def test_one():\n    assert True\n")
+    result = pytester.runpytest_inprocess(*PLUGIN, "--ort-provider=", "--ort-seed=0", "--ort-batch-size=64",
+                                          "--ort-device-id=0")
+    assert result.ret == pytest.ExitCode.OK
+    result.assert_outcomes(passed=1)
+    assert not [line for line in result.outlines if line.startswith("ort_layouts")]
+
+
 @pytest.mark.parametrize("options, given", [
     (["--ort-ops=Transpose"], "--ort-ops is given"),
     (["--ort-dtypes=float32", "--ort-strict"], "--ort-dtypes, --ort-strict are given"),
     (["--ort-batch-size=8"], "--ort-batch-size is given"),
-], ids=["ops", "dtypes-and-strict", "batch-size"])
+    (["--ort-seed=1"], "--ort-seed is given"),
+    (["--ort-seed=1", "--ort-batch-size=64", "--ort-device-id=0"], "--ort-seed is given"),
+], ids=["ops", "dtypes-and-strict", "batch-size", "seed", "seed-with-others-at-default"])
 def test_an_empty_provider_with_other_options_is_a_usage_error(pytester: pytest.Pytester,
                                                               options: list[str], given: str) -> None:
     """``--ort-provider=$EP`` with the variable unset must not turn the validation run into a
