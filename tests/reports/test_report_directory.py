@@ -212,24 +212,30 @@ def test_cli_refuses_another_selection_unless_forced(tmp_path: Path, capsys: Cap
 def test_ops_and_ranks_reordered_or_repeated_are_the_same_selection(tmp_path: Path, capsys: Cap) -> None:
     """--ops Expand,Transpose selects the cases of --ops Transpose,Expand (the same cases_sha256):
     a resume or a re-run of it was refused as another selection; a report written before the
-    meta stored them in order resumes too."""
+    meta stored them in order resumes too. So do --dtypes and --values reordered or repeated."""
     report = tmp_path / "r"
-    asked = ["--provider", "cpu", "--dtypes", "float32,int8", "--progress", "none", "--report", str(report)]
-    assert main(["validate", "--ops", "Transpose,Expand", "--ranks", "1-3", *asked]) == 0
+    asked = ["--provider", "cpu", "--progress", "none", "--report", str(report)]
+    first = ["--ops", "Transpose,Expand", "--ranks", "1-3", "--dtypes", "float32,int8",
+             "--values", "random,iota"]
+    assert main(["validate", *first, *asked]) == 0
     lines = (report / RESULTS_FILE).read_text().splitlines(keepends=True)
     (report / RESULTS_FILE).write_text("".join(lines[:3]))  # a run that stopped
     capsys.readouterr()
-    again = ["--ops", "Expand,Transpose,expand", "--ranks", "3,1,2,1"]
+    again = ["--ops", "Expand,Transpose,expand", "--ranks", "3,1,2,1", "--dtypes", "int8,float32,int8",
+             "--values", "iota,random"]
     assert main(["validate", *again, *asked, "--resume"]) == 0
     assert f"3 of {len(lines)} cases already run" in capsys.readouterr().err
+    assert len((report / RESULTS_FILE).read_text().splitlines()) == len(lines)
     assert main(["validate", *again, *asked]) == 0  # a re-run replaces it
     capsys.readouterr()
     meta = json.loads((report / META_FILE).read_text())
     assert (meta["selection"]["ops"], meta["selection"]["ranks"]) == (["Transpose", "Expand"], [1, 2, 3])
+    assert meta["selection"]["dtypes"] == ["float32", "int8"]
+    assert meta["selection"]["values"] == ["random", "iota"]
     meta["selection"].update(ops=["Expand", "Transpose"], ranks=[3, 1, 2, 1])  # as the meta stored them
     (report / META_FILE).write_text(json.dumps(meta))
     (report / RESULTS_FILE).write_text("".join(lines[:3]))
-    assert main(["validate", "--ops", "Transpose,Expand", "--ranks", "1-3", *asked, "--resume"]) == 0
+    assert main(["validate", *first, *asked, "--resume"]) == 0
     assert "3 of" in capsys.readouterr().err
 
 

@@ -48,3 +48,38 @@ def test_other_cases_are_another_selection(tmp_path: Path) -> None:
     _older_report(tmp_path)
     with pytest.raises(ReportError, match=r"cannot resume .*: it was made with cases \(sha256\) "):
         ReportWriter(tmp_path, meta=_meta(["float32", "int8"]), planned=[FLOAT32.id, FLOAT16.id], resume=True)
+
+
+RANDOM = FLOAT32
+IOTA = Case("Transpose", "float32", (2, 3), perm=(1, 0), values="iota")
+SPECIAL = Case("Transpose", "float32", (2, 3), perm=(1, 0), values="special")
+
+
+def _values_meta(values: list[str]) -> dict[str, object]:
+    return {"provider": PROVIDER,
+            "selection": {"provider": PROVIDER, "ops": ["Transpose"], "dtypes": ["float32"],
+                          "values": values}}
+
+
+def _older_values_report(directory: Path) -> None:
+    """As a run with --values iota,random planned it: iota's cases first; one result written."""
+    with ReportWriter(directory, meta=_values_meta(["iota", "random"]), planned=[IOTA.id, RANDOM.id]) as w:
+        w.add(CaseResult(IOTA, Status.PASS, PROVIDER, element_count=6, seconds=0.01))
+
+
+def test_values_in_another_order_resume_it_keeping_its_results(tmp_path: Path) -> None:
+    _older_values_report(tmp_path)
+    with ReportWriter(tmp_path, meta=_values_meta(["random", "iota"]), planned=[RANDOM.id, IOTA.id],
+                      resume=True) as w:
+        assert w.resumed and w.done_ids == {IOTA.id}
+        w.add(CaseResult(RANDOM, Status.PASS, PROVIDER, element_count=6, seconds=0.01))
+        assert [r.case.id for r in w.results] == [IOTA.id, RANDOM.id]
+
+
+def test_other_value_kinds_are_another_selection(tmp_path: Path) -> None:
+    _older_values_report(tmp_path)
+    with pytest.raises(ReportError, match=r"cannot resume .*: it was made with cases \(sha256\) \w+ "
+                       r"\(this run: \w+\), values \['random', 'iota'\] "
+                       r"\(this run: \['random', 'special'\]\); "):
+        ReportWriter(tmp_path, meta=_values_meta(["random", "special"]), planned=[RANDOM.id, SPECIAL.id],
+                     resume=True)
