@@ -63,9 +63,19 @@ def test_an_empty_dimension_is_cut_into_at_most_max_split_outputs() -> None:
     assert _ort_sizes(0, 3) == (0, 0, 0)
     assert check_num_outputs(0, 3) == 0
     assert [s[0] for s in output_shapes(Case("Split", "float32", (0, 2), axis=0, num_outputs=3))] == [0, 0, 0]
-    over = f"Split num_outputs {10**20} is over the {MAX_SPLIT_OUTPUTS} outputs"
-    with pytest.raises(ShapeError, match=over):
+    over = f"Split num_outputs {10**20} is over the 65536 outputs a Split is worked out for; valid: 1..65536"
+    with pytest.raises(ShapeError) as raised:
         Case("Split", "float32", (0, 2), axis=0, num_outputs=10**20)
+    assert str(raised.value) == over
+
+
+def test_max_split_outputs_is_65536_and_its_edge_is_exact() -> None:
+    assert MAX_SPLIT_OUTPUTS == 65536
+    assert check_num_outputs(0, 65536) == 0
+    with pytest.raises(ShapeError) as raised:
+        check_num_outputs(0, 65537)
+    assert str(raised.value) == ("Split num_outputs 65537 is over the 65536 outputs a Split is worked out "
+                                 "for; valid: 1..65536")
 
 
 @pytest.mark.parametrize("n", [0, -3])
