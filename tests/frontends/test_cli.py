@@ -339,6 +339,22 @@ def test_validate_cpu_passes_and_writes_three_reports(tmp_path: Path, capsys: Ca
 
 
 @needs_engine
+def test_validate_takes_a_device_id_and_optimize_into_the_selection(tmp_path: Path, capsys: Cap) -> None:
+    """What the command line passes (an int device id, a bool --optimize) is valid, and the
+    report's selection records it."""
+    report = tmp_path / "report"
+    argv = ["validate", "--provider", "cpu", "--device-id", "0", "--optimize", "--ops", "Transpose",
+            "--dtypes", "float32", "--ranks", "2", "--limit", "1", "--progress", "none",
+            "--report", str(report)]
+    assert main(argv) == 0
+    capsys.readouterr()
+    assert (report / RESULTS_FILE).is_file()
+    selection = json.loads((report / "meta.json").read_text())["selection"]
+    assert selection["optimize"] is True
+    assert selection["device_id"] == 0 and type(selection["device_id"]) is int
+
+
+@needs_engine
 def test_validate_exit_1_on_mismatch_and_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                                capsys: Cap) -> None:
     import dataclasses

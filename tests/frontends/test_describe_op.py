@@ -179,3 +179,15 @@ def test_a_pad_value_of_minus_zero_keeps_its_sign_where_the_type_has_one(
     assert main(["describe", "--dtype", dtype, "--shape", "3,3", "--pad", "1,1,1,1", f"--value={text}",
                  "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["operator"]["padding_value_hex"] == expected
+
+
+@pytest.mark.parametrize(("dtype", "smallest"), [("float32", "1.4013e-45"), ("float64", "4.94066e-324")])
+@pytest.mark.parametrize("text", ["1e-400", "-1e-400"])
+def test_a_pad_value_that_became_zero_in_its_parse_is_one_error_line(
+        dtype: str, smallest: str, text: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A nonzero decimal that float() reads as 0.0 / -0.0 gave CONSTANT 0 / -0 and exit 0."""
+    assert main(["describe", "--dtype", dtype, "--shape", "3,3", "--pad", "1,1,1,1", f"--value={text}"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.splitlines() == [f"ort-layouts: error: argument --value: Pad value {text} is too small for "
+                                f"{dtype} (smallest nonzero {smallest}); it would become 0"]
