@@ -16,7 +16,8 @@ from ort_layouts.operators.case import Case
     ((3, 4), (0,), "perm [0] is not a permutation of 0..1 (rank 2)"),
     ((3, 4), (2, 0), "perm [2, 0] is not a permutation of 0..1 (rank 2)"),
     ((2, 3, 4), (2, 1, 1), "perm [2, 1, 1] is not a permutation of 0..2 (rank 3)"),
-], ids=["repeated", "too-long", "too-short", "out-of-range", "rank3-repeated"])
+    ((2, 3), (1, 0, 2), "perm [1, 0, 2] is not a permutation of 0..1 (rank 2)"),
+], ids=["repeated", "too-long", "too-short", "out-of-range", "rank3-repeated", "too-long-swapped"])
 def test_a_perm_that_is_not_a_permutation_of_the_axes_is_refused_when_the_case_is_made(
         shape: tuple[int, ...], perm: tuple[int, ...], message: str) -> None:
     with pytest.raises((ValueError, np.exceptions.AxisError)):  # numpy refuses the same perm
