@@ -81,6 +81,11 @@ def test_a_device_the_provider_does_not_list_is_a_typed_error(two_cpu_devices: N
     with pytest.raises(ProviderOptionError) as info:
         run_cases([F32], provider="cpu", device_id=7)
     assert str(info.value) == OUT_OF_RANGE
+    seen: list[object] = []  # refused before any work: no result is given out
+    with pytest.raises(ProviderOptionError) as info:
+        run_cases([F32], provider="cpu", device_id=7, on_result=seen.append, jobs=1)
+    assert str(info.value) == OUT_OF_RANGE
+    assert seen == []
 
 
 def test_an_argument_error_is_a_value_error_and_a_type_error() -> None:

@@ -11,7 +11,6 @@ import pytest
 
 from ort_layouts._errors import ProviderError
 from ort_layouts.engine import providers
-from ort_layouts.engine.runner import run_cases
 from ort_layouts.engine.session import (
     NOT_VALIDATABLE,
     check_device_id,
@@ -20,7 +19,6 @@ from ort_layouts.engine.session import (
     resolve_validation_provider,
     validation_meta,
 )
-from ort_layouts.operators.case import Case
 
 AZURE = "AzureExecutionProvider"
 
@@ -73,14 +71,6 @@ def test_a_device_id_is_checked_as_the_provider_config_checks_it() -> None:
             check_device_id(providers.CPU, bad)
         with pytest.raises(providers.ProviderOptionError, match="valid: a non-negative int"):
             providers.ProviderConfig(providers.CPU, device_id=bad)
-
-
-def test_run_cases_refuses_a_device_the_provider_does_not_list_before_any_work(two_cpu_devices: None) -> None:
-    seen: list[object] = []
-    case = Case("Transpose", "float32", (2, 3), perm=(1, 0))
-    with pytest.raises(ProviderError, match="device id 2 is out of range"):
-        run_cases([case], provider="cpu", device_id=2, on_result=seen.append, jobs=1)
-    assert seen == []
 
 
 def test_provider_options() -> None:
