@@ -1,11 +1,14 @@
-"""The registry's one check of an op name (its callers: tests/models/test_op_names.py and the
-command line's catalogue of bad inputs)."""
+"""The registry's one check of an op name, and the case makers that refuse an unknown op with it
+(a model's callers: tests/models/test_op_names.py; the command line's catalogue of bad inputs)."""
 
 from __future__ import annotations
 
 import pytest
 
 from ort_layouts._errors import ShapeError
+from ort_layouts.engine.selection import resolve_ops
+from ort_layouts.engine.suite import standard_suite
+from ort_layouts.operators.case import Case
 from ort_layouts.operators.registry import check_op_type, operator_for_type
 
 # the op types of ARCHITECTURE.md's operator modules, in the order of the standard suite
@@ -37,3 +40,15 @@ def test_operator_for_type_refuses_with_the_one_message() -> None:
     with pytest.raises(ShapeError) as raised:
         operator_for_type("Conv")
     assert str(raised.value) == f"op 'Conv' is not a layout op here; valid: {EVERY_OP}"
+
+
+def test_the_case_makers_refuse_an_unknown_op() -> None:
+    no_cases = f"op 'Conv' is not a layout op that makes cases here; valid: {EVERY_OP}"
+    with pytest.raises(ShapeError) as raised:
+        check_op_type("Conv", cases=True)
+    assert str(raised.value) == no_cases
+    for refuse in (lambda: Case("Conv", "float32", (2, 3)), lambda: resolve_ops(["pad", "Conv"]),
+                   lambda: standard_suite(ops=["Pad", "Conv"])):
+        with pytest.raises(ShapeError) as raised:
+            refuse()
+        assert str(raised.value) == no_cases
