@@ -3,7 +3,9 @@ data type cannot hold, dynamic dimensions, empty list items, bool, seeds and lim
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -114,12 +116,6 @@ def test_skip_blanks_still_skips() -> None:
     assert parse_list("a,,b,", str) == ("a", "b")
 
 
-@pytest.mark.parametrize("text", ["1,,2", "1,", "3-1", "-1", "9", "0-9"])
-def test_parse_ranks_refuses(text: str) -> None:
-    with pytest.raises(ShapeError):
-        parse_ranks(text)
-
-
 @pytest.mark.parametrize(("text", "ranks"), [
     ("2", (2,)),
     ("1,2,4", (1, 2, 4)),
@@ -127,6 +123,8 @@ def test_parse_ranks_refuses(text: str) -> None:
     (" 4 , 1-2 ", (4, 1, 2)),     # in the order given, blanks dropped
     ("2,1-3,2", (2, 1, 3)),       # without repeats, each where it first comes
     ("8-8", (8,)),
+    ("0-8", (0, 1, 2, 3, 4, 5, 6, 7, 8)),  # every valid rank
+    ("8,1-2,2", (8, 1, 2)),
 ])
 def test_parse_ranks_takes(text: str, ranks: tuple[int, ...]) -> None:
     assert parse_ranks(text) == ranks
@@ -142,19 +140,6 @@ def test_parse_names_takes(text: str, names: tuple[str, ...]) -> None:
     assert parse_names(text) == names
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("Transpose,,Pad", "'Transpose,,Pad' has an empty item (item 2); separate names with single commas"),
-    (",", "',' has an empty item (item 1); separate names with single commas"),
-    ("Pad,", "'Pad,' has an empty item (item 2); separate names with single commas"),
-    ("", "'' is an empty list"),
-    ("  ", "'  ' is an empty list"),
-])
-def test_parse_names_refuses(text: str, message: str) -> None:
-    with pytest.raises(ShapeError) as info:
-        parse_names(text)
-    assert str(info.value) == message
-
-
 @pytest.mark.parametrize(("option", "text", "parsed"), [
     ("ops", "Transpose, Pad", ("Transpose", "Pad")),
     ("dtypes", "float32,int8", ("float32", "int8")),
@@ -166,39 +151,50 @@ def test_parse_selection_list_takes(option: str, text: str, parsed: tuple[object
     assert parse_selection_list(option, text) == parsed
 
 
-@pytest.mark.parametrize(("option", "text", "message"), [
-    ("ranks", "x", "rank 'x' is not an integer or a range like 1-4"),
-    ("ranks", "4-1", "rank range '4-1' runs backwards; valid: low-high, e.g. 1-4"),
-    ("ranks", "1,9", "ranks '1,9': [9] is outside the valid ranks 0..8"),
-    ("ranks", "1,,2",
-     "'1,,2' has an empty item (item 2); separate ranks with single commas (e.g. 1,2,4 or 1-4)"),
-    ("dtypes", "float32,", "'float32,' has an empty item (item 2); separate names with single commas"),
-    ("values", "", "'' is an empty list"),
-])
-def test_parse_selection_list_refuses(option: str, text: str, message: str) -> None:
-    with pytest.raises(ShapeError) as info:
-        parse_selection_list(option, text)
-    assert str(info.value) == message
-
-
-@pytest.mark.parametrize(("text", "message"), [
-    ("1-99999999999999999999",
-     "ranks '1-99999999999999999999': [1-99999999999999999999] is outside the valid ranks 0..8"),
-    ("1-30000000", "ranks '1-30000000': [1-30000000] is outside the valid ranks 0..8"),
-    ("0-8,9-100000", "ranks '0-8,9-100000': [9-100000] is outside the valid ranks 0..8"),
-    ("9,10,11,12,13", "ranks '9,10,11,12,13': [9, 10, 11, ... (5 in all)] are outside the valid ranks 0..8"),
-])
-def test_parse_ranks_checks_a_range_before_expanding_it(text: str, message: str) -> None:
+# each list parser, by name: parse_selection_list by the list it reads
+PARSERS: dict[str, Callable[[str], tuple[object, ...]]] = {
+    "names": parse_names,
+    "ranks": parse_ranks,
+    **{f"selection-{option}": functools.partial(parse_selection_list, option)
+       for option in ("ranks", "dtypes", "values")},
+}
+NAMES_EMPTY = "separate names with single commas"
+RANKS_EMPTY = "separate ranks with single commas (e.g. 1,2,4 or 1-4)"
+REFUSED = [
+    ("names", "Transpose,,Pad", f"'Transpose,,Pad' has an empty item (item 2); {NAMES_EMPTY}"),
+    ("names", ",", f"',' has an empty item (item 1); {NAMES_EMPTY}"),
+    ("names", "Pad,", f"'Pad,' has an empty item (item 2); {NAMES_EMPTY}"),
+    ("names", "", "'' is an empty list"),
+    ("names", "  ", "'  ' is an empty list"),
+    ("selection-ranks", "x", "rank 'x' is not an integer or a range like 1-4"),
+    ("selection-ranks", "4-1", "rank range '4-1' runs backwards; valid: low-high, e.g. 1-4"),
+    ("selection-ranks", "1,9", "ranks '1,9': [9] is outside the valid ranks 0..8"),
+    ("selection-ranks", "1,,2", f"'1,,2' has an empty item (item 2); {RANKS_EMPTY}"),
+    ("selection-dtypes", "float32,", f"'float32,' has an empty item (item 2); {NAMES_EMPTY}"),
+    ("selection-values", "", "'' is an empty list"),
+    ("ranks", "1,,2", f"'1,,2' has an empty item (item 2); {RANKS_EMPTY}"),
+    ("ranks", "1,", f"'1,' has an empty item (item 2); {RANKS_EMPTY}"),
+    ("ranks", "3-1", "rank range '3-1' runs backwards; valid: low-high, e.g. 1-3"),
+    ("ranks", "-1", "rank '-1' is not an integer or a range like 1-4"),
+    ("ranks", "9", "ranks '9': [9] is outside the valid ranks 0..8"),
+    ("ranks", "0-9", "ranks '0-9': [0-9] is outside the valid ranks 0..8"),
     # a range's ends are checked first: no range of billions of ranks is made, and the message
     # names the items given, not every rank they span
+    ("ranks", "1-99999999999999999999",
+     "ranks '1-99999999999999999999': [1-99999999999999999999] is outside the valid ranks 0..8"),
+    ("ranks", "1-30000000", "ranks '1-30000000': [1-30000000] is outside the valid ranks 0..8"),
+    ("ranks", "0-8,9-100000", "ranks '0-8,9-100000': [9-100000] is outside the valid ranks 0..8"),
+    ("ranks", "9,10,11,12,13",
+     "ranks '9,10,11,12,13': [9, 10, 11, ... (5 in all)] are outside the valid ranks 0..8"),
+]
+
+
+@pytest.mark.parametrize(("parser", "text", "message"), REFUSED,
+                         ids=[f"{parser}[{text}]" for parser, text, _ in REFUSED])
+def test_a_list_parser_refuses_with_its_message(parser: str, text: str, message: str) -> None:
     with pytest.raises(ShapeError) as info:
-        parse_ranks(text)
+        PARSERS[parser](text)
     assert str(info.value) == message
-
-
-def test_parse_ranks_takes_every_valid_rank() -> None:
-    assert parse_ranks("0-8") == (0, 1, 2, 3, 4, 5, 6, 7, 8)
-    assert parse_ranks("8,1-2,2") == (8, 1, 2)
 
 
 def test_parse_selection_list_names_the_valid_lists() -> None:
