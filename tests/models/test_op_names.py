@@ -10,10 +10,11 @@ from typing import Any
 
 import onnx
 import pytest
-from onnx import TensorProto, helper
 
 from ort_layouts._errors import ShapeError
+from ort_layouts.engine.graphs import build_model
 from ort_layouts.models.extract import coverage_of, extract, layout_nodes_in_functions, model_coverage
+from ort_layouts.operators.case import Case
 from ort_layouts.operators.registry import check_op_type
 
 
@@ -26,11 +27,8 @@ def _registry_refusal(name: str) -> str:
 
 @pytest.fixture
 def model(tmp_path: Path) -> Path:
-    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 3])
-    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [3, 2])
-    graph = helper.make_graph([helper.make_node("Transpose", ["X"], ["Y"], perm=[1, 0])], "g", [x], [y])
     path = tmp_path / "t.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), str(path))
+    onnx.save(build_model([Case("Transpose", "float32", (2, 3), perm=(1, 0))], opset=18), str(path))
     return path
 
 
