@@ -328,8 +328,8 @@ def test_view_checks_buffer_size() -> None:
 def test_doctests(module: str) -> None:
     mod = importlib.import_module(f"ort_layouts.{module}")
     result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted > 0 and result.failed == 0
     assert result.attempted > 0
+    assert result.failed == 0
 
 
 # ---- canonical fields take a shorter validation path; it must agree with the full one --------

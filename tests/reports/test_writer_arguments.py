@@ -4,6 +4,7 @@ report written into the current directory for an empty path."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 from ort_layouts._errors import ArgumentError, ReportError
 from ort_layouts.engine.result import CaseResult, Status
 from ort_layouts.operators.case import Case
-from ort_layouts.reports.report import RESULTS_FILE, Report, read_results
+from ort_layouts.reports.report import JSON_FILE, RESULTS_FILE, Report, read_results
 from ort_layouts.reports.writer import ReportWriter, write_report
 
 PROVIDER = "CPUExecutionProvider"
@@ -81,3 +82,18 @@ def test_an_interval_of_zero_or_more_is_taken(tmp_path: Path, interval_s: float)
     # 0: the summaries after every result; inf: merge_shards writes them only as it starts and ends
     with ReportWriter(tmp_path, meta={}, planned=[], interval_s=interval_s) as w:
         assert w.interval_s == interval_s
+
+
+@pytest.mark.parametrize(("interval_s", "rewritten"), [(0, True), (float("inf"), False)],
+                         ids=["every-result", "never"])
+def test_the_interval_decides_whether_a_result_rewrites_the_summaries(tmp_path: Path, interval_s: float,
+                                                                       rewritten: bool) -> None:
+    with ReportWriter(tmp_path, meta={}, planned=[CASE.id], interval_s=interval_s) as w:
+        before = (tmp_path / JSON_FILE).read_text()
+        assert json.loads(before)["results"] == []
+        w.add(CaseResult(CASE, Status.PASS, PROVIDER, element_count=6, seconds=0.01))
+        after = (tmp_path / JSON_FILE).read_text()
+        if rewritten:
+            assert [(r["id"], r["status"]) for r in json.loads(after)["results"]] == [(CASE.id, "pass")]
+        else:
+            assert after == before
