@@ -1,7 +1,8 @@
 """The counts README.md writes in words against the library: each "all nine releases" of the
 DirectML release matrix is the number of releases :data:`DIRECTML_WHEELS` pins, and the matrix's
 command lines name every one of them, so that adding or dropping a release cannot leave the README
-behind."""
+behind; every release written after ``--dml-version`` is one it pins; and ``--max-elements``'
+limit is :data:`MAX_DRAWN_ELEMENTS`."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from ort_layouts.engine.dml.stack import DIRECTML_WHEELS
+from ort_layouts.reports.render import DEFAULT_MAX_ELEMENTS, MAX_DRAWN_ELEMENTS
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
 SECTION = "### DirectML releases side by side"
@@ -59,6 +61,24 @@ def release_wheels(text: str) -> dict[str, str]:
     return dict(re.findall(r"(\d+\.\d+\.\d+)\s+from\s+(\d+\.\d+\.\d+)", _section(text, SECTION)))
 
 
+# what may follow --dml-version: a release (digits and dots), or a placeholder (V, V1, V[,V...], ...)
+_DML_VERSION_ARGS = re.compile(r"--dml-version((?:[\s,]+(?:\d[\d.]*\d|V\d*(?:\[,V\.\.\.\])?|\.\.\.))+)")
+
+
+def dml_version_releases(text: str) -> list[str]:
+    """Every release written after a ``--dml-version`` anywhere in ``text``, commas or spaces
+    between them; placeholders (``V``, ``V1,V2,...``, ``V[,V...]``) are left out."""
+    items = (item for m in _DML_VERSION_ARGS.finditer(text) for item in re.split(r"[\s,]+", m.group(1)))
+    return [item for item in items if item[:1].isdigit()]
+
+
+def max_elements_limits(text: str) -> list[tuple[int, int]]:
+    """Each "drawn up to D elements; `--max-elements N` draws larger ones, up to M": (D, M)."""
+    return [(int(d.replace(",", "")), int(m.replace(",", ""))) for d, m in re.findall(
+        r"drawn up to (\d[\d,]*) elements;\s+`--max-elements N` draws larger ones,\s+up to (\d[\d,]*\d)",
+        text)]
+
+
 def _release_order(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.split("."))
 
@@ -82,6 +102,30 @@ def test_the_release_matrix_commands_name_every_release_in_order() -> None:
 
 def test_the_wheel_each_release_comes_from_is_the_one_setup_takes_it_from() -> None:
     assert release_wheels(README) == DIRECTML_WHEELS
+
+
+def test_every_release_written_after_dml_version_is_one_the_library_pins() -> None:
+    releases = dml_version_releases(README)
+    # the matrix's command lines name them all, and the prose names some: a reader that found
+    # fewer than the matrix would check nothing
+    assert len(releases) >= 2 * len(DIRECTML_WHEELS), releases
+    unknown = sorted({r for r in releases if r not in DIRECTML_WHEELS}, key=_release_order)
+    assert not unknown, f"README.md names --dml-version {unknown}; the library pins {sorted(DIRECTML_WHEELS)}"
+
+
+def test_the_max_elements_limit_is_the_one_the_library_draws_up_to() -> None:
+    assert max_elements_limits(README) == [(DEFAULT_MAX_ELEMENTS, MAX_DRAWN_ELEMENTS)]
+    assert MAX_DRAWN_ELEMENTS == 65_536  # the README writes it "65,536"
+
+
+def test_releases_and_limits_are_read_from_the_words_as_written() -> None:
+    text = ("`ort-layouts setup dml --dml-version V[,V...]` and `--dml-version V1,V2,...` take\n"
+            "(`--dml-version 1.12.0`); `setup dml --dml-version 1.9.1 1.13.1,1.15.4 --report r/`;\n"
+            "--dml-version V --dml-version 1.12 and --dml-version 2.0.0,\n3.1.4 wrapped.\n"
+            "Pictures are drawn up to 512 elements; `--max-elements N` draws larger ones, up to 65,536 (a\n")
+    assert dml_version_releases(text) == ["1.12.0", "1.9.1", "1.13.1", "1.15.4", "1.12", "2.0.0",
+                                          "3.1.4"]
+    assert max_elements_limits(text) == [(512, 65536)]
 
 
 def test_the_claims_are_read_from_the_words_as_written() -> None:
