@@ -144,18 +144,27 @@ class CaseResult:
 
         Raises:
             TypeError: ``data`` (or its case) is not a mapping, or holds a field a result has not.
-            KeyError, ValueError: a field missing, or a value that is not one of its kind (a
-                string, an integer, a JSON object... as the field is; a damaged line of
+            KeyError, ValueError: a field missing (the key names it: ``"provider"``, or
+                ``"case.shape"`` for one of the case's), or a value that is not one of its kind
+                (a string, an integer, a JSON object... as the field is; a damaged line of
                 ``results.jsonl``).
         """
         if not isinstance(data, Mapping):
             raise TypeError(f"a result is a JSON object, not {type(data).__name__} {data!r:.60}")
         d = {_RENAMED.get(k, k): v for k, v in data.items() if k != "id"}
+        for name in _REQUIRED_FIELDS:
+            if name not in d:
+                raise KeyError(name)
         for name, value in d.items():
             kind = _FIELD_KINDS.get(name)
             if kind is not None and type(value) is not kind[0] and not kind[1](value):
                 raise ValueError(f"{name} is {type(value).__name__} {value!r:.60}, not {kind[2]}")
-        d["case"] = Case.from_dict(d["case"])
+        try:
+            d["case"] = Case.from_dict(d["case"])
+        except KeyError as e:  # named as the result's field
+            if isinstance(data["case"], Mapping) and e.args and e.args[0] not in data["case"]:
+                raise KeyError(f"case.{e.args[0]}") from e
+            raise
         d["status"] = Status(d["status"])
         if d.get("first_mismatch_index") is not None:
             d["first_mismatch_index"] = tuple(d["first_mismatch_index"])
@@ -202,3 +211,6 @@ if set(_FIELD_KINDS) != {f.name for f in dataclasses.fields(CaseResult)} - {"cas
     raise ImportError("CaseResult.from_dict's field checks do not match CaseResult's fields")
 
 _RESULT_DEFAULTS = field_defaults(CaseResult)
+# the fields a result has no default for: a line that lacks one is no result
+_REQUIRED_FIELDS = tuple(f.name for f in dataclasses.fields(CaseResult)
+                         if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)

@@ -163,9 +163,18 @@ class Case(_IdSlot):
 
         Raises:
             TypeError: ``data`` is not a mapping, or holds a field a case has not.
+            KeyError: ``data`` lacks a field a case has no default for (the key is its name).
         """
         if not isinstance(data, Mapping):
             raise TypeError(f"a case is a JSON object, not {type(data).__name__} {data!r:.60}")
+        for name in _REQUIRED_FIELDS:
+            if name not in data:
+                raise KeyError(name)
         d = dict(data)
         d["data_type"] = DataType.from_name(d["data_type"])
         return cls(**d)
+
+
+# the fields a case has no default for: a mapping that lacks one is no case
+_REQUIRED_FIELDS = tuple(f.name for f in dataclasses.fields(Case)
+                         if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)

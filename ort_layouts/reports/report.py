@@ -56,7 +56,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ort_layouts._errors import ReportError, path_argument
+from ort_layouts._errors import OrtLayoutsError, ReportError, path_argument
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.engine.result import CaseResult, Status
 
@@ -604,13 +604,17 @@ def read_numbered_results(
         raw = data[position:end]
         if raw.strip():
             try:
-                results.append((number, CaseResult.from_dict(json.loads(raw))))
-            except (ValueError, KeyError, TypeError, RecursionError) as e:  # RecursionError: nested too deep
+                parsed = json.loads(raw)
+            except (ValueError, RecursionError) as e:  # RecursionError: nested too deep
                 if not last and data[newline + 1:].strip():
-                    missing = _missing_field(e)
-                    why = f"lacks the field {missing!r}" if missing else f"cannot be read ({e})"
-                    raise ReportError(f"{p}: line {number} {why}; the file is damaged") from e
+                    raise ReportError(f"{p}: line {number} cannot be read ({e}); the file is damaged") from e
                 break  # the last line, cut short (a crash while it was written)
+            try:  # a whole JSON line, last or not, is a result or an error
+                results.append((number, CaseResult.from_dict(parsed)))
+            except (ValueError, KeyError, TypeError, RecursionError, OrtLayoutsError) as e:
+                missing = _missing_field(e)
+                why = f"lacks the field {missing!r}" if missing else f"cannot be read ({e})"
+                raise ReportError(f"{p}: line {number} {why}; the file is damaged") from e
         position = good_end = end + (0 if last else 1)
         unended = last and bool(raw.strip())
     if repair and (good_end < len(data) or unended):
