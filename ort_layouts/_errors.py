@@ -34,10 +34,13 @@ def path_argument(value: object, name: str, valid: str, error: type[OrtLayoutsEr
     """``value`` (a str or os.PathLike) as a Path.
 
     Raises:
-        error: ``value`` is anything else (None, an int), naming it, its type and ``valid``.
+        error: ``value`` is anything else (None, an int), or empty (``Path("")`` would be the
+            current directory), naming it, its type and ``valid``.
     """
     if not isinstance(value, (str, os.PathLike)):
         raise error(f"{name} {value!r:.80} is {a_type(value)}, not a path; valid: {valid}")
+    if os.fspath(value) in ("", b""):
+        raise error(f"{name} '' is an empty path; valid: {valid} ('.' for the current directory)")
     return Path(value)
 
 

@@ -57,3 +57,19 @@ def test_write_matrix_refuses_a_directory_that_is_no_path() -> None:
         write_matrix(Matrix((), (), {}), None)  # type: ignore[arg-type]
     assert str(info.value) == ("directory None is a NoneType, not a path; valid: the directory to write "
                                "into (a str or os.PathLike)")
+
+
+def test_an_empty_path_is_refused_not_taken_for_the_current_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Path("")`` is ".": write_matrix("") wrote matrix.json into the current directory, and
+    load_report("") read it as a report directory."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ReportError) as info:
+        write_matrix(Matrix((), (), {}), "")
+    assert str(info.value) == ("directory '' is an empty path; valid: the directory to write into (a str or "
+                               "os.PathLike) ('.' for the current directory)")
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(ReportError, match=r"^path '' is an empty path; valid: a report directory"):
+        ol.load_report("")
+    with pytest.raises(ReportError, match=r"^sources\[0\] '' is an empty path"):
+        find_shards([""])
