@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 import onnx
-from onnx import shape_inference
+from onnx import numpy_helper, shape_inference
 from onnx.external_data_helper import load_external_data_for_tensor, uses_external_data
 
 from ort_layouts._errors import (
@@ -229,9 +229,47 @@ def _dim_params(model: onnx.ModelProto) -> set[str]:
             for d in v.type.tensor_type.shape.dim if d.HasField("dim_param")}
 
 
+# the largest Slice step ONNX's data propagation survives: onnx 1.23's crashes the process (a
+# segmentation fault, or its memory without bound) on a constant step of 2^31 or more, which
+# plain shape inference and ONNX Runtime take
+_DATA_PROP_MAX_STEP = (1 << 31) - 1
+
+
+def _crashes_data_propagation(model: onnx.ModelProto) -> bool:
+    """Whether ``model`` holds a Slice whose constant steps (an initializer, or a Constant
+    node's value, in its graph or an outer one) hold one above ``_DATA_PROP_MAX_STEP``."""
+    constants: dict[str, onnx.TensorProto] = {}
+    slices: list[str] = []
+    for step in walk(model.graph):
+        node = step.node
+        if node is None:
+            constants.update((t.name, t) for t in step.graph.initializer)
+        elif node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
+            for a in node.attribute:
+                if a.name == "value" and a.type == onnx.AttributeProto.TENSOR:
+                    constants.update((o, a.t) for o in node.output[:1])
+        elif node.op_type == "Slice" and node.domain in ("", "ai.onnx") and len(node.input) > 4:
+            slices.append(node.input[4])
+    for name in slices:
+        t = constants.get(name)
+        if t is None or t.data_location == onnx.TensorProto.EXTERNAL:
+            continue
+        try:
+            values = numpy_helper.to_array(t)
+        except Exception:  # a tensor that cannot be read: the readers say so
+            continue
+        if values.dtype.kind in "iu" and values.size and int(values.max()) > _DATA_PROP_MAX_STEP:
+            return True
+    return False
+
+
 def _infer(model: onnx.ModelProto, source: str) -> onnx.ModelProto:
-    """``model`` with its shapes inferred; ``source`` (the path as given) names it in the error."""
+    """``model`` with its shapes inferred; ``source`` (the path as given) names it in the error.
+    Data propagation (shapes computed from Shape nodes) is left out of a model it would crash
+    (:func:`_crashes_data_propagation`)."""
     try:
+        if _crashes_data_propagation(model):
+            return shape_inference.infer_shapes(model)
         return shape_inference.infer_shapes(model, data_prop=True)
     except Exception:  # data propagation is stricter on some old models: fall back to plain
         try:

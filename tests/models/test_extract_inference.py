@@ -1,0 +1,67 @@
+"""Shape inference of a model: ONNX's data propagation crashes the whole process (a
+segmentation fault, or memory without bound) on a Slice whose constant step is 2^31 or more
+(onnx 1.23), which plain inference and ONNX Runtime take; such a model is read without it.
+
+Each model is read in a child process, so that a crash fails its test instead of the run."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from ort_layouts.models.extract import _crashes_data_propagation
+
+I64_MAX = 2**63 - 1
+
+
+def _slice_model(step: int, *, shape_input: bool = False, constant_node: bool = False) -> onnx.ModelProto:
+    """y = Slice(x, starts=[0], ends=[10], axes=[0], steps=[step]) of a float x [10]; or, with
+    ``shape_input``, of Shape(x) for an x [10, 3, 4, 5] (a tensor data propagation computes);
+    with ``constant_node`` the steps come from a Constant node instead of an initializer."""
+    nodes = []
+    data = "x"
+    if shape_input:
+        nodes.append(helper.make_node("Shape", ["x"], ["sh"]))
+        data = "sh"
+    params = [numpy_helper.from_array(np.array([v], np.int64), n) for n, v in
+              (("starts", 0), ("ends", 10), ("axes", 0))]
+    steps = numpy_helper.from_array(np.array([step], np.int64), "steps")
+    if constant_node:
+        nodes.append(helper.make_node("Constant", [], ["steps"], value=steps))
+    else:
+        params.append(steps)
+    nodes.append(helper.make_node("Slice", [data, "starts", "ends", "axes", "steps"], ["y"], name="s"))
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [10, 3, 4, 5] if shape_input else [10])
+    y = helper.make_tensor_value_info("y", TensorProto.INT64 if shape_input else TensorProto.FLOAT, None)
+    return helper.make_model(helper.make_graph(nodes, "g", [x], [y], params),
+                             opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+
+@pytest.mark.parametrize(("step", "shape_input", "constant_node"), [
+    (I64_MAX, False, False), (2**31, False, False), (2**31, True, False), (2**32, False, True),
+], ids=["int64-max", "2^31", "2^31-of-a-shape", "2^32-constant-node"])
+def test_a_slice_of_a_huge_step_is_read_not_a_crash(
+        tmp_path: Path, step: int, shape_input: bool, constant_node: bool) -> None:
+    path = tmp_path / "m.onnx"
+    onnx.save(_slice_model(step, shape_input=shape_input, constant_node=constant_node), str(path))
+    done = subprocess.run([sys.executable, "-m", "ort_layouts", "extract", str(path), "--json"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, (done.returncode, done.stderr[-500:])
+    (op,) = json.loads(done.stdout)
+    # ONNX's Slice: a step past the end takes the first element alone
+    assert op["output_shape"] == [1]
+
+
+@pytest.mark.parametrize(("step", "crashes"), [
+    (2**31 - 1, False), (2**31, True), (-(2**63), False), (1, False),
+])
+def test_the_crash_guard_takes_steps_from_two_to_the_31(step: int, crashes: bool) -> None:
+    assert _crashes_data_propagation(_slice_model(step)) is crashes
+    assert _crashes_data_propagation(_slice_model(step, constant_node=True)) is crashes
