@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -34,11 +34,13 @@ from onnx import numpy_helper, shape_inference
 from onnx.external_data_helper import load_external_data_for_tensor, uses_external_data
 
 from ort_layouts._errors import (
+    ArgumentError,
     DataTypeError,
     DescriptorError,
     ModelError,
     NotExpressibleError,
     ShapeError,
+    a_type,
     path_argument,
 )
 from ort_layouts.descriptors.buffer_tensor import (
@@ -46,10 +48,10 @@ from ort_layouts.descriptors.buffer_tensor import (
 )
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.sequences import INT64_MAX
-from ort_layouts.engine.selection import check_dims
+from ort_layouts.engine.selection import check_dims, resolve_value_kinds
 from ort_layouts.engine.suite import list_argument
 from ort_layouts.models.walk import Body, node_name, walk
-from ort_layouts.operators.case import Case
+from ort_layouts.operators.case import VALUE_KINDS, Case, check_seed, check_value_kind
 from ort_layouts.operators.onnx_nodes import Flagged, Graph, constant_value, is_constant_node, static
 from ort_layouts.operators.registry import CASE_OPS, LAYOUT_OPS, check_op_type, operator_for_type
 from ort_layouts.reference.buffers import is_nibble
@@ -127,7 +129,9 @@ def load_model(model: _ModelLike, *, load_external_data: bool = False) -> tuple[
             holds no ONNX model (:func:`check_model_file`).
     """
     if isinstance(model, onnx.ModelProto):
-        return model, model.graph.name or "<memory>"
+        source = model.graph.name or "<memory>"
+        check_is_model(model, f"the ModelProto {source!r}")
+        return model, source
     if isinstance(model, ModelFile):
         return model.proto, model.path
     path = check_model_file(model)
@@ -337,7 +341,12 @@ class LayoutOp:
 
     def to_case(self, *, values: str = "random", seed: int = 0) -> Case | None:
         """The validation case of a node of a validating operator (``CASE_OPS``) with static
-        shapes and constant parameters (real shape and data type); None for anything else."""
+        shapes and constant parameters (real shape and data type); None for anything else.
+
+        Raises:
+            ShapeError: ``values`` is not a value kind, or ``seed`` not an integer >= 0.
+        """
+        values, seed = check_value_kind(values), check_seed(seed)
         if self.op_type not in CASE_OPS or self.data_type is None or self.input_shape is None:
             return None
         if self.output_shape is None or len(self.input_shape) == 0:
@@ -610,10 +619,29 @@ def model_coverage(model: _ModelLike, *, dims: Mapping[str, int] | None = None,
     return coverage_of(extract(model, dims=dims, ops=wanted), ops=wanted)
 
 
+def _layout_argument(layout: object) -> list[LayoutOp]:
+    """``layout`` (layout ops extracted before) as a list.
+
+    Raises:
+        ArgumentError: ``layout`` is one LayoutOp, a str or no iterable, or holds an item that
+            is no LayoutOp.
+    """
+    if isinstance(layout, (LayoutOp, str, bytes)) or not isinstance(layout, Iterable):
+        raise ArgumentError(f"layout {layout!r:.80} is {a_type(layout)}; valid: a list of LayoutOp values "
+                            "(e.g. extract(model))")
+    ops = list(layout)
+    for k, op in enumerate(ops):
+        if not isinstance(op, LayoutOp):
+            raise ArgumentError(f"layout[{k}] {op!r:.80} is {a_type(op)}, not a LayoutOp; valid: the values "
+                                "extract(model) gives")
+    return ops
+
+
 def coverage_of(layout: Sequence[LayoutOp], *, ops: Sequence[str] | None = None) -> list[OpCoverage]:
     """:func:`model_coverage` of layout ops extracted before (those of the op types ``ops``, in
     the registry's order, default every validating one)."""
     wanted = _case_ops(ops)
+    layout = _layout_argument(layout)
     out = []
     for op_type in wanted:
         nodes = [op for op in layout if op.op_type == op_type]
@@ -659,14 +687,37 @@ def model_cases(model: _ModelLike, *, dims: Mapping[str, int] | None = None,
     from one extraction. With ``unique``, nodes that make the same case share it; its origin
     then lists every node (``model:PATH#n8+n21``).
     """
+    _value_kinds(values, seed)  # before the model is read
     return cases_of(extract(model, dims=dims, ops=CASE_OPS), values=values, seed=seed, unique=unique)
+
+
+def _value_kinds(values: object, seed: object) -> list[str]:
+    """``values`` (a value kind or several) as a list, ``seed`` checked.
+
+    Raises:
+        ShapeError: ``values`` is no value kind and no iterable of them, holds none, or holds
+            one that is not a value kind; ``seed`` is not an integer >= 0.
+    """
+    kinds = [check_value_kind(values)] if isinstance(values, str) else resolve_value_kinds(values)  # type: ignore[arg-type]
+    if not kinds:
+        raise ShapeError(f"values {values!r} holds no value kind; valid: one of {list(VALUE_KINDS)}, or "
+                         "several (e.g. ('random', 'iota'))")
+    check_seed(seed)
+    return kinds
 
 
 def cases_of(layout: Sequence[LayoutOp], *, values: str | Sequence[str] = "random", seed: int = 0,
              unique: bool = True) -> list[Case]:
     """:func:`model_cases` of layout ops extracted before (:meth:`LayoutOp.to_case` of each, for
-    each value kind of ``values``)."""
-    kinds = (values,) if isinstance(values, str) else tuple(values)
+    each value kind of ``values``).
+
+    Raises:
+        ShapeError: ``values`` is no value kind and no iterable of them, holds none, or holds
+            one that is not a value kind; ``seed`` is not an integer >= 0 (before any case is
+            made).
+    """
+    layout = _layout_argument(layout)
+    kinds = _value_kinds(values, seed)
     cases = [c for kind in kinds for op in layout if (c := op.to_case(values=kind, seed=seed)) is not None]
     if not unique:
         return cases

@@ -10,7 +10,7 @@ from ort_layouts._errors import ShapeError
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.sequences import int_tuple, is_integer
 
-__all__ = ["VALUE_KINDS", "Case"]
+__all__ = ["VALUE_KINDS", "Case", "check_seed", "check_value_kind"]
 
 VALUE_KINDS: tuple[str, ...] = ("random", "special", "iota")
 # the fields that hold a tuple of integers (or None)
@@ -18,6 +18,30 @@ _INT_TUPLES = ("perm", "target_shape", "pads", "axes", "starts", "ends", "steps"
 # an op's parameters (Operator.case_fields names those each op takes)
 _PARAMETERS = ("perm", "target_shape", "pads", "mode", "pad_value_hex", "axes", "starts", "ends", "steps",
                "axis", "parts", "num_outputs", "repeats", "blocksize")
+
+
+def check_value_kind(values: object) -> str:
+    """A case's ``values``: one of :data:`VALUE_KINDS`.
+
+    Raises:
+        ShapeError: anything else (another str, None, a list), naming it and the valid kinds.
+    """
+    if not isinstance(values, str) or values not in VALUE_KINDS:
+        raise ShapeError(f"values {values!r} is not valid; valid: {list(VALUE_KINDS)}")
+    return values
+
+
+def check_seed(seed: object) -> int:
+    """A case's ``seed`` as a Python int.
+
+    Raises:
+        ShapeError: not an integer >= 0 (None, a bool, a float, a negative one).
+    """
+    if seed is None:
+        raise ShapeError("seed None is not an integer")
+    checked = _int(seed, "seed", 0)
+    assert checked is not None
+    return checked
 
 
 def _int(value: Any, name: str, low: int | None = None) -> int | None:
@@ -105,8 +129,7 @@ class Case(_IdSlot):
         from ort_layouts.operators.registry import check_op_type, operator_for_type
 
         check_op_type(self.op, cases=True)
-        if self.values not in VALUE_KINDS:
-            raise ShapeError(f"values {self.values!r} is not valid; valid: {list(VALUE_KINDS)}")
+        check_value_kind(self.values)
         operator = operator_for_type(self.op)
         object.__setattr__(self, "data_type", DataType.coerce(self.data_type))
         object.__setattr__(self, "shape", int_tuple(self.shape, "shape", low=0))
@@ -116,7 +139,7 @@ class Case(_IdSlot):
         for name in ("axis", "num_outputs", "blocksize"):
             object.__setattr__(self, name, _int(getattr(self, name), name))
         object.__setattr__(self, "opset", _int(self.opset, "opset", 1))
-        object.__setattr__(self, "seed", _int(self.seed, "seed", 0))
+        object.__setattr__(self, "seed", check_seed(self.seed))
         if not self.mode:
             object.__setattr__(self, "mode", operator.default_mode)
         own = operator.case_fields[self.op]  # another field would change the case but not its id
