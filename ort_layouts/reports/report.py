@@ -48,11 +48,12 @@ import operator
 import os
 import queue
 import re
+import signal
 import stat
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -143,9 +144,65 @@ def atomic_write_texts(files: Sequence[tuple[str | os.PathLike[str], str | Itera
     except BaseException:
         syncer.finish(raising=False)
         for _, left, unfinished in written:
-            unfinished.close()
-            Path(left).unlink(missing_ok=True)
+            try:
+                unfinished.close()  # flushing may fail as the write did (a full disk)
+            except OSError:
+                pass
+            finally:
+                Path(left).unlink(missing_ok=True)
         raise
+
+
+# the signals that stop a run (Ctrl-C, a CI job cancelled, a terminal hung up): held while a
+# report's files are written together, so that they stay consistent with each other
+_HELD_SIGNALS = tuple(sig for sig in (getattr(signal, name, None) for name in ("SIGINT", "SIGTERM", "SIGHUP"))
+                      if sig is not None)
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """Hold :data:`_HELD_SIGNALS` for the block, then act on the first that came as its handler
+    would have (Ctrl-C's KeyboardInterrupt raised after the block, not inside it). Only in the
+    main thread, where Python runs signal handlers; elsewhere, and for a signal that is ignored
+    or whose handler is not Python's, nothing changes.
+
+    A report's summaries and meta are written inside it: a Ctrl-C (or a second one) that lands
+    while they are written lets them finish, where it left the summaries of the run's start
+    beside a results.jsonl of every result."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came: list[int] = []
+
+    def hold(signum: int, frame: object) -> None:
+        came.append(signum)
+
+    previous: dict[int, Any] = {}
+    try:
+        for sig in _HELD_SIGNALS:
+            handler = signal.getsignal(sig)
+            if handler is None or handler is signal.SIG_IGN:
+                continue
+            previous[sig] = signal.signal(sig, hold)
+    except (ValueError, OSError):  # signals cannot be set here (another interpreter)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        previous = {}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if came:
+            _act_on(came[0], previous[came[0]])
+
+
+def _act_on(signum: int, handler: Any) -> None:
+    """Do what ``handler`` (a signal's handler before it was held) does with ``signum``."""
+    if handler is signal.SIG_DFL:  # the default action (e.g. SIGTERM ends the process): sent again
+        os.kill(os.getpid(), signum)
+    elif callable(handler):
+        handler(signum, None)
 
 
 #: the range of lone surrogates (a name decoded with surrogateescape, say), for a regex class:
@@ -189,8 +246,9 @@ class _Syncer:
 
     def sync(self, fd: int) -> None:
         if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="ort_layouts_report_sync", daemon=True)
-            self._thread.start()
+            thread = threading.Thread(target=self._run, name="ort_layouts_report_sync", daemon=True)
+            thread.start()
+            self._thread = thread  # only once started: finish joins it (an interrupt may come between)
         self._fds.put(fd)
 
     def _run(self) -> None:

@@ -74,6 +74,7 @@ from ort_layouts.reports.report import (
     read_numbered_results,
     report_header,
     result_dict,
+    signals_held,
 )
 
 __all__ = ["ResultEncoder", "ReportWriter", "cases_sha256", "result_json", "result_line", "write_report"]
@@ -574,12 +575,19 @@ class ReportWriter:
                     "report")
             numbered = read_numbered_results(results_path, repair=True)
             planned = set(new_meta["planned"])
+            provider = new_meta.get("provider")
             for number, result in numbered:
                 if result.case.id not in planned:  # counted, it would mix another selection's case in
                     raise ReportError(
                         f"cannot resume {self.directory}: {RESULTS_FILE} line {number} holds case "
                         f"{result.case.id!r}, which is not in this report's selection; remove that line to "
                         "resume, or run without --resume to start the report over")
+                ran_on = _ran_elsewhere(result, provider)
+                if ran_on:  # counted, it would mix another provider's result in
+                    raise ReportError(
+                        f"cannot resume {self.directory}: {RESULTS_FILE} line {number} holds a result of "
+                        f"{result.case.id!r} {ran_on}; remove that line to resume, or run without --resume "
+                        "to start the report over")
             self._results = [result for _, result in numbered]
             self._ids = [r.case.id for r in self._results]
             self._lines = [result_json(r, cid) for r, cid in zip(self._results, self._ids, strict=True)]
@@ -597,14 +605,18 @@ class ReportWriter:
                         f"report directory {str(self.directory)!r} holds a report of another selection, "
                         f"made with {differences}; use another directory, --resume with the same selection, "
                         "or --force to replace it")
-            results_path.write_bytes(b"")
-            # the old report's summaries, and the listing of the shards it was merged from
-            for name in (JSON_FILE, JUNIT_FILE, HTML_FILE, SHARDS_FILE):
-                (self.directory / name).unlink(missing_ok=True)
         self.meta = new_meta
-        atomic_write_text(meta_path, self._meta_json())
-        self._file = open(results_path, "ab", buffering=0)  # noqa: SIM115 - closed in close()
-        self.write_summaries()
+        # a stop (Ctrl-C, SIGTERM) waits until the directory holds this report's start: never an
+        # earlier run's finished meta.json beside an emptied results.jsonl and no summaries
+        with signals_held():
+            if not self.resumed:
+                results_path.write_bytes(b"")
+                # the old report's summaries, and the listing of the shards it was merged from
+                for name in (JSON_FILE, JUNIT_FILE, HTML_FILE, SHARDS_FILE):
+                    (self.directory / name).unlink(missing_ok=True)
+            atomic_write_text(meta_path, self._meta_json())
+            self._file = open(results_path, "ab", buffering=0)  # noqa: SIM115 - closed in close()
+            self.write_summaries()
 
     @property
     def done_ids(self) -> frozenset[str]:
@@ -743,7 +755,15 @@ class ReportWriter:
         With ``finished`` the meta gets its ``finished`` time (unless it has one; and only when
         every planned case has a result: a stopped run's report is not finished) and
         results.jsonl is rewritten, atomically, in planned order: one line per case.
+
+        Ctrl-C, SIGTERM and SIGHUP are held while they are written (in the main thread;
+        :func:`~ort_layouts.reports.report.signals_held`): one that comes then is acted on once
+        the files agree.
         """
+        with signals_held():
+            return self._write_summaries(finished=finished)
+
+    def _write_summaries(self, *, finished: bool) -> Report:
         self._make()
         order = self._order
         results, ids, lines, testcases, rows = order.view()
@@ -885,6 +905,15 @@ class ReportWriter:
                                      f"{type(e).__name__}: {e}")
         finally:
             self.close()
+
+
+def _ran_elsewhere(result: CaseResult, provider: object) -> str:
+    """How a result names another execution provider than the report's ("on ..., not this
+    report's ..."); "" when it names the same, or the report names none. (The device is not
+    compared: the meta names it as the run describes it, and the results as the provider does.)"""
+    if isinstance(provider, str) and provider and result.provider != provider:
+        return f"on {result.provider!r}, not this report's {provider!r}"
+    return ""
 
 
 class _Order:
