@@ -14,7 +14,9 @@ attribute (> 0).
   ``MapStringToDepthSpaceMode`` (``OperatorUtility.cpp``) of the ``mode`` attribute, default
   "DCR" (DepthToSpace-1 has none): DCR -> DML_DEPTH_SPACE_ORDER_DEPTH_COLUMN_ROW (0), CRD ->
   DML_DEPTH_SPACE_ORDER_COLUMN_ROW_DEPTH (1). The EP matches the name by prefix (``strncmp``
-  over the attribute's length), so "" and "D" read as DCR, "C" as CRD.
+  over the attribute's length), so "" and "D" read as DCR, "C" as CRD. ONNX allows only "DCR"
+  and "CRD", and ONNX Runtime's CPU kernel refuses any other mode (``ReadIsDCR`` in
+  ``space_depth_ops.h``): a model's node with another mode is flagged "mode" and makes no case.
 - SpaceToDepth-1/13 becomes the original ``DML_SPACE_TO_DEPTH_OPERATOR_DESC {InputTensor,
   OutputTensor, BlockSize}`` (no Order: DirectML's depth-column-row order, which is ONNX's)
   with output [N, C*B*B, H/B, W/B]. SpaceToDepth-28's ``mode`` is not modelled: a node whose
@@ -562,13 +564,18 @@ class DepthSpace(Operator):
                     f"mode: SpaceToDepth mode {given!r} (opset {opset}) makes no case; valid: 'DCR', the one "
                     "order a SpaceToDepth case describes (DmlOperatorSpaceToDepth builds DML_SPACE_TO_DEPTH, "
                     "whose order is DCR, for SpaceToDepth-1 and -13)")
+        mode = "DCR"
+        if node.op_type == "DepthToSpace" and opset >= MODE_OPSET:
+            mode = node_attrs.get("mode", "DCR")
+            if mode not in ("DCR", "CRD"):  # refused before any parameter is kept: no case
+                raise Flagged(
+                    f"mode: DepthToSpace mode {mode!r} (opset {opset}) is not valid; valid: 'DCR' or 'CRD' "
+                    "(ONNX's DepthToSpace-11 and -13); ONNX Runtime refuses the model (its DepthToSpace "
+                    "kernel supports only 'DCR' and 'CRD' modes); no case")
         flag_no_kernel(flags, node.op_type, opset)  # after the mode: a CRD node's one flag says why no case
         b = int(node_attrs["blocksize"])
         params["blocksize"] = b
-        mode = "DCR"
-        if node.op_type == "DepthToSpace":
-            given = str(node_attrs.get("mode", "DCR")) if opset >= MODE_OPSET else "DCR"
-            mode = DepthSpaceOrder.from_onnx(given).onnx_name
+        if node.op_type == "DepthToSpace":  # a "mode" names a DepthToSpace node (case_from_node)
             params["mode"] = mode
         if shape is None or dtype is None:
             return None, None, {}, False
@@ -584,6 +591,9 @@ class DepthSpace(Operator):
 
     def case_from_node(self, dtype: DataType, shape: tuple[int, ...], params: dict[str, Any], *,
                        values: str, seed: int, origin: str) -> Case | None:
+        """A DepthToSpace case where the node's reading kept a mode (describe_node keeps one for
+        every DepthToSpace node it reads, and none for a SpaceToDepth node), a SpaceToDepth case
+        otherwise; none where no blocksize was kept (a node whose mode is refused keeps nothing)."""
         if params.get("blocksize") is None:
             return None
         op_type = "DepthToSpace" if "mode" in params else "SpaceToDepth"

@@ -342,3 +342,20 @@ def test_a_space_to_depth_of_mode_crd_is_flagged_and_makes_no_case() -> None:
     for attrs in ({"mode": "DCR"}, {}):
         (case,) = model_cases(_model("SpaceToDepth", (1, 2, 4, 6), opset=28, blocksize=2, **attrs))
         assert (case.op, case.mode) == ("SpaceToDepth", "DCR")
+
+
+@pytest.mark.parametrize("mode", ["XYZ", "dcr", "D", ""])
+def test_a_depth_to_space_of_an_invalid_mode_is_flagged_and_makes_no_case(mode: str) -> None:
+    """ONNX's DepthToSpace-11 and -13 allow mode "DCR" or "CRD"; ONNX Runtime refuses a model
+    with another (its kernel supports only those two): the node is flagged "mode", names the
+    mode and the valid ones, and makes no case (neither a DepthToSpace case nor, for want of a
+    mode, a SpaceToDepth one)."""
+    import onnxruntime as ort
+
+    model = _model("DepthToSpace", (1, 4, 2, 2), blocksize=2, mode=mode)
+    with pytest.raises(Exception, match="DCR"):
+        ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (node,) = extract(model)
+    assert node.dml_operator is None and node.to_case() is None and model_cases(model) == []
+    (flag,) = node.flags
+    assert flag.startswith(f"mode: DepthToSpace mode {mode!r} (opset 13) is not valid; valid: 'DCR' or 'CRD'")
