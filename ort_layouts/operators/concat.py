@@ -235,7 +235,7 @@ class Concat(Operator):
     def describe_node(self, node: onnx.NodeProto, graph: Graph, opset: int, dtype: DataType | None,
                       shape: tuple[int, ...] | None, inferred: Any, params: dict[str, Any],
                       flags: list[str]) -> Described:
-        node_attrs = attrs(node)
+        node_attrs = attrs(node, opset)
         axis = int(node_attrs["axis"]) if "axis" in node_attrs else None
         params["axis"] = axis
         shapes: list[tuple[int, ...] | None] = [shape]

@@ -554,7 +554,7 @@ class DepthSpace(Operator):
     def describe_node(self, node: onnx.NodeProto, graph: Graph, opset: int, dtype: DataType | None,
                       shape: tuple[int, ...] | None, inferred: Any, params: dict[str, Any],
                       flags: list[str]) -> Described:
-        node_attrs = attrs(node)
+        node_attrs = attrs(node, opset)
         if "blocksize" not in node_attrs:
             raise ShapeError(f"{node.op_type} needs a blocksize attribute")
         if node.op_type == "SpaceToDepth" and opset >= S2D_MODE_OPSET:

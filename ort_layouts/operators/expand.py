@@ -177,7 +177,8 @@ class Expand(Operator):
     def describe_node(self, node: onnx.NodeProto, graph: Graph, opset: int, dtype: DataType | None,
                       shape: tuple[int, ...] | None, inferred: Any, params: dict[str, Any],
                       flags: list[str]) -> Described:
-        target = const_ints(graph, node, 1, "shape", flags)
+        # ranks=None: ONNX Runtime's Expand reads the shape's values whatever its rank
+        target = const_ints(graph, node, 1, "shape", flags, opset, ranks=None)
         params["target_shape"] = target
         if target is None and shape is not None:
             out_static = static(inferred, node.output[0], [])

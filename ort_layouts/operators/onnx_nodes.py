@@ -8,11 +8,20 @@ as much again).
 Reading (:class:`Graph`): a shape-inferred model's tensor shapes, element types and constant
 values; ``static``, ``const_ints`` and ``attrs`` read what an operator needs, and record a
 ``flags`` line ("tag: explanation") for what keeps it from being described.
+
+``attrs`` and ``const_ints`` are the one place a node's attributes and parameter inputs are
+read, and they hold them to ONNX's schema of the operator at the model's opset as ONNX Runtime
+does when it loads the model: an attribute of another type than the schema declares
+("Mismatched attribute type"), and a parameter input of an element type the schema does not
+allow ("Type Error") or of another rank than ONNX Runtime's kernel reads (a 1-D tensor; "must
+be a 1-D array") end the reading with :class:`Flagged`: ONNX Runtime refuses such a model, so
+its node makes no case.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -178,12 +187,68 @@ def constant_value(node: onnx.NodeProto) -> np.ndarray | onnx.TensorProto | None
     return None
 
 
-def attrs(node: onnx.NodeProto) -> dict[str, Any]:
+@functools.lru_cache(maxsize=256)
+def _schema(op_type: str, opset: int) -> onnx.defs.OpSchema | None:
+    """ONNX's schema of ``op_type`` (default domain) at ``opset``; None where the opset is
+    unknown (0) or the operator did not exist yet."""
+    if opset <= 0:
+        return None
+    try:
+        return onnx.defs.get_schema(op_type, opset, "")
+    except onnx.defs.SchemaError:
+        return None
+
+
+_ATTRIBUTE_KINDS = {"INT": "an integer", "INTS": "a list of integers", "FLOAT": "a float",
+                    "FLOATS": "a list of floats", "STRING": "a string", "STRINGS": "a list of strings"}
+
+
+def _attribute_type(code: int) -> str:
+    """"INTS", "FLOAT", ...: an AttributeProto type as ONNX names it."""
+    known = code in onnx.AttributeProto.AttributeType.values()
+    return str(onnx.AttributeProto.AttributeType.Name(code)) if known else str(code)
+
+
+def attrs(node: onnx.NodeProto, opset: int) -> dict[str, Any]:
+    """The node's attributes by name (strings decoded), each of the type ONNX's schema of its
+    operator at ``opset`` declares (not checked where the opset is unknown, 0, nor for an
+    attribute the schema does not have).
+
+    Raises:
+        Flagged: ("attribute: ...") an attribute of another type than the schema declares
+            (perm=[1.0, 0.0], blocksize="2"): ONNX Runtime refuses to load the model.
+    """
+    schema = _schema(node.op_type, opset)
     out = {}
     for a in node.attribute:
+        if schema is not None:
+            declared = schema.attributes.get(a.name)
+            want = "" if declared is None else str(declared.type).rsplit(".", 1)[-1]  # "AttrType.INTS"
+            if declared is not None and _attribute_type(a.type) != want:
+                version = f"{node.op_type}-{schema.since_version}"
+                try:
+                    shown = f" {_shown(onnx.helper.get_attribute_value(a))}"
+                except Exception:  # an attribute of no type has no value to show
+                    shown = ""
+                raise Flagged(f"attribute: {node.op_type} attribute {a.name!r} is {_attribute_type(a.type)}"
+                              f"{shown}; valid: {want} ({_ATTRIBUTE_KINDS.get(want, want.lower())}), as "
+                              f"{version} declares it; ONNX Runtime refuses the model (mismatched "
+                              "attribute type)")
         v = onnx.helper.get_attribute_value(a)
         out[a.name] = v.decode() if isinstance(v, bytes) else v
     return out
+
+
+def _shown(value: Any) -> str:
+    """An attribute value as a flag shows it: lists as lists, bytes decoded where they can be."""
+    if isinstance(value, bytes):
+        try:
+            return repr(value.decode())
+        except UnicodeDecodeError:
+            return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_shown(v) for v in value) + "]"
+    return repr(value)
 
 
 def static(shape: tuple[Dim, ...] | None, name: str, flags: list[str]) -> tuple[int, ...] | None:
@@ -205,12 +270,26 @@ def static(shape: tuple[Dim, ...] | None, name: str, flags: list[str]) -> tuple[
     return None
 
 
-def const_ints(graph: Graph, node: onnx.NodeProto, index: int, what: str,
-                flags: list[str]) -> tuple[int, ...] | None:
+def const_ints(graph: Graph, node: onnx.NodeProto, index: int, what: str, flags: list[str], opset: int,
+               ranks: tuple[int, ...] | None = (1,)) -> tuple[int, ...] | None:
+    """The values of the node's parameter input ``index`` (named ``what``): None where it is
+    absent, or not a constant (flagged "runtime-input").
+
+    Args:
+        ranks: the ranks ONNX Runtime's kernel takes the input in (a 1-D tensor; Unsqueeze's axes
+            may be a scalar); None: any (Expand reads its shape's values whatever the rank).
+
+    Raises:
+        Flagged: ("input: ...") the input's element type is not one the schema of the operator
+            at ``opset`` allows, or not that of the inputs bound to the same type parameter
+            (Slice's starts and ends), or its rank is not one of ``ranks``: ONNX Runtime refuses
+            the model.
+    """
     if index >= len(node.input) or not node.input[index]:
         return None
     name = node.input[index]
     value = graph.value(name)
+    _check_input(graph, node, index, what, opset, value, ranks)
     if value is None:
         why = "stored as external data that was not loaded" if name in graph.external else \
             "computed at runtime, not a constant initializer"
@@ -218,6 +297,77 @@ def const_ints(graph: Graph, node: onnx.NodeProto, index: int, what: str,
                      "CPU when the graph is built")
         return None
     return tuple(int(v) for v in np.asarray(value).reshape(-1))
+
+
+def _input_type(graph: Graph, name: str, value: np.ndarray | None) -> int | None:
+    """The TensorProto element type of tensor ``name`` (its value's, where it is a constant)."""
+    if value is not None:
+        try:
+            return int(onnx.helper.np_dtype_to_tensor_dtype(np.asarray(value).dtype))
+        except (KeyError, ValueError, TypeError):
+            return None
+    return graph.elem_types.get(name)
+
+
+def _type_name(elem_type: int) -> str:
+    """"int64", "float32", ...: an element type as numpy names it (ONNX's name otherwise)."""
+    try:
+        return str(onnx.helper.tensor_dtype_to_np_dtype(elem_type).name)
+    except (KeyError, ValueError, TypeError):
+        return _onnx_type_name(elem_type)
+
+
+def _allowed_types(schema: onnx.defs.OpSchema, type_str: str) -> list[str]:
+    """The type strings (``tensor(int64)``) a formal input's ``type_str`` allows."""
+    for constraint in schema.type_constraints:
+        if constraint.type_param_str == type_str:
+            return list(constraint.allowed_type_strs)
+    return [type_str]
+
+
+def _check_input(graph: Graph, node: onnx.NodeProto, index: int, what: str, opset: int,
+                 value: np.ndarray | None, ranks: tuple[int, ...] | None) -> None:
+    """:func:`const_ints`'s checks of input ``index``: its element type, then its rank."""
+    name = node.input[index]
+    elem = _input_type(graph, name, value)
+    schema = _schema(node.op_type, opset)
+    if schema is not None and elem is not None and index < len(schema.inputs):
+        version = f"{node.op_type}-{schema.since_version}"
+        type_str = schema.inputs[index].type_str
+        allowed = _allowed_types(schema, type_str)
+        given = _type_name(elem)
+        if f"tensor({_onnx_type_name(elem)})" not in allowed:
+            valid = [_type_name(_onnx_type(t)) for t in allowed]
+            raise Flagged(f"input: {node.op_type} input {index} ({what}) {name!r} is {given}; valid: {valid} "
+                          f"({version} declares {type_str}); ONNX Runtime refuses the model (type error)")
+        for j, other in enumerate(node.input):
+            if j == index or not other or j >= len(schema.inputs) or schema.inputs[j].type_str != type_str:
+                continue
+            other_elem = _input_type(graph, other, graph.value(other))
+            if other_elem is not None and other_elem != elem:
+                raise Flagged(
+                    f"input: {node.op_type} input {index} ({what}) {name!r} is {given} and input {j} "
+                    f"({schema.inputs[j].name}) {other!r} is {_type_name(other_elem)}; valid: one type for "
+                    f"both, as {version} binds them to {type_str}; ONNX Runtime refuses the model (type "
+                    "error)")
+    shape = np.shape(value) if value is not None else graph.shape(name)
+    if ranks is not None and shape is not None and len(shape) not in ranks:
+        valid_ranks = " or ".join({0: "a scalar", 1: "a 1-D tensor"}.get(r, f"rank {r}") for r in ranks)
+        raise Flagged(f"input: {node.op_type} input {index} ({what}) {name!r} has rank {len(shape)} (shape "
+                      f"{list(shape)}); valid: {valid_ranks}; ONNX Runtime refuses the model")
+
+
+def _onnx_type_name(elem_type: int) -> str:
+    """The name ONNX's type strings give an element type: "int64", "float", "float16"..."""
+    return str(onnx.TensorProto.DataType.Name(elem_type)).lower() if \
+        elem_type in onnx.TensorProto.DataType.values() else str(elem_type)
+
+
+def _onnx_type(type_str: str) -> int:
+    """The element type of an ONNX type string ("tensor(int64)" -> TensorProto.INT64)."""
+    inner = type_str.removeprefix("tensor(").removesuffix(")")
+    known = inner.upper() in onnx.TensorProto.DataType.keys()  # noqa: SIM118 (an enum wrapper, no dict)
+    return int(onnx.TensorProto.DataType.Value(inner.upper())) if known else 0
 
 
 def check_size(shape: tuple[int, ...], what: str) -> None:

@@ -395,7 +395,7 @@ class Pad(Operator):
     def describe_node(self, node: onnx.NodeProto, graph: Graph, opset: int, dtype: DataType | None,
                       shape: tuple[int, ...] | None, inferred: Any, params: dict[str, Any],
                       flags: list[str]) -> Described:
-        node_attrs = attrs(node)
+        node_attrs = attrs(node, opset)
         mode = str(node_attrs.get("mode", "constant"))
         params["mode"] = mode
         flag_no_kernel(flags, node.op_type, opset)
@@ -409,14 +409,14 @@ class Pad(Operator):
             if value != 0.0 or math.copysign(1.0, value) < 0:
                 value_text = value_hex(value, dtype)
         else:
-            pads = const_ints(graph, node, 1, "pads", flags)
-            axes = const_ints(graph, node, 3, "axes", flags)
+            pads = const_ints(graph, node, 1, "pads", flags, opset)
+            axes = const_ints(graph, node, 3, "axes", flags, opset)
             if len(node.input) > 3 and node.input[3] and axes is None:
                 pads = None
             if len(node.input) > 2 and node.input[2]:
                 constant = graph.constant(node, 2)
                 if constant is None:
-                    const_ints(graph, node, 2, "constant_value", flags)
+                    const_ints(graph, node, 2, "constant_value", flags, opset, ranks=None)
                     value_text = None
                 else:
                     value = constant.reshape(-1)[0] if constant.size else 0

@@ -386,9 +386,11 @@ class ReshapeLike(Operator):
     def describe_node(self, node: onnx.NodeProto, graph: Graph, opset: int, dtype: DataType | None,
                       shape: tuple[int, ...] | None, inferred: Any, params: dict[str, Any],
                       flags: list[str]) -> Described:
-        params["op_type"] = node.op_type
         flag_no_kernel(flags, node.op_type, opset)
-        given = _read_params(node, graph, opset, params, flags)
+        read: dict[str, Any] = {}
+        given = _read_params(node, graph, opset, read, flags)  # a refused node keeps no op_type: no case
+        params["op_type"] = node.op_type
+        params.update(read)
         if node.op_type == "Reshape" and params.get("allowzero") and -1 in (params["target_shape"] or ()):
             flags.append("allowzero-infer: under allowzero the DML EP's ReshapeHelper takes the shape "
                          "verbatim and does not infer the -1, so kernel creation fails (E_INVALIDARG)")
@@ -461,9 +463,9 @@ def _shifted(ctx: DiagnosisContext, shift_in_bytes: int) -> Callable[[], Candida
 def _read_params(node: onnx.NodeProto, graph: Graph, opset: int, params: dict[str, Any],
                  flags: list[str]) -> bool:
     """Fill ``params`` with the node's parameters; False when one is computed at runtime."""
-    node_attrs = attrs(node)
+    node_attrs = attrs(node, opset)
     if node.op_type == "Reshape":
-        target = const_ints(graph, node, 1, "shape", flags)
+        target = const_ints(graph, node, 1, "shape", flags, opset)
         params["target_shape"] = target
         params["allowzero"] = int(node_attrs.get("allowzero", 0))
         return target is not None
@@ -475,7 +477,9 @@ def _read_params(node: onnx.NodeProto, graph: Graph, opset: int, params: dict[st
             axes = node_attrs.get("axes")
             params["axes"] = None if axes is None else tuple(int(a) for a in axes)
             return True
-        axes_value = const_ints(graph, node, 1, "axes", flags)
+        # Unsqueeze's axes may be a scalar (ONNX Runtime's Unsqueeze), Squeeze's may not
+        axes_value = const_ints(graph, node, 1, "axes", flags, opset,
+                                ranks=(0, 1) if node.op_type == "Unsqueeze" else (1,))
         params["axes"] = axes_value
         return not (len(node.input) > 1 and bool(node.input[1]) and axes_value is None)
     return True

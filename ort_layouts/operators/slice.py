@@ -718,15 +718,15 @@ class Slice(Operator):
         axes: tuple[int, ...] | None
         steps: tuple[int, ...] | None = None
         if opset < SLICE_INPUTS_OPSET:
-            node_attrs = attrs(node)
+            node_attrs = attrs(node, opset)
             starts = tuple(int(v) for v in node_attrs.get("starts", ()))
             ends = tuple(int(v) for v in node_attrs.get("ends", ()))
             axes = tuple(int(v) for v in node_attrs["axes"]) if "axes" in node_attrs else None
         else:
-            starts = const_ints(graph, node, 1, "starts", flags)
-            ends = const_ints(graph, node, 2, "ends", flags)
-            axes = const_ints(graph, node, 3, "axes", flags)
-            steps = const_ints(graph, node, 4, "steps", flags)
+            starts = const_ints(graph, node, 1, "starts", flags, opset)
+            ends = const_ints(graph, node, 2, "ends", flags, opset)
+            axes = const_ints(graph, node, 3, "axes", flags, opset)
+            steps = const_ints(graph, node, 4, "steps", flags, opset)
             given = [i for i in (3, 4) if len(node.input) > i and node.input[i]]
             if (3 in given and axes is None) or (4 in given and steps is None):  # runtime inputs
                 starts = None

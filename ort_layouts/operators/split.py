@@ -342,13 +342,13 @@ class Split(Operator):
     def describe_node(self, node: onnx.NodeProto, graph: Graph, opset: int, dtype: DataType | None,
                       shape: tuple[int, ...] | None, inferred: Any, params: dict[str, Any],
                       flags: list[str]) -> Described:
-        node_attrs = attrs(node)
+        node_attrs = attrs(node, opset)
         axis = int(node_attrs["axis"]) if "axis" in node_attrs else None
         split: tuple[int, ...] | None
         if opset < SPLIT_INPUT_OPSET:
             split = tuple(int(v) for v in node_attrs["split"]) if "split" in node_attrs else None
         else:
-            split = const_ints(graph, node, 1, "split", flags)
+            split = const_ints(graph, node, 1, "split", flags, opset)
             if len(node.input) > 1 and node.input[1] and split is None:
                 params.update(axis=axis, split=None, num_outputs=None, outputs=len(node.output))
                 return None, None, {}, False

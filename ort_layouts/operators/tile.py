@@ -402,7 +402,7 @@ class Tile(Operator):
             flags.append(f"no-dml-kernel: Tile-1 (opset {opset}) has no DML kernel; the DML EP registers "
                          "Tile-6 and Tile-13, so ONNX Runtime runs this node on the CPU")
             return None, None, {}, False
-        repeats = const_ints(graph, node, 1, "repeats", flags)
+        repeats = const_ints(graph, node, 1, "repeats", flags, opset)
         params["repeats"] = repeats
         if shape is None or dtype is None or repeats is None:
             return None, None, {}, False

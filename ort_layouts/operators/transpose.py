@@ -210,7 +210,7 @@ class Transpose(Operator):
     def describe_node(self, node: onnx.NodeProto, graph: Graph, opset: int, dtype: DataType | None,
                       shape: tuple[int, ...] | None, inferred: Any, params: dict[str, Any],
                       flags: list[str]) -> Described:
-        perm = attrs(node).get("perm")
+        perm = attrs(node, opset).get("perm")
         params["perm"] = None if perm is None else tuple(int(a) for a in perm)
         flag_no_kernel(flags, node.op_type, opset)
         if shape is None or dtype is None:
@@ -225,6 +225,8 @@ class Transpose(Operator):
 
     def case_from_node(self, dtype: DataType, shape: tuple[int, ...], params: dict[str, Any], *,
                        values: str, seed: int, origin: str) -> Case | None:
-        return Case("Transpose", dtype, shape, perm=params.get("perm"), values=values, seed=seed,
+        if "perm" not in params:  # a refused node keeps no perm (its reading keeps None for none)
+            return None
+        return Case("Transpose", dtype, shape, perm=params["perm"], values=values, seed=seed,
                     origin=origin)
 
