@@ -11,7 +11,9 @@ the axis summed over every input; only the inputs without a 0-sized dimension ar
 ``DML_JOIN_OPERATOR_DESC {InputCount, InputTensors, OutputTensor, Axis}`` joins them
 (``ns-directml-dml_join_operator_desc``). With every input empty no operator is made and
 nothing is written (the output is empty too). The EP registers Concat-4, -11 and -13
-(``OperatorRegistration.cpp``); Concat-1 has no DML kernel.
+(``OperatorRegistration.cpp``); Concat-1 has no DML kernel. A model's Concat-1 node without an
+axis reads as axis 1, that version's default (ONNX's schema of Concat-1: "Default value is 1");
+the attribute is required from Concat-4.
 
 A case's ``shape`` is the whole output and ``parts`` the inputs' sizes along ``axis``; its input
 (:func:`~ort_layouts.operators.values.make_input`) is that whole tensor, cut into the node's
@@ -48,6 +50,8 @@ from ort_layouts.operators.shapes import SUITE_SHAPES, rotating
 
 __all__ = ["SUITE_PARTS", "Concat", "axis_parts_cases", "cut_along", "with_size_along"]
 
+CONCAT_AXIS_REQUIRED_OPSET = 4  # Concat-4: the axis is required; Concat-1's defaults to 1
+CONCAT1_DEFAULT_AXIS = 1
 CONCAT_NEGATIVE_AXIS_OPSET = 11  # Concat-11: the axis may be negative
 #: the parts' sizes along the axis in the suites of Concat (inputs) and Split (outputs): one
 #: part (a copy), even, uneven, three and four parts
@@ -237,6 +241,8 @@ class Concat(Operator):
                       flags: list[str]) -> Described:
         node_attrs = attrs(node, opset)
         axis = int(node_attrs["axis"]) if "axis" in node_attrs else None
+        if axis is None and 0 < opset < CONCAT_AXIS_REQUIRED_OPSET:
+            axis = CONCAT1_DEFAULT_AXIS
         params["axis"] = axis
         shapes: list[tuple[int, ...] | None] = [shape]
         shapes += [static(graph.shape(name), name, flags) for name in node.input[1:]]
@@ -244,7 +250,8 @@ class Concat(Operator):
             return None, None, {}, False
         known = [s for s in shapes if s is not None]
         if axis is None:
-            raise ShapeError(f"Concat {node.name!r} has no axis attribute (required from Concat-4)")
+            raise ShapeError(f"Concat {node.name!r} has no axis attribute (required from "
+                             f"Concat-{CONCAT_AXIS_REQUIRED_OPSET}; opset {opset})")
         rank = len(known[0])
         if not -rank <= axis < rank or any(len(s) != rank for s in known):
             raise ShapeError(f"Concat axis {axis} and input shapes {[list(s) for s in known]} do not fit "

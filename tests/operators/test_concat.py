@@ -349,3 +349,32 @@ def test_a_concat_with_an_empty_input_runs_on_cpu() -> None:
     (r,) = run_cases([case], provider="cpu")
     assert r.passed and r.element_count == 15
     assert r.descriptors["InputCount"] == 2 and r.descriptors["onnx_inputs"] == [0, 2]
+
+
+def test_a_concat_1_node_without_axis_reads_axis_1() -> None:
+    """ONNX's Concat-1 defaults its axis to 1 (its schema: "Default value is 1"); the attribute
+    is required from Concat-4. A [2, 3] and a [2, 1] input join to [2, 4] along axis 1: the
+    case's expected output is numpy's concatenation of the two, worked here."""
+    assert "Default value is 1" in onnx.defs.get_schema("Concat", 1).attributes["axis"].description
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    c = np.array([[10.0], [11.0]], dtype=np.float32)
+
+    def model(opset: int) -> onnx.ModelProto:
+        graph = helper.make_graph(
+            [helper.make_node("Concat", ["x", "c"], ["y"], name="cat")], "g",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, (2, 3)),
+             helper.make_tensor_value_info("c", TensorProto.FLOAT, (2, 1))],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=3)
+
+    for opset in (1, 3):
+        (node,) = extract(model(opset))
+        assert node.params["axis"] == 1 and node.output_shape == (2, 4)
+        assert not [f for f in node.flags if f.startswith("shape:")], node.flags
+        case = node.to_case()
+        assert case is not None and (case.axis, case.parts, case.shape) == (1, (3, 1), (2, 4))
+        joined = expected_output(case, np.concatenate([x, c], axis=1))
+        assert joined.tobytes() == np.array([[0, 1, 2, 10], [3, 4, 5, 11]], np.float32).tobytes()
+    (required,) = extract(model(4))
+    assert required.to_case() is None
+    assert "shape: Concat 'cat' has no axis attribute (required from Concat-4; opset 4)" in required.flags
