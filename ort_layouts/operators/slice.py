@@ -35,10 +35,14 @@ run on DirectML; ``extract`` flags them.
 
 ONNX's result is the specification's (start clamped to ``[0, dim - 1]`` for a negative step): it
 keeps element 0 where numpy's slicing, and so ``onnx.reference``, gives nothing (a negative step
-whose start lies before the axis). ONNX Runtime's CPU EP reads a negative step's end of INT32_MAX
-or INT64_MAX as "to the beginning" (``slice_helper.h``), which the specification does not; ONNX's
-output is then empty, and such cases are not in the standard suite. SLICE1's documentation
-lists 8-, 16- and 32-bit types; the suite's 64-bit cases run bit-exact on DirectML 1.15.4.
+whose start lies before the axis). ONNX Runtime's CPU EP reads a negative step's end of exactly
+INT32_MAX or INT64_MAX as "to the beginning" (``SliceOp::PrepareForCompute`` in
+``slice_helper.h``: the end becomes -1), which the specification does not (it clamps the end to
+``dim - 1``); ONNX's output is then empty along that axis where the CPU EP's holds ``start + 1``
+elements. Such cases are not in the standard suite, and a model's node with
+such parameters is flagged "cpu-divergence" and makes no case (:func:`_cpu_reading`). SLICE1's
+documentation lists 8-, 16- and 32-bit types; the suite's 64-bit cases run bit-exact on
+DirectML 1.15.4.
 """
 
 from __future__ import annotations
@@ -516,9 +520,45 @@ def _ep_reason(shape: tuple[int, ...], starts: tuple[int, ...], ends: tuple[int,
                 "the kernel's output shapes (InferAndVerifyOutputSizes) fails the session with E_INVALIDARG")
     if 0 in window.output_sizes:
         return (f"the output {list(wanted)} is empty: the DML EP builds no DirectML operator and dispatches "
-                "nothing (DmlOperator::SetDmlOperatorDesc skips empty tensors); ONNX Runtime returns the "
-                "empty tensor")
+                "nothing (DmlOperator::SetDmlOperatorDesc skips empty tensors), so ONNX Runtime returns the "
+                "empty tensor on the DML EP")
     return ""
+
+
+def _cpu_reading(shape: tuple[int, ...], starts: Sequence[int], ends: Sequence[int],
+                 axes: Sequence[int] | None, steps: Sequence[int] | None,
+                 ) -> tuple[tuple[int, ...], str] | None:
+    """The output ONNX Runtime's CPU EP gives where it reads the parameters otherwise than ONNX,
+    and why; None where it reads them as ONNX does. The parameters are valid (:func:`_check`).
+
+    Its Slice (``SliceOp::PrepareForCompute``, ``slice_helper.h``) takes an end of exactly
+    INT32_MAX or INT64_MAX with a negative step as -1, "to the beginning": the start (clamped to
+    ``[0, dim - 1]``) and every element before it. ONNX clamps that end to ``dim - 1``, so its
+    result along the axis is empty.
+
+    >>> _cpu_reading((1, 4), [-1], [2**63 - 1], [1], [-1])[0]
+    (1, 4)
+    """
+    if steps is None:
+        return None
+    rank = len(shape)
+    out = list(_output_shape(shape, tuple(starts), tuple(ends), None if axes is None else tuple(axes),
+                             tuple(steps)))
+    notes = []
+    for i, (s, e, k) in enumerate(zip(starts, ends, steps, strict=True)):
+        if k >= 0 or e not in (INT32_MAX, INT64_MAX):
+            continue
+        a = (axes[i] if axes is not None else i) % rank
+        n = shape[a]
+        if n == 0:  # nothing to take either way
+            continue
+        first = min(max(s + n if s < 0 else s, 0), n - 1)
+        out[a] = first + 1
+        name = "INT64_MAX" if e == INT64_MAX else "INT32_MAX"
+        notes.append(f"on axis {a}, ends[{i}] = {name} with step {k} is clamped to dim - 1 = {n - 1}, so "
+                     "ONNX takes nothing; the CPU EP reads it as 'to the beginning' (an end of -1) and "
+                     f"takes {_describe_selection((first, k if out[a] > 1 else 0, out[a]))}")
+    return (tuple(out), "; ".join(notes)) if notes else None
 
 
 @functools.lru_cache(maxsize=4096)  # asked several times a case while it is planned; by geometry
@@ -736,6 +776,13 @@ class Slice(Operator):
         _check(shape, starts, ends, axes, steps, None)
         wanted = onnx_slices(shape, starts, ends, axes, steps)
         out_shape = tuple(len(range(n)[sl]) for n, sl in zip(shape, wanted, strict=True))
+        cpu = _cpu_reading(shape, starts, ends, axes, steps)
+        if cpu is not None:
+            raise Flagged(
+                f"cpu-divergence: ONNX's output is {list(out_shape)}, ONNX Runtime's CPU EP returns "
+                f"{list(cpu[0])} (SliceOp::PrepareForCompute in slice_helper.h): {cpu[1]}. The DML EP: "
+                f"{_ep_reason(shape, starts, ends, axes, steps)}. No case: ONNX and ONNX Runtime's CPU EP "
+                "disagree, and the standard suite has no such case")
         check_size(shape, "input")
         try:
             ep_slice_window(shape, starts, ends, axes, steps)
@@ -755,9 +802,12 @@ class Slice(Operator):
                        values: str, seed: int, origin: str) -> Case | None:
         if params.get("starts") is None or params.get("ends") is None:
             return None
-        return Case("Slice", dtype, shape, starts=params["starts"], ends=params["ends"],
-                    axes=params.get("axes"), steps=params.get("steps"), values=values, seed=seed,
-                    origin=origin)
+        starts, ends, axes, steps = params["starts"], params["ends"], params.get("axes"), params.get("steps")
+        _check(shape, starts, ends, axes, steps, None)  # what the Case would check first
+        if _cpu_reading(shape, starts, ends, axes, steps):
+            return None  # ONNX Runtime's CPU EP and ONNX disagree (describe_node's cpu-divergence flag)
+        return Case("Slice", dtype, shape, starts=starts, ends=ends, axes=axes, steps=steps, values=values,
+                    seed=seed, origin=origin)
 
 
 def _axis_patterns(n: int) -> list[tuple[int, int, int]]:

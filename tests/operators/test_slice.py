@@ -19,6 +19,7 @@ from ort_layouts.engine.graphs import build_model
 from ort_layouts.engine.runner import run_cases
 from ort_layouts.engine.suite import SUITE_DTYPES, standard_suite
 from ort_layouts.engine.suite import is_edge_case as is_edge
+from ort_layouts.models.extract import extract, model_cases
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.expected import expected_output
 from ort_layouts.operators.slice import (
@@ -460,3 +461,62 @@ def test_the_window_cache_keeps_integers_apart_from_floats_and_bools() -> None:
             ep_slice_window((5,), bad, (3,))
     # lists and numpy integers take the uncached path, with the same window
     assert ep_slice_window([5], [np.int64(1)], [3]) == ep_slice_window((5,), (1,), (3,))
+
+
+_MAX64, _MAX32 = 2**63 - 1, 2**31 - 1
+
+
+def _slice_node_model(shape: tuple[int, ...], starts: list[int], ends: list[int], axes: list[int],
+                      steps: list[int]) -> onnx.ModelProto:
+    inits = [onnx.numpy_helper.from_array(np.array(v, np.int64), n)
+             for n, v in (("s", starts), ("e", ends), ("a", axes), ("k", steps))]
+    graph = helper.make_graph([helper.make_node("Slice", ["x", "s", "e", "a", "k"], ["y"], name="sl")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+
+@pytest.mark.parametrize(("shape", "starts", "ends", "axes", "steps", "onnx_shape", "cpu"), [
+    # hand-worked: ONNX clamps an end of a negative step to dim - 1, at or past the clamped
+    # start, so it takes nothing; ONNX Runtime's CPU EP reads the end as -1 (to the beginning)
+    ((1, 4), [-1], [_MAX64], [1], [-1], (1, 0), [[3, 2, 1, 0]]),
+    ((1, 4), [-1], [_MAX32], [1], [-1], (1, 0), [[3, 2, 1, 0]]),
+    ((1, 4), [2], [_MAX64], [1], [-1], (1, 0), [[2, 1, 0]]),
+    ((1, 4), [-100], [_MAX64], [1], [-1], (1, 0), [[0]]),
+    ((3, 2), [-1, 0], [_MAX64, _MAX64], [0, 1], [-1, 1], (0, 2), [[4, 5], [2, 3], [0, 1]]),
+], ids=["int64-max", "int32-max", "start-2", "start-before-the-axis", "two-axes"])
+def test_a_negative_step_to_int_max_is_flagged_with_what_the_cpu_ep_returns(
+        shape: tuple[int, ...], starts: list[int], ends: list[int], axes: list[int], steps: list[int],
+        onnx_shape: tuple[int, ...], cpu: list[list[int]]) -> None:
+    """The node reads ONNX's output shape, and its flag says what ONNX Runtime's CPU EP returns
+    instead (onnxruntime asked here); it makes no case: ONNX and the CPU EP disagree, and the
+    standard suite has no such case (no known issue waives one)."""
+    import onnxruntime as ort
+
+    model = _slice_node_model(shape, starts, ends, axes, steps)
+    x = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (got,) = session.run(None, {"x": x})
+    assert got.tolist() == cpu
+    (node,) = extract(model)
+    assert node.output_shape == onnx_shape and node.to_case() is None and model_cases(model) == []
+    (flag,) = [f for f in node.flags if f.startswith("cpu-divergence:")]
+    assert f"ONNX's output is {list(onnx_shape)}, ONNX Runtime's CPU EP returns {list(got.shape)}" in flag
+    assert "INT64_MAX" in flag or "INT32_MAX" in flag
+    assert not [f for f in node.flags if f.startswith("empty:")]
+
+
+def test_a_negative_step_to_just_below_int64_max_stays_an_empty_case() -> None:
+    """An end one below INT64_MAX is an ordinary end: ONNX Runtime's CPU EP clamps it as ONNX
+    does and returns the empty output, which the node's case expects."""
+    import onnxruntime as ort
+
+    model = _slice_node_model((1, 4), [-1], [_MAX64 - 1], [1], [-1])
+    x = np.arange(4, dtype=np.float32).reshape(1, 4)
+    (got,) = ort.InferenceSession(model.SerializeToString(),
+                                  providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    assert got.shape == (1, 0)
+    (node,) = extract(model)
+    assert [f.split(":")[0] for f in node.flags] == ["empty"]
+    case = node.to_case()
+    assert case is not None and expected_output(case, x).shape == got.shape
