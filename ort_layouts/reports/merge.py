@@ -55,7 +55,7 @@ from ort_layouts.reports.report import (
     meta_object,
     now_iso,
     read_meta,
-    read_results,
+    read_numbered_results,
 )
 from ort_layouts.reports.writer import ReportWriter
 
@@ -522,6 +522,7 @@ class _Shard:
     count: int
     meta: dict[str, Any]
     results: list[CaseResult]
+    lines: list[int]  # the results.jsonl line of each result, for a message that names it
 
 
 def _read_shard(directory: Path) -> _Shard:
@@ -543,7 +544,7 @@ def _read_shard(directory: Path) -> _Shard:
         lock = None
     try:
         meta = read_meta(meta_path)
-        results = read_results(results_path)
+        numbered = read_numbered_results(results_path)
     finally:
         if lock is not None:
             lock.release()
@@ -554,7 +555,33 @@ def _read_shard(directory: Path) -> _Shard:
     planned = meta.get("planned")
     if not isinstance(planned, list):
         raise ReportError(f"{str(directory / META_FILE)!r} lists no planned cases")
-    return _Shard(directory, int(match.group(1)), int(match.group(2)), meta, results)
+    return _Shard(directory, int(match.group(1)), int(match.group(2)), meta, [r for _, r in numbered],
+                  [number for number, _ in numbered])
+
+
+def _check_own_cases(shards: Sequence[_Shard]) -> None:
+    """Each shard's results are of the cases it planned, the rule a resume of the shard applies:
+    a result of another shard's case would replace that shard's own result in the merged report,
+    and one of no shard's case would mix another selection's case in.
+
+    Raises:
+        ReportError: the first result that is not of its shard's planned cases, naming the shard,
+            its results.jsonl line, the case and the shard that planned it (if one did).
+    """
+    owner = {cid: s for s in shards for cid in s.meta["planned"]}
+    for s in shards:
+        own = set(s.meta["planned"])
+        for number, result in zip(s.lines, s.results, strict=True):
+            cid = result.case.id
+            if cid in own:
+                continue
+            other = owner.get(cid)
+            whose = (f"a case of shard {other.index}/{other.count}" if other is not None
+                     else "a case of no shard of this run")
+            raise ReportError(
+                f"shard {s.index}/{s.count} cannot be merged: {str(s.directory / RESULTS_FILE)!r} line "
+                f"{number} holds case {cid!r}, which is not in this shard's selection ({whose}); remove "
+                "that line, or run the shard again without --resume")
 
 
 _MUST_AGREE = ("provider", "device_id", *(key for key, _ in RAN_ON_KEYS), "strict")
@@ -659,7 +686,8 @@ def merge_shards(
     Raises:
         ReportError: a shard missing or given twice, shards of different runs (selection,
             provider, device, driver, strictness or package versions), shards made with
-            ``--limit``, planned case lists that do not interleave into one selection, or an
+            ``--limit``, planned case lists that do not interleave into one selection, a result
+            of a case its shard did not plan (another shard's, or none's), or an
             ``out`` in use or holding a report of another selection; ``sources`` given as one
             str or no iterable (:func:`find_shards`), an ``out`` that is no path (None).
     """
@@ -698,6 +726,7 @@ def merge_shards(
     planned = [planned_lists[i % n][i // n] for i in range(total)]
     if len(set(planned)) != len(planned):
         raise ReportError("the shards plan some cases twice; they are not shards of one selection")
+    _check_own_cases(ordered)
     results = {r.case.id: r for s in ordered for r in s.results}
     strict = bool(meta.get("strict", False))
     writer = ReportWriter(out, meta=meta, planned=planned, force=force, strict=strict,
