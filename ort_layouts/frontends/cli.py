@@ -829,6 +829,45 @@ def _model_coverage_notes(loaded: ModelFile, layout: Sequence[Any], ops: Sequenc
     return f"{model} has no layout node{' of the ops selected' if ops else ''} {where}"
 
 
+def _unsharded_count(args: argparse.Namespace, setup: _ValidateSetup) -> int:
+    """How many cases the selection holds without --shard and --limit (a limit is at least 1
+    and applies after sharding, so it never empties a shard): shard K of N holds none exactly
+    when that is fewer than K."""
+    whole = argparse.Namespace(**{**vars(args), "shard": None, "limit": None})
+    return len(_select_cases(whole, setup)[0])
+
+
+def _empty_shard(args: argparse.Namespace, setup: _ValidateSetup, layout: Sequence[Any] | None,
+                 meta: dict[str, Any], total: int, *, quiet: bool) -> tuple[int, Any, float]:
+    """A shard whose share of a selection of ``total`` cases is empty (its K > ``total``): its
+    report, empty and passing, so that ``merge --shards`` finds every shard of the run; one line
+    says so. A fixed CI matrix of N shards over a selection of fewer cases makes such shards."""
+    from ort_layouts.reports.report import Report
+    from ort_layouts.reports.writer import ReportWriter
+
+    k, n = args.shard
+    report_dir = setup.report_dir
+    if report_dir is None:
+        report = Report(meta, ())
+    else:
+        writer = ReportWriter(report_dir, meta=meta, planned=[], resume=args.resume, force=args.force,
+                              strict=args.strict)
+        try:
+            report = writer.write_summaries(finished=True)
+        finally:
+            writer.close()
+    if setup.model is not None and layout is not None:  # how its layout nodes became the selection's cases
+        _model_coverage_notes(setup.model, layout, setup.selection["ops"])
+    if not quiet:
+        held = f"the selection's {total} cases go to shards 1 to {total} of {n}" if total > 1 else (
+            f"the selection's one case goes to shard 1 of {n}")
+        written = "" if report_dir is None else (
+            f"; its report, empty: {report_dir} (once every shard has run: "
+            f"{shlex.join([PROG, 'merge', '--shards', args.report])})")
+        _out(f"shard {k}/{n} holds no cases: {held}{written}")
+    return (0 if report.verdict(strict=args.strict) == "pass" else 1), report, 0.0
+
+
 def _nothing_to_validate(setup: _ValidateSetup, layout: Sequence[Any] | None) -> int:
     if setup.model is not None and layout is not None:
         notes = _model_coverage_notes(setup.model, layout, setup.selection["ops"])
@@ -1066,7 +1105,8 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False, model: ModelFile
 
     setup = _check_validate(args, model)
     cases, layout = _select_cases(args, setup) if selected is None else selected
-    if not cases:
+    total = _unsharded_count(args, setup) if not cases and args.shard else 0
+    if not cases and not total:
         return _nothing_to_validate(setup, layout), None, 0.0
     provider = setup.provider
     meta = validation_meta(
@@ -1075,6 +1115,8 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False, model: ModelFile
         dtypes=[d.name.lower() for d in setup.selection["dtypes"] or []],
         shard=args.shard, limit=args.limit, optimize=args.optimize,
         provider_options=setup.provider_options, strict=args.strict)
+    if not cases:  # a shard whose share of the selection is empty
+        return _empty_shard(args, setup, layout, meta, total, quiet=quiet)
     report_dir = setup.report_dir
     writer = ReportWriter(report_dir, meta=meta, planned=[c.id for c in cases], resume=args.resume,
                           force=args.force, strict=args.strict) if report_dir is not None else None
