@@ -873,8 +873,8 @@ def _nothing_to_validate(setup: _ValidateSetup, layout: Sequence[Any] | None) ->
         notes = _model_coverage_notes(setup.model, layout, setup.selection["ops"])
         _note(f"nothing to validate: {notes}; nothing written")
     else:
-        _note("nothing to validate: the selection holds no cases (check --ops, --dtypes, --ranks, --values, "
-              "--shard); nothing written")
+        _note("nothing to validate: the selection holds no cases (check --ops, --dtypes, --ranks, --values); "
+              "nothing written")
     return EXIT_NOTHING
 
 
