@@ -64,34 +64,27 @@ def test_the_shards_written_here_merge(tmp_path: Path) -> None:
     assert report.verdict() == "pass"
 
 
-def test_a_result_of_another_shard_s_case_is_refused(tmp_path: Path) -> None:
-    """Shard 1's first result, as an error, appended to shard 2 (two lines of its own, so this is
-    line 3): it used to replace shard 1's pass and count as shard 2's third result."""
+OTHER = Case("Transpose", "float16", (2, 3), perm=(1, 0))  # a case of another selection
+
+
+@pytest.mark.parametrize(("shard", "line", "number", "case_id", "whose"), [
+    # shard 1's first result, as an error, appended to shard 2 (two lines of its own, so line 3):
+    # it used to replace shard 1's pass and count as shard 2's third result
+    (2, INJECTED, 3, IDS[0], "a case of shard 1/2"),
+    # a case of another selection in shard 1, after its three lines: line 4
+    (1, {"case": OTHER.to_dict()}, 4, OTHER.id, "a case of no shard of this run"),
+], ids=["another-shard", "no-shard"])
+def test_a_result_of_a_case_the_shard_did_not_plan_is_refused(
+        tmp_path: Path, shard: int, line: dict[str, Any], number: int, case_id: str, whose: str) -> None:
     _write_shards(tmp_path)
-    foreign = _first_line(tmp_path / "shard-1-of-2" / RESULTS_FILE) | INJECTED
-    shard2 = tmp_path / "shard-2-of-2" / RESULTS_FILE
-    _append_line(shard2, foreign)
+    target = tmp_path / f"shard-{shard}-of-2" / RESULTS_FILE
+    _append_line(target, _first_line(tmp_path / "shard-1-of-2" / RESULTS_FILE) | line)
     with pytest.raises(ReportError) as info:
         merge_shards([tmp_path], tmp_path / "merged")
     assert str(info.value) == (
-        f"shard 2/2 cannot be merged: {str(shard2)!r} line 3 holds case {IDS[0]!r}, which is not in this "
-        "shard's selection (a case of shard 1/2); remove that line, or run the shard again without --resume")
+        f"shard {shard}/2 cannot be merged: {str(target)!r} line {number} holds case {case_id!r}, which is "
+        f"not in this shard's selection ({whose}); remove that line, or run the shard again without --resume")
     assert not (tmp_path / "merged").exists()
-
-
-def test_a_result_of_no_shard_s_case_is_refused(tmp_path: Path) -> None:
-    """A case of another selection (float16) in shard 1, after its three lines: line 4."""
-    _write_shards(tmp_path)
-    other = Case("Transpose", "float16", (2, 3), perm=(1, 0))
-    line = _first_line(tmp_path / "shard-1-of-2" / RESULTS_FILE) | {"case": other.to_dict()}
-    shard1 = tmp_path / "shard-1-of-2" / RESULTS_FILE
-    _append_line(shard1, line)
-    with pytest.raises(ReportError) as info:
-        merge_shards([tmp_path], tmp_path / "merged")
-    assert str(info.value) == (
-        f"shard 1/2 cannot be merged: {str(shard1)!r} line 4 holds case {other.id!r}, which is not in this "
-        "shard's selection (a case of no shard of this run); remove that line, or run the shard again "
-        "without --resume")
 
 
 def test_the_command_line_refuses_it_in_one_line_with_exit_status_2(tmp_path: Path, capsys: Cap) -> None:
