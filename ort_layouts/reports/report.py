@@ -116,6 +116,7 @@ def atomic_write_texts(files: Sequence[tuple[str | os.PathLike[str], str | Itera
     """
     written: list[tuple[Path, str, BinaryIO]] = []
     syncer = _Syncer()
+    target: Path | None = None  # the file being written, which an error of its writing names
     try:
         for path, text in files:
             target = Path(path)
@@ -141,7 +142,7 @@ def atomic_write_texts(files: Sequence[tuple[str | os.PathLike[str], str | Itera
                 os.replace(tmp, target)
         finally:
             close_later(*held)
-    except BaseException:
+    except BaseException as e:
         syncer.finish(raising=False)
         for _, left, unfinished in written:
             try:
@@ -150,6 +151,9 @@ def atomic_write_texts(files: Sequence[tuple[str | os.PathLike[str], str | Itera
                 pass
             finally:
                 Path(left).unlink(missing_ok=True)
+        if isinstance(e, OSError) and e.filename is None and e.errno is not None and target is not None:
+            # a write or sync names no file ("[Errno 28] No space left on device"): name the one written
+            raise OSError(e.errno, e.strerror, str(target)) from e
         raise
 
 

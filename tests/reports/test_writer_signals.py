@@ -108,7 +108,7 @@ def test_a_stop_as_the_syncing_thread_starts_raises_itself_and_leaves_no_tempora
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_write_that_fails_as_its_file_is_closed_leaves_no_temporary_file(
+def test_a_write_that_fails_as_its_file_is_closed_leaves_no_temporary_file_and_names_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A full disk fails the write and then the close's flush: the temporary file stayed."""
     real_fdopen = os.fdopen
@@ -125,9 +125,11 @@ def test_a_write_that_fails_as_its_file_is_closed_leaves_no_temporary_file(
             raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(report_module.os, "fdopen", lambda fd, mode: Full(fd))
-    with pytest.raises(OSError, match="No space left"):
+    with pytest.raises(OSError) as info:
         atomic_write_texts([(tmp_path / "a.json", "{}")])
     assert list(tmp_path.iterdir()) == []
+    # the error names the file it failed to write, where it named none
+    assert str(info.value) == f"[Errno 28] No space left on device: '{tmp_path / 'a.json'}'"
 
 
 def test_a_resume_refuses_a_line_of_another_execution_provider(tmp_path: Path) -> None:
