@@ -242,27 +242,27 @@ _DATA_PROP_MAX_STEP = (1 << 31) - 1
 def _crashes_data_propagation(model: onnx.ModelProto) -> bool:
     """Whether ``model`` holds a Slice whose constant steps (an initializer, or a Constant
     node's value, in its graph or an outer one) hold one above ``_DATA_PROP_MAX_STEP``."""
-    constants: dict[str, onnx.TensorProto] = {}
+    constants: dict[str, np.ndarray | onnx.TensorProto | None] = {}
     slices: list[str] = []
     for step in walk(model.graph):
         node = step.node
         if node is None:
             constants.update((t.name, t) for t in step.graph.initializer)
-        elif node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
-            for a in node.attribute:
-                if a.name == "value" and a.type == onnx.AttributeProto.TENSOR:
-                    constants.update((o, a.t) for o in node.output[:1])
+        elif is_constant_node(node):
+            constants[node.output[0]] = constant_value(node)
         elif node.op_type == "Slice" and node.domain in ("", "ai.onnx") and len(node.input) > 4:
             slices.append(node.input[4])
     for name in slices:
-        t = constants.get(name)
-        if t is None or t.data_location == onnx.TensorProto.EXTERNAL:
-            continue
-        try:
-            values = numpy_helper.to_array(t)
-        except Exception:  # a tensor that cannot be read: the readers say so
-            continue
-        if values.dtype.kind in "iu" and values.size and int(values.max()) > _DATA_PROP_MAX_STEP:
+        value = constants.get(name)
+        if isinstance(value, onnx.TensorProto):
+            if value.data_location == onnx.TensorProto.EXTERNAL:
+                continue
+            try:
+                value = numpy_helper.to_array(value)
+            except Exception:  # a tensor that cannot be read: the readers say so
+                continue
+        if (value is not None and value.dtype.kind in "iu" and value.size
+                and int(value.max()) > _DATA_PROP_MAX_STEP):
             return True
     return False
 

@@ -65,3 +65,11 @@ def test_a_slice_of_a_huge_step_is_read_not_a_crash(
 def test_the_crash_guard_takes_steps_from_two_to_the_31(step: int, crashes: bool) -> None:
     assert _crashes_data_propagation(_slice_model(step)) is crashes
     assert _crashes_data_propagation(_slice_model(step, constant_node=True)) is crashes
+
+
+def test_the_crash_guard_reads_a_constant_node_s_value_ints_too() -> None:
+    model = _slice_model(1, constant_node=True)
+    constant = model.graph.node[0]
+    del constant.attribute[:]
+    constant.attribute.append(helper.make_attribute("value_ints", [1, 2**31]))
+    assert _crashes_data_propagation(model) is True
