@@ -50,6 +50,7 @@ from ort_layouts.reports.report import (
     atomic_write_text,
     atomic_write_texts,
     failure_text,
+    foreign_result,
     is_failure,
     load_report,
     meta_object,
@@ -560,28 +561,33 @@ def _read_shard(directory: Path) -> _Shard:
 
 
 def _check_own_cases(shards: Sequence[_Shard]) -> None:
-    """Each shard's results are of the cases it planned, the rule a resume of the shard applies:
-    a result of another shard's case would replace that shard's own result in the merged report,
-    and one of no shard's case would mix another selection's case in.
+    """Each shard's results are of the cases it planned, on the run's provider: the rule a
+    resume of the shard applies (:func:`~ort_layouts.reports.report.foreign_result`). A result
+    of another shard's case would replace that shard's own result in the merged report, and one
+    of no shard's case, or of another provider, would mix another run's result in.
 
     Raises:
-        ReportError: the first result that is not of its shard's planned cases, naming the shard,
-            its results.jsonl line, the case and the shard that planned it (if one did).
+        ReportError: the first result a shard cannot count, naming the shard, its results.jsonl
+            line, the case and the shard that planned it (if one did), or the provider.
     """
     owner = {cid: s for s in shards for cid in s.meta["planned"]}
     for s in shards:
-        own = set(s.meta["planned"])
-        for number, result in zip(s.lines, s.results, strict=True):
-            cid = result.case.id
-            if cid in own:
-                continue
+        numbered = zip(s.lines, s.results, strict=True)
+        foreign = foreign_result(numbered, s.meta["planned"], s.meta.get("provider"))
+        if foreign is None:
+            continue
+        number, result, kind = foreign
+        cid = result.case.id
+        if kind == "case":
             other = owner.get(cid)
             whose = (f"a case of shard {other.index}/{other.count}" if other is not None
                      else "a case of no shard of this run")
-            raise ReportError(
-                f"shard {s.index}/{s.count} cannot be merged: {str(s.directory / RESULTS_FILE)!r} line "
-                f"{number} holds case {cid!r}, which is not in this shard's selection ({whose}); remove "
-                "that line, or run the shard again without --resume")
+            held = f"case {cid!r}, which is not in this shard's selection ({whose})"
+        else:
+            held = f"a result of {cid!r} on {result.provider!r}, not the shard's {s.meta['provider']!r}"
+        raise ReportError(
+            f"shard {s.index}/{s.count} cannot be merged: {str(s.directory / RESULTS_FILE)!r} line "
+            f"{number} holds {held}; remove that line, or run the shard again without --resume")
 
 
 _MUST_AGREE = ("provider", "device_id", *(key for key, _ in RAN_ON_KEYS), "strict")

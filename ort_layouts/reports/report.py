@@ -72,6 +72,7 @@ __all__ = [
     "Report",
     "atomic_write_text",
     "atomic_write_texts",
+    "foreign_result",
     "load_report",
 ]
 
@@ -644,6 +645,24 @@ def read_results(path: str | os.PathLike[str], *, repair: bool = False) -> list[
     kept, and given one); a bad line before the last raises ReportError.
     """
     return [result for _, result in read_numbered_results(path, repair=repair)]
+
+
+def foreign_result(numbered: Iterable[tuple[int, CaseResult]], planned: Iterable[str],
+                   provider: object) -> tuple[int, CaseResult, str] | None:
+    """The first numbered result (from :func:`read_numbered_results`) that a report of the
+    ``planned`` case ids on ``provider`` cannot count, with why: ``"case"``, a case it did not plan
+    (it would mix another selection's case in, or replace another shard's result), or
+    ``"provider"``, a result of another execution provider (``provider`` a non-empty str; the
+    device is not compared: a meta names it as the run describes it, a result as the provider
+    does). None when every one counts."""
+    own = planned if isinstance(planned, (set, frozenset)) else set(planned)
+    check_provider = isinstance(provider, str) and bool(provider)
+    for number, result in numbered:
+        if result.case.id not in own:
+            return number, result, "case"
+        if check_provider and result.provider != provider:
+            return number, result, "provider"
+    return None
 
 
 def read_numbered_results(

@@ -66,6 +66,7 @@ from ort_layouts.reports.report import (
     atomic_write_text,
     atomic_write_texts,
     close_later,
+    foreign_result,
     is_failure,
     now_iso,
     planned_slots,
@@ -574,20 +575,15 @@ class ReportWriter:
                     "would be mixed in one report: resume where it ran, or drop --resume to start a new "
                     "report")
             numbered = read_numbered_results(results_path, repair=True)
-            planned = set(new_meta["planned"])
-            provider = new_meta.get("provider")
-            for number, result in numbered:
-                if result.case.id not in planned:  # counted, it would mix another selection's case in
-                    raise ReportError(
-                        f"cannot resume {self.directory}: {RESULTS_FILE} line {number} holds case "
-                        f"{result.case.id!r}, which is not in this report's selection; remove that line to "
-                        "resume, or run without --resume to start the report over")
-                ran_on = _ran_elsewhere(result, provider)
-                if ran_on:  # counted, it would mix another provider's result in
-                    raise ReportError(
-                        f"cannot resume {self.directory}: {RESULTS_FILE} line {number} holds a result of "
-                        f"{result.case.id!r} {ran_on}; remove that line to resume, or run without --resume "
-                        "to start the report over")
+            foreign = foreign_result(numbered, new_meta["planned"], new_meta.get("provider"))
+            if foreign is not None:  # counted, it would mix another selection's or provider's result in
+                number, result, kind = foreign
+                held = (f"case {result.case.id!r}, which is not in this report's selection" if kind == "case"
+                        else f"a result of {result.case.id!r} on {result.provider!r}, not this report's "
+                             f"{new_meta['provider']!r}")
+                raise ReportError(
+                    f"cannot resume {self.directory}: {RESULTS_FILE} line {number} holds {held}; remove that "
+                    "line to resume, or run without --resume to start the report over")
             self._results = [result for _, result in numbered]
             self._ids = [r.case.id for r in self._results]
             self._lines = [result_json(r, cid) for r, cid in zip(self._results, self._ids, strict=True)]
@@ -905,15 +901,6 @@ class ReportWriter:
                                      f"{type(e).__name__}: {e}")
         finally:
             self.close()
-
-
-def _ran_elsewhere(result: CaseResult, provider: object) -> str:
-    """How a result names another execution provider than the report's ("on ..., not this
-    report's ..."); "" when it names the same, or the report names none. (The device is not
-    compared: the meta names it as the run describes it, and the results as the provider does.)"""
-    if isinstance(provider, str) and provider and result.provider != provider:
-        return f"on {result.provider!r}, not this report's {provider!r}"
-    return ""
 
 
 class _Order:

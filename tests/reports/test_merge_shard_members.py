@@ -1,6 +1,7 @@
 """merge --shards takes from each shard only results of the cases that shard planned, as a resume
 of the shard does: a result of another shard's case (or of no shard's) is refused, naming the
-shard, the line and the case, instead of replacing the owning shard's result."""
+shard, the line and the case, instead of replacing the owning shard's result; so is a result of
+another execution provider."""
 
 from __future__ import annotations
 
@@ -85,6 +86,21 @@ def test_a_result_of_a_case_the_shard_did_not_plan_is_refused(
         f"shard {shard}/2 cannot be merged: {str(target)!r} line {number} holds case {case_id!r}, which is "
         f"not in this shard's selection ({whose}); remove that line, or run the shard again without --resume")
     assert not (tmp_path / "merged").exists()
+
+
+def test_a_result_of_another_execution_provider_is_refused(tmp_path: Path) -> None:
+    """Shard 2's own first case again, as a DirectML mismatch, after its two lines: line 3. It was
+    merged into the CPU run's report, as a resume of the shard counted it before."""
+    _write_shards(tmp_path)
+    target = tmp_path / "shard-2-of-2" / RESULTS_FILE
+    dml = {"provider": "DmlExecutionProvider", "status": "mismatch"}
+    _append_line(target, _first_line(target) | dml)
+    with pytest.raises(ReportError) as info:
+        merge_shards([tmp_path], tmp_path / "merged")
+    assert str(info.value) == (
+        f"shard 2/2 cannot be merged: {str(target)!r} line 3 holds a result of {IDS[1]!r} on "
+        f"'DmlExecutionProvider', not the shard's {CPU!r}; remove that line, or run the shard again without "
+        "--resume")
 
 
 def test_the_command_line_refuses_it_in_one_line_with_exit_status_2(tmp_path: Path, capsys: Cap) -> None:
