@@ -170,8 +170,7 @@ class _Prepared:
         self.reason = ""
         self.planned = False
         self.descriptors: dict[str, Any] = {}
-        self.input_shapes = operator.input_shapes(case)
-        self.output_shapes = operator.output_shapes(case)
+        self.input_shapes, self.output_shapes = operator.tensor_shapes(case)
         self.input: np.ndarray = np.empty(0)
         self.feeds: list[np.ndarray] = []
         self.expected: list[np.ndarray | PendingOutput] = []
@@ -789,8 +788,8 @@ def _filler(run: _Run, case_list: Sequence[Case], inputs: Mapping[str, np.ndarra
                 items.append((key, prep))
             else:
                 run.fail(key, prep.case, *failed)
-        given = inputs or {}
-        made = [k for k, p in items if p.case.id not in given]
+        given = inputs or {}  # (a case's id is looked up only when inputs were given)
+        made = [k for k, p in items if p.case.id not in given] if given else [k for k, _ in items]
         start = time.perf_counter()
         try:
             arrays = dict(zip(made, make_inputs([case_list[k] for k in made], [states[k] for k in made]),
@@ -802,7 +801,7 @@ def _filler(run: _Run, case_list: Sequence[Case], inputs: Mapping[str, np.ndarra
         for key, prep in items:
             prep.seconds += share
             try:
-                x = given[prep.case.id] if prep.case.id in given else arrays.get(key)
+                x = given[prep.case.id] if given and prep.case.id in given else arrays.get(key)
                 prep.fill(make_input(prep.case) if x is None else x)
             except Exception as e:  # the case itself is bad, or the oracle rejected it
                 run.fail(key, prep.case, Status.ERROR, f"preparing the case failed: {type(e).__name__}: {e}")

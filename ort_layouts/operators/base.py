@@ -199,7 +199,8 @@ class Operator:
         reason = self.data_type_reason(case)
         if reason:
             return reason
-        for shape in (*self.input_shapes(case), *self.output_shapes(case)):
+        inputs, outputs = self.tensor_shapes(case)
+        for shape in (*inputs, *outputs):
             if len(shape) > MAX_DIMENSION_COUNT:
                 return (f"a rank-{len(shape)} tensor {list(shape)} is over DirectML's {MAX_DIMENSION_COUNT} "
                         "dimensions")
@@ -230,14 +231,15 @@ class Operator:
 
     def has_empty_tensor(self, case: Case) -> bool:
         """Whether an input or output of the case has a zero-sized dimension."""
-        return any(0 in s for s in (*self.input_shapes(case), *self.output_shapes(case)))
+        inputs, outputs = self.tensor_shapes(case)
+        return any(0 in s for s in (*inputs, *outputs))
 
     def empty_reason(self, case: Case) -> str:
         """The :meth:`inexpressible_reason` of a case with an empty tensor ("" without one)."""
         if not self.skips_dispatch(case):
             return ""
-        ins = [list(s) for s in self.input_shapes(case)]
-        outs = [list(s) for s in self.output_shapes(case)]
+        inputs, outputs = self.tensor_shapes(case)
+        ins, outs = [list(s) for s in inputs], [list(s) for s in outputs]
         written = ("" if all(0 in s for s in outs) else
                    "; its non-empty output is left unwritten, while ONNX fills it")
         return (f"{case.op} of {ins[0] if len(ins) == 1 else ins} to "
@@ -260,6 +262,17 @@ class Operator:
     def output_shapes(self, case: Case) -> list[tuple[int, ...]]:
         """The ONNX shape of each output of the node (one: :meth:`output_shape`)."""
         return [self.output_shape(case)]
+
+    def tensor_shapes(self, case: Case) -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]]:
+        """(:meth:`input_shapes`, :meth:`output_shapes`) of the case, as tuples, computed once
+        per case: a case is frozen, and a run asks for its shapes several times."""
+        try:
+            return case._shapes
+        except AttributeError:
+            pass
+        shapes = (tuple(self.input_shapes(case)), tuple(self.output_shapes(case)))
+        object.__setattr__(case, "_shapes", shapes)  # the fields are frozen; the shapes only follow them
+        return shapes
 
     def input_feeds(self, case: Case, input_array: np.ndarray) -> list[np.ndarray]:
         """The node's data inputs made from the case's input (the whole tensor of

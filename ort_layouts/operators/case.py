@@ -60,12 +60,14 @@ def _int(value: Any, name: str, low: int | None = None) -> int | None:
 
 
 class _IdSlot:
-    """The slot a :class:`Case` keeps its id in once computed: not a dataclass field, so it
-    takes no part in equality, hashing, ``dataclasses.fields``, ``to_dict`` or pickling (an
-    unpickled or replaced case computes its id again on first use)."""
+    """The slots a :class:`Case` keeps its id and its tensor shapes in once computed
+    (:meth:`~ort_layouts.operators.base.Operator.tensor_shapes`): not dataclass fields, so they
+    take no part in equality, hashing, ``dataclasses.fields``, ``to_dict`` or pickling (an
+    unpickled or replaced case computes them again on first use)."""
 
-    __slots__ = ("_id",)
+    __slots__ = ("_id", "_shapes")
     _id: str
+    _shapes: tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

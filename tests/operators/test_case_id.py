@@ -40,3 +40,21 @@ def test_the_kept_id_is_no_field() -> None:
     assert "_id" not in repr(case)
     with pytest.raises(dataclasses.FrozenInstanceError):
         case.seed = 3  # type: ignore[misc]
+
+
+def test_the_kept_shapes_are_the_operators_shapes_and_no_field() -> None:
+    from ort_layouts.operators.registry import operator_for_type
+
+    case = Case("Pad", "float32", (2, 3), pads=(1, 0, 0, 2))
+    pad = operator_for_type("Pad")
+    inputs, outputs = pad.tensor_shapes(case)
+    assert inputs == ((2, 3),) and outputs == ((3, 5),)  # 2 + 1 + 0, 3 + 0 + 2, by hand
+    assert pad.tensor_shapes(case) is pad.tensor_shapes(case)  # computed once, then kept
+    assert "_shapes" not in [f.name for f in dataclasses.fields(case)]
+    assert "_shapes" not in case.to_dict() and "_shapes" not in repr(case)
+    wider = dataclasses.replace(case, pads=(0, 0, 0, 4))
+    assert pad.tensor_shapes(wider) == (((2, 3),), ((2, 7),))  # a replaced case computes its own
+    for clone in (copy.copy(case), copy.deepcopy(case), pickle.loads(pickle.dumps(case))):
+        assert clone == case and pad.tensor_shapes(clone) == (inputs, outputs)
+    split = Case("Split", "int8", (6, 2), axis=0, parts=(1, 5))
+    assert operator_for_type("Split").tensor_shapes(split) == (((6, 2),), ((1, 2), (5, 2)))
