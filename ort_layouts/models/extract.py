@@ -52,7 +52,7 @@ from ort_layouts.engine.selection import check_dims, resolve_value_kinds
 from ort_layouts.engine.suite import list_argument
 from ort_layouts.models.walk import Body, node_name, walk
 from ort_layouts.operators.case import VALUE_KINDS, Case, check_seed, check_value_kind
-from ort_layouts.operators.onnx_nodes import Flagged, Graph, constant_value, is_constant_node, static
+from ort_layouts.operators.onnx_nodes import Flagged, Graph, attrs, constant_value, is_constant_node, static
 from ort_layouts.operators.registry import CASE_OPS, LAYOUT_OPS, check_op_type, operator_for_type
 from ort_layouts.reference.buffers import is_nibble
 
@@ -436,6 +436,7 @@ def _describe_node(node: onnx.NodeProto, index: int, graph: Graph, opset: int) -
     params: dict[str, Any] = {}
     operator = operator_for_type(node.op_type)
     try:
+        attrs(node, opset)  # an attribute ONNX Runtime refuses, whether or not the operator reads it
         out_shape, dml, descs, stride_view = operator.describe_node(
             node, graph, opset, data_type, in_shape, inferred_out, params, flags)
     except Flagged as e:

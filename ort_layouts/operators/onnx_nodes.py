@@ -11,11 +11,12 @@ values; ``static``, ``const_ints`` and ``attrs`` read what an operator needs, an
 
 ``attrs`` and ``const_ints`` are the one place a node's attributes and parameter inputs are
 read, and they hold them to ONNX's schema of the operator at the model's opset as ONNX Runtime
-does when it loads the model: an attribute of another type than the schema declares
-("Mismatched attribute type"), and a parameter input of an element type the schema does not
-allow ("Type Error") or of another rank than ONNX Runtime's kernel reads (a 1-D tensor; "must
-be a 1-D array") end the reading with :class:`Flagged`: ONNX Runtime refuses such a model, so
-its node makes no case.
+does when it loads the model: an attribute the schema does not declare ("Unrecognized
+attribute"), one of another type than the schema declares ("Mismatched attribute type"), and a
+parameter input of an element type the schema does not allow ("Type Error") or of another rank
+than ONNX Runtime's kernel reads (a 1-D tensor; "must be a 1-D array") end the reading with
+:class:`Flagged`: ONNX Runtime refuses such a model, so its node makes no case (extract checks
+every layout node's attributes so, whether or not its operator reads them).
 """
 
 from __future__ import annotations
@@ -210,21 +211,25 @@ def _attribute_type(code: int) -> str:
 
 
 def attrs(node: onnx.NodeProto, opset: int) -> dict[str, Any]:
-    """The node's attributes by name (strings decoded), each of the type ONNX's schema of its
-    operator at ``opset`` declares (not checked where the opset is unknown, 0, nor for an
-    attribute the schema does not have).
+    """The node's attributes by name (strings decoded), each one the schema of its operator at
+    ``opset`` declares, of the type it declares (not checked where the opset is unknown, 0).
 
     Raises:
         Flagged: ("attribute: ...") an attribute of another type than the schema declares
-            (perm=[1.0, 0.0], blocksize="2"): ONNX Runtime refuses to load the model.
+            (perm=[1.0, 0.0], blocksize="2"), or one it does not declare (a ``mode`` on
+            SpaceToDepth): ONNX Runtime refuses to load the model.
     """
     schema = _schema(node.op_type, opset)
     out = {}
     for a in node.attribute:
         if schema is not None:
             declared = schema.attributes.get(a.name)
-            want = "" if declared is None else str(declared.type).rsplit(".", 1)[-1]  # "AttrType.INTS"
-            if declared is not None and _attribute_type(a.type) != want:
+            if declared is None:
+                raise Flagged(f"attribute: {node.op_type} has no attribute {a.name!r} at "
+                              f"{node.op_type}-{schema.since_version}; valid: {sorted(schema.attributes)}; "
+                              "ONNX Runtime refuses the model (unrecognized attribute)")
+            want = str(declared.type).rsplit(".", 1)[-1]  # "AttrType.INTS"
+            if _attribute_type(a.type) != want:
                 version = f"{node.op_type}-{schema.since_version}"
                 try:
                     shown = f" {_shown(onnx.helper.get_attribute_value(a))}"
