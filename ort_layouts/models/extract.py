@@ -233,6 +233,20 @@ def _dim_params(model: onnx.ModelProto) -> set[str]:
             for d in v.type.tensor_type.shape.dim if d.HasField("dim_param")}
 
 
+def _forget_dims(inferred: onnx.ModelProto, invented: set[str]) -> None:
+    """Make the dimensions shape inference named itself (``unk__0``, for one it could not
+    compute: the length of a NonZero's output) unknown in ``inferred``: they are no dim_params
+    of the model, and a value pinned to such a name would stand for nothing the model says."""
+    if not invented:
+        return
+    for step in walk(inferred.graph):
+        if step.node is None:
+            for v in (*step.graph.input, *step.graph.output, *step.graph.value_info):
+                for d in v.type.tensor_type.shape.dim:
+                    if d.HasField("dim_param") and d.dim_param in invented:
+                        d.ClearField("dim_param")
+
+
 # the largest Slice step ONNX's data propagation survives: onnx 1.23's crashes the process (a
 # segmentation fault, or its memory without bound) on a constant step of 2^31 or more, which
 # plain shape inference and ONNX Runtime take
@@ -545,11 +559,12 @@ def extract(model: _ModelLike, *, dims: Mapping[str, int] | None = None,
     if path is not None:
         _load_parameters(pinned, path.parent, wanted)
     inferred = _infer(pinned, source)
-    known = _dim_params(proto) | _dim_params(inferred)  # inference may name dimensions of its own
+    known = _dim_params(proto)
+    _forget_dims(inferred, _dim_params(inferred) - known)
     unknown_dims = sorted(set(pins) - known)
     if unknown_dims:
-        raise ShapeError(f"dimensions {unknown_dims} are not dim_params of the model; its dim_params: "
-                         f"{sorted(known)}")
+        raise ShapeError(f"dimensions {unknown_dims} are not dim_params of the model; "
+                         + (f"its dim_params: {sorted(known)}" if known else "it has none"))
     opset = next((o.version for o in inferred.opset_import if o.domain in ("", "ai.onnx")), 0)
     result: list[LayoutOp] = []
     scopes: dict[str, Graph] = {}  # by path; a graph's is made as it is entered, from its outer graph's

@@ -270,8 +270,9 @@ def static(shape: tuple[Dim, ...] | None, name: str, flags: list[str]) -> tuple[
             flags.append(f"dynamic: dimension {d!r} of {name!r} is not pinned; suggest --dim {d}=VALUE "
                          f"(API: dims={{{d!r}: VALUE}})")
         else:
-            flags.append(f"dynamic: {name!r} has an unnamed unknown dimension {list(shape)}; pin the "
-                         "model's input dimensions with --dim NAME=VALUE")
+            flags.append(f"dynamic: {name!r} has a dimension shape inference could not compute "
+                         f"{list(shape)}; pin the model's input dimensions with --dim NAME=VALUE (one that "
+                         "depends on the data has no name to pin)")
     return None
 
 

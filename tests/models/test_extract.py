@@ -650,6 +650,26 @@ def test_a_dimension_a_subgraph_names_can_be_pinned_as_its_flag_suggests():
                                          r"dim_params: \['h', 'h2', 'n', 'w', 'w2'\]"):
         extract(_scan_model(), dims={"k": 1})
 
+
+def test_a_dimension_shape_inference_names_itself_is_no_dim_param() -> None:
+    """The length of a NonZero's output depends on the data: ONNX's shape inference names it
+    (unk__0), and no --dim is suggested for it, nor taken."""
+    model = _model([helper.make_node("NonZero", ["X"], ["nz"]),
+                    helper.make_node("Transpose", ["nz"], ["Y"], name="t", perm=[1, 0])],
+                   [_vi("X", TensorProto.FLOAT, [2, 6])], [_vi("Y", TensorProto.INT64, None)], opset=13)
+    inferred = onnx.shape_inference.infer_shapes(model)
+    names = {d.dim_param for v in inferred.graph.value_info for d in v.type.tensor_type.shape.dim
+             if d.HasField("dim_param")}
+    assert names == {"unk__0"}  # what inference calls the dimension it could not compute
+    (op,) = extract(model)
+    assert op.input_shape is None and op.to_case() is None
+    (dynamic,) = [f for f in op.flags if f.startswith("dynamic")]
+    assert "[2, None]" in dynamic and "unk__0" not in dynamic and "--dim NAME=VALUE" in dynamic
+    with pytest.raises(ShapeError, match=r"dimensions \['unk__0'\] are not dim_params of the model; "
+                                         r"it has none"):
+        extract(model, dims={"unk__0": 3})
+
+
 def _function_model() -> onnx.ModelProto:
     """Y = Perm(X), Perm a model-local function holding one Transpose."""
     perm = onnx.helper.make_function("local", "Perm", ["a"], ["b"],
