@@ -260,7 +260,12 @@ def convert_layout(
                                         "layout the graph was written for"))
         internal_infos.append(_renamed_info(v, inner))
         v.CopyFrom(_permuted(v, boundary))
+    done_out: dict[str, onnx.ValueInfoProto] = {}
     for v in chosen_out:
+        if v.name in done_out:  # an output listed again: one Transpose makes it, each entry declares it
+            v.CopyFrom(done_out[v.name])
+            continue
+        done_out[v.name] = v
         rank = ranks[v.name]
         boundary = _channels_last_perm(rank) if to_last else _channels_first_perm(rank)
         inner = _unique(f"{v.name}__{'nchw' if to_last else 'nhwc'}", taken)

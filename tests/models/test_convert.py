@@ -635,3 +635,23 @@ def test_a_subgraph_value_that_shadows_a_converted_output_keeps_its_name() -> No
     y, z_nhwc = _run_cpu(converted, {"X": x})
     assert y.tobytes() == (-4 * x).tobytes()
     assert z_nhwc.tobytes() == np.ascontiguousarray((4 * x).transpose(0, 2, 3, 1)).tobytes()
+
+
+def test_an_output_listed_twice_gets_one_transpose_and_runs() -> None:
+    """ONNX Runtime takes a graph that lists one output twice; the converted model makes that
+    output with one Transpose (two would define it twice, which ONNX Runtime refuses) and lists
+    it twice, each entry declaring the converted shape."""
+    relu = helper.make_node("Relu", ["x"], ["y"])
+    vi = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4, 5])
+    out = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 4, 5])
+    model = helper.make_model(helper.make_graph([relu], "g", [vi], [out, out]),
+                              opset_imports=[helper.make_opsetid("", 13)])
+    x = np.random.default_rng(0).standard_normal((1, 3, 4, 5)).astype(np.float32)
+    assert len(_run_cpu(model, {"x": x})) == 2  # the original runs
+    converted = convert_layout(model)
+    assert [n.op_type for n in converted.graph.node] == ["Transpose", "Relu", "Transpose"]
+    assert [(o.name, _dims(o)) for o in converted.graph.output] == [("y", [1, 4, 5, 3])] * 2
+    want = np.ascontiguousarray(np.maximum(x, 0).transpose(0, 2, 3, 1))
+    outs = _run_cpu(converted, {"x": np.ascontiguousarray(x.transpose(0, 2, 3, 1))})
+    assert [o.tobytes() for o in outs] == [want.tobytes()] * 2
+    assert check_conversion(model, converted)
