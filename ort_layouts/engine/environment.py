@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import ctypes
 import importlib.metadata
 import platform
+import sys
 from typing import Any
 
 from ort_layouts.reference.compare import comparison_kernel
 
-__all__ = ["environment"]
+__all__ = ["available_memory_bytes", "environment"]
 
 _RUNTIME_DISTRIBUTIONS = (
     "onnxruntime", "onnxruntime-directml", "onnxruntime-gpu", "onnxruntime-ep-webgpu",
@@ -42,3 +44,30 @@ def environment() -> dict[str, Any]:
         "versions": versions,
         "comparison_kernel": comparison_kernel(),
     }
+
+
+def available_memory_bytes() -> int | None:
+    """The memory this machine can give a process now without swapping, in bytes: Linux's
+    ``MemAvailable`` (/proc/meminfo), Windows' ``ullAvailPhys`` (GlobalMemoryStatusEx); None
+    where neither can be read."""
+    if sys.platform == "win32":
+        class _MemoryStatus(ctypes.Structure):
+            _fields_ = [("dwLength", ctypes.c_ulong), ("dwMemoryLoad", ctypes.c_ulong),
+                        ("ullTotalPhys", ctypes.c_ulonglong), ("ullAvailPhys", ctypes.c_ulonglong),
+                        ("ullTotalPageFile", ctypes.c_ulonglong), ("ullAvailPageFile", ctypes.c_ulonglong),
+                        ("ullTotalVirtual", ctypes.c_ulonglong), ("ullAvailVirtual", ctypes.c_ulonglong),
+                        ("ullAvailExtendedVirtual", ctypes.c_ulonglong)]
+
+        status = _MemoryStatus()
+        status.dwLength = ctypes.sizeof(status)
+        if not ctypes.windll.kernel32.GlobalMemoryStatusEx(ctypes.byref(status)):  # type: ignore[attr-defined]
+            return None
+        return int(status.ullAvailPhys)
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024  # kB
+    except (OSError, ValueError, IndexError):
+        return None
+    return None

@@ -78,6 +78,7 @@ from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.sequences import is_integer
 from ort_layouts.descriptors.size import packed_strides
 from ort_layouts.engine.dml.client import DmlWorkerTimeoutError
+from ort_layouts.engine.environment import available_memory_bytes
 from ort_layouts.engine.graphs import build_model, provider_ir_version, provider_opset
 from ort_layouts.engine.inputs import generator_states, make_inputs
 from ort_layouts.engine.known_issues import known_issue_for
@@ -1249,12 +1250,38 @@ def batch_cases(cases: Iterable[Case], *, provider: str = "auto", batch_size: in
 
 def _unplanned(prep: _Prepared, provider: str) -> tuple[Status, str] | None:
     """Plan the case for ``provider``; the status and message of a case that cannot run (its
-    preparation failed, or the provider cannot take it), None for one that can."""
+    preparation failed, the provider cannot take it, or this machine has not the memory it
+    needs), None for one that can."""
     try:
         unsupported = prep.plan(provider)
     except Exception as e:  # the case itself is bad, or the oracle rejected it
         return Status.ERROR, f"preparing the case failed: {type(e).__name__}: {e}"
-    return (Status.UNSUPPORTED, unsupported) if unsupported else None
+    if unsupported:
+        return Status.UNSUPPORTED, unsupported
+    needed = _needed_bytes(prep)
+    if needed >= _MEMORY_CHECK_BYTES:
+        available = available_memory_bytes()
+        if available is not None and needed > available:
+            return Status.ERROR, (
+                f"the case needs {-(-needed >> 20):,} MiB of memory (its input, ONNX Runtime's outputs and "
+                f"the expected ones) and this machine has {available >> 20:,} MiB available: it was not run "
+                "(validate it on a machine with more memory)")
+    return None
+
+# cases that need at least this many bytes are held to the memory available before they are made
+_MEMORY_CHECK_BYTES = 256 << 20
+
+
+def _needed_bytes(prep: _Prepared) -> int:
+    """The bytes a run holds at once for a case: its input (its feeds are views of it), the
+    outputs ONNX Runtime returns, and the expected outputs (none for a large output, which is
+    checked from the descriptors: :meth:`_Prepared.fill`)."""
+    itemsize = max(1, prep.case.data_type.bitwidth // 8)
+    outputs = [math.prod(s) * itemsize for s in prep.output_shapes]
+    expected = sum(outputs)
+    if len(outputs) == 1 and prep.op is not None and outputs[0] >= LARGE_OUTPUT_BYTES:
+        expected = 0
+    return math.prod(prep.case.shape) * itemsize + sum(outputs) + expected
 
 
 def plan_batches(
