@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import atexit
 import dataclasses
+import functools
 import json
 import os
 import sys
@@ -46,6 +47,7 @@ __all__ = [
     "ProviderOptionError",
     "SessionCreationError",
     "check_device_id",
+    "cpu_kernel_versions",
     "default_provider",
     "device_description",
     "list_providers",
@@ -380,6 +382,24 @@ def dml_through_worker() -> bool:
     """Whether DirectML runs here through the worker process (Wine) rather than in-process: the
     installed onnxruntime has no DML EP, and ``ort-layouts setup dml`` has set the stack up."""
     return not _dml_in_process() and not _dml_stack_problem()
+
+
+def cpu_kernel_versions(op_type: str) -> tuple[tuple[int, int], ...]:
+    """The ONNX schema versions the installed ONNX Runtime's CPU EP has a kernel for, of an
+    operator of the default domain: (first, last) ranges, in order, as its kernel registry
+    says (``get_all_opkernel_def``); () where it has none."""
+    return _cpu_kernels().get(op_type, ())
+
+
+@functools.cache
+def _cpu_kernels() -> dict[str, tuple[tuple[int, int], ...]]:
+    import onnxruntime.capi.onnxruntime_pybind11_state as state
+
+    found: dict[str, set[tuple[int, int]]] = {}
+    for k in state.get_all_opkernel_def():
+        if k.provider == CPU and k.domain in ("", "ai.onnx"):
+            found.setdefault(k.op_name, set()).add((int(k.version_range[0]), int(k.version_range[1])))
+    return {op: tuple(sorted(ranges)) for op, ranges in found.items()}
 
 
 def runtime_version(provider: str) -> str:

@@ -48,6 +48,7 @@ from ort_layouts.descriptors.buffer_tensor import (
 )
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.sequences import INT64_MAX
+from ort_layouts.engine.providers import CPU, cpu_kernel_versions, runtime_version
 from ort_layouts.engine.selection import check_dims, resolve_value_kinds
 from ort_layouts.engine.suite import list_argument
 from ort_layouts.models.walk import Body, node_name, walk
@@ -363,6 +364,8 @@ class LayoutOp:
         values, seed = check_value_kind(values), check_seed(seed)
         if self.op_type not in CASE_OPS or self.data_type is None or self.input_shape is None:
             return None
+        if any(f.startswith(REFUSED_TAGS) for f in self.flags):
+            return None
         if self.output_shape is None or len(self.input_shape) == 0:
             return None
         try:
@@ -450,6 +453,7 @@ def _describe_node(node: onnx.NodeProto, index: int, graph: Graph, opset: int) -
     params: dict[str, Any] = {}
     operator = operator_for_type(node.op_type)
     try:
+        _check_cpu_kernel(node.op_type, opset)
         attrs(node, opset)  # an attribute ONNX Runtime refuses, whether or not the operator reads it
         out_shape, dml, descs, stride_view = operator.describe_node(
             node, graph, opset, data_type, in_shape, inferred_out, params, flags)
@@ -470,6 +474,29 @@ def _describe_node(node: onnx.NodeProto, index: int, graph: Graph, opset: int) -
             "outputs": tuple(node.output), "data_type": data_type, "input_shape": in_shape,
             "output_shape": out_shape, "params": params, "dml_operator": dml, "descriptors": descs,
             "flags": tuple(dict.fromkeys(flags)), "stride_view": stride_view}
+
+
+def _check_cpu_kernel(op_type: str, opset: int) -> None:
+    """Raise ``Flagged`` ("no-cpu-kernel: ...") where the installed ONNX Runtime's CPU EP has no
+    kernel for the version ``opset`` resolves ``op_type`` to (Concat-1, Pad-1, Split-1, Tile-1:
+    "Could not find an implementation"); nothing where the opset is unknown (0)."""
+    if opset <= 0:
+        return
+    try:
+        version = int(onnx.defs.get_schema(op_type, opset, "").since_version)
+    except onnx.defs.SchemaError:  # the operator did not exist yet at that opset
+        return
+    ranges = cpu_kernel_versions(op_type)
+    if any(first <= version <= last for first, last in ranges):
+        return
+    have = f"versions {ranges[0][0]} and up" if ranges else "no version"
+    raise Flagged(f"no-cpu-kernel: opset {opset} resolves to {op_type}-{version}, and ONNX Runtime "
+                  f"{runtime_version(CPU)}'s CPU EP has kernels for {op_type} {have}: ONNX Runtime refuses "
+                  "the model when the node is placed on the CPU EP (could not find an implementation)")
+
+
+# flags of a node that ONNX Runtime refuses to load or run: such a node makes no case
+REFUSED_TAGS = ("attribute:", "input:", "no-cpu-kernel:")
 
 
 def _rule_tag(rule: str) -> str:

@@ -85,6 +85,12 @@ REFUSED = [
     ("slice-10-leftover-starts", _model("Slice", (4,), ["s", "e"], {"s": np.array([1], i64),
                                                                    "e": np.array([3], i64)}, 10, starts=[1]),
      "attribute:", ["Slice has no attribute 'starts' at Slice-10", "valid: []"]),
+    ("concat-1", _model("Concat", (2, 3), ["x"], {}, 3, axis=0),
+     "no-cpu-kernel:", ["opset 3 resolves to Concat-1", "kernels for Concat versions 4 and up"]),
+    ("pad-1", _model("Pad", (2, 2), [], {}, 1, paddings=[1, 0, 0, 1]),
+     "no-cpu-kernel:", ["opset 1 resolves to Pad-1", "kernels for Pad versions 2 and up"]),
+    ("split-1", _model("Split", (4,), [], {}, 1, outputs=2, axis=0),
+     "no-cpu-kernel:", ["opset 1 resolves to Split-1", "kernels for Split versions 2 and up"]),
     ("reshape-shape-float32", _model("Reshape", (2, 2), ["s"], {"s": np.array([2.0, 2.0], f32)}, 13),
      "input:", ["(shape) 's' is float32", "valid: ['int64']"]),
     ("reshape-shape-int32", _model("Reshape", (2, 2), ["s"], {"s": np.array([2, 2], i32)}, 13),
@@ -163,6 +169,7 @@ TAKEN = [
     ("unsqueeze-axes-scalar", _model("Unsqueeze", (3,), ["a"], {"a": np.array(0, i64)}, 13)),
     ("transpose-perm-ints", _model("Transpose", (2, 3), [], {}, 13, perm=[1, 0])),
     ("pad-2-pads-ints", _model("Pad", (2, 2), [], {}, 2, pads=[1, 0, 0, 1])),
+    ("transpose-1", _model("Transpose", (2, 3), [], {}, 1, perm=[1, 0])),
 ]
 
 
@@ -176,3 +183,13 @@ def test_a_node_onnx_runtime_takes_is_read_and_makes_its_case(model: onnx.ModelP
     assert case is not None
     got = expected_output(case, _input(shape))
     assert got.shape == want.shape and got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("model", [_model("Concat", (2, 3), ["x"], {}, 4, axis=0),
+                                   _model("Split", (4,), [], {}, 2, outputs=2, axis=0)],
+                         ids=["concat-4", "split-2"])
+def test_the_first_versions_the_cpu_ep_has_kernels_for_make_cases(model: onnx.ModelProto) -> None:
+    shape = tuple(d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim)
+    assert _ort_outputs(model, shape)  # ONNX Runtime runs them
+    (node,) = extract(model)
+    assert node.flags == () and node.to_case() is not None
