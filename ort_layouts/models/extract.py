@@ -453,7 +453,6 @@ def _describe_node(node: onnx.NodeProto, index: int, graph: Graph, opset: int) -
     params: dict[str, Any] = {}
     operator = operator_for_type(node.op_type)
     try:
-        _check_cpu_kernel(node.op_type, opset)
         attrs(node, opset)  # an attribute ONNX Runtime refuses, whether or not the operator reads it
         out_shape, dml, descs, stride_view = operator.describe_node(
             node, graph, opset, data_type, in_shape, inferred_out, params, flags)
@@ -466,6 +465,9 @@ def _describe_node(node: onnx.NodeProto, index: int, graph: Graph, opset: int) -
     except (ShapeError, NotExpressibleError) as e:
         flags.append(f"shape: {e}")
         out_shape, dml, descs, stride_view = None, None, {}, True
+    no_kernel = _no_cpu_kernel(node.op_type, opset)
+    if no_kernel:
+        flags.append(no_kernel)
     if out_shape is None and not any(f.startswith("dynamic") for f in flags) and in_shape is not None:
         out_shape = static(inferred_out, out, flags)
     if data_type is not None and data_type.is_64bit_integer and "input" in descs:
@@ -476,21 +478,22 @@ def _describe_node(node: onnx.NodeProto, index: int, graph: Graph, opset: int) -
             "flags": tuple(dict.fromkeys(flags)), "stride_view": stride_view}
 
 
-def _check_cpu_kernel(op_type: str, opset: int) -> None:
-    """Raise ``Flagged`` ("no-cpu-kernel: ...") where the installed ONNX Runtime's CPU EP has no
-    kernel for the version ``opset`` resolves ``op_type`` to (Concat-1, Pad-1, Split-1, Tile-1:
-    "Could not find an implementation"); nothing where the opset is unknown (0)."""
+def _no_cpu_kernel(op_type: str, opset: int) -> str:
+    """The ``no-cpu-kernel`` flag of a node whose version (the one ``opset`` resolves
+    ``op_type`` to) the installed ONNX Runtime's CPU EP has no kernel for (Concat-1, Pad-1,
+    Split-1, Tile-1: "Could not find an implementation"); "" where it has one, or where the opset
+    is unknown (0)."""
     if opset <= 0:
-        return
+        return ""
     try:
         version = int(onnx.defs.get_schema(op_type, opset, "").since_version)
     except onnx.defs.SchemaError:  # the operator did not exist yet at that opset
-        return
+        return ""
     ranges = cpu_kernel_versions(op_type)
     if any(first <= version <= last for first, last in ranges):
-        return
+        return ""
     have = f"versions {ranges[0][0]} and up" if ranges else "no version"
-    raise Flagged(f"no-cpu-kernel: opset {opset} resolves to {op_type}-{version}, and ONNX Runtime "
+    return (f"no-cpu-kernel: opset {opset} resolves to {op_type}-{version}, and ONNX Runtime "
                   f"{runtime_version(CPU)}'s CPU EP has kernels for {op_type} {have}: ONNX Runtime refuses "
                   "the model when the node is placed on the CPU EP (could not find an implementation)")
 

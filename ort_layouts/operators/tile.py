@@ -400,7 +400,7 @@ class Tile(Operator):
                       flags: list[str]) -> Described:
         if opset < TILE_INPUT_OPSET:
             flags.append(f"no-dml-kernel: Tile-1 (opset {opset}) has no DML kernel; the DML EP registers "
-                         "Tile-6 and Tile-13, so ONNX Runtime runs this node on the CPU")
+                         "Tile-6 and Tile-13")
             return None, None, {}, False
         repeats = const_ints(graph, node, 1, "repeats", flags, opset)
         params["repeats"] = repeats

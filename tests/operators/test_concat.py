@@ -371,8 +371,9 @@ def test_a_concat_1_node_without_axis_reads_axis_1() -> None:
         (node,) = extract(model(opset))
         assert node.params["axis"] == 1 and node.output_shape == (2, 4)
         assert not [f for f in node.flags if f.startswith("shape:")], node.flags
-        case = node.to_case()
-        assert case is not None and (case.axis, case.parts, case.shape) == (1, (3, 1), (2, 4))
+        # ONNX Runtime has no kernel for Concat-1: the node is described, and makes no case
+        assert any(f.startswith("no-cpu-kernel:") for f in node.flags) and node.to_case() is None
+        case = Case("Concat", "float32", (2, 4), axis=node.params["axis"], parts=(3, 1))
         joined = expected_output(case, np.concatenate([x, c], axis=1))
         assert joined.tobytes() == np.array([[0, 1, 2, 10], [3, 4, 5, 11]], np.float32).tobytes()
     (required,) = extract(model(4))

@@ -315,3 +315,5 @@ def test_extract_flags_tile_1() -> None:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 5)], ir_version=7)
     (op,) = extract(model)
     assert op.dml_operator is None and any(f.startswith("no-dml-kernel:") for f in op.flags)
+    assert any(f.startswith("no-cpu-kernel: opset 5 resolves to Tile-1") for f in op.flags)  # nor the CPU EP
+    assert op.to_case() is None
