@@ -22,6 +22,7 @@ import numpy as np
 from ort_layouts._errors import ShapeError
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.registry import operator_for_type
+from ort_layouts.operators.values import check_case, check_input
 from ort_layouts.reference.buffers import (
     UINT_OF_SIZE,
     buffer_elements,
@@ -63,8 +64,9 @@ def dml_operator(case: Case) -> AnyDmlOperator:
         NotExpressibleError: DirectML cannot express the case (a Pad that crops, a Split with an
             empty output).
         ShapeError: the case has no descriptor (a rank-0 Transpose).
+        ArgumentError: ``case`` is not a Case.
     """
-    return operator_for_type(case.op).dml_operator(case)
+    return operator_for_type(check_case(case).op).dml_operator(case)
 
 
 def output_shape(case: Case) -> tuple[int, ...]:
@@ -72,29 +74,62 @@ def output_shape(case: Case) -> tuple[int, ...]:
 
     Raises:
         ShapeError: the operator has several outputs (Split): see :func:`output_shapes`.
+        ArgumentError: ``case`` is not a Case.
     """
-    return operator_for_type(case.op).output_shape(case)
+    return operator_for_type(check_case(case).op).output_shape(case)
 
 
 def output_shapes(case: Case) -> list[tuple[int, ...]]:
-    """The ONNX shape of each output of a case."""
-    return operator_for_type(case.op).output_shapes(case)
+    """The ONNX shape of each output of a case.
+
+    Raises:
+        ArgumentError: ``case`` is not a Case.
+    """
+    return operator_for_type(check_case(case).op).output_shapes(case)
 
 
 def input_feeds(case: Case, input_array: np.ndarray) -> list[np.ndarray]:
     """The node's data inputs made from the case's input (the whole tensor of ``case.shape``):
-    ``[input_array]``, or Concat's inputs cut from it along the axis."""
-    return operator_for_type(case.op).input_feeds(case, input_array)
+    ``[input_array]``, or Concat's inputs cut from it along the axis.
+
+    Raises:
+        (:func:`_checked_input`) ``case`` is not a Case, or ``input_array`` not its input.
+    """
+    x = _checked_input(case, input_array)
+    return operator_for_type(case.op).input_feeds(case, x)
 
 
 def reference_output(case: Case, input_array: np.ndarray) -> np.ndarray:
-    """The ONNX result computed with numpy alone (np.transpose, np.broadcast_to, np.pad, ...)."""
-    return operator_for_type(case.op).reference_output(case, input_array)
+    """The ONNX result computed with numpy alone (np.transpose, np.broadcast_to, np.pad, ...).
+
+    Raises:
+        (:func:`_checked_input`) ``case`` is not a Case, or ``input_array`` not its input.
+    """
+    x = _checked_input(case, input_array)
+    return operator_for_type(case.op).reference_output(case, x)
 
 
 def reference_outputs(case: Case, input_array: np.ndarray) -> list[np.ndarray]:
-    """The ONNX results computed with numpy alone, one per output (np.split for Split)."""
-    return operator_for_type(case.op).reference_outputs(case, input_array)
+    """The ONNX results computed with numpy alone, one per output (np.split for Split).
+
+    Raises:
+        (:func:`_checked_input`) ``case`` is not a Case, or ``input_array`` not its input.
+    """
+    x = _checked_input(case, input_array)
+    return operator_for_type(case.op).reference_outputs(case, x)
+
+
+def _checked_input(case: Case, input_array: Any) -> np.ndarray:
+    """``input_array`` as the input of ``case``: of its shape and its values' numpy type, never
+    cast (:func:`~ort_layouts.operators.values.check_input`).
+
+    Raises:
+        ArgumentError: ``case`` is not a Case.
+        DataTypeError: ``input_array`` is of another element type (None, a float64 array for a
+            float32 case).
+        ShapeError: ``input_array`` is of another shape.
+    """
+    return check_input(check_case(case), input_array, "input_array")
 
 
 def expected_output(case: Case, input_array: np.ndarray, *, op: AnyDmlOperator | None = None,
@@ -115,7 +150,9 @@ def expected_output(case: Case, input_array: np.ndarray, *, op: AnyDmlOperator |
 
     Raises:
         ShapeError: the case has several outputs (Split): see :func:`expected_outputs`.
+        (:func:`_checked_input`) ``case`` is not a Case, or ``input_array`` not its input.
     """
+    input_array = _checked_input(case, input_array)
     operator = operator_for_type(case.op)
     if operator.inexpressible_reason(case) if reason is None else reason:
         (single,) = _single(case, operator.reference_outputs(case, input_array))
@@ -167,7 +204,11 @@ def expected_outputs(case: Case, input_array: np.ndarray, *, op: AnyDmlOperator 
         shapes: ``output_shapes(case)`` when the caller has them already.
         feeds: the operator's ``input_feeds(case, input_array)``, of the case's data type, when
             the caller has them already.
+
+    Raises:
+        (:func:`_checked_input`) ``case`` is not a Case, or ``input_array`` not its input.
     """
+    input_array = _checked_input(case, input_array)
     operator = operator_for_type(case.op)
     dtype = values_dtype(case.data_type)
     if operator.inexpressible_reason(case) if reason is None else reason:
