@@ -296,8 +296,12 @@ def compare(expected: np.ndarray, actual: np.ndarray) -> Comparison:
             f"shape {list(act.shape)} differs from the expected {list(exp.shape)}"))
     exp_type, act_type = _element_type(exp.dtype), _element_type(act.dtype)
     if exp.dtype.itemsize != act.dtype.itemsize or exp_type is None or exp_type != act_type:
-        return Comparison(False, count, count, message=(
-            f"element type {act.dtype.name} differs from the expected {exp.dtype.name}"))
+        if exp_type is None and exp.dtype.newbyteorder("=") == act.dtype.newbyteorder("="):
+            problem = (f"element type {exp.dtype.name} has no DirectML data type, so no bits to compare; "
+                       f"valid: {sorted(t.name for t in _NATIVE_DTYPES)}")
+        else:
+            problem = f"element type {act.dtype.name} differs from the expected {exp.dtype.name}"
+        return Comparison(False, count, count, message=problem)
     a = bits_of(exp)
     b = bits_of(act)
     if bits_equal(a, b):

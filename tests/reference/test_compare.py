@@ -178,3 +178,17 @@ def test_without_a_built_kernel_views_equal_compares_in_numpy(monkeypatch: pytes
     z = y.copy()
     z[3, 299, 1] ^= 1
     assert not compare_module.views_equal(x, z)
+
+
+def test_one_numpy_type_of_no_directml_type_is_refused_by_name() -> None:
+    """bfloat16 (ml_dtypes) and complex64 are no DirectML data types: two arrays of one of them
+    are a mismatch that says so, where the message read "bfloat16 differs from bfloat16"."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    for dtype in (ml_dtypes.bfloat16, np.complex64, np.dtype("V2")):
+        a = np.zeros(3, dtype=dtype)
+        got = compare(a, a.copy())
+        assert not got.passed
+        assert got.message.startswith(f"element type {a.dtype.name} has no DirectML data type")
+        assert "'float32'" in got.message and "differs" not in got.message
+    other = compare(np.zeros(3, np.float32), np.zeros(3, np.int32))
+    assert other.message == "element type int32 differs from the expected float32"
