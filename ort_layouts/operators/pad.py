@@ -160,6 +160,9 @@ class Pad(Operator):
         checked when a graph is built: :meth:`add_node`.)"""
         if case.pads is None:
             raise ShapeError("a Pad case needs pads")
+        if not case.shape:  # ONNX Runtime's CPU EP and ONNX's reference both fail such a node
+            raise ShapeError("a rank-0 Pad is not defined (a scalar has no axis to pad); valid: an input of "
+                             "rank >= 1")
         if case.mode not in PAD_MODES:
             raise ShapeError(f"Pad mode {case.mode!r} is not valid; valid: {list(PAD_MODES)}")
         if case.pad_value_hex:

@@ -101,3 +101,12 @@ def test_wrap_with_negative_pads_passes_on_the_cpu_ep() -> None:
              for pads in ((0, -1, 0, 2), (1, 2, -2, -1), (-1, 0, 2, -3), (0, 5, 0, -2))]
     results = run_cases(cases, provider="cpu", jobs=1)
     assert [r.status for r in results] == [Status.PASS] * len(cases), [r.message for r in results]
+
+
+def test_a_rank_0_pad_is_refused_when_the_case_is_made() -> None:
+    """ONNX Runtime's CPU EP fails a Pad of a scalar ("data_rank > 0 was false. Input tensor has
+    no dimensions", pad.cc), as ONNX's reference does: such a case is refused when it is made,
+    where it was taken and then failed in dml_operator, the reference and the run."""
+    with pytest.raises(ShapeError, match=r"a rank-0 Pad is not defined .*valid: an input of rank >= 1"):
+        Case("Pad", "float32", (), pads=())
+    assert Case("Pad", "float32", (1,), pads=(0, 0)).rank == 1
