@@ -141,6 +141,10 @@ class Case(_IdSlot):
         for name in ("axis", "num_outputs", "blocksize"):
             object.__setattr__(self, name, _int(getattr(self, name), name))
         object.__setattr__(self, "opset", _int(self.opset, "opset", 1))
+        if self.opset is not None and self.opset < operator.min_opset:
+            first = operator.min_opset
+            raise ShapeError(f"{self.op} at opset {self.opset}: {self.op} cases start at opset {first} "
+                             f"(Operator.min_opset); valid: opset >= {first}, or None (the run's)")
         object.__setattr__(self, "seed", check_seed(self.seed))
         if not self.mode:
             object.__setattr__(self, "mode", operator.default_mode)

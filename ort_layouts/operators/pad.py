@@ -156,10 +156,17 @@ class Pad(Operator):
         """A mode of :data:`PAD_MODES`, a constant of the data type's size, pads with a begin
         and an end for each of its axes that leave every axis a size >= 0 (a crop past the
         dimension is no tensor), and a mode other than constant padding only axes with
-        elements left to read once cropped. (The opsets of wrap and of the axes input are
-        checked when a graph is built: :meth:`add_node`.)"""
+        elements left to read once cropped; wrap and the axes input at the case's opset where it
+        has one (a case without one is checked against the run's opset when its graph is built:
+        :meth:`add_node`)."""
         if case.pads is None:
             raise ShapeError("a Pad case needs pads")
+        if case.opset is not None and case.mode == "wrap" and case.opset < PAD_WRAP_OPSET:
+            raise ShapeError(f"Pad mode 'wrap' came with opset {PAD_WRAP_OPSET}; valid: opset >= "
+                             f"{PAD_WRAP_OPSET} (the case's is {case.opset}), or another mode")
+        if case.opset is not None and case.axes is not None and case.opset < PAD_AXES_OPSET:
+            raise ShapeError(f"Pad's axes input came with opset {PAD_AXES_OPSET}; valid: opset >= "
+                             f"{PAD_AXES_OPSET} (the case's is {case.opset}), or no axes")
         if not case.shape:  # ONNX Runtime's CPU EP and ONNX's reference both fail such a node
             raise ShapeError("a rank-0 Pad is not defined (a scalar has no axis to pad); valid: an input of "
                              "rank >= 1")

@@ -182,7 +182,9 @@ def test_node_at_each_opset_runs_like_numpy(opset: int) -> None:
 
 def test_tile_1_has_no_node() -> None:
     with pytest.raises(ModelError, match="opset >= 6"):
-        build_model([Case("Tile", "float32", (2,), repeats=(2,), opset=5)])
+        build_model([Case("Tile", "float32", (2,), repeats=(2,))], opset=5)
+    with pytest.raises(ShapeError, match=r"Tile at opset 5: Tile cases start at opset 6 .*valid: opset >= 6"):
+        Case("Tile", "float32", (2,), repeats=(2,), opset=5)
 
 
 def test_zero_repeats_are_inexpressible_and_compare_with_numpy() -> None:
