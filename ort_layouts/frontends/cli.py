@@ -1402,7 +1402,7 @@ def _run_convert(args: argparse.Namespace) -> int:
             raise UsageError("argument --name: an empty name; give an input or output name of the model")
     model = check_model(args.input, "INPUT")
     output = check_output_file(args.output, "OUTPUT")
-    if output.exists() and output.resolve() == Path(args.input).resolve():
+    if output.exists() and _same_file(output, Path(args.input)):  # a link to it too
         raise UsageError(f"argument OUTPUT: {args.output!r} is the input model; write the converted model "
                          "to another file")
     converted = convert_layout(model, to=args.to, names=args.name,
@@ -1415,6 +1415,10 @@ def _run_convert(args: argparse.Namespace) -> int:
         return EXIT_NOTHING
     folder = Path(args.input).resolve().parent
     files = external_data_files(converted)
+    for name in files:
+        if output.exists() and _same_file(output, folder / name):
+            raise UsageError(f"argument OUTPUT: {args.output!r} holds the input model's external data "
+                             f"({name!r}), which the converted model refers to; write it to another file")
     if files and output.resolve().parent != folder:
         raise UsageError(f"argument OUTPUT: {args.input!r} keeps tensors in external data "
                          f"{files[:3]}, which the converted model refers to by paths relative to its "
@@ -1427,11 +1431,39 @@ def _run_convert(args: argparse.Namespace) -> int:
         _out(result.summary())
         _note(f"{args.output} not written: the converted model's outputs differ from the original's")
         return 1
-    output.write_bytes(data)
+    _replace_file(output, data)
     _out(f"wrote {args.output}: {args.to} at {changed}")
     if result is not None:
         _out(result.summary())
     return 0
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file (one path, a symbolic or a hard link)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them is missing or unreadable
+        return False
+
+
+def _replace_file(path: Path, data: bytes) -> None:
+    """Write ``data`` to a new file that then replaces ``path``: never into the file that was
+    there (another link to it, an input's data, keeps its bytes), and never half a file."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 # ---- export (ort_layouts.models.testdata) -----------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -655,3 +656,32 @@ def test_an_output_listed_twice_gets_one_transpose_and_runs() -> None:
     outs = _run_cpu(converted, {"x": np.ascontiguousarray(x.transpose(0, 2, 3, 1))})
     assert [o.tobytes() for o in outs] == [want.tobytes()] * 2
     assert check_conversion(model, converted)
+
+
+def test_the_input_models_data_and_links_to_it_are_never_written(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """OUTPUT naming the input's external data, a hard link to the input or a symbolic one is
+    refused and nothing changes (the external data was overwritten with the converted model, and
+    through a hard link the input itself); any other OUTPUT gets a new file, so a file linked to
+    the one it replaces keeps its bytes."""
+    from ort_layouts.frontends.cli import main
+
+    src = _external_model(tmp_path / "m")
+    weights = tmp_path / "m" / "weights.bin"
+    before = {p.name: p.read_bytes() for p in (src, weights)}
+    hard, soft = tmp_path / "m" / "hard.onnx", tmp_path / "m" / "soft.onnx"
+    os.link(src, hard)
+    soft.symlink_to(src)
+    for output, named in ((weights, "holds the input model's external data ('weights.bin')"),
+                          (hard, "is the input model"), (soft, "is the input model")):
+        assert main(["convert", str(src), str(output), "--check"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and named in err[0], err
+        assert {p.name: p.read_bytes() for p in (src, weights)} == before
+    other = tmp_path / "m" / "other.onnx"
+    other.write_bytes(b"old")
+    kept = tmp_path / "m" / "kept.onnx"
+    os.link(other, kept)
+    assert main(["convert", str(src), str(other)]) == 0
+    assert kept.read_bytes() == b"old" and onnx.load(other).graph.input[0].name == "X"
+    assert {p.name: p.read_bytes() for p in (src, weights)} == before
