@@ -122,7 +122,7 @@ def write_test_dir(
     onnx.save(model, str(path / "model.onnx"))
     for prefix, named in (("input", named_in), ("output", named_out)):
         for i, (name, array) in enumerate(named):
-            tensor = numpy_helper.from_array(np.ascontiguousarray(array), name)
+            tensor = numpy_helper.from_array(np.asarray(array, order="C"), name)
             (data / f"{prefix}_{i}.pb").write_bytes(tensor.SerializeToString())
     return path
 

@@ -380,3 +380,16 @@ def test_a_test_directory_whose_model_is_no_onnx_model_is_refused(tmp_path: Path
     (tmp_path / "model.onnx").write_bytes(content)
     with pytest.raises(ModelError, match=re.escape(named)):
         read_test_dir(tmp_path)
+
+
+def test_a_rank_0_case_is_written_as_rank_0_tensors(tmp_path: Path) -> None:
+    """A scalar case's input_0.pb and output_0.pb hold 0-d tensors (dims []), as its model
+    declares: they were written with dims [1], which ONNX Runtime's test runner reads as another
+    shape than the model's."""
+    case = Case("Identity", "float32", ())
+    (directory,) = export_test_dir([case], tmp_path)
+    for name in ("input_0.pb", "output_0.pb"):
+        tensor = onnx.load_tensor(str(directory / "test_data_set_0" / name))
+        assert list(tensor.dims) == [] and numpy_helper.to_array(tensor).shape == ()
+    model = onnx.load(str(directory / "model.onnx"))
+    assert len(model.graph.input[0].type.tensor_type.shape.dim) == 0
