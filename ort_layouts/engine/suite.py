@@ -123,9 +123,14 @@ def standard_suite(
 
     Args:
         ops: keep only these ops (default: every op of ``CASE_OPS``; empty: no case).
-        dtypes: keep only these data types (empty: no case); ``"bool"`` is refused, as
-            :func:`~ort_layouts.engine.selection.resolve_dtypes` refuses it. Their order and
-            repeats make no other case and no other order, as those of ``ops`` and ``ranks`` do.
+        dtypes: the data types the suite is made in (empty: no case); ``"bool"`` is refused, as
+            :func:`~ort_layouts.engine.selection.resolve_dtypes` refuses it. Not a filter, as
+            ``ops`` and ``ranks`` are: the small shapes are made in every one of them, the larger
+            ones (Transpose's rank-5 and rank-6 permutations, for one) in the first of them, in
+            the suite's order, and one of the others in turn. So one data type alone gets every
+            shape (``["float16"]`` sweeps float16 as the whole suite sweeps float32), and a run
+            per data type is not the whole suite cut in parts (``--shard`` cuts it). Their order
+            and repeats make no other case and no other order.
         ranks: keep only cases whose input rank is one of these integers (empty: no case).
         seed: an integer >= 0, mixed into every case's seed (and the rank-7/8 permutation
             sample).

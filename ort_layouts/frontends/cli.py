@@ -665,7 +665,9 @@ def _add_selection(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ops", type=selection_list("ops"),
                    help="ops to run, e.g. Transpose,Slice,Concat (default all; see describe --op)")
     p.add_argument("--dtypes", type=selection_list("dtypes"),
-                   help="data types, e.g. float32,float16,int64 (default all)")
+                   help="data types to make the suite in, e.g. float32,float16,int64 (default all): the "
+                        "large shapes go to the first (in the suite's order) and one other in turn, so "
+                        "one type alone gets every shape; to cut a run in parts use --shard")
     p.add_argument("--ranks", type=selection_list("ranks"),
                    help="ranks, e.g. 1,2,4 or 1-4 (default the suite's)")
     p.add_argument("--values", type=selection_list("values"),
@@ -1477,7 +1479,7 @@ def _add_export(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ops", type=selection_list("ops"), default=None,
                    help="suite filter: ops, e.g. Transpose,Pad")
     p.add_argument("--dtypes", type=selection_list("dtypes"), default=None,
-                   help="suite filter: data types, e.g. float32,int64")
+                   help="data types to make the suite in, e.g. float32,int64 (as validate --dtypes)")
     p.add_argument("--ranks", type=selection_list("ranks"), default=None,
                    help="suite filter: ranks, e.g. 1,2,4 or 1-4")
     p.add_argument("--seed", type=non_negative_int, default=None,
