@@ -630,13 +630,12 @@ def _run_describe(args: argparse.Namespace) -> int:
             data["operator"] = op.to_dict()
         _json_out(data)
     elif args.cpp:
-        _out(desc.to_cpp("inputDesc" if output is not None else "tensorDesc"))
-        if output is not None:
-            _out(output.to_cpp("outputDesc"))
-        if op is not None:
-            start, end = ", ".join(map(str, op.start_padding)), ", ".join(map(str, op.end_padding))
-            _out(f"// DML_PADDING1_OPERATOR_DESC: {op.mode.dml_name}, StartPadding {{{start}}}, "
-                 f"EndPadding {{{end}}}")
+        if op is not None:  # the PADDING1 operator: its descriptors, padding and value
+            _out(op.to_cpp())
+        else:
+            _out(desc.to_cpp("inputDesc" if output is not None else "tensorDesc"))
+            if output is not None:
+                _out(output.to_cpp("outputDesc"))
     elif args.svg:
         from ort_layouts.reports.render import render_svg
         from ort_layouts.reports.report import atomic_write_text

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from ort_layouts._errors import NotExpressibleError, ShapeError
+from ort_layouts._errors import DescriptorError, NotExpressibleError, ShapeError
 from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.reference.compare import views_equal
@@ -189,6 +189,11 @@ def _check_tensors(what: str, whole: BufferTensorDesc, parts: Sequence[BufferTen
                          f"{whole.sizes[axis]} ({[p.sizes[axis] for p in parts]})")
 
 
+def _check_cpp_name(name: str) -> None:
+    if not isinstance(name, str) or not name.isidentifier() or not name.isascii():
+        raise DescriptorError("cpp-name", name, f"{name!r} is not a C++ identifier")
+
+
 def _desc_list(data: Any, key: str) -> tuple[BufferTensorDesc, ...]:
     return tuple(BufferTensorDesc.from_dict(d) for d in data[key])
 
@@ -328,6 +333,25 @@ class JoinOp:
             "onnx_inputs": list(self.kernel_input_indices),
         }
 
+    def to_cpp(self, name: str = "join") -> str:
+        """C++ initializers of the descriptors and of DML_JOIN_OPERATOR_DESC (InputTensors an
+        array of DML_TENSOR_DESC)."""
+        _check_cpp_name(name)
+        n = self.input_count
+        lines = [d.to_cpp(f"{name}Input{k}") for k, d in enumerate(self.inputs)]
+        lines.append(self.output.to_cpp(f"{name}Output"))
+        if self.kernel_input_indices != tuple(range(n)):
+            lines.append(f"// InputTensors are ONNX inputs {', '.join(map(str, self.kernel_input_indices))} "
+                         "(the empty ones are not bound)")
+        tensors = ", ".join(f"{name}Input{k}Tensor" for k in range(n))
+        lines += [f"DML_TENSOR_DESC {name}InputTensors[{n}] = {{{tensors}}};",
+                  f"DML_JOIN_OPERATOR_DESC {name} = {{"]
+        fields = [(str(n), "InputCount"), (f"{name}InputTensors", "InputTensors"),
+                  (f"&{name}OutputTensor", "OutputTensor"), (str(self.axis), "Axis")]
+        lines += [f"    {value},  // {field}" for value, field in fields]
+        lines += ["};", f"DML_OPERATOR_DESC {name}Op = {{{JOIN}, &{name}}};"]
+        return "\n".join(lines)
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> JoinOp:
         """Inverse of :meth:`to_dict`."""
@@ -446,6 +470,22 @@ class SplitOp:
             "OutputTensors": [d.to_dict() for d in self.outputs],
             "Axis": self.axis,
         }
+
+    def to_cpp(self, name: str = "split") -> str:
+        """C++ initializers of the descriptors and of DML_SPLIT_OPERATOR_DESC (OutputTensors an
+        array of DML_TENSOR_DESC)."""
+        _check_cpp_name(name)
+        n = self.output_count
+        lines = [self.input.to_cpp(f"{name}Input")]
+        lines += [d.to_cpp(f"{name}Output{k}") for k, d in enumerate(self.outputs)]
+        tensors = ", ".join(f"{name}Output{k}Tensor" for k in range(n))
+        lines += [f"DML_TENSOR_DESC {name}OutputTensors[{n}] = {{{tensors}}};",
+                  f"DML_SPLIT_OPERATOR_DESC {name} = {{"]
+        fields = [(f"&{name}InputTensor", "InputTensor"), (str(n), "OutputCount"),
+                  (f"{name}OutputTensors", "OutputTensors"), (str(self.axis), "Axis")]
+        lines += [f"    {value},  // {field}" for value, field in fields]
+        lines += ["};", f"DML_OPERATOR_DESC {name}Op = {{{SPLIT}, &{name}}};"]
+        return "\n".join(lines)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SplitOp:

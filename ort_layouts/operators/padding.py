@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ort_layouts._errors import DataTypeError, NotExpressibleError, ShapeError
+from ort_layouts._errors import DataTypeError, DescriptorError, NotExpressibleError, ShapeError
 from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.sequences import int_tuple, is_int_tuple
@@ -397,12 +397,63 @@ class PaddingOp:
             "padding_value_hex": self.padding_value_bytes.hex(),
         }
 
+    def to_cpp(self, name: str = "padding") -> str:
+        """C++ initializers of the descriptors and of DML_PADDING1_OPERATOR_DESC.
+
+        PaddingValueDataType is the tensor's data type and PaddingValue (a DML_SCALAR_UNION)
+        holds the constant in that type; the union is initialized through its first member,
+        ``Bytes[8]``, so the value is exact (NaN payloads, -0.0, float16 bits), with the typed
+        value in a comment.
+        """
+        if not isinstance(name, str) or not name.isidentifier() or not name.isascii():
+            raise DescriptorError("cpp-name", name, f"{name!r} is not a C++ identifier")
+        n = self.dimension_count
+        raw = self.padding_value_bytes or bytes(self.input.data_type.to_numpy().itemsize)
+        union = ", ".join(f"0x{b:02x}" for b in raw.ljust(8, b"\0"))
+        lines = [self.input.to_cpp(f"{name}Input"), self.output.to_cpp(f"{name}Output"),
+                 f"UINT {name}StartPadding[{n}] = {{{', '.join(map(str, self.start_padding))}}};",
+                 f"UINT {name}EndPadding[{n}] = {{{', '.join(map(str, self.end_padding))}}};",
+                 f"DML_SCALAR_UNION {name}Value = {{{{{union}}}}};  // {_scalar_comment(self)}",
+                 f"DML_PADDING1_OPERATOR_DESC {name} = {{"]
+        fields = [(f"&{name}InputTensor", "InputTensor"), (f"&{name}OutputTensor", "OutputTensor"),
+                  (self.mode.dml_name, "PaddingMode"),
+                  (self.input.data_type.dml_name, "PaddingValueDataType"),
+                  (f"{name}Value", "PaddingValue"), (str(n), "DimensionCount"),
+                  (f"{name}StartPadding", "StartPadding"), (f"{name}EndPadding", "EndPadding")]
+        lines += [f"    {value},  // {field}" for value, field in fields]
+        lines.append("};")
+        lines.append(f"DML_OPERATOR_DESC {name}Op = {{{PADDING1}, &{name}}};")
+        return "\n".join(lines)
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PaddingOp:
         """Inverse of :meth:`to_dict`."""
         return cls(BufferTensorDesc.from_dict(data["input"]), BufferTensorDesc.from_dict(data["output"]),
                    tuple(data["start_padding"]), tuple(data["end_padding"]),
                    PaddingMode[data["mode"]], bytes.fromhex(data.get("padding_value_hex", "")))
+
+
+# DML_SCALAR_UNION's member for each data type; float16 has none (its bits go in the low bytes)
+_UNION_MEMBERS: dict[DataType, str] = {
+    DataType.FLOAT32: "Float32", DataType.FLOAT64: "Float64", DataType.INT8: "Int8",
+    DataType.UINT8: "UInt8", DataType.INT16: "Int16", DataType.UINT16: "UInt16", DataType.INT32: "Int32",
+    DataType.UINT32: "UInt32", DataType.INT64: "Int64", DataType.UINT64: "UInt64",
+}
+
+
+def _scalar_comment(op: PaddingOp) -> str:
+    """The PaddingValue as its DML_SCALAR_UNION member reads it, e.g. ``Float32 = 3.0f``."""
+    dtype = op.input.data_type
+    value = op.padding_value
+    if dtype == DataType.FLOAT16:
+        bits = int(np.asarray(value).view(np.uint16))
+        return f"float16 {value} (UInt16 = 0x{bits:04x})"
+    member = _UNION_MEMBERS.get(dtype, dtype.name)
+    if dtype.is_float and not math.isfinite(float(value)):
+        return f"{member} {value}"
+    if dtype == DataType.FLOAT32:
+        return f"{member} = {value}f"
+    return f"{member} = {value}"
 
 
 # ---- PADDING1 on buffers -------------------------------------------------------------------

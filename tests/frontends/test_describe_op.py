@@ -35,7 +35,8 @@ def test_concat_is_a_join_on_the_axis_shifted_by_the_4d_padding(capsys: pytest.C
     assert main(["describe", "--op", "Concat", "--shape", "2,8", "--param", "axis=1", "--param", "parts=3,5",
                  "--cpp"]) == 0
     cpp = capsys.readouterr().out
-    assert cpp.count("DML_BUFFER_TENSOR_DESC input") == 2 and cpp.count("DML_BUFFER_TENSOR_DESC output") == 1
+    assert cpp.count("DML_BUFFER_TENSOR_DESC joinInput") == 2
+    assert cpp.count("DML_BUFFER_TENSOR_DESC joinOutput") == 1
     assert "{1, 1, 2, 3}" in cpp and "{1, 1, 2, 5}" in cpp and "{1, 1, 2, 8}" in cpp
 
 
