@@ -1371,7 +1371,10 @@ def _add_convert(p: argparse.ArgumentParser) -> None:
     p.add_argument("input", type=path_text, help="the .onnx model to convert")
     p.add_argument("output", type=path_text, help="where to write the converted model")
     p.add_argument("--to", default="nhwc", type=str.upper, choices=LAYOUTS,
-                   help="layout of the converted inputs and outputs (default NHWC)")
+                   help="layout of the converted inputs and outputs (default NHWC); the model's inputs "
+                        "and outputs are taken to be in the other layout (NCHW for --to NHWC, NHWC for "
+                        "--to NCHW), and one an earlier conversion already put in the --to layout is "
+                        "refused")
     p.add_argument("--name", action="append", default=None,
                    help="convert this input or output (repeatable; default: every rank-4 one)")
     side = p.add_mutually_exclusive_group()

@@ -161,6 +161,50 @@ def _permuted(value: onnx.ValueInfoProto, perm: Sequence[int]) -> onnx.ValueInfo
     return out
 
 
+def _boundary_layout(node: onnx.NodeProto, name: str, side: str, rank: int | None) -> str | None:
+    """The layout an earlier conversion's boundary Transpose ``node`` gave the graph input or
+    output ``name`` (``side``: "input" or "output"): what its doc string says
+    (``input 'x': NHWC at the boundary, ...``, ``output 'y': to NHWC at the boundary``), else
+    what its perm says (rank >= 4 only: at rank 3 both directions are (0, 2, 1)); None when
+    neither tells."""
+    lead = f"{side} {name!r}: " + ("to " if side == "output" else "")
+    if node.doc_string.startswith(lead):
+        word = node.doc_string[len(lead):].split(" ", 1)[0]
+        if word in LAYOUTS:
+            return word
+    if rank is None or rank < 4:
+        return None
+    perm = _perm_of(node) if any(a.name == "perm" for a in node.attribute) else None
+    # an input's Transpose turns the boundary layout back into the graph's; an output's, the
+    # graph's into the boundary layout
+    last, first = _channels_last_perm(rank), _channels_first_perm(rank)
+    if perm == (first if side == "input" else last):
+        return "NHWC"
+    if perm == (last if side == "input" else first):
+        return "NCHW"
+    return None
+
+
+def _earlier_layouts(graph: onnx.GraphProto, inputs: Sequence[onnx.ValueInfoProto],
+                     outputs: Sequence[onnx.ValueInfoProto], ranks: dict[str, int]
+                     ) -> dict[str, tuple[str, str]]:
+    """For each of ``inputs`` and ``outputs`` that an earlier conversion left at the boundary:
+    (the layout it gave it, the name of its boundary Transpose). The outermost Transpose of a
+    tensor converted more than once is the latest conversion's."""
+    boundary = [n for n in graph.node if n.op_type == "Transpose" and n.name.startswith(_NODE_PREFIX)
+                and len(n.input) == 1 and len(n.output) == 1]
+    by_input = {n.input[0]: n for n in boundary}
+    by_output = {n.output[0]: n for n in boundary}
+    found: dict[str, tuple[str, str]] = {}
+    for side, values, nodes in (("input", inputs, by_input), ("output", outputs, by_output)):
+        for v in values:
+            node = nodes.get(v.name)
+            layout = None if node is None else _boundary_layout(node, v.name, side, ranks.get(v.name))
+            if node is not None and layout is not None:
+                found.setdefault(v.name, (layout, node.name))
+    return found
+
+
 def convert_layout(
     model: _ModelLike,
     *,
@@ -195,7 +239,9 @@ def convert_layout(
         ModelError: a model that is no path, ModelFile or ModelProto (:func:`load_model`); an
             unknown layout or name; ``names`` given as one str or no iterable; a tensor that is
             both a graph input and a graph output (it cannot change its layout), with
-            ``inputs`` or ``outputs`` alike; an output that is an initializer.
+            ``inputs`` or ``outputs`` alike; an output that is an initializer; a tensor that an
+            earlier conversion (its ``ort_layouts.convert/`` boundary Transpose) already put in
+            layout ``to`` (convert it back to the other layout, or name other tensors).
         ShapeError: a tensor named that is not a tensor, has rank < 3, or whose rank neither
             the model nor shape inference gives.
     """
@@ -243,6 +289,8 @@ def convert_layout(
             raise ModelError(f"output {v.name!r} is an initializer; a constant output cannot be converted")
         if v.name in input_names:
             raise ModelError(_passthrough(v.name))
+    _refuse_converted_again(graph, target, chosen_in, chosen_out, ranks,
+                            graph_inputs if inputs else [], list(graph.output) if outputs else [])
     to_last = target == "NHWC"
     taken = _all_names(graph)
     head: list[onnx.NodeProto] = []
@@ -285,6 +333,38 @@ def convert_layout(
     if not any(o.domain in ("", "ai.onnx") for o in converted.opset_import):
         converted.opset_import.append(helper.make_opsetid("", 13))
     return converted
+
+
+def _refuse_converted_again(graph: onnx.GraphProto, target: str, chosen_in: Sequence[onnx.ValueInfoProto],
+                            chosen_out: Sequence[onnx.ValueInfoProto], ranks: dict[str, int],
+                            side_in: Sequence[onnx.ValueInfoProto],
+                            side_out: Sequence[onnx.ValueInfoProto]) -> None:
+    """Refuse to convert to ``target`` a tensor that an earlier conversion already put in
+    ``target``: the graph behind it is in the other layout, so a second Transpose would
+    scramble its axes (an NHWC [1, 8, 8, 3] read as NCHW becomes [1, 8, 3, 8]).
+
+    Raises:
+        ModelError: naming those tensors, their layout and boundary Transposes, and the valid
+            choices: the other layout, or the other tensors of rank >= 3 of the sides converted.
+    """
+    earlier = _earlier_layouts(graph, chosen_in, chosen_out, ranks)
+    again = {name: node for name, (layout, node) in earlier.items() if layout == target}
+    if not again:
+        return
+    other = next(layout for layout in LAYOUTS if layout != target)
+    every = _earlier_layouts(graph, side_in, side_out, ranks)
+    rest = list(dict.fromkeys(v.name for v in (*side_in, *side_out)
+                              if v.name not in again and every.get(v.name, ("",))[0] != target
+                              and ranks.get(v.name, 0) >= 3))  # those with a channel axis
+    names = list(again)
+    it, are = ("it", "is") if len(names) == 1 else ("them", "are")
+    others = f", or name other tensors (names, --name): {rest}" if rest else \
+        "; the model has no other inputs or outputs to convert"
+    raise ModelError(
+        f"{names} {are} already {target}: an earlier ort_layouts conversion put {it} in {target} (boundary "
+        f"Transpose {', '.join(repr(n) for n in again.values())}); converting to {target} again would "
+        f"transpose {it} a second time; valid: convert {it} back to {other} (to={other!r}, --to {other})"
+        f"{others}")
 
 
 def _tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:

@@ -685,3 +685,86 @@ def test_the_input_models_data_and_links_to_it_are_never_written(tmp_path: Path,
     assert main(["convert", str(src), str(other)]) == 0
     assert kept.read_bytes() == b"old" and onnx.load(other).graph.input[0].name == "X"
     assert {p.name: p.read_bytes() for p in (src, weights)} == before
+
+
+# ---- converting to the layout an earlier conversion already gave -------------------------------
+def _relu_model(dims: list[int]) -> onnx.ModelProto:
+    graph = helper.make_graph([helper.make_node("Relu", ["img"], ["act"])], "relu",
+                              [helper.make_tensor_value_info("img", TensorProto.FLOAT, dims)],
+                              [helper.make_tensor_value_info("act", TensorProto.FLOAT, dims)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_converting_to_the_layout_already_given_is_refused() -> None:
+    once = convert_layout(_relu_model([1, 3, 8, 8]))  # img and act NHWC [1, 8, 8, 3]
+    assert _dims(once.graph.input[0]) == [1, 8, 8, 3]
+    with pytest.raises(ModelError) as e:
+        convert_layout(once, to="NHWC")  # would make [1, 8, 3, 8]
+    message = str(e.value)
+    assert "['img', 'act'] are already NHWC" in message
+    assert "'ort_layouts.convert/img'" in message and "'ort_layouts.convert/act'" in message
+    assert "to='NCHW'" in message and "--to NCHW" in message
+    with pytest.raises(ModelError, match=r"\['img'\] is already NHWC"):
+        convert_layout(once, to="nhwc", names=["img"])
+    # back to NCHW: the original's shapes, and the same outputs
+    back = convert_layout(once, to="NCHW")
+    assert _dims(back.graph.input[0]) == [1, 3, 8, 8] and _dims(back.graph.output[0]) == [1, 3, 8, 8]
+    with pytest.raises(ModelError, match=r"\['img', 'act'\] are already NCHW"):
+        convert_layout(back, to="NCHW")
+    assert _dims(convert_layout(back).graph.input[0]) == [1, 8, 8, 3]  # and NHWC once more
+
+
+def test_only_the_tensors_already_given_the_layout_are_refused() -> None:
+    inputs_nhwc = convert_layout(_conv_model(), inputs=True, outputs=False)
+    with pytest.raises(ModelError) as e:
+        convert_layout(inputs_nhwc)  # every rank-4 tensor: 'image' (NHWC already) and 'out'
+    message = str(e.value)
+    assert "['image'] is already NHWC" in message and "name other tensors" in message
+    assert message.endswith("['out']")  # the other tensors of rank >= 3 ('pooled' is [N, 3])
+    both = convert_layout(inputs_nhwc, names=["out"])
+    assert _dims(both.graph.input[0]) == ["N", 6, 5, 3] and _dims(both.graph.output[0]) == ["N", 6, 5, 3]
+    assert check_conversion(inputs_nhwc, both)
+
+
+def test_rank_3_is_told_by_the_doc_string_and_rank_4_by_the_perm_without_it() -> None:
+    # at rank 3 both directions are perm (0, 2, 1): only the Transpose's doc string says NHWC
+    once = convert_layout(_relu_model([2, 4, 5]), names=["img"])
+    assert _dims(once.graph.input[0]) == [2, 5, 4]
+    with pytest.raises(ModelError, match=r"\['img'\] is already NHWC"):
+        convert_layout(once, names=["img"])
+    assert _dims(convert_layout(once, to="NCHW", names=["img"]).graph.input[0]) == [2, 4, 5]
+    # rank 4 with the doc strings gone: an input Transpose (0, 3, 1, 2) takes NHWC back to NCHW
+    stripped = convert_layout(_relu_model([1, 3, 8, 8]))
+    for node in stripped.graph.node:
+        node.ClearField("doc_string")
+    with pytest.raises(ModelError, match=r"\['img', 'act'\] are already NHWC"):
+        convert_layout(stripped)
+
+
+def test_command_line_refuses_a_second_conversion_to_the_same_layout(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ort_layouts.frontends.cli import main
+
+    onnx.save(_relu_model([1, 3, 8, 8]), tmp_path / "img.onnx")
+    assert main(["convert", str(tmp_path / "img.onnx"), str(tmp_path / "a.onnx"), "--check"]) == 0
+    capsys.readouterr()
+    assert main(["convert", str(tmp_path / "a.onnx"), str(tmp_path / "aa.onnx"), "--to", "NHWC",
+                 "--check"]) == 2
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert out == "" and len(lines) == 1 and "Traceback" not in err
+    assert lines[0].startswith("ort-layouts: error: ['img', 'act'] are already NHWC")
+    assert "--to NCHW" in lines[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.onnx", "img.onnx"]  # nothing written
+    assert main(["convert", str(tmp_path / "a.onnx"), str(tmp_path / "b.onnx"), "--to", "NCHW",
+                 "--check"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == f"wrote {tmp_path / 'b.onnx'}: NCHW at ['img', 'act']"
+
+
+def test_convert_help_says_the_model_is_taken_to_be_in_the_other_layout(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from ort_layouts.frontends.cli import main
+
+    assert main(["convert", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "taken to be in the other layout (NCHW for --to NHWC, NHWC for --to NCHW)" in text
