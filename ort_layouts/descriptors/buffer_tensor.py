@@ -682,9 +682,7 @@ class BufferTensorDesc:
             (str(self.total_tensor_size_in_bytes), "TotalTensorSizeInBytes"),
             (str(self.guaranteed_base_offset_alignment), "GuaranteedBaseOffsetAlignment"),
         ]
-        lines.append(f"DML_BUFFER_TENSOR_DESC {name} = {{")
-        lines += [f"    {value},  // {field}" for value, field in fields]
-        lines.append("};")
+        lines += cpp_struct("DML_BUFFER_TENSOR_DESC", name, fields)
         lines.append(f"DML_TENSOR_DESC {name}Tensor = {{DML_TENSOR_TYPE_BUFFER, &{name}}};")
         return "\n".join(lines)
 
@@ -695,3 +693,9 @@ def normalize_perm(perm: Sequence[int], rank: int) -> tuple[int, ...]:
     if sorted(p) != list(range(rank)):
         raise ShapeError(f"perm {list(p)} is not a permutation of 0..{rank - 1} (rank {rank})")
     return p
+
+
+def cpp_struct(type_name: str, name: str, fields: Sequence[tuple[str, str]]) -> list[str]:
+    """The C++ lines of a struct initializer ``type_name name = {...};``, one field a line: its
+    value, then its name in a comment (``fields``: (value, field name) pairs, in order)."""
+    return [f"{type_name} {name} = {{", *(f"    {value},  // {field}" for value, field in fields), "};"]

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from ort_layouts._errors import DescriptorError, NotExpressibleError, ShapeError
-from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
+from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc, cpp_struct
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.reference.compare import views_equal
 from ort_layouts.reference.copy import strided_copy
@@ -344,12 +344,11 @@ class JoinOp:
             lines.append(f"// InputTensors are ONNX inputs {', '.join(map(str, self.kernel_input_indices))} "
                          "(the empty ones are not bound)")
         tensors = ", ".join(f"{name}Input{k}Tensor" for k in range(n))
-        lines += [f"DML_TENSOR_DESC {name}InputTensors[{n}] = {{{tensors}}};",
-                  f"DML_JOIN_OPERATOR_DESC {name} = {{"]
+        lines.append(f"DML_TENSOR_DESC {name}InputTensors[{n}] = {{{tensors}}};")
         fields = [(str(n), "InputCount"), (f"{name}InputTensors", "InputTensors"),
                   (f"&{name}OutputTensor", "OutputTensor"), (str(self.axis), "Axis")]
-        lines += [f"    {value},  // {field}" for value, field in fields]
-        lines += ["};", f"DML_OPERATOR_DESC {name}Op = {{{JOIN}, &{name}}};"]
+        lines += cpp_struct("DML_JOIN_OPERATOR_DESC", name, fields)
+        lines.append(f"DML_OPERATOR_DESC {name}Op = {{{JOIN}, &{name}}};")
         return "\n".join(lines)
 
     @classmethod
@@ -479,12 +478,11 @@ class SplitOp:
         lines = [self.input.to_cpp(f"{name}Input")]
         lines += [d.to_cpp(f"{name}Output{k}") for k, d in enumerate(self.outputs)]
         tensors = ", ".join(f"{name}Output{k}Tensor" for k in range(n))
-        lines += [f"DML_TENSOR_DESC {name}OutputTensors[{n}] = {{{tensors}}};",
-                  f"DML_SPLIT_OPERATOR_DESC {name} = {{"]
+        lines.append(f"DML_TENSOR_DESC {name}OutputTensors[{n}] = {{{tensors}}};")
         fields = [(f"&{name}InputTensor", "InputTensor"), (str(n), "OutputCount"),
                   (f"{name}OutputTensors", "OutputTensors"), (str(self.axis), "Axis")]
-        lines += [f"    {value},  // {field}" for value, field in fields]
-        lines += ["};", f"DML_OPERATOR_DESC {name}Op = {{{SPLIT}, &{name}}};"]
+        lines += cpp_struct("DML_SPLIT_OPERATOR_DESC", name, fields)
+        lines.append(f"DML_OPERATOR_DESC {name}Op = {{{SPLIT}, &{name}}};")
         return "\n".join(lines)
 
     @classmethod

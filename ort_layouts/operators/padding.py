@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ort_layouts._errors import DataTypeError, DescriptorError, NotExpressibleError, ShapeError
-from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
+from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc, cpp_struct
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.sequences import int_tuple, is_int_tuple
 from ort_layouts.reference.buffers import is_nibble
@@ -413,15 +413,13 @@ class PaddingOp:
         lines = [self.input.to_cpp(f"{name}Input"), self.output.to_cpp(f"{name}Output"),
                  f"UINT {name}StartPadding[{n}] = {{{', '.join(map(str, self.start_padding))}}};",
                  f"UINT {name}EndPadding[{n}] = {{{', '.join(map(str, self.end_padding))}}};",
-                 f"DML_SCALAR_UNION {name}Value = {{{{{union}}}}};  // {_scalar_comment(self)}",
-                 f"DML_PADDING1_OPERATOR_DESC {name} = {{"]
+                 f"DML_SCALAR_UNION {name}Value = {{{{{union}}}}};  // {_scalar_comment(self)}"]
         fields = [(f"&{name}InputTensor", "InputTensor"), (f"&{name}OutputTensor", "OutputTensor"),
                   (self.mode.dml_name, "PaddingMode"),
                   (self.input.data_type.dml_name, "PaddingValueDataType"),
                   (f"{name}Value", "PaddingValue"), (str(n), "DimensionCount"),
                   (f"{name}StartPadding", "StartPadding"), (f"{name}EndPadding", "EndPadding")]
-        lines += [f"    {value},  // {field}" for value, field in fields]
-        lines.append("};")
+        lines += cpp_struct("DML_PADDING1_OPERATOR_DESC", name, fields)
         lines.append(f"DML_OPERATOR_DESC {name}Op = {{{PADDING1}, &{name}}};")
         return "\n".join(lines)
 

@@ -58,7 +58,7 @@ import onnx
 from onnx import helper
 
 from ort_layouts._errors import DescriptorError, ModelError, NotExpressibleError, ShapeError
-from ort_layouts.descriptors.buffer_tensor import MAX_DIMENSION_COUNT, BufferTensorDesc
+from ort_layouts.descriptors.buffer_tensor import MAX_DIMENSION_COUNT, BufferTensorDesc, cpp_struct
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.sequences import INT64_MAX, INT64_MIN, int_tuple, is_int_tuple
 from ort_layouts.operators.base import (
@@ -440,13 +440,11 @@ class Slice1Op:
         lines = [self.input.to_cpp(f"{name}Input"), self.output.to_cpp(f"{name}Output"),
                  f"UINT {name}Offsets[{n}] = {{{', '.join(map(str, self.input_window_offsets))}}};",
                  f"UINT {name}Sizes[{n}] = {{{', '.join(map(str, self.input_window_sizes))}}};",
-                 f"INT {name}Strides[{n}] = {{{', '.join(map(str, self.input_window_strides))}}};",
-                 f"DML_SLICE1_OPERATOR_DESC {name} = {{"]
+                 f"INT {name}Strides[{n}] = {{{', '.join(map(str, self.input_window_strides))}}};"]
         fields = [(f"&{name}InputTensor", "InputTensor"), (f"&{name}OutputTensor", "OutputTensor"),
                   (str(n), "DimensionCount"), (f"{name}Offsets", "InputWindowOffsets"),
                   (f"{name}Sizes", "InputWindowSizes"), (f"{name}Strides", "InputWindowStrides")]
-        lines += [f"    {value},  // {field}" for value, field in fields]
-        lines.append("};")
+        lines += cpp_struct("DML_SLICE1_OPERATOR_DESC", name, fields)
         lines.append(f"DML_OPERATOR_DESC {name}Op = {{{SLICE1}, &{name}}};")
         return "\n".join(lines)
 
