@@ -1200,7 +1200,9 @@ def _run_merge(args: argparse.Namespace) -> int:
     out = _check_merge(args)
     if args.shards:
         assert out is not None
-        report = merge_shards(args.reports, out, force=args.force)
+        argv = getattr(args, "argv", None)  # main's: the merge's locks name its command line
+        report = merge_shards(args.reports, out, force=args.force,
+                              command=shlex.join([PROG, *argv]) if argv is not None else None)
         _out(summary_line(report, strict=report.strict))
         _out(f"reports: {out / 'report.html'}, report.json, junit.xml, results.jsonl, shards.json")
         return 0 if report.verdict() == "pass" else 1

@@ -2,27 +2,72 @@
 
 The lock is the operating system's (``fcntl.flock`` on POSIX, ``msvcrt.locking`` on Windows),
 taken without waiting and held while the run writes; it goes when the run ends, and with the
-process if that is killed, so a crash leaves no stale lock behind. The file itself stays and
-holds the last holder's pid, host, command and start time as JSON, which a refused run quotes.
+process if that is killed, so a crash leaves no stale lock behind. The file itself stays; while
+the directory is held it holds the holder's pid, host, command and start time as JSON, which a
+refused run quotes. The holder empties it before letting the lock go, so what a refused run reads
+is the record of the process that holds the lock now: one it finds empty, or naming a process of
+this host that has ended (a holder killed before it could empty it), is waited on until the
+new holder has written its own (:func:`holding_as` names the command of a process whose locks are
+taken on its behalf by another part of the library, as a merge's report writer).
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import json
 import os
 import platform
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from ort_layouts._errors import ReportError
+from ort_layouts._errors import ArgumentError, ReportError, a_type
 
-__all__ = ["LOCK_FILE", "DirectoryLock"]
+__all__ = ["LOCK_FILE", "DirectoryLock", "holding_as"]
 
 LOCK_FILE = ".lock"
 _WINDOWS_LOCK_OFFSET = 1 << 20  # msvcrt locks a byte range; one past the holder's text
+# the command and start time the locks taken in a holding_as block name, over their own
+_HOLDER: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar("ort_layouts_lock_holder",
+                                                                                default=None)
+
+
+@contextlib.contextmanager
+def holding_as(command: str, started: str = "") -> Iterator[None]:
+    """Within the block, every :class:`DirectoryLock` this thread (or task) takes names
+    ``command`` and ``started`` as its holder's, over the ones it is given: a merge writes a
+    report whose meta names the run it merges, but holds the directory as the merge it is.
+
+    Raises:
+        ArgumentError: ``command`` or ``started`` is not a str.
+    """
+    for name, value in (("command", command), ("started", started)):
+        if not isinstance(value, str):
+            raise ArgumentError(f"{name} {value!r:.60} is {a_type(value)}, not a str; valid: e.g. "
+                                + ("'ort-layouts merge --shards reports'" if name == "command"
+                                   else "'2025-01-31T12:00:00+00:00'"))
+    token = _HOLDER.set((command, started))
+    try:
+        yield
+    finally:
+        _HOLDER.reset(token)
+
+
+def _alive(pid: object, host: object) -> bool:
+    """Whether the process ``pid`` of ``host`` may still run (True unless it is of this host,
+    POSIX, and gone)."""
+    if sys.platform == "win32" or host != platform.node() or not isinstance(pid, int) or pid <= 0:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: it runs
+        return True
+    return True
 
 
 def _try_lock(f: IO[bytes]) -> bool:
@@ -58,12 +103,14 @@ def _unlock(f: IO[bytes]) -> None:
 
 
 class DirectoryLock:
-    """The exclusive lock of a report directory, taken at once or refused.
+    """The exclusive lock of a report directory, taken at once or refused (when its holder lets
+    it go while a refused run waits for the holder's record, it is taken then).
 
     Args:
         directory: the report directory (it must exist).
-        command: the command line of the run that takes it, quoted to a refused run.
-        started: when that run started (ISO 8601).
+        command: the command line of the run that takes it, quoted to a refused run (a
+            :func:`holding_as` block's command replaces it).
+        started: when that run started (ISO 8601; a :func:`holding_as` block's replaces it).
 
     Raises:
         ReportError: another process holds the directory; the message names its pid, host,
@@ -72,10 +119,13 @@ class DirectoryLock:
 
     def __init__(self, directory: str | os.PathLike[str], *, command: str = "", started: str = "") -> None:
         self.directory = Path(directory)
+        override = _HOLDER.get()
+        if override is not None:
+            command, started = override
         self.path = self.directory / LOCK_FILE
         self._file: IO[bytes] | None = open(self.path, "a+b")  # noqa: SIM115 - closed in release()
-        if not _try_lock(self._file):
-            holder = self._wait_for_holder()
+        holder = self._take()
+        if holder is not None:
             self._file.close()
             self._file = None
             raise ReportError(
@@ -88,15 +138,30 @@ class DirectoryLock:
         self._file.write(json.dumps(self.info).encode("utf-8") + b"\n")
         self._file.flush()
 
-    def _wait_for_holder(self, timeout_s: float = 2.0) -> dict[str, Any]:
-        """The holder's record, waiting up to ``timeout_s`` for it: a run writes it just after
-        taking the lock, so a run refused in between would otherwise find the file empty."""
+    def _take(self, timeout_s: float = 2.0) -> dict[str, Any] | None:
+        """Take the lock (None), or the record of the process that holds it ({} when none came
+        in ``timeout_s``).
+
+        A holder writes its record just after taking the lock and empties the file before
+        letting it go, so a run refused in between finds the file empty, or, after a holder that
+        was killed, naming an ended process: it waits for the record of a live one, and takes
+        the lock if it is let go meanwhile. A record is quoted only when it is there both
+        before and after the lock is found held again, so the process it names held the lock
+        all along (a new holder's record names another pid or start).
+        """
+        assert self._file is not None
         deadline = time.monotonic() + timeout_s
-        holder = self.holder()
-        while not holder and time.monotonic() < deadline:
-            time.sleep(0.02)
+        while not _try_lock(self._file):
             holder = self.holder()
-        return holder
+            if holder and _alive(holder.get("pid"), holder.get("host")):
+                if _try_lock(self._file):
+                    return None
+                if self.holder() == holder:
+                    return holder
+            if time.monotonic() >= deadline:
+                return {}
+            time.sleep(0.02)
+        return None
 
     def holder(self) -> dict[str, Any]:
         """What the lock file says of its holder ({} when it says nothing readable)."""
@@ -111,9 +176,14 @@ class DirectoryLock:
         return self._file is not None
 
     def release(self) -> None:
-        """Let the directory go (the lock file stays, naming its last holder)."""
+        """Let the directory go (the lock file stays, emptied first: the next holder writes its
+        own record, and a run refused before it does waits for that, not quoting this one)."""
         if self._file is not None:
             try:
+                with contextlib.suppress(OSError):
+                    self._file.seek(0)
+                    self._file.truncate()
+                    self._file.flush()
                 _unlock(self._file)
             finally:
                 self._file.close()

@@ -34,13 +34,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ort_layouts._errors import ReportError, path_argument
+from ort_layouts._errors import ArgumentError, ReportError, a_type, path_argument
 from ort_layouts.engine.result import CaseResult, Status
 from ort_layouts.engine.session import selection_differences
 from ort_layouts.engine.suite import list_argument
 from ort_layouts.operators.case import Case
 from ort_layouts.reports.html import case_anchor, escape, page
-from ort_layouts.reports.lock import DirectoryLock
+from ort_layouts.reports.lock import DirectoryLock, holding_as
 from ort_layouts.reports.report import (
     META_FILE,
     RAN_ON_KEYS,
@@ -679,6 +679,7 @@ def merge_shards(
     out: str | os.PathLike[str],
     *,
     force: bool = False,
+    command: str | None = None,
 ) -> Report:
     """Merge the N shard reports of one run into the one report of the unsharded run, written
     into ``out`` (a report directory, locked while it is written, like a run's).
@@ -688,6 +689,10 @@ def merge_shards(
             (:func:`find_shards`).
         out: the merged report's directory; it may be the one holding the shards.
         force: replace a report of another selection already in ``out``.
+        command: the merge's command line, which the locks it holds on ``out`` and on each
+            shard while it reads it name to a run they refuse (the CLI's own; None: the
+            ``ort-layouts merge --shards ... --out ...`` of these arguments). The merged
+            report's meta names the unsharded run's command, not this.
 
     Returns:
         The merged report.
@@ -699,9 +704,21 @@ def merge_shards(
             of a case its shard did not plan (another shard's, or none's), or an
             ``out`` in use or holding a report of another selection; ``sources`` given as one
             str or no iterable (:func:`find_shards`), an ``out`` that is no path (None).
+        ArgumentError: ``command`` is neither None nor a str.
     """
+    if command is not None and not isinstance(command, str):
+        raise ArgumentError(f"command {command!r:.60} is {a_type(command)}, not a str; valid: the merge's "
+                            "command line, e.g. 'ort-layouts merge --shards reports', or None")
     path_argument(out, "out", "the merged report's directory (a str or os.PathLike)", ReportError)
     directories = find_shards(sources)
+    if command is None:
+        command = shlex.join(["ort-layouts", "merge", "--shards", *(str(d) for d in directories),
+                              "--out", os.fspath(out)])
+    with holding_as(command, now_iso()):
+        return _merge_shards(directories, out, force=force)
+
+
+def _merge_shards(directories: Sequence[Path], out: str | os.PathLike[str], *, force: bool) -> Report:
     if not directories:
         raise ReportError("nothing to merge: give the shard report directories, or the directory "
                           "holding them")
