@@ -592,6 +592,32 @@ def device_loop(session: Any, binding: Any, iterations: int,
     return times
 
 
+def gpu_section_provider(provider: str = "auto", *, allow_cpu: bool = False) -> str:
+    """The EP the gpu section runs on: ``provider`` ("auto": the default GPU EP) where it is a
+    GPU EP that runs in this process; else, with ``allow_cpu``, the CPU EP (no GPU EP here, or
+    DirectML only through its worker process, which binds no device memory of this one).
+
+    Raises:
+        ProviderError: ``provider`` names no EP, or one not available here (the message lists
+            the valid ones); without ``allow_cpu``, no GPU EP that runs in this process.
+    """
+    from ort_layouts._errors import ProviderError
+    from ort_layouts.engine.providers import CPU, DML, dml_through_worker, resolve_provider
+
+    name = resolve_provider(provider)
+    if name != CPU and not (name == DML and dml_through_worker()):
+        return name
+    if allow_cpu:
+        return CPU
+    if name == CPU:
+        raise ProviderError(f"the gpu section needs a GPU execution provider; {provider!r} resolves to "
+                            f"{CPU} (ask for one with --gpu-provider webgpu|dml|cuda, or run it on the CPU "
+                            "EP with --gpu-on-cpu)")
+    raise ProviderError("the gpu section needs a GPU execution provider in this process (it binds "
+                        "device memory); DirectML runs here through its worker process (run the section "
+                        "on the CPU EP with --gpu-on-cpu)")
+
+
 def bench_gpu(*, provider: str = "auto", device_id: int = 0, size_in_bytes: int = 64 * MIB,
               iterations: int = 200, repeats: int = 3, allow_cpu: bool = False) -> list[Figure]:
     """Layout-op bandwidth on a GPU EP with I/O binding; every output checked once bit for bit.
@@ -602,31 +628,19 @@ def bench_gpu(*, provider: str = "auto", device_id: int = 0, size_in_bytes: int 
         size_in_bytes: size of each output.
         iterations: runs per timed loop.
         repeats: timed loops of each kind, interleaved (best kept).
-        allow_cpu: run on the CPU EP too (to exercise this code path without a GPU).
+        allow_cpu: run on the CPU EP where no GPU EP runs in this process (to exercise this
+            code path without one): :func:`gpu_section_provider`.
 
     Raises:
-        ProviderError: no GPU EP (unless ``allow_cpu``).
+        ProviderError: no GPU EP in this process (unless ``allow_cpu``), or a ``provider`` not
+            available here.
     """
-    from ort_layouts._errors import ProviderError
     from ort_layouts.engine.graphs import build_model, provider_opset
-    from ort_layouts.engine.providers import (
-        CPU,
-        DML,
-        ProviderConfig,
-        dml_through_worker,
-        make_session,
-        resolve_provider,
-    )
+    from ort_layouts.engine.providers import ProviderConfig, make_session
     from ort_layouts.operators.expected import dml_operator, output_shape
     from ort_layouts.reference.execute import DmlOperator, verify
 
-    name = resolve_provider(provider)
-    if name == CPU and not allow_cpu:
-        raise ProviderError(f"the gpu section needs a GPU execution provider; {provider!r} resolves to "
-                            f"{CPU} (ask for one with --gpu-provider webgpu|dml|cuda)")
-    if name == DML and dml_through_worker():
-        raise ProviderError("the gpu section needs a GPU execution provider in this process (it binds "
-                            "device memory); DirectML runs here through its worker process")
+    name = gpu_section_provider(provider, allow_cpu=allow_cpu)
     config = ProviderConfig(name, device_id=device_id)
     allocate, how = device_allocator(name, device_id)
     fence = device_fence(allocate)

@@ -1243,55 +1243,114 @@ def _sections(text: str) -> tuple[str, ...]:
     return names
 
 
+# each section-bound argument of bench: its flag, the sections that take it, its default
+_BENCH_ARGUMENTS: dict[str, tuple[str, tuple[str, ...], Any]] = {
+    "provider": ("--provider", ("suite", "floor", "memory"), "cpu"),
+    "gpu_provider": ("--gpu-provider", ("gpu",), "auto"),
+    "device_id": ("--device-id", ("gpu",), 0),
+    "suite_sample": ("--suite-sample", ("suite", "dml"), 300),
+    "suite_ranks": ("--suite-ranks", ("suite", "floor", "diagnosis", "memory"), None),
+    "oracle_mb": ("--oracle-mb", ("oracle",), 256),
+    "gpu_mb": ("--gpu-mb", ("gpu",), 64),
+    "gpu_iterations": ("--gpu-iterations", ("gpu",), 200),
+    "memory_mb": ("--memory-mb", ("memory",), 256),
+    "repeats": ("--repeats", ("suite", "floor", "oracle", "gpu", "dml"), 3),
+    "jobs": ("--jobs", ("floor",), None),
+    "gpu_on_cpu": ("--gpu-on-cpu", ("gpu",), False),
+}
+
+
 def _add_bench(p: argparse.ArgumentParser) -> None:
     try:
-        from ort_layouts.frontends.bench import DEFAULT_SECTIONS, MIB
+        from ort_layouts.frontends.bench import DEFAULT_SECTIONS
     except ImportError:  # reported when the command runs: the other commands still work
         return
+    p.epilog = ("Every argument is checked before any section runs: a bad value is refused, naming it and "
+                "the valid ones, whatever the sections; so is an argument given to sections none of which "
+                "takes it (--device-id with --sections oracle, say).")
+    # the section-bound arguments default to None: given or not is known (_check_bench fills them in)
     p.add_argument("--sections", type=_sections, default=DEFAULT_SECTIONS,
                    help=f"comma-separated sections to run (default: {','.join(DEFAULT_SECTIONS)})")
-    p.add_argument("--provider", default="cpu",
+    p.add_argument("--provider", default=None,
                    help="EP of the suite, floor and memory sections (default: cpu)")
-    p.add_argument("--gpu-provider", default="auto", choices=GPU_PROVIDERS,
+    p.add_argument("--gpu-provider", default=None, choices=GPU_PROVIDERS,
                    help="EP of the gpu section: auto, webgpu, dml, cuda (default: auto)")
-    p.add_argument("--device-id", type=non_negative_int, default=0,
-                   help="device of the gpu section (default: 0)")
-    p.add_argument("--suite-sample", type=positive_int, default=300,
-                   help="cases timed batched and one session per case (default: 300)")
+    p.add_argument("--device-id", type=non_negative_int, default=None,
+                   help="device of the gpu section's EP, checked against the devices it lists (default: 0)")
+    p.add_argument("--suite-sample", type=positive_int, default=None,
+                   help="cases timed batched and one session per case by the suite section; the dml "
+                        "section times at least 1000 (default: 300)")
     p.add_argument("--suite-ranks", type=selection_list("ranks"), default=None,
                    help="comma-separated input ranks of the standard suite that the suite, floor, "
                         "diagnosis and memory sections take (default: all)")
-    p.add_argument("--oracle-mb", type=_mib, default=256 * MIB,
-                   help="oracle tensor size in MiB (default 256)")
-    p.add_argument("--gpu-mb", type=_mib, default=64 * MIB, help="gpu tensor size in MiB (default 64)")
-    p.add_argument("--gpu-iterations", type=positive_int, default=200,
-                   help="runs per gpu timing loop (default 200)")
-    p.add_argument("--memory-mb", type=_mib, default=256 * MIB,
-                   help="size of the large memory-section case in MiB (default 256)")
-    p.add_argument("--repeats", type=positive_int, default=3,
-                   help="interleaved repeats, best kept (default 3)")
+    p.add_argument("--oracle-mb", type=_mib, default=None,
+                   help="oracle section's tensor size in MiB (default 256)")
+    p.add_argument("--gpu-mb", type=_mib, default=None, help="gpu section's tensor size in MiB (default 64)")
+    p.add_argument("--gpu-iterations", type=positive_int, default=None,
+                   help="runs per gpu section timing loop (default 200)")
+    p.add_argument("--memory-mb", type=_mib, default=None,
+                   help="size of the memory section's large case in MiB (default 256)")
+    p.add_argument("--repeats", type=positive_int, default=None,
+                   help="interleaved repeats, best kept, of the suite, floor, oracle, gpu and dml sections "
+                        "(default 3)")
     p.add_argument("--jobs", type=positive_int, default=None,
                    help="worker processes of the floor section's runs (default: the runner's choice)")
-    p.add_argument("--gpu-on-cpu", action="store_true",
-                   help="run the gpu section on the CPU EP when no GPU EP is there (tests the code path)")
+    p.add_argument("--gpu-on-cpu", action="store_true", default=None,
+                   help="run the gpu section on the CPU EP when no GPU EP runs in this process (none "
+                        "here, or DirectML only through its worker): tests the code path")
     p.add_argument("--json", type=path_text, metavar="FILE", default=None,
                    help="also write the machine and figures as JSON")
 
 
 def _check_bench(args: argparse.Namespace) -> None:
+    """Every argument before any section runs: its value, and that a section asked for takes it
+    (one line each); then the defaults of those not given."""
+    from ort_layouts._errors import OrtLayoutsError
+    from ort_layouts.engine.providers import check_device_id, resolve_provider
     from ort_layouts.engine.session import resolve_validation_provider
+    from ort_layouts.frontends.bench import MIB, gpu_section_provider
 
     if args.json:
         check_output_file(args.json, "--json")
-    if {"suite", "floor", "memory"} & set(args.sections):
+    given = {dest for dest in _BENCH_ARGUMENTS if getattr(args, dest, None) is not None}
+    if "provider" in given:
         _argument("--provider", resolve_validation_provider, args.provider)
+    if "gpu_provider" in given:
+        _argument("--gpu-provider", resolve_provider, args.gpu_provider)
+    sections = set(args.sections)
+    for dest in sorted(given, key=list(_BENCH_ARGUMENTS).index):
+        flag, takers, _ = _BENCH_ARGUMENTS[dest]
+        if not sections & set(takers):
+            one = len(takers) == 1
+            names = takers[0] if one else f"{', '.join(takers[:-1])} and {takers[-1]}"
+            raise UsageError(
+                f"argument {flag}: only the {names} section{'' if one else 's'} take{'s' if one else ''} "
+                f"it, and --sections {','.join(args.sections)} "
+                f"{'does not run it' if one else 'runs none of them'}; "
+                f"valid: add {names.replace(' and ', ' or ')} to --sections, or leave {flag} out")
+    for dest, (_, _, default) in _BENCH_ARGUMENTS.items():
+        if getattr(args, dest, None) is None:
+            setattr(args, dest, default * MIB if dest.endswith("_mb") else default)
+    if {"suite", "floor", "memory"} & sections:
+        _argument("--provider", resolve_validation_provider, args.provider)
+    if "gpu" in sections and "device_id" in given:
+        try:  # the EP the section runs on; where it cannot run (skipped, saying why), the one asked for
+            gpu = gpu_section_provider(args.gpu_provider, allow_cpu=args.gpu_on_cpu)
+        except OrtLayoutsError:
+            gpu = _argument("--gpu-provider", resolve_provider, args.gpu_provider)
+        _argument("--device-id", lambda d: check_device_id(gpu, d), args.device_id)
 
 
 def _run_bench(args: argparse.Namespace) -> int:
     """0 when it ran (missed targets are figures, not errors)."""
+    _check_bench(args)
+    return _bench(args)
+
+
+def _bench(args: argparse.Namespace) -> int:
+    """The sections of arguments _check_bench checked (and gave their defaults)."""
     from ort_layouts.frontends.bench import machine, run_benchmarks
 
-    _check_bench(args)
     figures = run_benchmarks(
         args.sections, provider=args.provider, gpu_provider=args.gpu_provider, device_id=args.device_id,
         suite_sample=args.suite_sample, suite_ranks=args.suite_ranks or None, oracle_bytes=args.oracle_mb,
@@ -1317,7 +1376,7 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
         _check_bench(args)
     except UsageError as e:
         parser.error(str(e))
-    return _run_bench(args)
+    return _bench(args)
 
 
 # ---- extract (ort_layouts.models.extract) -----------------------------------------------------
