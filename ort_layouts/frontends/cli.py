@@ -1546,7 +1546,8 @@ def _add_export(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ranks", type=selection_list("ranks"), default=None,
                    help="suite filter: ranks, e.g. 1,2,4 or 1-4")
     p.add_argument("--seed", type=non_negative_int, default=None,
-                   help="seed of the suite's input data (default 0)")
+                   help="seed of the cases' input data, of the suite or of --model's nodes: the cases "
+                        "validate runs with the same --seed (default 0)")
     p.add_argument("--batched", action="store_true", help="one directory holding every case")
     p.add_argument("--force", action="store_true",
                    help="replace an earlier export in --out (the directories its cases.json lists)")
@@ -1557,8 +1558,8 @@ def _run_export(args: argparse.Namespace) -> int:
     from ort_layouts.engine import selection
     from ort_layouts.models.testdata import export_test_dir
 
-    filters = [f for f, v in (("--ops", args.ops), ("--dtypes", args.dtypes), ("--ranks", args.ranks),
-                              ("--seed", args.seed)) if v is not None]
+    filters = [f for f, v in (("--ops", args.ops), ("--dtypes", args.dtypes), ("--ranks", args.ranks))
+               if v is not None]
     if args.model and filters:
         raise UsageError(f"{filters[0]} filters the standard suite; it does not go with --model (a model's "
                          "cases are its own nodes)")
@@ -1575,7 +1576,7 @@ def _run_export(args: argparse.Namespace) -> int:
 
         model = check_model(args.model, "--model")
         layout = extract(model, dims=dims, ops=CASE_OPS)  # once, for the cases and the notes
-        cases = cases_of(layout)
+        cases = cases_of(layout, seed=args.seed or 0)  # validate --model's: model_cases(model, seed=S)
     else:
         cases = selection.select_cases(ops=ops, dtypes=dtypes, ranks=args.ranks, seed=args.seed or 0)
     if not cases:
