@@ -170,6 +170,8 @@ def _window(shape: Sequence[int], starts: Sequence[int], ends: Sequence[int],
     axis_list = [] if axes is None else [_clamp32(v) for v in int_tuple(axes, "Slice axes")]
     step_list = [] if steps is None else [_clamp32(v) for v in int_tuple(steps, "Slice steps")]
     axis_list = [a + rank if a < 0 else a for a in axis_list]  # HandleNegativeAxes
+    if len(set(axis_list)) != len(axis_list):  # ONNX's and ONNX Runtime's Slice refuse it
+        raise ShapeError(f"Slice axes {list(axes or ())} repeat an axis; valid: each axis once")
     if len(start_list) != len(end_list):
         raise ShapeError(f"Slice starts {list(starts)} and ends {list(ends)} differ in length "
                          "(SliceHelper: 'starts' must equal 'ends' in size)")

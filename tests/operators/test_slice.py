@@ -520,3 +520,14 @@ def test_a_negative_step_to_just_below_int64_max_stays_an_empty_case() -> None:
     assert [f.split(":")[0] for f in node.flags] == ["empty"]
     case = node.to_case()
     assert case is not None and expected_output(case, x).shape == got.shape
+
+
+def test_from_onnx_refuses_repeated_axes() -> None:
+    """ONNX Runtime's CPU EP refuses a Slice whose axes name one axis twice ("Axis 1 is referred
+    to more than once"); Slice1Op.from_onnx dropped the first entry without a word."""
+    from ort_layouts.operators.slice import Slice1Op
+
+    with pytest.raises(ShapeError, match=r"Slice axes \[1, -1\] repeat an axis; valid: each axis once"):
+        Slice1Op.from_onnx(BufferTensorDesc("float32", (4, 4)), [1, 2], [3, 4], axes=[1, -1])
+    op = Slice1Op.from_onnx(BufferTensorDesc("float32", (4, 4)), [1, 2], [3, 4], axes=[0, -1])
+    assert op.output.sizes[-2:] == (2, 2)  # rows 1..2 and columns 2..3, by hand
