@@ -39,6 +39,7 @@ import numpy as np
 from ort_layouts._errors import DescriptorError, NotExpressibleError, ShapeError
 from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc, cpp_struct
 from ort_layouts.descriptors.dtypes import DataType
+from ort_layouts.descriptors.sequences import is_integer
 from ort_layouts.reference.compare import views_equal
 from ort_layouts.reference.copy import strided_copy
 
@@ -60,11 +61,15 @@ SPLIT = "DML_OPERATOR_SPLIT"
 MIN_DIMENSION_COUNT = 4  # DmlOperator::Initialize's default minDimensionCount (NchwDimensionCount)
 
 
-def _axis_in_range(axis: int, rank: int, what: str) -> int:
-    """``HandleNegativeAxis``: a negative axis counts from the back; ShapeError outside [-rank, rank)."""
-    if not -rank <= axis < rank:
-        raise ShapeError(f"{what} axis {axis} is out of range for rank {rank} (valid: {-rank}..{rank - 1})")
-    return axis % rank
+def _axis_in_range(axis: Any, rank: int, what: str) -> int:
+    """``HandleNegativeAxis``: a negative axis counts from the back; ShapeError outside [-rank, rank)
+    and for anything that is no integer (None, True, 1.0)."""
+    if not is_integer(axis):
+        raise ShapeError(f"{what} axis {axis!r} is not an integer; valid: {-rank}..{rank - 1}")
+    index = int(axis)
+    if not -rank <= index < rank:
+        raise ShapeError(f"{what} axis {index} is out of range for rank {rank} (valid: {-rank}..{rank - 1})")
+    return index % rank
 
 
 def dml_adjusted_axis(onnx_axis: int, rank: int, dimension_count: int | None = None) -> int:
@@ -253,7 +258,7 @@ class JoinOp:
         for k, s in enumerate(shapes):
             if len(s) != rank:
                 raise ShapeError(f"Concat input {k} has rank {len(s)}, input 0 has {rank}; all must agree")
-        a = _axis_in_range(int(axis), rank, "Concat")
+        a = _axis_in_range(axis, rank, "Concat")
         out_shape = list(shapes[0])
         out_shape[a] = sum(s[a] for s in shapes)
         kept = [k for k, s in enumerate(shapes) if 0 not in s]
@@ -401,7 +406,7 @@ class SplitOp:
         rank = len(shape)
         if rank == 0:
             raise ShapeError("Split of a rank-0 tensor is not defined (ONNX needs rank >= 1)")
-        a = _axis_in_range(int(axis), rank, "Split")
+        a = _axis_in_range(axis, rank, "Split")
         if not sizes or any(p < 0 for p in sizes) or sum(sizes) != shape[a]:
             raise ShapeError(f"Split parts {sizes} must be >= 0 and add up to dimension {a} of "
                              f"{list(shape)} ({shape[a]})")

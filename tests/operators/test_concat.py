@@ -379,3 +379,16 @@ def test_a_concat_1_node_without_axis_reads_axis_1() -> None:
     (required,) = extract(model(4))
     assert required.to_case() is None
     assert "shape: Concat 'cat' has no axis attribute (required from Concat-4; opset 4)" in required.flags
+
+
+@pytest.mark.parametrize("axis", [True, None, 1.0, "1"], ids=["bool", "none", "float", "str"])
+def test_join_and_split_refuse_an_axis_that_is_no_integer(axis: object) -> None:
+    """JoinOp.from_onnx took True as axis 1 and gave a bare TypeError for None; both now refuse
+    what is no integer, naming it and the valid axes."""
+    from ort_layouts.operators.join_split import SplitOp
+
+    with pytest.raises(ShapeError, match=r"Concat axis .* is not an integer; valid: -2..1"):
+        JoinOp.from_onnx("float32", [(2, 3), (2, 1)], axis)  # type: ignore[arg-type]
+    with pytest.raises(ShapeError, match=r"Split axis .* is not an integer; valid: -2..1"):
+        SplitOp.from_onnx("float32", (4, 3), (1, 3), axis)  # type: ignore[arg-type]
+    assert JoinOp.from_onnx("float32", [(2, 3), (2, 1)], 1).output.sizes[-2:] == (2, 4)
