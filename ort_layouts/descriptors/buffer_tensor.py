@@ -664,8 +664,7 @@ class BufferTensorDesc:
         };
         DML_TENSOR_DESC xTensor = {DML_TENSOR_TYPE_BUFFER, &x};
         """
-        if not isinstance(name, str) or not name.isidentifier() or not name.isascii():
-            raise DescriptorError("cpp-name", name, f"{name!r} is not a C++ identifier")
+        check_cpp_name(name)
         n = self.dimension_count
         lines = [f"UINT {name}Sizes[{n}] = {{{', '.join(map(str, self.sizes))}}};"]
         strides_ref = "nullptr"
@@ -693,6 +692,13 @@ def normalize_perm(perm: Sequence[int], rank: int) -> tuple[int, ...]:
     if sorted(p) != list(range(rank)):
         raise ShapeError(f"perm {list(p)} is not a permutation of 0..{rank - 1} (rank {rank})")
     return p
+
+
+def check_cpp_name(name: object) -> None:
+    """Raise DescriptorError ("cpp-name") unless ``name`` is an ASCII C++ identifier, the name
+    ``to_cpp`` gives its initializers."""
+    if not isinstance(name, str) or not name.isidentifier() or not name.isascii():
+        raise DescriptorError("cpp-name", name, f"{name!r} is not a C++ identifier")
 
 
 def cpp_struct(type_name: str, name: str, fields: Sequence[tuple[str, str]]) -> list[str]:

@@ -45,8 +45,8 @@ import numpy as np
 import onnx
 from numpy.lib.stride_tricks import as_strided
 
-from ort_layouts._errors import DescriptorError, ModelError, ShapeError
-from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
+from ort_layouts._errors import ModelError, ShapeError
+from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc, check_cpp_name
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.operators.base import (
     Candidate,
@@ -356,8 +356,7 @@ class SpaceToDepthOp:
 
 
 def _cpp(op: DepthToSpaceOp | SpaceToDepthOp, name: str, desc_type: str, operator: str, fields: str) -> str:
-    if not isinstance(name, str) or not name.isidentifier() or not name.isascii():
-        raise DescriptorError("cpp-name", name, f"{name!r} is not a C++ identifier")
+    check_cpp_name(name)
     return "\n".join([
         op.input.to_cpp(f"{name}Input"), op.output.to_cpp(f"{name}Output"),
         f"{desc_type} {name}Desc = {{&{name}InputTensor, &{name}OutputTensor, {fields}}};",

@@ -36,8 +36,8 @@ from typing import Any
 
 import numpy as np
 
-from ort_layouts._errors import DescriptorError, NotExpressibleError, ShapeError
-from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc, cpp_struct
+from ort_layouts._errors import NotExpressibleError, ShapeError
+from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc, check_cpp_name, cpp_struct
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.sequences import is_integer
 from ort_layouts.reference.compare import views_equal
@@ -194,11 +194,6 @@ def _check_tensors(what: str, whole: BufferTensorDesc, parts: Sequence[BufferTen
                          f"{whole.sizes[axis]} ({[p.sizes[axis] for p in parts]})")
 
 
-def _check_cpp_name(name: str) -> None:
-    if not isinstance(name, str) or not name.isidentifier() or not name.isascii():
-        raise DescriptorError("cpp-name", name, f"{name!r} is not a C++ identifier")
-
-
 def _desc_list(data: Any, key: str) -> tuple[BufferTensorDesc, ...]:
     return tuple(BufferTensorDesc.from_dict(d) for d in data[key])
 
@@ -341,7 +336,7 @@ class JoinOp:
     def to_cpp(self, name: str = "join") -> str:
         """C++ initializers of the descriptors and of DML_JOIN_OPERATOR_DESC (InputTensors an
         array of DML_TENSOR_DESC)."""
-        _check_cpp_name(name)
+        check_cpp_name(name)
         n = self.input_count
         lines = [d.to_cpp(f"{name}Input{k}") for k, d in enumerate(self.inputs)]
         lines.append(self.output.to_cpp(f"{name}Output"))
@@ -478,7 +473,7 @@ class SplitOp:
     def to_cpp(self, name: str = "split") -> str:
         """C++ initializers of the descriptors and of DML_SPLIT_OPERATOR_DESC (OutputTensors an
         array of DML_TENSOR_DESC)."""
-        _check_cpp_name(name)
+        check_cpp_name(name)
         n = self.output_count
         lines = [self.input.to_cpp(f"{name}Input")]
         lines += [d.to_cpp(f"{name}Output{k}") for k, d in enumerate(self.outputs)]

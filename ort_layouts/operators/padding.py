@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ort_layouts._errors import DataTypeError, DescriptorError, NotExpressibleError, ShapeError
-from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc, cpp_struct
+from ort_layouts._errors import DataTypeError, NotExpressibleError, ShapeError
+from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc, check_cpp_name, cpp_struct
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.sequences import int_tuple, is_int_tuple
 from ort_layouts.reference.buffers import is_nibble
@@ -405,8 +405,7 @@ class PaddingOp:
         ``Bytes[8]``, so the value is exact (NaN payloads, -0.0, float16 bits), with the typed
         value in a comment.
         """
-        if not isinstance(name, str) or not name.isidentifier() or not name.isascii():
-            raise DescriptorError("cpp-name", name, f"{name!r} is not a C++ identifier")
+        check_cpp_name(name)
         n = self.dimension_count
         raw = self.padding_value_bytes or bytes(self.input.data_type.to_numpy().itemsize)
         union = ", ".join(f"0x{b:02x}" for b in raw.ljust(8, b"\0"))

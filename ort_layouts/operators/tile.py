@@ -32,8 +32,8 @@ import numpy as np
 import onnx
 from numpy.lib.stride_tricks import as_strided
 
-from ort_layouts._errors import DescriptorError, ModelError, NotExpressibleError, ShapeError
-from ort_layouts.descriptors.buffer_tensor import MAX_DIMENSION_COUNT, BufferTensorDesc
+from ort_layouts._errors import ModelError, NotExpressibleError, ShapeError
+from ort_layouts.descriptors.buffer_tensor import MAX_DIMENSION_COUNT, BufferTensorDesc, check_cpp_name
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.sequences import int_tuple
 from ort_layouts.operators.base import (
@@ -223,8 +223,7 @@ class TileOp:
 
     def to_cpp(self, name: str = "tile") -> str:
         """C++ initializers of the descriptors and of DML_TILE_OPERATOR_DESC."""
-        if not isinstance(name, str) or not name.isidentifier() or not name.isascii():
-            raise DescriptorError("cpp-name", name, f"{name!r} is not a C++ identifier")
+        check_cpp_name(name)
         n = len(self.repeats)
         return "\n".join([
             self.input.to_cpp(f"{name}Input"), self.output.to_cpp(f"{name}Output"),
