@@ -1496,7 +1496,9 @@ def _run_convert(args: argparse.Namespace) -> int:
         _out(result.summary())
         _note(f"{args.output} not written: the converted model's outputs differ from the original's")
         return 1
-    _replace_file(output, data)
+    from ort_layouts.reports.report import atomic_write_bytes
+
+    atomic_write_bytes(output, data)  # a new file: another link to the one there keeps its bytes
     _out(f"wrote {args.output}: {args.to} at {changed}")
     if result is not None:
         _out(result.summary())
@@ -1509,26 +1511,6 @@ def _same_file(a: Path, b: Path) -> bool:
         return os.path.samefile(a, b)
     except OSError:  # one of them is missing or unreadable
         return False
-
-
-def _replace_file(path: Path, data: bytes) -> None:
-    """Write ``data`` to a new file that then replaces ``path``: never into the file that was
-    there (another link to it, an input's data, keeps its bytes), and never half a file."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 # ---- export (ort_layouts.models.testdata) -----------------------------------------------------

@@ -70,6 +70,7 @@ __all__ = [
     "SHARDS_FILE",
     "Coverage",
     "Report",
+    "atomic_write_bytes",
     "atomic_write_text",
     "atomic_write_texts",
     "foreign_result",
@@ -108,7 +109,13 @@ def atomic_write_text(path: str | os.PathLike[str], text: str | Iterable[str]) -
     atomic_write_texts([(path, text)])
 
 
-def atomic_write_texts(files: Sequence[tuple[str | os.PathLike[str], str | Iterable[str]]]) -> None:
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """:func:`atomic_write_text` of bytes, written as they are: the file at ``path`` is replaced,
+    never written into (another link to it keeps its bytes)."""
+    atomic_write_texts([(path, data)])
+
+
+def atomic_write_texts(files: Sequence[tuple[str | os.PathLike[str], str | bytes | Iterable[str]]]) -> None:
     """:func:`atomic_write_text` for several files: each is written to its temporary file, then
     each is synced and put in place, in order.
 
@@ -125,8 +132,11 @@ def atomic_write_texts(files: Sequence[tuple[str | os.PathLike[str], str | Itera
             out = os.fdopen(fd, "wb")
             written.append((target, tmp, out))
             os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600 files; give what open() would
-            for piece in (text,) if isinstance(text, str) else text:
-                out.write(_utf8(piece))
+            if isinstance(text, bytes):
+                out.write(text)
+            else:
+                for piece in (text,) if isinstance(text, str) else text:
+                    out.write(_utf8(piece))
             out.flush()
             if _START_WRITEBACK is not None:  # Linux: the dirty pages go to the disk now, not when synced
                 _START_WRITEBACK(fd, 0, 0, _DONTNEED)
