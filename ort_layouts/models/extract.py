@@ -53,6 +53,7 @@ from ort_layouts.engine.selection import check_dims, resolve_value_kinds
 from ort_layouts.engine.suite import list_argument
 from ort_layouts.models.walk import Body, node_name, walk
 from ort_layouts.operators.case import VALUE_KINDS, Case, check_seed, check_value_kind
+from ort_layouts.operators.kernels import schema_version
 from ort_layouts.operators.onnx_nodes import Flagged, Graph, attrs, constant_value, is_constant_node, static
 from ort_layouts.operators.registry import CASE_OPS, LAYOUT_OPS, check_op_type, operator_for_type
 from ort_layouts.reference.buffers import is_nibble
@@ -483,11 +484,8 @@ def _no_cpu_kernel(op_type: str, opset: int) -> str:
     ``op_type`` to) the installed ONNX Runtime's CPU EP has no kernel for (Concat-1, Pad-1,
     Split-1, Tile-1: "Could not find an implementation"); "" where it has one, or where the opset
     is unknown (0)."""
-    if opset <= 0:
-        return ""
-    try:
-        version = int(onnx.defs.get_schema(op_type, opset, "").since_version)
-    except onnx.defs.SchemaError:  # the operator did not exist yet at that opset
+    version = schema_version(op_type, opset)
+    if version is None:
         return ""
     ranges = cpu_kernel_versions(op_type)
     if any(first <= version <= last for first, last in ranges):

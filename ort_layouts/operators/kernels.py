@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import onnx
 
-__all__ = ["DML_KERNEL_VERSIONS", "dml_kernel_reason", "flag_no_kernel"]
+__all__ = ["DML_KERNEL_VERSIONS", "dml_kernel_reason", "flag_no_kernel", "schema_version"]
 
 #: the ONNX schema since-versions the DML EP registers a kernel for: the Copy kernel's
 #: (``REG_INFO_COPY`` rows of ``OperatorRegistration.cpp``, lines 852-875 at ONNX Runtime 1.24.1),
@@ -31,16 +31,20 @@ DML_KERNEL_VERSIONS: dict[str, tuple[int, ...]] = {
 }
 
 
-def _schema_version(op_type: str, opset: int) -> int | None:
+def schema_version(op_type: str, opset: int) -> int | None:
+    """The since-version of the schema ``opset`` resolves ``op_type`` (default domain) to; None
+    where the opset is unknown (0 or less) or the operator did not exist yet."""
+    if opset <= 0:
+        return None
     try:
-        return int(onnx.defs.get_schema(op_type, opset).since_version)
-    except Exception:  # onnx raises SchemaError for an opset before the operator existed
+        return int(onnx.defs.get_schema(op_type, opset, "").since_version)
+    except onnx.defs.SchemaError:  # an opset before the operator existed
         return None
 
 
 def dml_kernel_reason(op_type: str, opset: int) -> str:
     """Why the DML EP has no kernel for ``op_type`` at ``opset`` ("" when it has one)."""
-    version = _schema_version(op_type, opset)
+    version = schema_version(op_type, opset)
     if version is None or version in DML_KERNEL_VERSIONS[op_type]:
         return ""
     return (f"opset {opset} resolves to {op_type}-{version}, and the DML EP registers {op_type} "
