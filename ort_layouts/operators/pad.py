@@ -143,6 +143,18 @@ def _converted_nan(dtype: DataType, constant: bytes, written: bytes) -> bool:
     return bool(nan.converted(int.from_bytes(constant, "little"), int.from_bytes(written, "little")))
 
 
+def _opset_problem(case: Case, opset: int) -> str:
+    """Why a Pad case cannot be a node at ``opset`` ("" when it can): mode wrap came with
+    Pad-19, the axes input with Pad-18."""
+    if case.mode == "wrap" and opset < PAD_WRAP_OPSET:
+        return (f"Pad mode 'wrap' came with opset {PAD_WRAP_OPSET}, and the opset is {opset}; valid: "
+                f"opset >= {PAD_WRAP_OPSET}, or another mode")
+    if case.axes is not None and opset < PAD_AXES_OPSET:
+        return (f"Pad's axes input came with opset {PAD_AXES_OPSET}, and the opset is {opset}; valid: "
+                f"opset >= {PAD_AXES_OPSET}, or no axes")
+    return ""
+
+
 class Pad(Operator):
     op_types = ("Pad",)
     case_fields: ClassVar[Mapping[str, tuple[str, ...]]] = {"Pad": ("pads", "mode", "pad_value_hex", "axes")}
@@ -161,12 +173,9 @@ class Pad(Operator):
         :meth:`add_node`)."""
         if case.pads is None:
             raise ShapeError("a Pad case needs pads")
-        if case.opset is not None and case.mode == "wrap" and case.opset < PAD_WRAP_OPSET:
-            raise ShapeError(f"Pad mode 'wrap' came with opset {PAD_WRAP_OPSET}; valid: opset >= "
-                             f"{PAD_WRAP_OPSET} (the case's is {case.opset}), or another mode")
-        if case.opset is not None and case.axes is not None and case.opset < PAD_AXES_OPSET:
-            raise ShapeError(f"Pad's axes input came with opset {PAD_AXES_OPSET}; valid: opset >= "
-                             f"{PAD_AXES_OPSET} (the case's is {case.opset}), or no axes")
+        problem = "" if case.opset is None else _opset_problem(case, case.opset)
+        if problem:
+            raise ShapeError(problem)
         if not case.shape:  # ONNX Runtime's CPU EP and ONNX's reference both fail such a node
             raise ShapeError("a rank-0 Pad is not defined (a scalar has no axis to pad); valid: an input of "
                              "rank >= 1")
@@ -243,11 +252,9 @@ class Pad(Operator):
     def add_node(self, graph: onnx.GraphProto, index: int, case: Case, opset: int) -> None:
         """Attributes before opset 11, inputs from 11, the axes input from 18, wrap from 19."""
         x, y, name = f"x{index}", f"y{index}", f"n{index}_{case.op}"
-        if case.mode == "wrap" and opset < PAD_WRAP_OPSET:
-            raise ModelError(f"case {case.id}: Pad mode 'wrap' needs opset >= {PAD_WRAP_OPSET}, got {opset}")
-        if case.axes is not None and opset < PAD_AXES_OPSET:
-            raise ModelError(f"case {case.id}: the Pad axes input needs opset >= {PAD_AXES_OPSET}, "
-                             f"got {opset}")
+        problem = _opset_problem(case, opset)
+        if problem:
+            raise ModelError(f"case {case.id}: {problem}")
         value = _pad_value(case)
         pads = [int(p) for p in case.pads or ()]
         if opset < PAD_INPUTS_OPSET:
