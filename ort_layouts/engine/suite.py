@@ -128,9 +128,9 @@ def standard_suite(
             ``ops`` and ``ranks`` are: the small shapes are made in every one of them, the larger
             ones (Transpose's rank-5 and rank-6 permutations, for one) in the first of them, in
             the suite's order, and one of the others in turn. So one data type alone gets every
-            shape (``["float16"]`` sweeps float16 as the whole suite sweeps float32), and a run
-            per data type is not the whole suite cut in parts (``--shard`` cuts it). Their order
-            and repeats make no other case and no other order.
+            shape of the whole suite (``["float16"]``; an integer type all but a few float-only
+            ones), and a run per data type is not the whole suite cut in parts (``--shard`` cuts
+            it). Their order and repeats make no other case and no other order.
         ranks: keep only cases whose input rank is one of these integers (empty: no case).
         seed: an integer >= 0, mixed into every case's seed (and the rank-7/8 permutation
             sample).

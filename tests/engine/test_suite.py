@@ -142,6 +142,25 @@ def test_the_order_and_repeats_of_the_dtypes_make_no_other_cases() -> None:
         assert kinds.index(DataType.INT8) > kinds.index(DataType.FLOAT32)
 
 
+def _shape_of(case: Case) -> tuple[Any, ...]:
+    """A case but for its data type, constant and seed: the shape the suite makes it in."""
+    return (case.op, case.shape, case.perm, case.target_shape, case.pads, case.mode, case.axes, case.starts,
+            case.ends, case.steps, case.axis, case.parts, case.num_outputs, case.repeats, case.blocksize,
+            case.opset, case.values)
+
+
+def test_one_data_type_alone_gets_every_shape_of_the_suite(suite: list[Case]) -> None:
+    """What README and --dtypes say: --dtypes float16 alone sweeps every shape of the suite in
+    float16, and runs per data type are not the suite cut in parts (together they hold more)."""
+    float16 = standard_suite(dtypes=["float16"])
+    assert {c.data_type for c in float16} == {DataType.FLOAT16}
+    assert {_shape_of(c) for c in float16} == {_shape_of(c) for c in suite}
+    in_suite = sum(c.data_type is DataType.FLOAT16 for c in suite)
+    assert len(float16) > in_suite  # the whole suite makes fewer of its shapes in float16
+    per_type = sum(len(standard_suite(dtypes=[t])) for t in SUITE_DTYPES)
+    assert per_type > len(suite)
+
+
 def test_any_iterable_is_a_list() -> None:
     by_list = standard_suite(ops=["Tile"], dtypes=["int8"], ranks=[2])
     assert by_list
