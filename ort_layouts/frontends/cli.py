@@ -1426,6 +1426,19 @@ def _run_extract(args: argparse.Namespace) -> int:
 
 
 # ---- convert (ort_layouts.models.convert) -----------------------------------------------------
+def _check_limit_mib(text: str) -> int:
+    """--check-limit-mib: a whole number of MiB >= 1, as bytes."""
+    try:
+        mib = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of MiB; valid: an integer >= 1 "
+                                         "(e.g. 4096 for 4 GiB; default 1024)") from None
+    if mib < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is below 1 MiB; valid: an integer >= 1 (e.g. 4096 for "
+                                         "4 GiB; default 1024)")
+    return mib << 20
+
+
 def _add_convert(p: argparse.ArgumentParser) -> None:
     from ort_layouts.models.convert import LAYOUTS
 
@@ -1446,12 +1459,16 @@ def _add_convert(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
                    help="symbolic input dimension values for --check (default 1)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the --check input data")
+    p.add_argument("--check-limit-mib", type=_check_limit_mib, default=None, metavar="MIB",
+                   help="the most MiB (1 MiB = 2^20 bytes) of random input data --check makes, all inputs "
+                        "together (default 1024, 1 GiB); inputs over it are refused before any is made")
 
 
 def _run_convert(args: argparse.Namespace) -> int:
     """0 on success, 1 when --check finds a difference (nothing written), 3 when nothing matched
     (nothing written)."""
     from ort_layouts.models.convert import (
+        CHECK_INPUT_LIMIT_IN_BYTES,
         check_conversion,
         convert_layout,
         converted_tensors,
@@ -1459,8 +1476,9 @@ def _run_convert(args: argparse.Namespace) -> int:
         serialized_model,
     )
 
-    if (args.dim or args.seed) and not args.check:
-        raise UsageError(f"{'--dim' if args.dim else '--seed'} goes with --check (the data of the check)")
+    if (args.dim or args.seed or args.check_limit_mib) and not args.check:
+        given = "--dim" if args.dim else "--seed" if args.seed else "--check-limit-mib"
+        raise UsageError(f"{given} goes with --check (the data of the check)")
     dims = _parse_dims("--dim", args.dim)
     for name in args.name or ():
         if not name.strip():
@@ -1491,7 +1509,9 @@ def _run_convert(args: argparse.Namespace) -> int:
     data = serialized_model(converted, "converted model")  # over protobuf's 2 GB: refused, nothing written
     # the bytes written are the bytes checked, before they are written: a check that cannot run
     # or that fails writes nothing
-    result = check_conversion(model, data, seed=args.seed, dims=dims) if args.check else None
+    limit = args.check_limit_mib or CHECK_INPUT_LIMIT_IN_BYTES
+    result = check_conversion(model, data, seed=args.seed, dims=dims, limit_bytes=limit) if args.check else \
+        None
     if result is not None and not result:
         _out(result.summary())
         _note(f"{args.output} not written: the converted model's outputs differ from the original's")

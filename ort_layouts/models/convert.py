@@ -21,7 +21,8 @@ import onnx
 from onnx import helper, shape_inference
 from onnx.external_data_helper import uses_external_data
 
-from ort_layouts._errors import ModelError, ShapeError
+from ort_layouts._errors import ArgumentError, ModelError, ShapeError, a_type
+from ort_layouts.descriptors.sequences import is_integer
 from ort_layouts.engine.selection import check_dims
 from ort_layouts.engine.suite import check_seed, list_argument
 from ort_layouts.models.extract import ModelFile, check_is_model, load_model, model_path
@@ -33,6 +34,7 @@ __all__ = [
     "LAYOUTS",
     "OutputComparison",
     "check_conversion",
+    "check_limit_bytes",
     "convert_layout",
     "converted_tensors",
     "external_data_files",
@@ -41,8 +43,10 @@ __all__ = [
 
 LAYOUTS = ("NCHW", "NHWC")
 # the most bytes the random inputs of :func:`check_conversion` take in all (each made in its own
-# element type); larger dims are refused before anything is made
+# element type) unless its ``limit_bytes`` says otherwise; larger dims are refused before anything
+# is made
 CHECK_INPUT_LIMIT_IN_BYTES = 1 << 30
+_MIB = 1 << 20
 _NODE_PREFIX = "ort_layouts.convert/"
 _ModelLike = str | Path | onnx.ModelProto | ModelFile
 
@@ -522,8 +526,31 @@ def _input_dtype(value: onnx.ValueInfoProto) -> np.dtype[Any]:
                      "the check makes data for bool, integer and IEEE float inputs")
 
 
-def _check_input_size(shapes: dict[str, tuple[tuple[int, ...], np.dtype[Any]]]) -> None:
-    """Refuse inputs whose random data would take over :data:`CHECK_INPUT_LIMIT_IN_BYTES` in all.
+def check_limit_bytes(limit_bytes: object) -> int:
+    """``limit_bytes`` (the bound of :func:`check_conversion`'s inputs) as an int.
+
+    Raises:
+        ArgumentError: it is no integer (a bool, a float, a str) or below 1, naming it and the
+            valid values.
+    """
+    value: int | None = int(limit_bytes) if is_integer(limit_bytes) else None  # type: ignore[call-overload]
+    if value is None or value < 1:
+        shown = f"{limit_bytes!r:.80}" + ("" if value is not None else f" ({a_type(limit_bytes)})")
+        raise ArgumentError(f"limit_bytes {shown} is not a number of bytes; valid: an integer >= 1 (default "
+                            f"{CHECK_INPUT_LIMIT_IN_BYTES}, 1 GiB)")
+    return value
+
+
+def _size_text(size: int) -> str:
+    """" (1 GiB)", " (64 MiB)": a size in whole GiB or MiB, as the bound's message adds it."""
+    for unit, name in ((1 << 30, "GiB"), (_MIB, "MiB")):
+        if size % unit == 0:
+            return f" ({size // unit} {name})"
+    return ""
+
+
+def _check_input_size(shapes: dict[str, tuple[tuple[int, ...], np.dtype[Any]]], limit_bytes: int) -> None:
+    """Refuse inputs whose random data would take over ``limit_bytes`` in all.
 
     Raises:
         ModelError: naming the input that takes the total over, its shape and type, and the bound.
@@ -532,18 +559,32 @@ def _check_input_size(shapes: dict[str, tuple[tuple[int, ...], np.dtype[Any]]]) 
     for name, (shape, dtype) in shapes.items():
         size = math.prod(shape) * dtype.itemsize
         total += size
-        if total > CHECK_INPUT_LIMIT_IN_BYTES:
+        if total > limit_bytes:
             before = f" ({total} with the inputs before it)" if total != size else ""
             raise ModelError(
                 f"input {name!r} of shape {list(shape)} ({dtype}) takes {size} bytes of random data"
-                f"{before}, over the check's bound of {CHECK_INPUT_LIMIT_IN_BYTES} bytes (1 GiB) for its "
+                f"{before}, over the check's bound of {limit_bytes} bytes{_size_text(limit_bytes)} for its "
                 "inputs in all; valid: dims that keep the inputs within it (a symbolic dimension is 1 "
-                "unless given)")
+                "unless given), or a larger bound (limit_bytes; convert --check-limit-mib on the command "
+                "line)")
 
 
-def _random(rng: np.random.Generator, dtype: np.dtype[Any], shape: tuple[int, ...]) -> np.ndarray:
-    """Random data of ``dtype`` (:func:`_input_dtype`), drawn in that type (float16 in float32):
-    no float64 copy of the data."""
+def _random(rng: np.random.Generator, dtype: np.dtype[Any], shape: tuple[int, ...], name: str) -> np.ndarray:
+    """Random data of ``dtype`` (:func:`_input_dtype`) for input ``name``, drawn in that type
+    (float16 in float32): no float64 copy of the data.
+
+    Raises:
+        ModelError: the memory for it cannot be had (a bound raised past the machine's memory).
+    """
+    try:
+        return _drawn(rng, dtype, shape)
+    except MemoryError:
+        raise ModelError(f"input {name!r} of shape {list(shape)} ({dtype}): the memory for its random data "
+                         "cannot be had; valid: smaller dims, or a bound (limit_bytes, --check-limit-mib) "
+                         "within the memory free") from None
+
+
+def _drawn(rng: np.random.Generator, dtype: np.dtype[Any], shape: tuple[int, ...]) -> np.ndarray:
     if dtype == np.bool_:
         return rng.integers(0, 1, size=shape, dtype=np.bool_, endpoint=True)
     if dtype.kind == "f":
@@ -641,6 +682,7 @@ def check_conversion(
     seed: int = 0,
     dims: dict[str, int] | None = None,
     optimize: bool = False,
+    limit_bytes: int = CHECK_INPUT_LIMIT_IN_BYTES,
 ) -> ConversionCheck:
     """Run both models on the CPU EP on the same random data and compare outputs bit for bit.
 
@@ -662,18 +704,19 @@ def check_conversion(
             must be a dim_param of the model's inputs.
         optimize: run with ONNX Runtime's graph optimizations (off by default, so each model
             runs exactly its own nodes).
-
-    The random inputs take at most :data:`CHECK_INPUT_LIMIT_IN_BYTES` (1 GiB) in all, each
-    made in its own element type.
+        limit_bytes: the most bytes the random inputs take in all, each made in its own element
+            type (default :data:`CHECK_INPUT_LIMIT_IN_BYTES`, 1 GiB); an integer >= 1.
 
     Raises:
+        ArgumentError: ``limit_bytes`` is no integer >= 1 (before anything is read).
         ModelError: an input that is no tensor or has no random data (bfloat16, float8,
-            string), inputs over :data:`CHECK_INPUT_LIMIT_IN_BYTES` in all (the message names
-            the input that takes them over, its shape and the bound), ``converted`` bytes
-            that are no ONNX model, or ONNX Runtime fails to load or to run either model (the
-            message names the model and ONNX Runtime's reason).
+            string), inputs over ``limit_bytes`` in all (the message names the input that
+            takes them over, its shape and the bound), memory for them that cannot be had,
+            ``converted`` bytes that are no ONNX model, or ONNX Runtime fails to load or to run
+            either model (the message names the model and ONNX Runtime's reason).
     """
     check_seed(seed)
+    limit = check_limit_bytes(limit_bytes)
     pins = check_dims(dims)
     orig, orig_name = load_model(original)
     conv, conv_name = _parsed(converted, "converted model") if isinstance(converted, bytes) else \
@@ -692,9 +735,9 @@ def check_conversion(
     inputs = {v.name: (tuple(int(d.dim_value) if d.HasField("dim_value") else int(pins.get(d.dim_param, 1))
                              for d in v.type.tensor_type.shape.dim), _input_dtype(v))
               for v in conv.graph.input if v.name not in initializers}
-    _check_input_size(inputs)  # before any is made
+    _check_input_size(inputs, limit)  # before any is made
     for name, (shape, dtype) in inputs.items():  # in the graph's order, as the seed's data was drawn
-        data = _random(rng, dtype, shape)
+        data = _random(rng, dtype, shape, name)
         feeds_conv[name] = data
         perm = in_perms.get(name)
         feeds_orig[name] = np.ascontiguousarray(np.transpose(data, perm)) if perm else data

@@ -11,7 +11,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from ort_layouts import ModelError, ShapeError
+from ort_layouts import ArgumentError, ModelError, ShapeError
 from ort_layouts.frontends.cli import main
 from ort_layouts.models.convert import CHECK_INPUT_LIMIT_IN_BYTES, check_conversion, convert_layout
 
@@ -55,7 +55,8 @@ def test_inputs_over_the_bound_are_refused_before_anything_is_made() -> None:
     assert str(info.value) == (
         "input 'x' of shape [100000000, 4, 4, 3] (float32) takes 19200000000 bytes of random data, over "
         "the check's bound of 1073741824 bytes (1 GiB) for its inputs in all; valid: dims that keep the "
-        "inputs within it (a symbolic dimension is 1 unless given)")
+        "inputs within it (a symbolic dimension is 1 unless given), or a larger bound (limit_bytes; convert "
+        "--check-limit-mib on the command line)")
     assert peak < 10 << 20
 
 
@@ -123,3 +124,62 @@ def test_each_type_checks_bit_identical(elem_type: int) -> None:
     result = check_conversion(model, convert_layout(model), dims={"N": 2}, seed=3)
     assert result and [(o.dtype, o.shape) for o in result.outputs] == [
         (str(np.dtype(helper.tensor_dtype_to_np_dtype(elem_type))), (2, 4, 4, 3))]
+
+
+def test_a_larger_bound_lets_the_check_run_and_a_smaller_one_refuses() -> None:
+    """x [6000, 3, 4, 4] float32: 1,152,000 bytes, over 1 MiB, within 2 MiB."""
+    model = _model()
+    converted = convert_layout(model)
+    with pytest.raises(ModelError, match=r"^input 'x' of shape \[6000, 4, 4, 3\] \(float32\) takes 1152000 "
+                                         r"bytes of random data, over the check's bound of 1048576 bytes "
+                                         r"\(1 MiB\)"):
+        check_conversion(model, converted, dims={"N": 6000}, limit_bytes=1 << 20)
+    assert check_conversion(model, converted, dims={"N": 6000}, limit_bytes=2 << 20)
+    assert check_conversion(model, converted, dims={"N": 6000}, limit_bytes=1_152_000)  # up to it is in
+    with pytest.raises(ModelError, match=r"bound of 1151999 bytes for"):
+        check_conversion(model, converted, dims={"N": 6000}, limit_bytes=1_151_999)
+
+
+@pytest.mark.parametrize("limit", [0, -1, True, 1.5, "1024", None], ids=repr)
+def test_a_bound_that_is_no_positive_integer_is_refused_before_the_model_is_read(limit: object) -> None:
+    with pytest.raises(ArgumentError, match=r"^limit_bytes .* is not a number of bytes; valid: an integer "
+                                            r">= 1 \(default 1073741824, 1 GiB\)$"):
+        check_conversion("no-such-model.onnx", "no-such-model.onnx", limit_bytes=limit)  # type: ignore[arg-type]
+
+
+def test_the_command_line_raises_the_bound_with_check_limit_mib(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "dyn.onnx"
+    onnx.save(_model(), source)
+    out = tmp_path / "out.onnx"
+    args = ["convert", str(source), str(out), "--check", "--dim", "N=6000"]
+    assert main([*args, "--check-limit-mib", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "over the check's bound of 1048576 bytes (1 MiB)" in err and "--check-limit-mib" in err
+    assert not out.exists()
+    assert main([*args, "--check-limit-mib", "2"]) == 0
+    assert "conversion check: passed" in capsys.readouterr().out and out.exists()
+
+
+@pytest.mark.parametrize("value, message", [
+    ("0", "'0' is below 1 MiB"), ("-5", "'-5' is below 1 MiB"), ("1.5", "'1.5' is not a whole number of MiB"),
+    ("lots", "'lots' is not a whole number of MiB"), ("", "'' is not a whole number of MiB")])
+def test_the_command_line_refuses_a_bad_check_limit_before_any_work(
+        value: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out.onnx"
+    code = main(["convert", str(tmp_path / "missing.onnx"), str(out), "--check",
+                 f"--check-limit-mib={value}"])
+    err = capsys.readouterr().err
+    assert code == 2 and not out.exists()
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and f"argument --check-limit-mib: {message}; valid: an integer >= 1" in lines[0]
+    assert "missing.onnx" not in err  # refused before the model is looked at
+
+
+def test_the_command_line_takes_check_limit_mib_only_with_check(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "dyn.onnx"
+    onnx.save(_model(), source)
+    assert main(["convert", str(source), str(tmp_path / "o.onnx"), "--check-limit-mib", "4096"]) == 2
+    assert "--check-limit-mib goes with --check" in capsys.readouterr().err
+    assert not (tmp_path / "o.onnx").exists()
