@@ -1586,6 +1586,8 @@ def _run_export(args: argparse.Namespace) -> int:
             "the selection holds no cases (check --ops, --dtypes, --ranks)"
         _note(f"nothing to export: {what}; nothing written")
         return EXIT_NOTHING
+    if model is not None:  # how its layout nodes became these cases, as validate --model says it
+        _model_coverage_notes(model, layout, None)
     dirs = export_test_dir(cases, args.out, batched=args.batched, replace=args.force)
     _out(f"wrote {len(dirs)} test directories under {args.out}; replay with: "
          f"onnx_test_runner -e dml {args.out}")

@@ -54,7 +54,15 @@ from ort_layouts.engine.suite import list_argument
 from ort_layouts.models.walk import Body, node_name, walk
 from ort_layouts.operators.case import VALUE_KINDS, Case, check_seed, check_value_kind
 from ort_layouts.operators.kernels import schema_version
-from ort_layouts.operators.onnx_nodes import Flagged, Graph, attrs, constant_value, is_constant_node, static
+from ort_layouts.operators.onnx_nodes import (
+    Flagged,
+    Graph,
+    attrs,
+    check_inputs_present,
+    constant_value,
+    is_constant_node,
+    static,
+)
 from ort_layouts.operators.registry import CASE_OPS, LAYOUT_OPS, check_op_type, operator_for_type
 from ort_layouts.reference.buffers import is_nibble
 
@@ -357,7 +365,10 @@ class LayoutOp:
 
     def to_case(self, *, values: str = "random", seed: int = 0) -> Case | None:
         """The validation case of a node of a validating operator (``CASE_OPS``) with static
-        shapes and constant parameters (real shape and data type); None for anything else.
+        shapes and constant parameters (real shape and data type; rank 0 too, where the
+        operator takes it); None for anything else, and for a node ONNX Runtime refuses
+        (``REFUSED_TAGS``). A parameter read from an overridable graph input (flagged
+        ``overridable-input``) makes the case with its default.
 
         Raises:
             ShapeError: ``values`` is not a value kind, or ``seed`` not an integer >= 0.
@@ -367,7 +378,7 @@ class LayoutOp:
             return None
         if any(f.startswith(REFUSED_TAGS) for f in self.flags):
             return None
-        if self.output_shape is None or len(self.input_shape) == 0:
+        if self.output_shape is None:
             return None
         try:
             return operator_for_type(self.op_type).case_from_node(
@@ -449,12 +460,13 @@ def _describe_node(node: onnx.NodeProto, index: int, graph: Graph, opset: int) -
         low = "int32" if data_type is DataType.INT64 else "uint32"
         flags.append(f"{data_type.name.lower()}: needs DirectML 64-bit support or the 32-bit emulation "
                      f"(values outside {low} not preserved)")
-    in_shape = static(graph.shape(data), data, flags)
+    in_shape = static(graph.shape(data), data, flags if data else [])  # an absent one is flagged "input:"
     inferred_out = graph.shape(out)
     params: dict[str, Any] = {}
     operator = operator_for_type(node.op_type)
     try:
         attrs(node, opset)  # an attribute ONNX Runtime refuses, whether or not the operator reads it
+        check_inputs_present(node, opset)  # a required input left out, which ONNX Runtime refuses
         out_shape, dml, descs, stride_view = operator.describe_node(
             node, graph, opset, data_type, in_shape, inferred_out, params, flags)
     except Flagged as e:
@@ -465,11 +477,12 @@ def _describe_node(node: onnx.NodeProto, index: int, graph: Graph, opset: int) -
         out_shape, dml, descs, stride_view = static(inferred_out, out, []), None, {}, True
     except (ShapeError, NotExpressibleError) as e:
         flags.append(f"shape: {e}")
-        out_shape, dml, descs, stride_view = None, None, {}, True
+        out_shape, dml, descs, stride_view = static(inferred_out, out, []), None, {}, True
     no_kernel = _no_cpu_kernel(node.op_type, opset)
     if no_kernel:
         flags.append(no_kernel)
-    if out_shape is None and not any(f.startswith("dynamic") for f in flags) and in_shape is not None:
+    # a node ONNX Runtime refuses, or ONNX does not define, has no output shape to pin dimensions for
+    if out_shape is None and not any(f.startswith(_SHAPE_KNOWN_TAGS) for f in flags) and in_shape is not None:
         out_shape = static(inferred_out, out, flags)
     if data_type is not None and data_type.is_64bit_integer and "input" in descs:
         descs = {**descs, "input_uint32_view": descs["input"].as_uint32_view()}
@@ -498,6 +511,13 @@ def _no_cpu_kernel(op_type: str, opset: int) -> str:
 
 # flags of a node that ONNX Runtime refuses to load or run: such a node makes no case
 REFUSED_TAGS = ("attribute:", "input:", "no-cpu-kernel:")
+# flags after which an unknown output shape is not flagged "dynamic" again: it is, or the node is
+# refused (by ONNX Runtime: REFUSED_TAGS but no-cpu-kernel, which leaves the node described) or no
+# ONNX node at all (a rank-0 Slice): no pinned dimension would make a case of it
+_SHAPE_KNOWN_TAGS = ("dynamic", "shape:", "attribute:", "input:")
+# the flag of a parameter read from an initializer that is also a graph input (its default,
+# which a caller may override): the node makes its case from the default, and says so
+OVERRIDABLE_TAG = "overridable-input:"
 
 
 def _rule_tag(rule: str) -> str:
@@ -538,10 +558,10 @@ def _load_parameters(model: onnx.ModelProto, folder: Path, wanted: Sequence[str]
                     continue
 
 
-def _scope(outer: Graph, sub: onnx.GraphProto, dims: dict[str, int]) -> Graph:
+def _scope(outer: Graph, sub: onnx.GraphProto, dims: dict[str, int], ir_version: int) -> Graph:
     """A subgraph as its nodes see it: its own tensors, and the outer graph's that it does not
     define again."""
-    inner = Graph.read(sub, dims)  # the subgraph itself, not a copy
+    inner = Graph.read(sub, dims, ir_version=ir_version)  # the subgraph itself, not a copy
     defined = {v.name for v in sub.input} | {o for n in sub.node for o in n.output} | {
         t.name for t in sub.initializer}
     def outside(values: dict[str, Any]) -> dict[str, Any]:
@@ -549,7 +569,7 @@ def _scope(outer: Graph, sub: onnx.GraphProto, dims: dict[str, int]) -> Graph:
 
     return Graph({**outside(outer.shapes), **inner.shapes}, {**outside(outer.elem_types), **inner.elem_types},
                  {**outside(outer.constants), **inner.constants}, (outer.external - defined) | inner.external,
-                 dims)
+                 dims, (outer.overridable - defined) | inner.overridable)
 
 
 def extract(model: _ModelLike, *, dims: Mapping[str, int] | None = None,
@@ -599,8 +619,8 @@ def extract(model: _ModelLike, *, dims: Mapping[str, int] | None = None,
     for step in walk(inferred.graph):
         node = step.node
         if node is None:
-            scopes[step.path] = Graph.read(inferred.graph, pins) if step.outer is None else _scope(
-                scopes[step.outer], step.graph, pins)
+            scopes[step.path] = Graph.read(inferred.graph, pins, ir_version=inferred.ir_version) \
+                if step.outer is None else _scope(scopes[step.outer], step.graph, pins, inferred.ir_version)
         elif _is_layout(node, wanted):
             fields = _describe_node(node, step.index, scopes[step.path], opset)
             fields["node_name"] = step.path + fields["node_name"]
@@ -642,16 +662,20 @@ class OpCoverage:
     with_case: int  # nodes that make a case
     distinct_cases: int  # cases once nodes that make the same case share it
     without_case: tuple[tuple[str, str], ...]  # (node, reason) for each node that makes none
+    # (node, flag) for each node whose case takes a parameter from an overridable graph input's
+    # default (its "overridable-input" flag): the case holds for that default only
+    from_defaults: tuple[tuple[str, str], ...] = ()
 
 
 def _no_case_reason(op: LayoutOp) -> str:
+    refused = [f for f in op.flags if f.startswith((*REFUSED_TAGS, "shape:", "rank-0:"))]
+    if refused:  # a node ONNX Runtime refuses, ONNX or DirectML does not define: no pin would make a case
+        return refused[0]
     if op.input_shape is None or op.output_shape is None:
         dynamic = [f for f in op.flags if f.startswith("dynamic")]
         return dynamic[0] if dynamic else "a shape is not static (pin it with --dim NAME=VALUE)"
     if op.data_type is None:  # the flag says why: bfloat16, float8 and strings have no DirectML type
         return next((f for f in op.flags if f.startswith("data-type")), "no data type")
-    if len(op.input_shape) == 0:
-        return "rank 0"
     return op.flags[0] if op.flags else "the node's parameters are not constant"
 
 
@@ -694,13 +718,16 @@ def coverage_of(layout: Sequence[LayoutOp], *, ops: Sequence[str] | None = None)
         cases = [(op, op.to_case()) for op in nodes]
         made = [c for _, c in cases if c is not None]
         out.append(OpCoverage(op_type, len(nodes), len(made), len({c.id for c in made}),
-                              tuple((op.node_name, _no_case_reason(op)) for op, c in cases if c is None)))
+                              tuple((op.node_name, _no_case_reason(op)) for op, c in cases if c is None),
+                              tuple((op.node_name, flag) for op, c in cases if c is not None
+                                    for flag in op.flags if flag.startswith(OVERRIDABLE_TAG))))
     return out
 
 
 def format_coverage(coverage: Sequence[OpCoverage], *, in_functions: int = 0) -> list[str]:
-    """Lines for :func:`model_coverage`: a total, one line per op, one per node without a case;
-    with ``in_functions`` (:func:`layout_nodes_in_functions`), a line saying those nodes were
+    """Lines for :func:`model_coverage`: a total, one line per op, one per node without a case,
+    one per node whose case takes a parameter's default from an overridable graph input; with
+    ``in_functions`` (:func:`layout_nodes_in_functions`), a line saying those nodes were
     not examined."""
     nodes = sum(c.nodes for c in coverage)
     distinct = sum(c.distinct_cases for c in coverage)
@@ -711,6 +738,8 @@ def format_coverage(coverage: Sequence[OpCoverage], *, in_functions: int = 0) ->
         lines = ["no layout node in the main graph or its subgraphs"]
     lines += [f"  {node} ({c.op_type}) makes no case: {reason}"
               for c in coverage for node, reason in c.without_case]
+    lines += [f"  {node} ({c.op_type}) makes its case from a default: {flag}"
+              for c in coverage for node, flag in c.from_defaults]
     if in_functions:
         lines.append(functions_line(in_functions))
     return lines

@@ -194,7 +194,9 @@ class Expand(Operator):
         inp = base.broadcast_to(target)
         check_size(inp.sizes, "output")
         op = IdentityOp(inp, BufferTensorDesc(dtype, inp.sizes))
-        return inp.sizes, op.to_dict(), {"input": op.input, "output": op.output}, True
+        # ONNX's output shape: a scalar expanded to a scalar stays one (DirectML's sizes are [1])
+        out_shape = broadcast_shape(shape, target)
+        return out_shape, op.to_dict(), {"input": op.input, "output": op.output}, True
 
     def case_from_node(self, dtype: DataType, shape: tuple[int, ...], params: dict[str, Any], *,
                        values: str, seed: int, origin: str) -> Case | None:

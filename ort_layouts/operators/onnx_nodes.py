@@ -35,14 +35,17 @@ from ort_layouts.descriptors.buffer_tensor import MAX_DIMENSION_COUNT, MAX_ELEME
 from ort_layouts.descriptors.dtypes import DataType
 
 __all__ = [
+    "OVERRIDABLE_IR_VERSION",
     "Dim",
     "Flagged",
     "Graph",
     "add_node",
     "attrs",
+    "check_inputs_present",
     "check_size",
     "const_ints",
     "constant_value",
+    "flag_overridable",
     "int64_initializer",
     "is_constant_node",
     "name_of",
@@ -89,6 +92,10 @@ def value_info(values: Any, name: str, elem_type: int, shape: Sequence[int]) -> 
 # ---- reading -------------------------------------------------------------------------------
 Dim = int | str | None  # a value, a dim_param, or unknown
 
+# the IR version from which an initializer that is also a graph input is only its default, which
+# a caller may override at run time (ONNX's IR.md; ONNX Runtime's Graph::CanOverrideInitializer)
+OVERRIDABLE_IR_VERSION = 4
+
 
 class Flagged(Exception):
     """A node that cannot be described; the message is its flag ("tag: explanation")."""
@@ -103,10 +110,18 @@ class Graph:
     constants: dict[str, np.ndarray | onnx.TensorProto]  # TensorProtos are converted on first use
     external: set[str]
     dims: dict[str, int]
+    # initializers that are also graph inputs in a model of IR version >= 4: only defaults, which
+    # a caller may override (:func:`flag_overridable`)
+    overridable: set[str] = dataclasses.field(default_factory=set)
 
     @classmethod
-    def read(cls, g: onnx.GraphProto, dims: dict[str, int]) -> Graph:
-        """The tensors of graph ``g`` alone (a subgraph's outer tensors are added by its caller)."""
+    def read(cls, g: onnx.GraphProto, dims: dict[str, int], *, ir_version: int = 0) -> Graph:
+        """The tensors of graph ``g`` alone (a subgraph's outer tensors are added by its caller).
+
+        ``ir_version`` is the model's: from :data:`OVERRIDABLE_IR_VERSION` on, an initializer
+        that is also an input of ``g`` is only its default value (:attr:`overridable`); before,
+        every initializer had to be listed as an input, and stayed a constant.
+        """
         shapes: dict[str, tuple[Dim, ...] | None] = {}
         types: dict[str, int] = {}
         for v in (*g.input, *g.value_info, *g.output):
@@ -136,7 +151,10 @@ class Graph:
                     external.add(node.output[0])
                 elif value is not None:
                     constants[node.output[0]] = value
-        return cls(shapes, types, constants, external, dims)
+        overridable: set[str] = set()
+        if ir_version >= OVERRIDABLE_IR_VERSION:
+            overridable = {v.name for v in g.input} & {t.name for t in g.initializer}
+        return cls(shapes, types, constants, external, dims, overridable)
 
     def shape(self, name: str) -> tuple[Dim, ...] | None:
         raw = self.shapes.get(name)
@@ -244,6 +262,38 @@ def attrs(node: onnx.NodeProto, opset: int) -> dict[str, Any]:
     return out
 
 
+def check_inputs_present(node: onnx.NodeProto, opset: int) -> None:
+    """Refuse a node whose inputs the schema of its operator at ``opset`` requires are absent:
+    fewer inputs than it takes, or one named "" (absent) where it is no optional input (not
+    checked where the opset is unknown, 0).
+
+    Raises:
+        Flagged: ("input: ...") ONNX Runtime refuses such a model when it loads it (an input
+            "marked single but has an empty string", an input count out of the schema's range)
+            or fails the node when it runs (an absent one of Concat's variadic inputs: "input
+            count mismatch").
+    """
+    schema = _schema(node.op_type, opset)
+    if schema is None or not schema.inputs:
+        return
+    version = f"{node.op_type}-{schema.since_version}"
+    if len(node.input) < schema.min_input:
+        required = ", ".join(i.name for i in schema.inputs[:schema.min_input])
+        raise Flagged(f"input: {node.op_type} has {len(node.input)} inputs {list(node.input)}; valid: at "
+                      f"least {schema.min_input} ({required}), as {version} declares them; ONNX Runtime "
+                      "refuses the model")
+    optional = onnx.defs.OpSchema.FormalParameterOption.Optional
+    variadic = onnx.defs.OpSchema.FormalParameterOption.Variadic
+    for k, name in enumerate(node.input):
+        formal = schema.inputs[min(k, len(schema.inputs) - 1)]
+        if name or formal.option == optional:
+            continue
+        when = "fails the node when it runs (input count mismatch)" if formal.option == variadic else \
+            "refuses the model (an input marked single that has an empty string)"
+        raise Flagged(f"input: {node.op_type} input {k} ({formal.name}) is absent (named ''), which "
+                      f"{version} requires; valid: a tensor's name; ONNX Runtime {when}")
+
+
 def _shown(value: Any) -> str:
     """An attribute value as a flag shows it: lists as lists, bytes decoded where they can be."""
     if isinstance(value, bytes):
@@ -302,7 +352,29 @@ def const_ints(graph: Graph, node: onnx.NodeProto, index: int, what: str, flags:
         flags.append(f"runtime-input: {what} input {name!r} is {why}; the DML EP reads {what} on the "
                      "CPU when the graph is built")
         return None
+    flag_overridable(graph, name, what, value, flags)
     return tuple(int(v) for v in np.asarray(value).reshape(-1))
+
+
+def flag_overridable(graph: Graph, name: str, what: str, value: np.ndarray, flags: list[str]) -> None:
+    """Flag ``overridable-input`` where parameter input ``name`` (``what``: "shape", "pads") is
+    an initializer that is also a graph input (:attr:`Graph.overridable`): its value is only the
+    default, which the node is described with (and its case made from).
+
+    ONNX Runtime holds no such initializer constant (``Graph::GetConstantInitializer`` returns
+    none for it when ``CanOverrideInitializer()``, IR version >= 4, and the session state saves
+    it as no constant initialized tensor), so ``OpKernelInfo::TryGetConstantInput`` finds no
+    value and the DML EP's kernel, whose parameter inputs are required constant CPU inputs,
+    is created when the node runs, from the value fed then.
+    """
+    if name not in graph.overridable:
+        return
+    values = np.asarray(value).reshape(-1).tolist()
+    shown = str(values) if len(values) <= 16 else str(values[:16])[:-1] + ", ...]"
+    flags.append(f"overridable-input: {what} input {name!r} is a graph input with an initializer, which is "
+                 f"only its default (IR version >= {OVERRIDABLE_IR_VERSION}): a caller may feed another "
+                 f"{what} at run time, and ONNX Runtime takes no such input as a constant; described with "
+                 f"the default {shown}")
 
 
 def _input_type(graph: Graph, name: str, value: np.ndarray | None) -> int | None:

@@ -39,6 +39,7 @@ from ort_layouts.operators.onnx_nodes import (
     attrs,
     check_size,
     const_ints,
+    flag_overridable,
     int64_initializer,
     value_hex,
 )
@@ -436,12 +437,16 @@ class Pad(Operator):
                     const_ints(graph, node, 2, "constant_value", flags, opset, ranks=None)
                     value_text = None
                 else:
+                    flag_overridable(graph, node.input[2], "constant_value", constant, flags)
                     value = constant.reshape(-1)[0] if constant.size else 0
                     value_text = value_hex(value, dtype)
         params.update(pads=pads, axes=axes, value_hex=value_text)
         if shape is None or dtype is None or pads is None:
             return None, None, {}, False
-        check_size(shape or (1,), "input")
+        if not shape:
+            raise ShapeError("a rank-0 Pad is not defined (a scalar has no axis to pad); ONNX Runtime's CPU "
+                             "EP fails such a node, as ONNX's reference does")
+        check_size(shape, "input")
         try:
             op = PaddingOp.from_onnx(BufferTensorDesc(dtype, shape or (1,)), pads, mode=mode, value=value,
                                      axes=axes)

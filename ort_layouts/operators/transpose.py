@@ -215,8 +215,8 @@ class Transpose(Operator):
         flag_no_kernel(flags, node.op_type, opset)
         if shape is None or dtype is None:
             return None, None, {}, True
-        if not shape:
-            raise Flagged("rank-0: a rank-0 Transpose has no DirectML descriptor (DimensionCount >= 1)")
+        if not shape:  # the suite's rank-0 Transposes are unsupported for this reason: no case of a node
+            raise Flagged(f"rank-0: {_RANK0_REASON}; the node makes no case")
         p = tuple(range(len(shape) - 1, -1, -1)) if perm is None else normalize_perm(perm, len(shape))
         out_shape = tuple(shape[a] for a in p)
         check_size(shape, "input")
@@ -225,7 +225,8 @@ class Transpose(Operator):
 
     def case_from_node(self, dtype: DataType, shape: tuple[int, ...], params: dict[str, Any], *,
                        values: str, seed: int, origin: str) -> Case | None:
-        if "perm" not in params:  # a refused node keeps no perm (its reading keeps None for none)
+        # a refused node keeps no perm (its reading keeps None for none); a rank-0 one is flagged
+        if "perm" not in params or not shape:
             return None
         return Case("Transpose", dtype, shape, perm=params["perm"], values=values, seed=seed,
                     origin=origin)
