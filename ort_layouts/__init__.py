@@ -29,6 +29,8 @@ Errors
     a ValueError, or RuntimeError; ArgumentError also a TypeError)
 """
 
+# first: where this interpreter starts the command line, a Ctrl-C while the rest imports is one line
+from ort_layouts import _startup  # noqa: F401
 from ort_layouts._errors import (
     ArgumentError,
     DataTypeError,

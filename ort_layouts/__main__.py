@@ -1,8 +1,6 @@
 """``python -m ort_layouts``: the ort-layouts command line."""
 
-import sys
-
-from ort_layouts.frontends.cli import main
+from ort_layouts.frontends.cli import command_line
 
 if __name__ == "__main__":
-    sys.exit(main())
+    command_line()

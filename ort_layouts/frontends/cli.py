@@ -35,13 +35,14 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from ort_layouts._errors import OrtLayoutsError, ProviderError
+from ort_layouts._startup import STOP_SIGNALS, exit_now, is_start_guard, stop_text
 
 if TYPE_CHECKING:  # the models (and onnx) are imported by the commands that read one
     from ort_layouts.descriptors.dtypes import DataType
     from ort_layouts.models.extract import ModelFile
 
-__all__ = ["COMMANDS", "EXIT_NOTHING", "Command", "UsageError", "bench_main", "build_parser", "main",
-           "parse_command_line"]
+__all__ = ["COMMANDS", "EXIT_NOTHING", "Command", "UsageError", "bench_main", "build_parser", "command_line",
+           "main", "parse_command_line"]
 
 PROG = "ort-layouts"
 EXIT_NOTHING = 3  # the selection or the model holds nothing to do
@@ -1071,27 +1072,70 @@ class _Terminated(KeyboardInterrupt):
     unlocked, its worker processes, DirectML worker and X server stopped, exit status 128 + N."""
 
 
+class _StopSignals:
+    """How a command (:func:`main`) takes Ctrl-C, SIGTERM and SIGHUP, in the main thread: the
+    first raises (KeyboardInterrupt, :class:`_Terminated`) where the command is, and stops it;
+    one that comes while that stop unwinds (a second Ctrl-C) is noted, not raised, so that the
+    stop's own work (the summaries, the lock, the worker processes) is not cut short.
+
+    One raised where Python cannot pass it on (a finalizer, a weakref callback: Python only
+    notes it as unraisable) is noted too, and the next stop raises again; a command that
+    returns with a stop noted is stopped then (:meth:`raise_noted`).
+    """
+
+    def __init__(self) -> None:
+        self.came: list[int] = []
+        self.raised = False  # the first raised: its stop is under way
+
+    def handle(self, signum: int, frame: Any) -> None:
+        self.came.append(signum)
+        if self.raised:
+            return
+        self.raised = True
+        raise KeyboardInterrupt if signum == signal.SIGINT else _Terminated(signum)
+
+    def unraisable(self, previous: Callable[[Any], object]) -> Callable[[Any], object]:
+        """A ``sys.unraisablehook`` that takes a stop this raised and Python could not pass on."""
+        def hook(unraisable: Any) -> object:
+            if isinstance(unraisable.exc_value, KeyboardInterrupt) and self.raised:
+                self.raised = False  # lost: the stop never began
+                return None
+            return previous(unraisable)
+        return hook
+
+    def raise_noted(self) -> None:
+        """Stop now if a signal came that did not stop the command (it returned all the same)."""
+        if self.came:
+            signum = self.came[0]
+            raise KeyboardInterrupt if signum == signal.SIGINT else _Terminated(signum)
+
+
 @contextlib.contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
-    """For a command: SIGTERM and SIGHUP raise :class:`_Terminated` in the main thread, where they
-    would otherwise end the process at once and leave its children (an X server in a session of
-    its own outlives it); handlers set by another (a program that calls :func:`main`) are kept."""
+def _stop_signals() -> Iterator[_StopSignals]:
+    """For a command: Ctrl-C, SIGTERM and SIGHUP as :class:`_StopSignals` says, where they would
+    otherwise end the process at once (SIGTERM, SIGHUP) and leave its children (an X server in a
+    session of its own outlives it), or raise again in the middle of a stop (a second Ctrl-C).
+    Handlers set by another (a program that calls :func:`main`) are kept; the command line's
+    own while it starts (:func:`ort_layouts._startup.guard_start`) are taken over."""
+    stops = _StopSignals()
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield stops
         return
-
-    def terminated(signum: int, frame: Any) -> None:
-        raise _Terminated(signum)
-
     previous = {}
-    for sig in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)):
-        if sig is not None and signal.getsignal(sig) is signal.SIG_DFL:
-            previous[sig] = signal.signal(sig, terminated)
+    for sig in STOP_SIGNALS:
+        handler = signal.getsignal(sig)
+        if is_start_guard(handler) or handler is (signal.default_int_handler if sig == signal.SIGINT
+                                                  else signal.SIG_DFL):
+            previous[sig] = signal.signal(sig, stops.handle)
+    hook = sys.unraisablehook
+    if previous:
+        sys.unraisablehook = stops.unraisable(hook)
     try:
-        yield
+        yield stops
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        sys.unraisablehook = hook
 
 
 def _validate(args: argparse.Namespace, *, quiet: bool = False, model: ModelFile | None = None,
@@ -1135,10 +1179,11 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False, model: ModelFile
         progress.close()
     except KeyboardInterrupt as e:
         if writer:
-            print(f"\n{PROG}: {_interrupted_text(e)}; {len(writer.results)} results kept in {report_dir} "
-                  "(--resume continues)", file=sys.stderr)
+            print(f"\n{PROG}: {_interrupted_text(e)}; {_kept_text(writer, cases)}", file=sys.stderr)
             raise _ReportedInterrupt(_signal_of(e)) from None
         raise
+    if writer:  # written and closed: what a stop from here on keeps
+        args.kept = _kept_text(writer, cases)
     report = outcome.summary
     if report is None:
         report = Report({**meta, "device": outcome.device}, outcome.results)
@@ -1150,6 +1195,14 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False, model: ModelFile
             _out(f"shard {args.shard[0]}/{args.shard[1]}; once every shard has run: "
                  f"{shlex.join([PROG, 'merge', '--shards', args.report])}")
     return (0 if report.verdict(strict=args.strict) == "pass" else 1), report, outcome.seconds
+
+
+def _kept_text(writer: Any, cases: Sequence[Any]) -> str:
+    """What a stopped run with a report keeps (its writer's summaries written, the writer closed)."""
+    done = writer.done_ids
+    complete = all(c.id in done for c in cases)
+    return (f"{len(writer.results)} results kept in {writer.directory} "
+            f"({'the report is complete' if complete else '--resume continues'})")
 
 
 # ---- merge ---------------------------------------------------------------------------------
@@ -1699,36 +1752,55 @@ def _printable_streams() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
+    return _main(argv)[0]
+
+
+def command_line() -> NoReturn:
+    """The ``ort-layouts`` program (its script, ``python -m ort_layouts``): :func:`main` on
+    ``sys.argv``, then the process ends (:func:`ort_layouts._startup.exit_now`), a stop signal
+    that comes as it exits said in one line too."""
+    code, kept = _main(None)
+    exit_now(code, kept)
+
+
+def _main(argv: Sequence[str] | None) -> tuple[int, str | None]:
+    """:func:`main`'s exit status, and what the command kept for a stop after it (None: nothing
+    to say)."""
     _printable_streams()
     args_list = list(sys.argv[1:] if argv is None else argv)
-    try:
-        args = parse_command_line(args_list)
-        if args.command is None:
-            raise UsageError(f"a command is required: {', '.join(c.name for c in COMMANDS)} "
-                             f"(see {PROG} --help)")
-        args.argv = args_list
-        with _terminate_as_interrupt():
-            return int(args.run(args))
-    except SystemExit as e:  # --help and --version
-        return e.code if isinstance(e.code, int) else 0
-    except UsageError as e:
-        _error(str(e))
-        return 2
-    except KeyboardInterrupt as e:
-        if not isinstance(e, _ReportedInterrupt):
-            print(f"\n{PROG}: {_interrupted_text(e)}", file=sys.stderr)
-        return 128 + _signal_of(e)
-    except BrokenPipeError:
-        return 1
-    except (OrtLayoutsError, ValueError, OSError, ImportError) as e:
-        _error(_describe_exception(e))
-        return 2
-    except OverflowError as e:  # the last resort: a number past what a check above caught
-        _error(f"a number is too large to work with: {e}")
-        return 2
-    except MemoryError:  # the last resort: an allocation past what a check above caught
-        _error("the input is too large for this machine's memory; use smaller shapes or counts")
-        return 2
+    args: argparse.Namespace | None = None
+    with _stop_signals() as stops:
+        try:
+            args = parse_command_line(args_list)
+            if args.command is None:
+                raise UsageError(f"a command is required: {', '.join(c.name for c in COMMANDS)} "
+                                 f"(see {PROG} --help)")
+            args.argv = args_list
+            args.kept = None
+            code = int(args.run(args))
+            stops.raise_noted()  # a stop that Python could not raise where it came
+            return code, args.kept
+        except SystemExit as e:  # --help and --version
+            return (e.code if isinstance(e.code, int) else 0), None
+        except UsageError as e:
+            _error(str(e))
+            return 2, None
+        except KeyboardInterrupt as e:
+            if not isinstance(e, _ReportedInterrupt):
+                kept = getattr(args, "kept", None)
+                print(f"\n{PROG}: {_interrupted_text(e)}" + (f"; {kept}" if kept else ""), file=sys.stderr)
+            return 128 + _signal_of(e), None
+        except BrokenPipeError:
+            return 1, None
+        except (OrtLayoutsError, ValueError, OSError, ImportError) as e:
+            _error(_describe_exception(e))
+            return 2, None
+        except OverflowError as e:  # the last resort: a number past what a check above caught
+            _error(f"a number is too large to work with: {e}")
+            return 2, None
+        except MemoryError:  # the last resort: an allocation past what a check above caught
+            _error("the input is too large for this machine's memory; use smaller shapes or counts")
+            return 2, None
 
 
 def _signal_of(e: KeyboardInterrupt) -> int:
@@ -1739,8 +1811,7 @@ def _signal_of(e: KeyboardInterrupt) -> int:
 
 
 def _interrupted_text(e: KeyboardInterrupt) -> str:
-    signum = _signal_of(e)
-    return "interrupted" if signum == signal.SIGINT else f"terminated ({signal.Signals(signum).name})"
+    return stop_text(_signal_of(e))
 
 
 def _describe_exception(e: BaseException) -> str:

@@ -1,0 +1,251 @@
+"""Ctrl-C, SIGTERM and SIGHUP sent to a real ``ort-layouts`` process, at each of its moments:
+while it starts (the package imports numpy, onnx and onnxruntime), while a run's report is
+closed, as the process exits, and a second one while the first stops the run. Each time one
+line says what happened and what was kept, never a traceback; the report is complete and
+consistent, its directory unlocked, no worker process left.
+
+Each child waits at its moment for the test (a marker file appears, then the test signals), so
+no test depends on how fast the machine is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ort_layouts.reports.report import JSON_FILE, RESULTS_FILE
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+
+ROOT = Path(__file__).resolve().parents[2]
+SMALL = ["--provider", "cpu", "--ops", "Transpose,Expand", "--dtypes", "float32,int8", "--ranks", "1-3"]
+SIGNALS = [pytest.param(signal.SIGINT, id="SIGINT"), pytest.param(signal.SIGTERM, id="SIGTERM")]
+LINE_TEXT = {signal.SIGINT: "interrupted", signal.SIGTERM: r"terminated \(SIGTERM\)"}
+
+# waits (in the child) until the test says it has signalled, at most 20 s
+WAIT = """
+def wait_for_test(marker):
+    import os, time
+    open(marker + ".here", "w").close()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not os.path.exists(marker + ".go"):
+        time.sleep(0.005)
+"""
+
+
+def _env(extra_path: Path | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    paths = [str(p) for p in (extra_path, ROOT) if p is not None]
+    env["PYTHONPATH"] = os.pathsep.join([*paths, env.get("PYTHONPATH", "")])
+    env["CI"] = "true"
+    return env
+
+
+def _signal_at(child: subprocess.Popen[bytes], marker: Path, signum: int) -> tuple[str, str]:
+    """Send ``signum`` once the child is at its marker; its output once it has ended."""
+    here = Path(f"{marker}.here")
+    deadline = time.monotonic() + 60
+    while not here.exists() and child.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    try:
+        assert here.exists(), "the child never reached its marker"
+        child.send_signal(signum)
+    finally:
+        Path(f"{marker}.go").touch()
+        out, err = child.communicate(timeout=60)
+    return out.decode(), err.decode()
+
+
+def _run_code(code: str, report: Path, *extra: str) -> subprocess.Popen[bytes]:
+    """``code`` run first, then ``python -m ort_layouts validate`` (the module as the program)."""
+    program = (WAIT + code + "\nimport runpy, sys\n"
+               "runpy.run_module('ort_layouts', run_name='__main__', alter_sys=True)\n")
+    return subprocess.Popen([sys.executable, "-c", program, "validate", *SMALL, "--progress", "none",
+                             "--report", str(report), *extra],
+                            env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _complete(report: Path) -> dict[str, object]:
+    data = json.loads((report / JSON_FILE).read_text())
+    assert data["complete"] is True and data["verdict"] == "pass"
+    assert len((report / RESULTS_FILE).read_text().splitlines()) == data["planned_count"]
+    return data
+
+
+def _resumes(report: Path) -> None:
+    """The directory is unlocked: a resume of it runs (nothing left to run) and exits 0."""
+    done = subprocess.run([sys.executable, "-m", "ort_layouts", "validate", *SMALL, "--progress", "none",
+                           "--report", str(report), "--resume"], env=_env(), capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr.decode()
+
+
+# ---- while it starts -----------------------------------------------------------------------------
+# a sitecustomize that holds the start where the package imports onnx
+SLOW_IMPORT = WAIT + """
+import sys
+class _Slow:
+    def find_spec(self, name, path=None, target=None):
+        if name == "onnx" and "ort_layouts" in sys.modules:
+            sys.meta_path.remove(self)
+            wait_for_test(MARKER)
+        return None
+sys.meta_path.insert(0, _Slow())
+"""
+SCRIPT = """import re
+import sys
+from ort_layouts.frontends.cli import command_line
+if __name__ == '__main__':
+    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])
+    sys.exit(command_line())
+"""
+
+
+@pytest.mark.parametrize("signum", SIGNALS)
+@pytest.mark.parametrize("start", ["python -m", "script"])
+def test_a_stop_while_it_starts_is_one_line(tmp_path: Path, start: str, signum: int) -> None:
+    """Ctrl-C while the package imports onnx (before main runs) printed the import's
+    traceback; SIGTERM ended it with nothing said."""
+    site = tmp_path / "site"
+    site.mkdir()
+    marker = tmp_path / "marker"
+    (site / "sitecustomize.py").write_text(f"MARKER = {str(marker)!r}\n" + SLOW_IMPORT)
+    script = tmp_path / "ort-layouts"  # as the installed console script is written
+    script.write_text(SCRIPT)
+    program = ["-m", "ort_layouts"] if start == "python -m" else [str(script)]
+    child = subprocess.Popen([sys.executable, *program, "validate", *SMALL, "--report", str(tmp_path / "r")],
+                             env=_env(site), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = _signal_at(child, marker, signum)
+    assert child.returncode == 128 + signum, err
+    assert re.fullmatch(rf"ort-layouts: {LINE_TEXT[signum]}\n", err), err
+    assert out == "" and not (tmp_path / "r").exists()
+
+
+def test_a_program_that_imports_the_package_keeps_its_own_ctrl_c(tmp_path: Path) -> None:
+    """Only the command line's start takes the signals: ``import ort_layouts`` in a program
+    leaves Python's Ctrl-C as it was."""
+    code = ("import signal, ort_layouts\n"
+            "assert signal.getsignal(signal.SIGINT) is signal.default_int_handler\n"
+            "assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL\n")
+    done = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr.decode()
+
+
+# ---- once the report is written --------------------------------------------------------------------
+@pytest.mark.parametrize("signum", SIGNALS)
+def test_a_stop_once_the_report_is_written_says_it_is_complete(tmp_path: Path, signum: int) -> None:
+    """A stop after the run's report is written and its directory let go: it said the results
+    were kept and that --resume would go on, of a complete report."""
+    report = tmp_path / "r"
+    marker = tmp_path / "marker"
+    code = f"""
+import ort_layouts.reports.writer as w
+real = w.ReportWriter.close
+def close(self):
+    real(self)
+    wait_for_test({str(marker)!r})
+w.ReportWriter.close = close
+"""
+    child = _run_code(code, report)
+    _, err = _signal_at(child, marker, signum)
+    assert child.returncode == 128 + signum, err
+    data = _complete(report)
+    assert "Traceback" not in err and err.count("ort-layouts:") == 1, err
+    assert re.fullmatch(rf"ort-layouts: {LINE_TEXT[signum]}; {data['planned_count']} results kept in "
+                        rf"{re.escape(str(report))} \(the report is complete\)", err.strip()), err
+    _resumes(report)
+
+
+@pytest.mark.parametrize("signum", SIGNALS)
+def test_a_stop_as_the_process_exits_is_one_line(tmp_path: Path, signum: int) -> None:
+    """A stop after main has returned, while the process exits: it ended the process with no line
+    at all (SIGTERM), or with a traceback of an exit function and status 0 (Ctrl-C)."""
+    report = tmp_path / "r"
+    marker = tmp_path / "marker"
+    code = f"""
+import atexit
+atexit.register(wait_for_test, {str(marker)!r})
+"""
+    child = _run_code(code, report)
+    out, err = _signal_at(child, marker, signum)
+    assert child.returncode == 128 + signum, err
+    data = _complete(report)
+    assert "reports:" in out  # the run's own lines came first, whole
+    assert "Traceback" not in err and err.count("ort-layouts:") == 1, err
+    assert re.fullmatch(rf"ort-layouts: {LINE_TEXT[signum]} as it exited; {data['planned_count']} results "
+                        rf"kept in {re.escape(str(report))} \(the report is complete\)", err.strip()), err
+    _resumes(report)
+
+
+# ---- a second stop while the first stops the run ---------------------------------------------------
+def _workers(pid: int) -> list[int]:
+    psutil = pytest.importorskip("psutil")
+    return [p.pid for p in psutil.Process(pid).children(recursive=True)]
+
+
+def _gone(pids: list[int]) -> list[int]:
+    """Those of ``pids`` still running, once each has had 10 s to end."""
+    psutil = pytest.importorskip("psutil")
+    procs = []
+    for pid in pids:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            procs.append(psutil.Process(pid))
+    _, alive = psutil.wait_procs(procs, timeout=10)
+    return [p.pid for p in alive]
+
+
+@pytest.mark.parametrize("signum", SIGNALS)
+def test_a_second_stop_while_the_first_stops_the_run_lets_it_finish(tmp_path: Path, signum: int) -> None:
+    """Ctrl-C (or SIGTERM) in the middle of a run spread over worker processes, then another
+    while the first is closing the report: the stop goes on, one line says what was kept, the
+    worker processes are gone and a resume completes the report."""
+    report = tmp_path / "r"
+    marker = tmp_path / "marker"
+    code = f"""
+import sys, time
+import ort_layouts.engine.runner as runner
+import ort_layouts.reports.writer as w
+real_run = runner.run_cases
+def slow(cases, **kwargs):
+    callback = kwargs.pop("on_result")
+    def on_result(result):
+        callback(result)
+        time.sleep(0.05)
+    return real_run(cases, on_result=on_result, **kwargs)
+runner.run_cases = slow
+real_close = w.ReportWriter.close
+def close(self):
+    if sys.exc_info()[1] is not None:  # the stop unwinds
+        wait_for_test({str(marker)!r})
+    real_close(self)
+w.ReportWriter.close = close
+"""
+    child = _run_code(code, report, "--jobs", "2", "--batch-size", "4")
+    results = report / RESULTS_FILE
+    deadline = time.monotonic() + 60
+    while child.poll() is None and time.monotonic() < deadline:
+        if results.is_file() and results.read_bytes().count(b"\n") >= 4:
+            break
+        time.sleep(0.005)
+    workers = _workers(child.pid)
+    child.send_signal(signum)
+    _, err = _signal_at(child, marker, signum)
+    assert child.returncode == 128 + signum, err
+    assert "Traceback" not in err and err.count("ort-layouts:") == 1, err
+    kept = re.fullmatch(rf"ort-layouts: {LINE_TEXT[signum]}; (\d+) results kept in {re.escape(str(report))} "
+                        r"\(--resume continues\)", err.strip())
+    assert kept, err
+    assert len(results.read_text().splitlines()) == int(kept[1])
+    data = json.loads((report / JSON_FILE).read_text())
+    assert len(data["results"]) == int(kept[1]) and data["complete"] is False
+    assert _gone(workers) == []
+    _resumes(report)
+    _complete(report)
