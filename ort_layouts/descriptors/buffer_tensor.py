@@ -10,11 +10,11 @@ from typing import Any
 
 import numpy as np
 
-from ort_layouts._errors import DataTypeError, DescriptorError, ShapeError
+from ort_layouts._errors import DataTypeError, DescriptorError, ShapeError, a_type
 from ort_layouts.descriptors.broadcast import broadcast_conflict, broadcast_shape
 from ort_layouts.descriptors.dtypes import DataType, TensorFlags
 from ort_layouts.descriptors.layout import LayoutSpec, calculate_strides, layouts_for_rank
-from ort_layouts.descriptors.sequences import int_tuple
+from ort_layouts.descriptors.sequences import int_tuple, is_integer
 from ort_layouts.descriptors.size import (
     calc_buffer_tensor_size,
     check_sizes_strides,
@@ -225,11 +225,12 @@ class BufferTensorDesc:
         For ranks that have no layout letters (6 to 8), ``layout`` is an axis order; the default
         "NCHW" then means the descending (row-major) order.
         """
-        rank = len(sizes)
+        checked, _ = check_sizes_strides(sizes, None)  # a DescriptorError for no sequence of sizes
+        rank = len(checked)
         if isinstance(layout, str) and layout.upper() == "NCHW" and rank != 4:
             layout = tuple(range(rank))
-        strides = calculate_strides(layout, sizes, broadcast)
-        return cls(DataType.coerce(data_type), tuple(sizes), strides,
+        strides = calculate_strides(layout, checked, broadcast)
+        return cls(DataType.coerce(data_type), checked, strides,
                    guaranteed_base_offset_alignment=guaranteed_base_offset_alignment)
 
     @classmethod
@@ -239,7 +240,16 @@ class BufferTensorDesc:
         ``value`` is an ``onnx.ValueInfoProto``, ``TypeProto``, ``TypeProto.Tensor`` or
         ``TensorProto`` (read by its fields: this module does not import onnx). Symbolic
         dimensions are looked up in ``dims``; a rank-0 tensor becomes sizes ``(1,)``.
+
+        Raises:
+            ShapeError: ``value`` is none of those, is no tensor, or has a dimension that is
+                neither fixed nor pinned by ``dims``; ``dims`` is no mapping of names to
+                integers.
         """
+        if dims is not None and (not isinstance(dims, Mapping)
+                                 or not all(isinstance(k, str) and is_integer(v) for k, v in dims.items())):
+            raise ShapeError(f"dims {dims!r:.80} is {a_type(dims)}; valid: a dict of dimension names to "
+                             "integers (e.g. {'N': 1}), or None")
         kind = type(value).__name__
         if kind == "TensorProto":
             shape = tuple(int(d) for d in value.dims)
@@ -453,7 +463,7 @@ class BufferTensorDesc:
     def with_strides(self, strides: Sequence[int] | None, *,
                      total_tensor_size_in_bytes: int | None = None) -> BufferTensorDesc:
         """The same descriptor with other strides (and by default the new minimum size)."""
-        return type(self)(self.data_type, self.sizes, None if strides is None else tuple(strides),
+        return type(self)(self.data_type, self.sizes, strides,  # type: ignore[arg-type]  # checked there
                           total_tensor_size_in_bytes,  # type: ignore[arg-type]  # None: the minimum
                           self.guaranteed_base_offset_alignment, self.flags)
 
@@ -507,10 +517,11 @@ class BufferTensorDesc:
         >>> BufferTensorDesc("float32", (5,)).coerce_rank(4).sizes
         (1, 1, 1, 5)
         """
-        if not 1 <= minimum <= maximum <= MAX_DIMENSION_COUNT:
+        if not (is_integer(minimum) and is_integer(maximum)
+                and 1 <= minimum <= maximum <= MAX_DIMENSION_COUNT):
             raise DescriptorError(
                 "dimension-count", (minimum, maximum),
-                f"rank range minimum {minimum}, maximum {maximum} is not valid; need "
+                f"rank range minimum {minimum!r}, maximum {maximum!r} is not valid; need integers "
                 f"1 <= minimum <= maximum <= {MAX_DIMENSION_COUNT}")
         sizes = list(self.sizes)
         strides = list(self.effective_strides)
@@ -550,6 +561,13 @@ class BufferTensorDesc:
         output, that no two elements share an offset (broadcast included). Construction already
         checked the rest. Raises DescriptorError naming the rule."""
         n = self.dimension_count
+        if type(min_dimension_count) is not int or type(max_dimension_count) is not int:
+            for what, given in (("min_dimension_count", min_dimension_count),
+                                ("max_dimension_count", max_dimension_count)):
+                if not is_integer(given):
+                    raise DescriptorError("dimension-count", given,
+                                          f"{what} {given!r:.80} is {a_type(given)}; valid: an integer "
+                                          f"1..{MAX_DIMENSION_COUNT}")
         if not min_dimension_count <= n <= max_dimension_count:
             raise DescriptorError(
                 "dimension-count", n,
@@ -570,6 +588,10 @@ class BufferTensorDesc:
             Like ``numpy.lib.stride_tricks.as_strided``, a wrong descriptor reads outside the
             buffer. This checks the buffer holds ``total_tensor_size_in_bytes`` first.
         """
+        if not isinstance(buffer, (np.ndarray, bytes, bytearray, memoryview)):
+            raise DescriptorError("buffer", buffer,
+                                  f"buffer {buffer!r:.80} is {a_type(buffer)}; valid: a numpy array, bytes, "
+                                  "bytearray or memoryview")
         raw = np.frombuffer(buffer, dtype=np.uint8) if not isinstance(buffer, np.ndarray) \
             else buffer.reshape(-1).view(np.uint8)
         if raw.nbytes < self.total_tensor_size_in_bytes:

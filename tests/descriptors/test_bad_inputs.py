@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from onnx import TensorProto
+from onnx import TensorProto, helper
 
 from ort_layouts import (
     BufferTensorDesc,
@@ -155,6 +155,24 @@ CATALOGUE: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
      "descriptor JSON text is needed, got int 5"),
     ("sizes-set", lambda: BufferTensorDesc("float32", {2, 3}), DescriptorError,  # type: ignore[arg-type]
      "sizes {2, 3} is not a sequence of integers"),
+    ("packed-sizes-none", lambda: BufferTensorDesc.packed("float32", None), DescriptorError,  # type: ignore[arg-type]
+     "sizes None is not a sequence of integers; valid: a list, tuple or array of integers"),
+    ("packed-sizes-int", lambda: BufferTensorDesc.packed("float32", 5), DescriptorError,  # type: ignore[arg-type]
+     "sizes 5 is not a sequence of integers"),
+    ("with-strides-int", lambda: F32_3x4.with_strides(5), DescriptorError,  # type: ignore[arg-type]
+     "strides 5 is not a sequence of integers"),
+    ("coerce-rank-none", lambda: F32_3x4.coerce_rank(None), DescriptorError,  # type: ignore[arg-type]
+     "minimum None, maximum 8 is not valid; need integers 1 <= minimum <= maximum <= 8"),
+    ("validate-min-text", lambda: F32_3x4.validate(min_dimension_count="4"), DescriptorError,  # type: ignore[arg-type]
+     "min_dimension_count '4' is a str; valid: an integer 1..8"),
+    ("view-of-none", lambda: F32_3x4.view(None), DescriptorError,  # type: ignore[arg-type]
+     "buffer None is a NoneType; valid: a numpy array, bytes, bytearray or memoryview"),
+    ("from-onnx-dims-int", lambda: BufferTensorDesc.from_onnx(
+        helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3]), dims=5),  # type: ignore[arg-type]
+     ShapeError, "dims 5 is an int; valid: a dict of dimension names to integers"),
+    ("from-onnx-dims-text", lambda: BufferTensorDesc.from_onnx(
+        helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3]), dims={"N": "2"}),  # type: ignore[dict-item]
+     ShapeError, "dims {'N': '2'} is a dict; valid: a dict of dimension names to integers"),
     # pad
     ("pads-length", lambda: PaddingOp.from_onnx(F32_3x4, [1, 2, 3]), ShapeError, "[1, 2, 3]"),
     ("pad-axis-out-of-range", lambda: PaddingOp.from_onnx(F32_3x4, [1, 1], axes=[2]), ShapeError, "axis 2 "),
