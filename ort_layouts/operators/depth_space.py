@@ -48,6 +48,7 @@ from numpy.lib.stride_tricks import as_strided
 from ort_layouts._errors import ModelError, ShapeError
 from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc, check_cpp_name
 from ort_layouts.descriptors.dtypes import DataType
+from ort_layouts.descriptors.sequences import int_tuple
 from ort_layouts.operators.base import (
     Candidate,
     CandidateResult,
@@ -56,6 +57,13 @@ from ort_layouts.operators.base import (
     Operator,
 )
 from ort_layouts.operators.case import Case
+from ort_layouts.operators.desc_fields import (
+    check_tensor,
+    read_desc_dict,
+    read_enum,
+    read_integer,
+    read_tensor,
+)
 from ort_layouts.operators.kernels import flag_no_kernel
 from ort_layouts.operators.onnx_nodes import Flagged, Graph, add_node, attrs, check_size
 from ort_layouts.operators.shapes import rotating
@@ -123,6 +131,7 @@ def _positive(value: Any, what: str) -> int:
 
 def _check_4d(op: Any, name: str) -> None:
     for role, desc in (("input", op.input), ("output", op.output)):
+        check_tensor(desc, f"{type(op).__name__} {role}")
         if desc.dimension_count != 4:
             raise ShapeError(f"{name} {role} has {desc.dimension_count} dimensions {list(desc.sizes)}; "
                              "DirectML needs 4 ([N, C, H, W])")
@@ -221,7 +230,7 @@ class DepthToSpaceOp:
         ((1, 2, 4, 6), 'COLUMN_ROW_DEPTH')
         """
         dtype = DataType.coerce(data_type)
-        dims = tuple(int(d) for d in shape)
+        dims = int_tuple(shape, "DepthToSpace input shape")
         b = _positive(blocksize, "DepthToSpace blocksize")
         if len(dims) != 4:
             raise ShapeError(f"DepthToSpace needs a 4-D input, got {list(dims)} (rank {len(dims)})")
@@ -261,9 +270,18 @@ class DepthToSpaceOp:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DepthToSpaceOp:
-        """Inverse of :meth:`to_dict`."""
-        return cls(BufferTensorDesc.from_dict(data["input"]), BufferTensorDesc.from_dict(data["output"]),
-                   data["block_size"], DepthSpaceOrder[data["order"]])
+        """Inverse of :meth:`to_dict`.
+
+        Raises:
+            DescriptorError: ``data`` is no DEPTH_TO_SPACE1 dict, or a field is missing or not
+                what it holds (``order`` a DML_DEPTH_SPACE_ORDER name).
+            ShapeError: the operator is not valid (as the constructor checks it).
+        """
+        fields = read_desc_dict(data, DEPTH_TO_SPACE1, required=("input", "output", "block_size", "order"))
+        return cls(read_tensor(fields, "input", DEPTH_TO_SPACE1),
+                   read_tensor(fields, "output", DEPTH_TO_SPACE1),
+                   read_integer(fields, "block_size", DEPTH_TO_SPACE1),
+                   read_enum(fields, "order", DEPTH_TO_SPACE1, DepthSpaceOrder))
 
     def to_cpp(self, name: str = "depthToSpace") -> str:
         """C++ initializers of the descriptors and of DML_DEPTH_TO_SPACE1_OPERATOR_DESC."""
@@ -310,7 +328,7 @@ class SpaceToDepthOp:
         (1, 8, 2, 3)
         """
         dtype = DataType.coerce(data_type)
-        dims = tuple(int(d) for d in shape)
+        dims = int_tuple(shape, "SpaceToDepth input shape")
         b = _positive(blocksize, "SpaceToDepth blocksize")
         if len(dims) != 4:
             raise ShapeError(f"SpaceToDepth needs a 4-D input, got {list(dims)} (rank {len(dims)})")
@@ -346,9 +364,17 @@ class SpaceToDepthOp:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SpaceToDepthOp:
-        """Inverse of :meth:`to_dict`."""
-        return cls(BufferTensorDesc.from_dict(data["input"]), BufferTensorDesc.from_dict(data["output"]),
-                   data["block_size"])
+        """Inverse of :meth:`to_dict`.
+
+        Raises:
+            DescriptorError: ``data`` is no SPACE_TO_DEPTH dict, or a field is missing or not
+                what it holds.
+            ShapeError: the operator is not valid (as the constructor checks it).
+        """
+        fields = read_desc_dict(data, SPACE_TO_DEPTH, required=("input", "output", "block_size"))
+        return cls(read_tensor(fields, "input", SPACE_TO_DEPTH),
+                   read_tensor(fields, "output", SPACE_TO_DEPTH),
+                   read_integer(fields, "block_size", SPACE_TO_DEPTH))
 
     def to_cpp(self, name: str = "spaceToDepth") -> str:
         """C++ initializers of the descriptors and of DML_SPACE_TO_DEPTH_OPERATOR_DESC."""

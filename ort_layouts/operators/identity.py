@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from ort_layouts._errors import ShapeError
+from ort_layouts._errors import DescriptorError, ShapeError
 from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
+from ort_layouts.operators.desc_fields import check_tensor, read_desc_dict, read_tensor
 from ort_layouts.reference.compare import views_equal
 from ort_layouts.reference.copy import strided_copy
 
@@ -25,10 +26,19 @@ __all__ = ["IDENTITY", "IdentityOp", "identity_dict"]
 IDENTITY = "DML_OPERATOR_ELEMENT_WISE_IDENTITY"
 
 
-def identity_dict(inp: BufferTensorDesc, outp: BufferTensorDesc, **extra: Any) -> dict[str, Any]:
-    """An identity as ``IdentityOp.to_dict`` writes it, with notes (``extra``), for descriptions
-    whose input and output sizes differ (a reshape reads one buffer with two shapes)."""
-    return {"operator": IDENTITY, "input": inp.to_dict(), "output": outp.to_dict(), **extra}
+#: the notes :func:`identity_dict` may add, which :meth:`IdentityOp.from_dict` reads past
+IDENTITY_NOTES = ("kernel", "alias", "note")
+
+
+def identity_dict(inp: BufferTensorDesc, outp: BufferTensorDesc, **notes: Any) -> dict[str, Any]:
+    """An identity as ``IdentityOp.to_dict`` writes it, with ``notes`` (keys of
+    :data:`IDENTITY_NOTES`), for descriptions whose input and output sizes differ (a reshape
+    reads one buffer with two shapes)."""
+    unknown = sorted(set(notes) - set(IDENTITY_NOTES))
+    if unknown:
+        raise DescriptorError("dict-keys", unknown, f"identity notes {unknown} are not known; valid: "
+                                                    f"{list(IDENTITY_NOTES)}")
+    return {"operator": IDENTITY, "input": inp.to_dict(), "output": outp.to_dict(), **notes}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -38,12 +48,18 @@ class IdentityOp:
     Attributes:
         input: the descriptor the input buffer is read through.
         output: the descriptor the output buffer is written through (same data type and sizes).
+
+    Raises:
+        DescriptorError: a field is no BufferTensorDesc ("tensor").
+        ShapeError: the data types or sizes differ.
     """
 
     input: BufferTensorDesc
     output: BufferTensorDesc
 
     def __post_init__(self) -> None:
+        check_tensor(self.input, "IdentityOp input")
+        check_tensor(self.output, "IdentityOp output")
         if self.input.data_type != self.output.data_type:
             raise ShapeError(
                 f"identity input data type {self.input.data_type.name} differs from output "
@@ -78,4 +94,12 @@ class IdentityOp:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> IdentityOp:
-        return cls(BufferTensorDesc.from_dict(data["input"]), BufferTensorDesc.from_dict(data["output"]))
+        """Inverse of :meth:`to_dict` (and of :func:`identity_dict`, whose notes it reads past).
+
+        Raises:
+            DescriptorError: ``data`` is no such dict (as ``read_desc_dict`` checks it), a
+                descriptor dict in it is bad (as :meth:`BufferTensorDesc.from_dict` checks it),
+                or the operator is not valid (as the constructor checks it).
+        """
+        fields = read_desc_dict(data, IDENTITY, required=("input", "output"), optional=IDENTITY_NOTES)
+        return cls(read_tensor(fields, "input", IDENTITY), read_tensor(fields, "output", IDENTITY))

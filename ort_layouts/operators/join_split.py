@@ -31,15 +31,30 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from ort_layouts._errors import NotExpressibleError, ShapeError
-from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc, check_cpp_name, cpp_struct
+from ort_layouts._errors import DescriptorError, NotExpressibleError, ShapeError, a_type
+from ort_layouts.descriptors.buffer_tensor import (
+    MAX_DIMENSION_COUNT,
+    BufferTensorDesc,
+    check_cpp_name,
+    cpp_struct,
+)
 from ort_layouts.descriptors.dtypes import DataType
-from ort_layouts.descriptors.sequences import is_integer
+from ort_layouts.descriptors.sequences import int_tuple, is_integer, is_ordered_sequence
+from ort_layouts.operators.desc_fields import (
+    check_integer,
+    check_tensor,
+    check_tensors,
+    read_desc_dict,
+    read_integer,
+    read_ints,
+    read_tensor,
+    read_tensors,
+)
 from ort_layouts.reference.compare import views_equal
 from ort_layouts.reference.copy import strided_copy
 
@@ -94,8 +109,9 @@ def padded_desc(data_type: DataType | str, shape: Sequence[int],
         DescriptorError: a 0-sized dimension or more than 8 dimensions (the EP's TensorDesc
             throws for rank > 8).
     """
-    dims = tuple(int(d) for d in shape)
-    return BufferTensorDesc(DataType.coerce(data_type), (1,) * max(0, min_dimension_count - len(dims)) + dims)
+    dims = int_tuple(shape, "shape")
+    count = _min_dimension_count(min_dimension_count)
+    return BufferTensorDesc(DataType.coerce(data_type), (1,) * max(0, count - len(dims)) + dims)
 
 
 def along_axis(whole: BufferTensorDesc, counts: Sequence[int],
@@ -194,8 +210,18 @@ def _check_tensors(what: str, whole: BufferTensorDesc, parts: Sequence[BufferTen
                          f"{whole.sizes[axis]} ({[p.sizes[axis] for p in parts]})")
 
 
-def _desc_list(data: Any, key: str) -> tuple[BufferTensorDesc, ...]:
-    return tuple(BufferTensorDesc.from_dict(d) for d in data[key])
+def _count_of(data: Mapping[str, Any], key: str, operator: str, tensors: str, count: int) -> None:
+    """Refuse a ``key`` (InputCount, OutputCount) of ``data`` that does not count its tensors."""
+    if key in data and read_integer(data, key, operator) != count:
+        raise DescriptorError("dict-field", data[key],
+                              f"{operator} {key} {data[key]} differs from the {count} {tensors}")
+
+
+def _min_dimension_count(value: Any) -> int:
+    if not is_integer(value) or not 1 <= value <= MAX_DIMENSION_COUNT:
+        raise ShapeError(f"min_dimension_count {value!r:.80} is not valid; valid: an integer "
+                         f"1..{MAX_DIMENSION_COUNT} (the EP's default is {MIN_DIMENSION_COUNT})")
+    return int(value)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -216,11 +242,12 @@ class JoinOp:
     onnx_inputs: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "inputs", tuple(self.inputs))
-        object.__setattr__(self, "axis", int(self.axis))
+        object.__setattr__(self, "inputs", check_tensors(self.inputs, "JoinOp inputs"))
+        check_tensor(self.output, "JoinOp output")
+        object.__setattr__(self, "axis", check_integer(self.axis, "JoinOp axis"))
         _check_tensors("JOIN", self.output, self.inputs, self.axis, "input")
         if self.onnx_inputs is not None:
-            indices = tuple(int(i) for i in self.onnx_inputs)
+            indices = int_tuple(self.onnx_inputs, "JoinOp onnx_inputs")
             if len(indices) != len(self.inputs) or list(indices) != sorted(set(indices)) or indices[0] < 0:
                 raise ShapeError(f"onnx_inputs {list(indices)} must name {len(self.inputs)} distinct "
                                  "ONNX inputs in increasing order")
@@ -244,7 +271,11 @@ class JoinOp:
             ShapeError: no inputs, ranks that differ, an axis out of range, or sizes that
                 differ off the axis.
         """
-        shapes = [tuple(int(d) for d in s) for s in input_shapes]
+        if not is_ordered_sequence(input_shapes):
+            raise ShapeError(f"Concat input shapes {input_shapes!r:.80} is {a_type(input_shapes)}; valid: a "
+                             "list of shapes, one per input")
+        shapes = [int_tuple(s, f"Concat input {k} shape") for k, s in enumerate(input_shapes)]
+        count = _min_dimension_count(min_dimension_count)
         if not shapes:
             raise ShapeError("Concat needs at least one input")
         rank = len(shapes[0])
@@ -261,10 +292,9 @@ class JoinOp:
             raise NotExpressibleError(
                 f"every input of the Concat {[list(s) for s in shapes]} is empty: the DML EP binds no "
                 "input, creates no JOIN and writes nothing (the output is empty too)")
-        count = max(rank, min_dimension_count)
-        inputs = tuple(padded_desc(data_type, shapes[k], min_dimension_count) for k in kept)
-        output = padded_desc(data_type, out_shape, min_dimension_count)
-        return cls(inputs, output, a + count - rank, tuple(kept))
+        inputs = tuple(padded_desc(data_type, shapes[k], count) for k in kept)
+        output = padded_desc(data_type, out_shape, count)
+        return cls(inputs, output, a + max(rank, count) - rank, tuple(kept))
 
     @property
     def outputs(self) -> tuple[BufferTensorDesc, ...]:
@@ -353,13 +383,20 @@ class JoinOp:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> JoinOp:
-        """Inverse of :meth:`to_dict`."""
-        inputs = _desc_list(data, "InputTensors")
-        if int(data.get("InputCount", len(inputs))) != len(inputs):
-            raise ShapeError(f"InputCount {data['InputCount']} differs from the {len(inputs)} InputTensors")
-        onnx_inputs = data.get("onnx_inputs")
-        return cls(inputs, BufferTensorDesc.from_dict(data["OutputTensor"]), int(data["Axis"]),
-                   None if onnx_inputs is None else tuple(onnx_inputs))
+        """Inverse of :meth:`to_dict` (``InputCount``, where given, must count InputTensors).
+
+        Raises:
+            DescriptorError: ``data`` is no JOIN dict, or a field is missing or not what it
+                holds.
+            ShapeError: the operator is not valid (as the constructor checks it).
+        """
+        fields = read_desc_dict(data, JOIN, required=("InputTensors", "OutputTensor", "Axis"),
+                                optional=("InputCount", "onnx_inputs"))
+        inputs = read_tensors(fields, "InputTensors", JOIN)
+        _count_of(fields, "InputCount", JOIN, "InputTensors", len(inputs))
+        onnx_inputs = None if fields.get("onnx_inputs") is None else read_ints(fields, "onnx_inputs", JOIN)
+        return cls(inputs, read_tensor(fields, "OutputTensor", JOIN), read_integer(fields, "Axis", JOIN),
+                   onnx_inputs)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -377,8 +414,9 @@ class SplitOp:
     axis: int
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "outputs", tuple(self.outputs))
-        object.__setattr__(self, "axis", int(self.axis))
+        check_tensor(self.input, "SplitOp input")
+        object.__setattr__(self, "outputs", check_tensors(self.outputs, "SplitOp outputs"))
+        object.__setattr__(self, "axis", check_integer(self.axis, "SplitOp axis"))
         _check_tensors("SPLIT", self.input, self.outputs, self.axis, "output")
 
     @classmethod
@@ -396,8 +434,9 @@ class SplitOp:
                 and writes no output at all.
             ShapeError: the parts do not add up to the dimension, or the axis is out of range.
         """
-        shape = tuple(int(d) for d in input_shape)
-        sizes = [int(p) for p in parts]
+        shape = int_tuple(input_shape, "Split input shape")
+        sizes = list(int_tuple(parts, "Split parts"))
+        count = _min_dimension_count(min_dimension_count)
         rank = len(shape)
         if rank == 0:
             raise ShapeError("Split of a rank-0 tensor is not defined (ONNX needs rank >= 1)")
@@ -411,13 +450,12 @@ class SplitOp:
                 "EP creates no SPLIT (DmlOperator::SetDmlOperatorDesc) and returns before dispatching "
                 "(ExecutionProviderImpl::ExecuteOperator), so no output is written, the non-empty ones "
                 "included")
-        count = max(rank, min_dimension_count)
         outputs = []
         for p in sizes:
             out = list(shape)
             out[a] = p
-            outputs.append(padded_desc(data_type, out, min_dimension_count))
-        return cls(padded_desc(data_type, shape, min_dimension_count), tuple(outputs), a + count - rank)
+            outputs.append(padded_desc(data_type, out, count))
+        return cls(padded_desc(data_type, shape, count), tuple(outputs), a + max(rank, count) - rank)
 
     @property
     def inputs(self) -> tuple[BufferTensorDesc, ...]:
@@ -487,9 +525,15 @@ class SplitOp:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SplitOp:
-        """Inverse of :meth:`to_dict`."""
-        outputs = _desc_list(data, "OutputTensors")
-        if int(data.get("OutputCount", len(outputs))) != len(outputs):
-            raise ShapeError(f"OutputCount {data['OutputCount']} differs from the {len(outputs)} "
-                             "OutputTensors")
-        return cls(BufferTensorDesc.from_dict(data["InputTensor"]), outputs, int(data["Axis"]))
+        """Inverse of :meth:`to_dict` (``OutputCount``, where given, must count OutputTensors).
+
+        Raises:
+            DescriptorError: ``data`` is no SPLIT dict, or a field is missing or not what it
+                holds.
+            ShapeError: the operator is not valid (as the constructor checks it).
+        """
+        fields = read_desc_dict(data, SPLIT, required=("InputTensor", "OutputTensors", "Axis"),
+                                optional=("OutputCount",))
+        outputs = read_tensors(fields, "OutputTensors", SPLIT)
+        _count_of(fields, "OutputCount", SPLIT, "OutputTensors", len(outputs))
+        return cls(read_tensor(fields, "InputTensor", SPLIT), outputs, read_integer(fields, "Axis", SPLIT))

@@ -20,10 +20,17 @@ from typing import Any
 
 import numpy as np
 
-from ort_layouts._errors import DataTypeError, NotExpressibleError, ShapeError
+from ort_layouts._errors import DataTypeError, DescriptorError, NotExpressibleError, ShapeError, a_type
 from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc, check_cpp_name, cpp_struct
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.sequences import int_tuple, is_int_tuple
+from ort_layouts.operators.desc_fields import (
+    check_tensor,
+    read_desc_dict,
+    read_enum,
+    read_ints,
+    read_tensor,
+)
 from ort_layouts.reference.buffers import is_nibble
 from ort_layouts.reference.compare import views_equal
 from ort_layouts.reference.copy import strided_copy
@@ -245,6 +252,14 @@ class PaddingOp:
     padding_value_bytes: bytes = b""
 
     def __post_init__(self) -> None:
+        check_tensor(self.input, "PaddingOp input")
+        check_tensor(self.output, "PaddingOp output")
+        if not isinstance(self.padding_value_bytes, (bytes, bytearray)):
+            raise DescriptorError("padding-value", self.padding_value_bytes,
+                                  f"padding_value_bytes {self.padding_value_bytes!r:.80} is "
+                                  f"{a_type(self.padding_value_bytes)}; valid: bytes (the constant's "
+                                  "little-endian bytes, b'' for 0)")
+        object.__setattr__(self, "padding_value_bytes", bytes(self.padding_value_bytes))
         object.__setattr__(self, "mode", PaddingMode(self.mode))
         object.__setattr__(self, "start_padding", int_tuple(self.start_padding, "start_padding"))
         object.__setattr__(self, "end_padding", int_tuple(self.end_padding, "end_padding"))
@@ -284,6 +299,7 @@ class PaddingOp:
         >>> op.input.sizes, op.start_padding, op.end_padding, op.output.sizes
         ((1, 1, 3, 4), (0, 0, 1, 2), (0, 0, 3, 4), (1, 1, 7, 10))
         """
+        check_tensor(input, "Pad input")
         pad_mode = PaddingMode.from_onnx(mode) if isinstance(mode, str) else PaddingMode(mode)
         begins, ends = split_onnx_pads(pads, input.dimension_count, axes)
         negative = [f"{side} of axis {i} is {v}" for side, values in (("begin", begins), ("end", ends))
@@ -424,10 +440,27 @@ class PaddingOp:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PaddingOp:
-        """Inverse of :meth:`to_dict`."""
-        return cls(BufferTensorDesc.from_dict(data["input"]), BufferTensorDesc.from_dict(data["output"]),
-                   tuple(data["start_padding"]), tuple(data["end_padding"]),
-                   PaddingMode[data["mode"]], bytes.fromhex(data.get("padding_value_hex", "")))
+        """Inverse of :meth:`to_dict`.
+
+        Raises:
+            DescriptorError: ``data`` is no PADDING1 dict, a field is missing or not what it
+                holds (``mode`` a DML_PADDING_MODE name, ``padding_value_hex`` hexadecimal
+                bytes), or the operator is not valid (as the constructor checks it).
+        """
+        fields = read_desc_dict(data, PADDING1, required=("input", "output", "start_padding", "end_padding",
+                                                          "mode"), optional=("padding_value_hex",))
+        hex_text = fields.get("padding_value_hex", "")
+        try:
+            value = bytes.fromhex(hex_text) if isinstance(hex_text, str) else None
+        except ValueError:
+            value = None
+        if value is None:
+            raise DescriptorError("dict-field", hex_text,
+                                  f"{PADDING1} padding_value_hex {hex_text!r:.80} is no hexadecimal bytes; "
+                                  "valid: the constant's little-endian bytes in hex, e.g. '0000803f' (1.0)")
+        return cls(read_tensor(fields, "input", PADDING1), read_tensor(fields, "output", PADDING1),
+                   read_ints(fields, "start_padding", PADDING1), read_ints(fields, "end_padding", PADDING1),
+                   read_enum(fields, "mode", PADDING1, PaddingMode), value)
 
 
 # DML_SCALAR_UNION's member for each data type; float16 has none (its bits go in the low bytes)

@@ -70,6 +70,13 @@ from ort_layouts.operators.base import (
     fmt_ints,
 )
 from ort_layouts.operators.case import Case
+from ort_layouts.operators.desc_fields import (
+    check_tensor,
+    read_desc_dict,
+    read_integer,
+    read_ints,
+    read_tensor,
+)
 from ort_layouts.operators.onnx_nodes import (
     Flagged,
     Graph,
@@ -307,6 +314,9 @@ def _describe_selection(selection: tuple[int, int, int]) -> str:
 
 
 # ---- DML_OPERATOR_SLICE1 ---------------------------------------------------------------------
+_WINDOW = ("input_window_offsets", "input_window_sizes", "input_window_strides")
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Slice1Op:
     """DML_SLICE1_OPERATOR_DESC: input and output descriptors and the input window.
@@ -328,6 +338,8 @@ class Slice1Op:
     input_window_strides: tuple[int, ...]
 
     def __post_init__(self) -> None:
+        check_tensor(self.input, "Slice1Op input")
+        check_tensor(self.output, "Slice1Op output")
         for name in ("input_window_offsets", "input_window_sizes", "input_window_strides"):
             object.__setattr__(self, name, int_tuple(getattr(self, name), f"Slice {name}"))
         n = self.input.dimension_count
@@ -374,7 +386,7 @@ class Slice1Op:
             NotExpressibleError: the EP builds no operator (an empty output, or parameters it
                 rejects); DescriptorError: its window breaks DirectML's rules (an overflow).
         """
-        window = ep_slice_window(input.sizes, starts, ends, axes, steps)
+        window = ep_slice_window(check_tensor(input, "Slice input").sizes, starts, ends, axes, steps)
         if 0 in window.output_sizes:
             raise NotExpressibleError(
                 f"the DML EP infers the empty output {list(window.output_sizes)}: it builds no "
@@ -431,10 +443,22 @@ class Slice1Op:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Slice1Op:
-        """Inverse of :meth:`to_dict`."""
-        return cls(BufferTensorDesc.from_dict(data["input"]), BufferTensorDesc.from_dict(data["output"]),
-                   tuple(data["input_window_offsets"]), tuple(data["input_window_sizes"]),
-                   tuple(data["input_window_strides"]))
+        """Inverse of :meth:`to_dict` (``dimension_count``, where given, must be the operator's).
+
+        Raises:
+            DescriptorError: ``data`` is no SLICE1 dict, a field is missing or not what it
+                holds, or the operator is not valid (as the constructor checks it).
+        """
+        fields = read_desc_dict(data, SLICE1, required=("input", "output", *_WINDOW),
+                                optional=("dimension_count",))
+        op = cls(read_tensor(fields, "input", SLICE1), read_tensor(fields, "output", SLICE1),
+                 *(read_ints(fields, key, SLICE1) for key in _WINDOW))
+        count = read_integer(fields, "dimension_count", SLICE1) if "dimension_count" in fields else None
+        if count is not None and count != op.dimension_count:
+            raise DescriptorError("dimension-count", fields["dimension_count"],
+                                  f"{SLICE1} dimension_count {fields['dimension_count']} differs from the "
+                                  f"{op.dimension_count} dimensions of its tensors and window")
+        return op
 
     def to_cpp(self, name: str = "slice") -> str:
         """C++ initializers of the descriptors and the DML_SLICE1_OPERATOR_DESC."""

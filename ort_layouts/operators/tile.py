@@ -32,7 +32,7 @@ import numpy as np
 import onnx
 from numpy.lib.stride_tricks import as_strided
 
-from ort_layouts._errors import ModelError, NotExpressibleError, ShapeError
+from ort_layouts._errors import DescriptorError, ModelError, NotExpressibleError, ShapeError
 from ort_layouts.descriptors.buffer_tensor import MAX_DIMENSION_COUNT, BufferTensorDesc, check_cpp_name
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.sequences import int_tuple
@@ -45,6 +45,13 @@ from ort_layouts.operators.base import (
     fmt_ints,
 )
 from ort_layouts.operators.case import Case
+from ort_layouts.operators.desc_fields import (
+    check_tensor,
+    read_desc_dict,
+    read_integer,
+    read_ints,
+    read_tensor,
+)
 from ort_layouts.operators.onnx_nodes import Graph, add_node, const_ints, int64_initializer
 from ort_layouts.operators.shapes import SUITE_SHAPES, rotating
 from ort_layouts.reference.compare import views_equal
@@ -111,6 +118,8 @@ class TileOp:
     onnx_output_shape: tuple[int, ...] | None = dataclasses.field(default=None, compare=False)
 
     def __post_init__(self) -> None:
+        check_tensor(self.input, "TileOp input")
+        check_tensor(self.output, "TileOp output")
         object.__setattr__(self, "repeats", int_tuple(self.repeats, "Tile repeats"))
         if self.onnx_output_shape is not None:
             object.__setattr__(self, "onnx_output_shape",
@@ -217,9 +226,21 @@ class TileOp:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TileOp:
-        """Inverse of :meth:`to_dict`."""
-        return cls(BufferTensorDesc.from_dict(data["input"]), BufferTensorDesc.from_dict(data["output"]),
-                   tuple(data["repeats"]))
+        """Inverse of :meth:`to_dict` (``repeats_count``, where given, must count the repeats).
+
+        Raises:
+            DescriptorError: ``data`` is no TILE dict or a field is missing or not what it
+                holds.
+            ShapeError: the operator is not valid (as the constructor checks it).
+        """
+        fields = read_desc_dict(data, TILE, required=("input", "output", "repeats"),
+                                optional=("repeats_count",))
+        repeats = read_ints(fields, "repeats", TILE)
+        if "repeats_count" in fields and read_integer(fields, "repeats_count", TILE) != len(repeats):
+            raise DescriptorError("dict-field", fields["repeats_count"],
+                                  f"{TILE} repeats_count {fields['repeats_count']} differs from the "
+                                  f"{len(repeats)} repeats {list(repeats)}")
+        return cls(read_tensor(fields, "input", TILE), read_tensor(fields, "output", TILE), repeats)
 
     def to_cpp(self, name: str = "tile") -> str:
         """C++ initializers of the descriptors and of DML_TILE_OPERATOR_DESC."""
