@@ -21,9 +21,14 @@ from typing import Any
 import numpy as np
 
 from ort_layouts._errors import DataTypeError, DescriptorError, NotExpressibleError, ShapeError, a_type
-from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc, check_cpp_name, cpp_struct
+from ort_layouts.descriptors.buffer_tensor import (
+    MAX_DIMENSION_COUNT,
+    BufferTensorDesc,
+    check_cpp_name,
+    cpp_struct,
+)
 from ort_layouts.descriptors.dtypes import DataType
-from ort_layouts.descriptors.sequences import int_tuple, is_int_tuple
+from ort_layouts.descriptors.sequences import int_tuple, is_int_tuple, is_integer
 from ort_layouts.operators.desc_fields import (
     check_tensor,
     read_desc_dict,
@@ -192,6 +197,26 @@ def _value_bytes(value: Any, dtype: np.dtype[Any]) -> bytes:
         return np.asarray(number).astype(little).tobytes()
 
 
+def _nibble_bytes(value: Any, data_type: DataType) -> bytes:
+    """The constant of a 4-bit Pad as the one byte PADDING1 reads its low nibble from: a whole
+    number in the type's range (UINT4 0..15, INT4 -8..7, two's complement), or one byte (none:
+    b"", the zero constant)."""
+    if isinstance(value, (bytes, bytearray)):
+        if len(value) > 1:
+            raise ShapeError(f"Pad value {bytes(value).hex()} has {len(value)} bytes; {data_type.name} "
+                             "takes 1 (its low nibble is the constant), or none for 0")
+        return bytes([value[0] & 0x0F]) if value else b""
+    low, high = (-8, 7) if data_type == DataType.INT4 else (0, 15)
+    whole = None
+    if is_integer(value) or (isinstance(value, numbers.Real) and not isinstance(value, bool)
+                             and float(value).is_integer()):
+        whole = int(float(value)) if not is_integer(value) else int(value)
+    if whole is None or not low <= whole <= high:
+        raise ShapeError(f"Pad value {value!r:.80} does not fit {data_type.name.lower()}; valid: the "
+                         f"integers {low}..{high}, or one byte (its low nibble)")
+    return bytes([whole & 0x0F])
+
+
 def split_onnx_pads(
     pads: Sequence[int], rank: int, axes: Sequence[int] | None = None
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -292,7 +317,14 @@ class PaddingOp:
 
         The input is coerced to ``min_dimension_count`` dimensions (leading 1s, stride 0) and the
         padding gets leading zeros. Negative pads (cropping) raise NotExpressibleError: DirectML's
-        start/end padding is unsigned.
+        start/end padding is unsigned. A 4-bit input (UINT4, INT4) takes a whole ``value`` in its
+        range (0..15, -8..7) or one byte, whose low nibble is the constant.
+
+        Raises:
+            DescriptorError: ``input`` is no BufferTensorDesc, or ``min_dimension_count`` is not
+                an integer 1..8 (DirectML's DimensionCount, DML_TENSOR_DIMENSION_COUNT_MAX1).
+            NotExpressibleError: a negative pad.
+            ShapeError: pads, axes, mode or value that are not valid.
 
         >>> from ort_layouts import BufferTensorDesc
         >>> op = PaddingOp.from_onnx(BufferTensorDesc("float32", (3, 4)), [1, 2, 3, 4])
@@ -308,13 +340,20 @@ class PaddingOp:
             raise NotExpressibleError(
                 f"pads {list(pads)} crop ({', '.join(negative)}); DirectML's PADDING1 takes unsigned "
                 "start/end padding, so the DML EP cannot run this Pad")
-        coerced = input.coerce_rank(min(max(min_dimension_count, input.dimension_count), 8))
+        if not is_integer(min_dimension_count) or not 1 <= min_dimension_count <= MAX_DIMENSION_COUNT:
+            raise DescriptorError("dimension-count", min_dimension_count,
+                                  f"min_dimension_count {min_dimension_count!r:.80} is not valid; valid: an "
+                                  f"integer 1..{MAX_DIMENSION_COUNT} (DirectML's largest DimensionCount)")
+        coerced = input.coerce_rank(int(min_dimension_count))
         extra = coerced.dimension_count - input.dimension_count
         start = (0,) * extra + begins
         end = (0,) * extra + ends
         out_sizes = tuple(n + b + e for n, b, e in zip(coerced.sizes, start, end, strict=True))
         output = BufferTensorDesc(input.data_type, out_sizes)
-        value_bytes = _value_bytes(value, input.data_type.to_numpy())
+        if is_nibble(input.data_type):
+            value_bytes = _nibble_bytes(value, input.data_type)
+        else:
+            value_bytes = _value_bytes(value, input.data_type.to_numpy())
         return cls(coerced, output, start, end, pad_mode, value_bytes)
 
     @property
@@ -594,11 +633,6 @@ def padding_for(
     """``PaddingOp.from_onnx`` with the constant given as little-endian hex (any data type,
     4-bit ones included: their constant is the low nibble of the first byte)."""
     value = bytes.fromhex(value_hex) if value_hex else b""
-    if not is_nibble(input.data_type):
-        return PaddingOp.from_onnx(input, pads, mode=mode, value=value if value else 0, axes=axes)
-    proxy = PaddingOp.from_onnx(BufferTensorDesc(DataType.UINT8, input.sizes, input.strides), pads,
-                                mode=mode, axes=axes)
-    coerced = BufferTensorDesc(input.data_type, proxy.input.sizes, proxy.input.strides)
-    output = BufferTensorDesc(input.data_type, proxy.output.sizes)
-    return PaddingOp(coerced, output, proxy.start_padding, proxy.end_padding, proxy.mode,
-                     bytes([value[0] & 0x0F]) if value else b"")
+    if is_nibble(input.data_type):
+        return PaddingOp.from_onnx(input, pads, mode=mode, value=value[:1], axes=axes)  # its low nibble
+    return PaddingOp.from_onnx(input, pads, mode=mode, value=value if value else 0, axes=axes)

@@ -9,7 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ort_layouts import BufferTensorDesc, NotExpressibleError, PaddingMode, PaddingOp, ShapeError
+from ort_layouts import (
+    BufferTensorDesc,
+    DescriptorError,
+    NotExpressibleError,
+    PaddingMode,
+    PaddingOp,
+    ShapeError,
+)
 from ort_layouts.operators.padding import split_onnx_pads
 
 NUMPY_MODE = {"constant": "constant", "edge": "edge", "reflect": "reflect", "wrap": "wrap"}
@@ -195,3 +202,68 @@ def test_a_border_element_names_the_input_element_it_reads(mode: PaddingMode, nu
 def test_a_constant_border_element_reads_nothing() -> None:
     op = PaddingOp.from_onnx(BufferTensorDesc("float32", (3,)), (2, 1))
     assert [op.buffer_offsets_in_elements((i,))[0] for i in range(6)] == [None, None, 0, 1, 2, None]
+
+
+# ---- 4-bit Pads and the dimension count -----------------------------------------------------
+@pytest.mark.parametrize(("dtype", "value", "nibble"),
+                         [("uint4", 0, 0x0), ("uint4", 15, 0xF), ("uint4", 9.0, 0x9),
+                          ("int4", -1, 0xF), ("int4", -8, 0x8), ("int4", 7, 0x7), ("int4", b"\xa3", 0x3)],
+                         ids=["uint4-0", "uint4-15", "uint4-whole-float", "int4-minus-1", "int4-min",
+                              "int4-max", "int4-byte"])
+def test_a_4bit_pad_is_built_as_directml_reads_it(dtype: str, value: Any, nibble: int) -> None:
+    # ONNX [3] pads [1, 2] coerced to 4D by hand: input [1, 1, 1, 3], start [0, 0, 0, 1], end
+    # [0, 0, 0, 2], output [1, 1, 1, 6]; 6 nibbles are 3 bytes, rounded up to 4 (DirectMLX)
+    op = PaddingOp.from_onnx(BufferTensorDesc(dtype, (3,)), [1, 2], value=value)
+    assert op.input.sizes == (1, 1, 1, 3) and op.output.sizes == (1, 1, 1, 6)
+    assert op.start_padding == (0, 0, 0, 1) and op.end_padding == (0, 0, 0, 2)
+    assert op.output.total_tensor_size_in_bytes == 4
+    assert op.padding_value_bytes == bytes([nibble])  # two's complement low nibble
+
+
+def test_a_4bit_pad_runs_as_numpy_pads_its_values() -> None:
+    from ort_layouts import execute, pack, unpack
+
+    values = np.array([[1, -2, 3], [-8, 7, 0]], dtype=np.int8)  # INT4 values
+    op = PaddingOp.from_onnx(BufferTensorDesc("int4", (2, 3)), [0, 1, 1, 0], value=-3)
+    out = unpack(op.output, execute(op, pack(op.input, values.reshape(1, 1, 2, 3))))
+    expected = np.pad(values, [(0, 1), (1, 0)], constant_values=-3)
+    assert out.reshape(expected.shape).tolist() == expected.tolist()
+
+
+@pytest.mark.parametrize(("dtype", "value", "needle"),
+                         [("uint4", 16, "Pad value 16 does not fit uint4; valid: the integers 0..15"),
+                          ("uint4", -1, "Pad value -1 does not fit uint4"),
+                          ("int4", 8, "Pad value 8 does not fit int4; valid: the integers -8..7"),
+                          ("int4", 1.5, "Pad value 1.5 does not fit int4"),
+                          ("int4", True, "Pad value True does not fit int4"),
+                          ("uint4", b"\x01\x02", "Pad value 0102 has 2 bytes; UINT4 takes 1")],
+                         ids=["uint4-16", "uint4-negative", "int4-8", "int4-fraction", "int4-bool",
+                              "two-bytes"])
+def test_a_4bit_pad_value_out_of_range_is_refused(dtype: str, value: Any, needle: str) -> None:
+    with pytest.raises(ShapeError, match=needle):
+        PaddingOp.from_onnx(BufferTensorDesc(dtype, (3,)), [1, 1], value=value)
+
+
+def test_a_4bit_pad_is_the_one_the_pad_module_builds() -> None:
+    from ort_layouts import Case, dml_operator
+
+    case = Case("Pad", "uint4", (3, 4), pads=(1, 0, 0, 2), pad_value_hex="0b")
+    op = PaddingOp.from_onnx(BufferTensorDesc("uint4", (3, 4)), [1, 0, 0, 2], value=11)
+    assert dml_operator(case) == op
+
+
+@pytest.mark.parametrize(("count", "sizes"), [(1, (3, 4)), (2, (3, 4)), (5, (1, 1, 1, 3, 4)),
+                                              (8, (1,) * 6 + (3, 4))])
+def test_min_dimension_count_pads_with_leading_ones_up_to_it(count: int, sizes: tuple[int, ...]) -> None:
+    op = PaddingOp.from_onnx(BufferTensorDesc("float32", (3, 4)), [1, 0, 0, 2], min_dimension_count=count)
+    assert op.input.sizes == sizes
+    assert op.output.sizes == (*sizes[:-2], 4, 6)
+
+
+@pytest.mark.parametrize("count", [0, 9, -1, 4.0, "4", None], ids=["0", "9", "-1", "float", "str", "None"])
+def test_min_dimension_count_outside_directml_is_refused(count: Any) -> None:
+    # DML_TENSOR_DIMENSION_COUNT_MAX1 is 8: no descriptor holds 9 dimensions, and 0 is none
+    with pytest.raises(DescriptorError, match=f"min_dimension_count {count!r} is not valid; valid: an "
+                                              "integer 1..8") as info:
+        PaddingOp.from_onnx(BufferTensorDesc("float32", (3, 4)), [1, 0, 0, 2], min_dimension_count=count)
+    assert info.value.rule == "dimension-count"
