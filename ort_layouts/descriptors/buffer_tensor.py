@@ -578,7 +578,8 @@ class BufferTensorDesc:
             raise DescriptorError(
                 "output-overlap", list(self.effective_strides),
                 f"output strides {list(self.effective_strides)} for sizes {list(self.sizes)} make "
-                "distinct elements share a buffer offset; an output must not overlap")
+                "distinct elements share a buffer offset; an output must not overlap; valid: strides "
+                f"that give each element its own offset, e.g. packed {list(packed_strides(self.sizes))}")
 
     # ---- numpy views -------------------------------------------------------------------
     def view(self, buffer: np.ndarray | bytes | bytearray | memoryview) -> np.ndarray:

@@ -47,10 +47,15 @@ class IdentityOp:
 
     Attributes:
         input: the descriptor the input buffer is read through.
-        output: the descriptor the output buffer is written through (same data type and sizes).
+        output: the descriptor the output buffer is written through (same data type and sizes),
+            no two of its elements at one buffer offset. With a broadcast (stride 0) or otherwise
+            overlapping output, which element's value lands at a shared offset is undefined:
+            DirectML calls overlapping output writes invalid, with no guarantee which write wins
+            (``DML_SCATTER_OPERATOR_DESC``), so such an operator is refused when it is made.
 
     Raises:
-        DescriptorError: a field is no BufferTensorDesc ("tensor").
+        DescriptorError: a field is no BufferTensorDesc ("tensor"), or the output overlaps
+            itself ("output-overlap").
         ShapeError: the data types or sizes differ.
     """
 
@@ -68,6 +73,8 @@ class IdentityOp:
             raise ShapeError(
                 f"identity input sizes {list(self.input.sizes)} differ from output sizes "
                 f"{list(self.output.sizes)}; ELEMENT_WISE_IDENTITY needs the same sizes")
+        if self.output.strides is not None:  # packed strides give every element its own offset
+            self.output.validate(is_output=True)
 
     @property
     def dimension_count(self) -> int:
