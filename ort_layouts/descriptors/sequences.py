@@ -83,7 +83,7 @@ def int_tuple(value: Any, what: str, error: Callable[[str], Exception] = ShapeEr
 
     >>> int_tuple([2, 3], "shape")
     (2, 3)
-    >>> int_tuple((2, -1), "shape", low=0)
+    >>> int_tuple((2, -1), "shape", low=0)  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
     ort_layouts._errors.ShapeError: shape (2, -1) holds -1, which is less than 0; valid: a list,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
-import importlib
 import json
 import shutil
 import subprocess
@@ -318,18 +316,6 @@ def test_from_numpy() -> None:
 def test_view_checks_buffer_size() -> None:
     with pytest.raises(DescriptorError, match="11"):
         BufferTensorDesc("float32", (3,)).view(bytes(11))
-
-
-# ---- doctests of the descriptor modules ------------------------------------------------------
-@pytest.mark.parametrize("module", ["descriptors.dtypes", "descriptors.size", "descriptors.layout",
-                                    "descriptors.buffer_tensor", "descriptors.broadcast",
-                                    "descriptors.sequences", "operators.padding", "reference.nans",
-                                    "reports.render"])
-def test_doctests(module: str) -> None:
-    mod = importlib.import_module(f"ort_layouts.{module}")
-    result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted > 0
-    assert result.failed == 0
 
 
 # ---- canonical fields take a shorter validation path; it must agree with the full one --------
