@@ -202,13 +202,28 @@ def number(text: str) -> float | int:
     return value
 
 
+# characters a terminal acts on rather than shows: C0 controls but tab and newline, DEL, C1
+# controls (ESC starts escape sequences that retitle, recolour or rewrite the screen; a model's node
+# and tensor names are free text), and the bidirectional overrides that reorder what is shown
+_TERMINAL_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every character a terminal would act on written as its escape (``\\x1b``,
+    ``\\u202e``), so that what the command line prints from a model (node, tensor and graph
+    names, paths) is shown as it is and cannot drive the terminal."""
+    if _TERMINAL_UNSAFE.search(text) is None:
+        return text
+    return _TERMINAL_UNSAFE.sub(lambda m: ascii(m.group())[1:-1], text)
+
+
 def _out(text: str = "", *, stream: IO[str] | None = None) -> None:
-    print(text, file=stream or sys.stdout)
+    print(terminal_safe(text), file=stream or sys.stdout)
 
 
 def _note(text: str) -> None:
     """One line on stderr that is not an error (``ort-layouts: nothing to validate: ...``)."""
-    print(f"{PROG}: {' '.join(text.split())}", file=sys.stderr)
+    print(terminal_safe(f"{PROG}: {' '.join(text.split())}"), file=sys.stderr)
 
 
 # ---- checks made before any work -------------------------------------------------------------
@@ -821,7 +836,7 @@ def _model_coverage_notes(loaded: ModelFile, layout: Sequence[Any], ops: Sequenc
     model = loaded.path
     if coverage:
         for line in format_coverage(coverage, in_functions=in_functions):
-            print(f"{PROG}: {model}: {line.strip()}", file=sys.stderr)
+            print(terminal_safe(f"{PROG}: {model}: {line.strip()}"), file=sys.stderr)
     if any(c.with_case for c in coverage):
         return f"{model}'s cases are all outside this selection"
     if coverage:
@@ -918,7 +933,8 @@ class Progress:
             return
         if is_failure(result, strict=self.strict):
             self._clear()
-            print(f"{status.upper()} {result.case.id}: {failure_text(result)}", file=self.stream, flush=True)
+            line = terminal_safe(f"{status.upper()} {result.case.id}: {failure_text(result)}")
+            print(line, file=self.stream, flush=True)
         now = time.monotonic()
         if self.mode == "bar":
             if now - self._last_draw > 0.1 or self.done == self.total:
@@ -1172,8 +1188,8 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False, model: ModelFile
                                 writer=writer, device=meta["device"], jobs=args.jobs)
     try:
         if writer and writer.resumed:
-            print(f"{PROG}: resuming {report_dir}: {session.done_count} of {len(cases)} cases "
-                  "already run", file=sys.stderr)
+            print(terminal_safe(f"{PROG}: resuming {report_dir}: {session.done_count} of {len(cases)} cases "
+                                "already run"), file=sys.stderr)
         progress = Progress(len(cases), mode=args.progress, done=session.done_count, strict=args.strict)
         outcome = session.run(on_result=progress.update)
         progress.close()
@@ -1266,7 +1282,7 @@ def _run_merge(args: argparse.Namespace) -> int:
         sys.stdout.write(matrix.text_table())
     if out is not None:
         paths = write_matrix(matrix, out)
-        print(f"wrote {paths['json']} and {paths['html']}", file=sys.stderr)
+        print(terminal_safe(f"wrote {paths['json']} and {paths['html']}"), file=sys.stderr)
     return 0
 
 
@@ -1712,7 +1728,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _error(message: str) -> None:
-    print(f"{PROG}: error: {' '.join(message.split())}", file=sys.stderr)
+    print(terminal_safe(f"{PROG}: error: {' '.join(message.split())}"), file=sys.stderr)
 
 
 def _join_negative_values(argv: list[str]) -> list[str]:
