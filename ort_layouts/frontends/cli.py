@@ -1297,7 +1297,7 @@ def _mib(text: str) -> int:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"size {text!r} is not a number of MiB (e.g. 64, 0.5)") from None
-    if not value > 0 or value == float("inf"):
+    if not value > 0 or value * MIB == float("inf"):  # 1e308 MiB is a finite number but no byte count
         raise argparse.ArgumentTypeError(f"size {text!r} must be a finite number of MiB > 0 (e.g. 64, 0.5)")
     return max(1, int(value * MIB))
 

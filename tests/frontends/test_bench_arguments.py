@@ -111,3 +111,14 @@ def test_gpu_on_cpu_runs_the_gpu_section_on_the_cpu_ep_where_directml_runs_throu
     text = io.StringIO()
     assert bench.run_benchmarks(("gpu",), gpu_bytes=1 << 18, gpu_iterations=2, repeats=1, out=text) == []
     assert "gpu    skipped: the gpu section needs a GPU execution provider in this process" in text.getvalue()
+
+
+@pytest.mark.parametrize("flag, value", [
+    ("--oracle-mb", "1e308"), ("--gpu-mb", "1e308"), ("--memory-mb", "1e308"), ("--oracle-mb", "inf")])
+def test_a_size_of_no_finite_byte_count_is_refused_naming_its_argument(
+        flag: str, value: str, capsys: Cap, ran: list[dict[str, Any]]) -> None:
+    # 1e308 MiB is a finite float, but 1e308 * 2**20 bytes is none
+    section = {"--oracle-mb": "oracle", "--gpu-mb": "gpu", "--memory-mb": "memory"}[flag]
+    line = _refused(["bench", "--sections", section, flag, value, "--repeats", "1"], capsys)
+    assert line.startswith(f"ort-layouts: error: argument {flag}: size '{value}' must be a finite number")
+    assert ran == []
