@@ -101,6 +101,8 @@ from ort_layouts.engine.providers import (
     SessionCreationError,
     check_device_id,
     device_description,
+    dml_through_worker,
+    dml_worker,
     make_session,
     node_assignment,
     resolve_provider,
@@ -129,7 +131,8 @@ from ort_layouts.reference.execute import (
     pending_output,
 )
 
-__all__ = ["BatchPlan", "batch_cases", "plan_batches", "run_cases", "uses_session_process"]
+__all__ = ["BatchPlan", "batch_cases", "check_provider_start", "plan_batches", "run_cases",
+           "uses_session_process"]
 
 OnResult = Callable[[CaseResult], None]
 # encode(results): one value a result; on_encoded(pairs): the results that arrived together,
@@ -1320,7 +1323,61 @@ _CANARY = (
 )
 
 
-def _canary(config: ProviderConfig) -> None:
+def check_provider_start(
+    provider: str = "auto",
+    *,
+    device_id: int = 0,
+    provider_options: Mapping[str, Any] | None = None,
+    optimize: bool = False,
+) -> str:
+    """Check that a run on ``provider`` can start, before anything of it is written (a report
+    directory replaced, a resumed report's meta rewritten): the checks :func:`run_cases` makes
+    before its first case, with the same arguments. On DirectML the canary cases run (a stack
+    that returns zeros, cannot create or run their session, or hangs is refused); on any other
+    provider a one-node session (a float32 Transpose, which every execution provider runs) is
+    created and released. A DirectML run with the same settings that follows at once, in this
+    process and on the same worker, takes this canary as its own instead of running it again.
+
+    Returns:
+        The provider's full name.
+
+    Raises:
+        ProviderError: the provider is unknown, or cannot start: the message says why, and that
+            no case was run (a :class:`~ort_layouts.ProviderUnavailableError` for a provider
+            that is not available here; a ProviderOptionError for a bad device index or option).
+    """
+    name = resolve_provider(provider)
+    if provider_options is not None and not isinstance(provider_options, Mapping):
+        raise ProviderOptionError(f"provider_options {provider_options!r:.80} is {a_type(provider_options)}; "
+                                  "valid: a mapping of option names to values, or None")
+    config = ProviderConfig(name, device_id=device_id, options=tuple((provider_options or {}).items()),
+                            optimize=optimize)
+    check_device_id(config.name, config.device_id)
+    if name == DML:
+        _canary(config, keep=True)
+        return name
+    probe = Case("Transpose", DataType.FLOAT32, (2, 3), perm=(1, 0))
+    model = build_model([probe], opset=provider_opset(name), ir_version=provider_ir_version(name))
+    try:
+        _release(make_session(model, config))
+    except OrtLayoutsError as e:  # SessionCreationError, or the EP's device missing
+        raise ProviderError(
+            f"{name} cannot start, so no case was run: it could not create a session of one float32 "
+            f"Transpose node, which every execution provider runs: {e}") from e
+    return name
+
+
+# the canary that check_provider_start ran last, for the run that follows it: (the DirectML
+# worker, or None in-process; the config), taken once
+_canary_kept: tuple[Any, ProviderConfig] | None = None
+
+
+def _canary_worker() -> Any:
+    """The DirectML worker a canary runs on (None for an in-process DML EP)."""
+    return dml_worker() if dml_through_worker() else None
+
+
+def _canary(config: ProviderConfig, *, keep: bool = False) -> None:
     """Run the canary cases before a DirectML run; stop it with one line when the stack returns
     zeros or wrong bits (e.g. vkd3d 1.6 on a Vulkan driver without descriptor indexing, such as
     Mesa 22's lavapipe: every dispatch runs with nothing bound and Run still returns OK).
@@ -1331,10 +1388,17 @@ def _canary(config: ProviderConfig) -> None:
     a worker that crashes), and is stopped the same way instead of reporting every case of the
     run unsupported or an error.
 
+    ``keep``: a canary that passes is kept for the next call with the same config on the same
+    worker, which takes it instead of running the cases again (once: a later run checks again).
+
     Raises:
         ProviderError: the stack gave wrong outputs for the canary cases, or could not create or
             run their session.
     """
+    global _canary_kept
+    kept, _canary_kept = _canary_kept, None
+    if not keep and kept is not None and kept[1] == config and kept[0] is _canary_worker():
+        return
     inputs = [make_input(c) + (1 if c.values == "iota" else 0) for c in _CANARY]
     model = build_model(list(_CANARY), opset=provider_opset(config.name),
                         ir_version=provider_ir_version(config.name))
@@ -1355,6 +1419,8 @@ def _canary(config: ProviderConfig) -> None:
     wrong = [c.op for c, x, y in zip(_CANARY, inputs, outputs, strict=True)
              if np.asarray(y).tobytes() != expected_output(c, x).tobytes()]
     if not wrong:
+        if keep:
+            _canary_kept = (_canary_worker(), config)
         return
     zeros = all(not np.asarray(y).any() for y in outputs)
     cause = ("every output is zeros: DirectML's dispatches ran with nothing bound, as with vkd3d 1.6 "

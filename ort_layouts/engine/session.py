@@ -11,7 +11,10 @@ Before a run, :func:`resolve_validation_provider`, :func:`check_device_id` and
 provider that has no operator kernels (``AzureExecutionProvider`` sends whole models to a remote
 endpoint), a device index beyond the devices the provider lists, and provider options the
 provider does not take (the CPU EP takes none; DirectML's are checked against its list; other
-EPs' are left to ONNX Runtime, which checks them when it builds the session).
+EPs' are left to ONNX Runtime, which checks them when it builds the session). Then
+:func:`check_provider_start` checks that the provider starts (DirectML's canary cases, another
+EP's one-node session), before a writer is made: a run that cannot start leaves the report
+already in the writer's directory as it is, where a writer made first would have replaced it.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from ort_layouts.engine import providers, runner
 from ort_layouts.engine.environment import environment
 from ort_layouts.engine.providers import check_device_id
 from ort_layouts.engine.result import CaseResult
+from ort_layouts.engine.runner import check_provider_start
 from ort_layouts.engine.suite import SUITE_DTYPE_NAMES
 from ort_layouts.operators.case import VALUE_KINDS, Case
 from ort_layouts.operators.registry import CASE_OPS
@@ -42,6 +46,7 @@ __all__ = [
     "ValidationSession",
     "check_device_id",
     "check_provider_options",
+    "check_provider_start",
     "device_of",
     "dml_stack",
     "file_sha256",

@@ -1160,7 +1160,7 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False, model: ModelFile
     its wall time. ``quiet``: no summary and reports lines (the caller prints its own);
     ``model`` and ``selected``: --model as read and :func:`_select_cases`' cases and layout ops,
     made before (by the run of several DirectML releases, once for all of them)."""
-    from ort_layouts.engine.session import ValidationSession, validation_meta
+    from ort_layouts.engine.session import ValidationSession, check_provider_start, validation_meta
     from ort_layouts.reports.report import Report, summary_line
     from ort_layouts.reports.writer import ReportWriter
 
@@ -1178,6 +1178,10 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False, model: ModelFile
         provider_options=setup.provider_options, strict=args.strict)
     if not cases:  # a shard whose share of the selection is empty
         return _empty_shard(args, setup, layout, meta, total, quiet=quiet)
+    # the provider starts (DirectML's canary) before a report is replaced or resumed: a run that
+    # cannot start stops here, the report already in --report DIR kept as it is
+    check_provider_start(provider, device_id=args.device_id, provider_options=setup.provider_options,
+                         optimize=args.optimize)
     report_dir = setup.report_dir
     writer = ReportWriter(report_dir, meta=meta, planned=[c.id for c in cases], resume=args.resume,
                           force=args.force, strict=args.strict) if report_dir is not None else None

@@ -1,0 +1,107 @@
+"""validate on a DirectML stack that cannot run (a worker that does not answer within
+ORT_LAYOUTS_DML_TIMEOUT_S, Mesa 22's lavapipe that returns zeros) stops before it touches
+the report in --report DIR: the report a good run left there stays byte for byte, a resume is
+refused as a broken stack (not as another one), and a new directory gets nothing.
+
+Skipped where the DirectML stack is not set up; ``ORT_LAYOUTS_REQUIRE_DML=1`` makes that a
+failure."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ort_layouts.engine.dml.stack import DmlStack
+from ort_layouts.engine.providers import close_dml_worker, dml_through_worker
+from ort_layouts.frontends.cli import main
+
+SELECTION = ["--provider", "dml", "--ops", "Tile", "--dtypes", "float32", "--ranks", "1",
+             "--progress", "none"]
+BROKEN = "the DirectML stack is broken, so no case was run"
+
+
+@pytest.fixture(autouse=True)
+def _stack() -> Iterator[None]:
+    missing = DmlStack.default().missing()
+    if missing or not dml_through_worker():
+        reason = "the DirectML stack is not set up (ort-layouts setup dml): " + "; ".join(missing)
+        if os.environ.get("ORT_LAYOUTS_REQUIRE_DML"):
+            pytest.fail(reason + " (and ORT_LAYOUTS_REQUIRE_DML is set)")
+        pytest.skip(reason)
+    close_dml_worker()  # each test's worker reads its own environment
+    yield None
+    close_dml_worker()
+
+
+def _files(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir()) if p.is_file()}
+
+
+def _good_report(directory: Path, capsys: pytest.CaptureFixture[str], *, keep: int | None = None) -> None:
+    """A good run's report in ``directory``; with ``keep``, cut to its first ``keep`` results."""
+    assert main(["validate", *SELECTION, "--report", str(directory)]) == 0
+    capsys.readouterr()
+    if keep is not None:
+        results = directory / "results.jsonl"
+        results.write_text("".join(results.read_text().splitlines(keepends=True)[:keep]))
+
+
+def _hang(monkeypatch: pytest.MonkeyPatch) -> None:
+    close_dml_worker()
+    monkeypatch.setenv("ORT_LAYOUTS_DML_TIMEOUT_S", "0.05")
+
+
+def test_a_hung_stack_keeps_the_report_a_good_run_left(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    report = tmp_path / "r"
+    _good_report(report, capsys)
+    before = _files(report)
+    assert json.loads(before["report.json"])["verdict"] == "pass"
+    _hang(monkeypatch)
+    assert main(["validate", *SELECTION, "--report", str(report)]) == 2
+    err = capsys.readouterr().err
+    assert BROKEN in err and err.count("\n") == 1 and "Traceback" not in err
+    assert _files(report) == before
+
+
+def test_a_stack_that_returns_zeros_keeps_the_report(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    icd = DmlStack.default().home / "mesa22" / "lvp_icd.json"
+    if not icd.is_file():
+        pytest.skip("the Mesa 22 lavapipe is not set up (ort-layouts setup dml --mesa 22)")
+    report = tmp_path / "r"
+    _good_report(report, capsys)
+    before = _files(report)
+    close_dml_worker()
+    monkeypatch.setenv("ORT_LAYOUTS_DML_VK_ICD", str(icd))
+    assert main(["validate", *SELECTION, "--report", str(report)]) == 2
+    err = capsys.readouterr().err
+    assert BROKEN in err and "every output is zeros" in err
+    assert _files(report) == before
+
+
+def test_a_hung_stack_writes_nothing_in_a_new_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    _hang(monkeypatch)
+    report = tmp_path / "new"
+    assert main(["validate", *SELECTION, "--report", str(report)]) == 2
+    err = capsys.readouterr().err
+    assert BROKEN in err and "--resume" not in err
+    assert not report.exists()
+
+
+def test_a_resume_on_a_hung_stack_is_refused_as_broken_and_keeps_the_report(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    report = tmp_path / "r"
+    _good_report(report, capsys, keep=3)
+    before = _files(report)
+    _hang(monkeypatch)
+    assert main(["validate", *SELECTION, "--report", str(report), "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert BROKEN in err and "did not answer in time" in err
+    assert "this run: {" not in err and "drop --resume" not in err and "without --resume" not in err
+    assert _files(report) == before
