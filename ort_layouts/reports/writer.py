@@ -568,12 +568,18 @@ class ReportWriter:
                 raise ReportError(
                     f"cannot resume {self.directory}: it was made with {differences}; run with the same "
                     "selection, or drop --resume to start a new report")
+            broken = _broken_stack(new_meta)
+            if broken:
+                raise ReportError(
+                    f"cannot resume {self.directory}: this run's DirectML stack is broken ({broken}), so "
+                    "whether it is the stack the report ran on cannot be told; the report is kept as it "
+                    "is: fix the stack and resume again")
             elsewhere = _stack_differences(old, new_meta)
             if elsewhere:
                 raise ReportError(
                     f"cannot resume {self.directory}: it ran on {elsewhere}; its results and this run's "
-                    "would be mixed in one report: resume where it ran, or drop --resume to start a new "
-                    "report")
+                    "would be mixed in one report: resume it where it ran, or give this run another "
+                    "directory (without --resume this one's report is replaced)")
             numbered = read_numbered_results(results_path, repair=True)
             foreign = foreign_result(numbered, new_meta["planned"], new_meta.get("provider"))
             if foreign is not None:  # counted, it would mix another selection's or provider's result in
@@ -1054,21 +1060,52 @@ def _used_selection(directory: Path) -> tuple[dict[str, Any], Any] | None:
     return None
 
 
+def _broken_stack(meta: Mapping[str, Any]) -> str:
+    """Why the DirectML stack a meta names could not be described (its ``stack`` holds only an
+    ``error``: the worker hung, crashed or did not start), or ""."""
+    stack = meta.get("stack")
+    if isinstance(stack, Mapping) and set(stack) == {"error"}:
+        return str(stack["error"])
+    return ""
+
+
 def _stack_differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
     """What the report's meta (``old``) and a run's (``new``) name differently among the
-    device, driver, DirectML stack and package versions ("" when they agree); a field one of
-    them does not name (a device found only from the first result) is not compared."""
+    device, driver, DirectML stack and package versions, each field that differs as
+    ``name 'old' → 'new'`` ("" when they agree); a field one of them does not name (a device
+    found only from the first result, a stack that could not be described) is not compared.
+    Where both name a DirectML stack, its fields are compared and not the device, which is made
+    from them."""
     found = []
+    described = all(isinstance(m.get("stack"), Mapping) and m["stack"] and not _broken_stack(m)
+                    for m in (old, new))
     for key, label in RAN_ON_KEYS:
         a, b = old.get(key), new.get(key)
-        if a not in (None, "", {}) and b not in (None, "", {}) and a != b:
-            found.append(f"{label} {a!r} (this run: {b!r})")
+        if a in (None, "", {}) or b in (None, "", {}) or a == b or (key == "device" and described):
+            continue
+        if key == "stack":
+            if described:
+                found.append(f"another {label} ({_field_changes(a, b)})")
+        else:
+            found.append(f"{label} {_quoted(a)} → {_quoted(b)}")
     a, b = ((m.get("environment") or {}).get("versions") for m in (old, new))
     if a and b and a != b:
-        keys = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
-        found.append("package versions "
-                     + ", ".join(f"{k} {a.get(k)!r} (this run: {b.get(k)!r})" for k in keys))
+        found.append(f"other package versions ({_field_changes(a, b)})")
     return "; ".join(found)
+
+
+def _field_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+    """The fields of two dicts that differ, in order, as ``name 'old' → 'new'`` (None for a
+    field one of them lacks)."""
+    keys = [*old, *(k for k in new if k not in old)]
+    return ", ".join(f"{k} {_quoted(old.get(k))} → {_quoted(new.get(k))}" for k in keys
+                     if old.get(k) != new.get(k))
+
+
+def _quoted(value: Any) -> str:
+    """A value for a message: a str in quotes as it is (a Windows path keeps single backslashes),
+    anything else as repr."""
+    return f"'{value}'" if isinstance(value, str) else repr(value)
 
 
 def _value_text(key: str, value: Any) -> str:

@@ -518,7 +518,7 @@ def test_a_resume_on_another_device_driver_stack_or_versions_is_refused(tmp_path
     planned = [c.id for c in _cases()]
     with ReportWriter(tmp_path, meta={**_meta(), key: old}, planned=planned) as w:
         w.add(_results()[0])
-    with pytest.raises(ReportError, match=r"cannot resume .*: it ran on .*this run: .*its results and "
+    with pytest.raises(ReportError, match=r"cannot resume .*: it ran on .* → .*; its results and "
                                           r"this run's would be mixed"):
         ReportWriter(tmp_path, meta={**_meta(), key: new}, planned=planned, resume=True)
     ReportWriter(tmp_path, meta={**_meta(), key: old}, planned=planned, resume=True).close()  # the same

@@ -1,7 +1,8 @@
 """validate on a DirectML stack that cannot run (a worker that does not answer within
 ORT_LAYOUTS_DML_TIMEOUT_S, Mesa 22's lavapipe that returns zeros) stops before it touches
 the report in --report DIR: the report a good run left there stays byte for byte, a resume is
-refused as a broken stack (not as another one), and a new directory gets nothing.
+refused as a broken stack (not as another one), and a new directory gets nothing. A resume under
+another DirectML release names only the stack fields that differ.
 
 Skipped where the DirectML stack is not set up; ``ORT_LAYOUTS_REQUIRE_DML=1`` makes that a
 failure."""
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ort_layouts.engine.dml.stack import DmlStack
+from ort_layouts.engine.dml.stack import DmlStack, available_directml_versions
 from ort_layouts.engine.providers import close_dml_worker, dml_through_worker
 from ort_layouts.frontends.cli import main
 
@@ -104,4 +105,23 @@ def test_a_resume_on_a_hung_stack_is_refused_as_broken_and_keeps_the_report(
     err = capsys.readouterr().err
     assert BROKEN in err and "did not answer in time" in err
     assert "this run: {" not in err and "drop --resume" not in err and "without --resume" not in err
+    assert _files(report) == before
+
+
+def test_a_resume_under_another_release_names_the_fields_that_differ(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    report = tmp_path / "r"
+    _good_report(report, capsys, keep=3)
+    ran = json.loads((report / "meta.json").read_text())["stack"]
+    other = [v for v in available_directml_versions() if v != ran["directml_version"]]
+    if not other:
+        pytest.skip(f"no DirectML release but {ran['directml_version']} is set up (ort-layouts setup dml "
+                    "--dml-version 1.13.1)")
+    before = _files(report)
+    assert main(["validate", *SELECTION, "--report", str(report), "--resume", "--dml-version", other[0]]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"directml_version '{ran['directml_version']}' → '{other[0]}'" in err
+    for same in ("ort_version", "adapter_name", "vulkan_driver", "wine_version", "shader_model"):
+        assert same not in err, same
+    assert err.count("\n") == 0 and len(err) < 700
     assert _files(report) == before
