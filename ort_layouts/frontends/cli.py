@@ -900,6 +900,8 @@ class Progress:
 
     Failing cases are always printed as a line of their own (in every mode but "none"), as the
     run counts them: with ``strict`` (``--strict``) the known issues and the unsupported cases too.
+    The lines name the case only: the run's summary line names where it ran (the provider, the
+    device and, on DirectML, the stack and the ONNX Runtime of its DML EP) once for all of them.
     """
 
     def __init__(self, total: int, *, mode: str = "auto", stream: IO[str] | None = None,

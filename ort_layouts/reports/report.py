@@ -59,6 +59,7 @@ from typing import Any, BinaryIO
 
 from ort_layouts._errors import OrtLayoutsError, ReportError, path_argument
 from ort_layouts.descriptors.dtypes import DataType
+from ort_layouts.engine.providers import DML
 from ort_layouts.engine.result import CaseResult, Status
 
 __all__ = [
@@ -804,9 +805,17 @@ def read_json(path: Path) -> dict[str, Any]:
 
 
 def summary_line(report: Report, *, strict: bool = False, seconds: float | None = None) -> str:
-    """One line: how many cases ran where, and how many passed, failed, were unsupported."""
+    """One line: how many cases ran where, and how many passed, failed, were unsupported.
+
+    Where names the provider and its device; on DirectML, the device (the stack: DirectML, its
+    Direct3D 12 and Vulkan driver) and the ONNX Runtime whose DML EP ran it. The per-case lines
+    of a run (its progress, its failures) name only the case: the run's summary line names the
+    stack once for all of them."""
     counts = report.counts()
-    device = report.meta.get("device") or ""
+    device = str(report.meta.get("device") or "")
+    ep = _dml_ep_text(report.meta)
+    if ep and "ONNX Runtime" not in device:
+        device = f"{device}; {ep}" if device else ep
     where = str(report.meta.get("provider", "?")) + (f" ({device})" if device else "")
     known = len(report.known_issues())
     mismatched = f"{counts['mismatch']} mismatched"
@@ -823,6 +832,21 @@ def summary_line(report: Report, *, strict: bool = False, seconds: float | None 
     if seconds is not None:
         text += f" in {seconds:.1f} s"
     return text
+
+
+def _dml_ep_text(meta: Mapping[str, Any]) -> str:
+    """The ONNX Runtime whose DML EP a DirectML run ran on ("DML EP of ONNX Runtime 1.24.4"): the
+    worker stack's ``ort_version``, else (the DML EP in this process) the installed onnxruntime;
+    "" for another provider, or where the meta names neither."""
+    if meta.get("provider") != DML:
+        return ""
+    stack = meta.get("stack")
+    version = stack.get("ort_version") if isinstance(stack, Mapping) else None
+    if not version:
+        environment = meta.get("environment")
+        versions = environment.get("versions") if isinstance(environment, Mapping) else None
+        version = versions.get("onnxruntime") if isinstance(versions, Mapping) else None
+    return f"DML EP of ONNX Runtime {version}" if version else ""
 
 
 def results_by_group(results: Iterable[CaseResult]) -> dict[tuple[str, str, int], list[CaseResult]]:

@@ -2,7 +2,9 @@
 ORT_LAYOUTS_DML_TIMEOUT_S, Mesa 22's lavapipe that returns zeros) stops before it touches
 the report in --report DIR: the report a good run left there stays byte for byte, a resume is
 refused as a broken stack (not as another one), and a new directory gets nothing. A resume under
-another DirectML release names only the stack fields that differ.
+another DirectML release names only the stack fields that differ. The summary line names the
+ONNX Runtime whose DML EP ran the cases (1.24.4's, the onnxruntime-directml wheel the worker's
+DLLs come from).
 
 Skipped where the DirectML stack is not set up; ``ORT_LAYOUTS_REQUIRE_DML=1`` makes that a
 failure."""
@@ -125,3 +127,9 @@ def test_a_resume_under_another_release_names_the_fields_that_differ(
         assert same not in err, same
     assert err.count("\n") == 0 and len(err) < 700
     assert _files(report) == before
+
+
+def test_the_summary_names_the_ort_of_the_dml_ep(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", *SELECTION]) == 0
+    out = capsys.readouterr().out
+    assert "cases on DmlExecutionProvider (DirectML " in out and "; DML EP of ONNX Runtime 1.24.4): " in out
