@@ -190,12 +190,14 @@ class _Prepared:
         start = time.perf_counter()
         case, operator = self.case, self.operator
         if case.data_type.bitwidth < 8:
+            self.descriptors = self._known_descriptors()
             return (f"{case.data_type.name} data is not run: numpy has no 4-bit type to make its input and "
                     f"read its outputs with, and {operator.data_type_reason(case)}; dml_operator and "
                     "expected_output describe the case")
         reason = operator.inexpressible_reason(case)
         if reason:
             if provider == DML and not operator.skips_dispatch(case):
+                self.descriptors = self._known_descriptors()
                 return reason
         else:
             try:
@@ -208,6 +210,16 @@ class _Prepared:
         self.planned = True
         self.seconds += time.perf_counter() - start
         return ""
+
+    def _known_descriptors(self) -> dict[str, Any]:
+        """The descriptors of the DirectML operator the case describes, for a case that is not
+        run: a 4-bit case has them (DirectML takes no 4-bit data-movement tensor, but the
+        descriptors hold it); {} where the case has no DirectML operator (a Pad that crops, a
+        rank-0 Transpose)."""
+        try:
+            return dict(self.operator.dml_operator(self.case).to_dict())
+        except OrtLayoutsError:
+            return {}
 
     @property
     def is_edge(self) -> bool:
@@ -763,7 +775,7 @@ def _chunks(run: _Run, case_list: Sequence[Case], batch_size: int) -> list[list[
             continue
         failed = _unplanned(prepared, name) if name == DML else None
         if failed is not None:
-            run.fail(key, case, *failed)
+            run.fail(key, prepared, *failed)
             continue
         groups.setdefault((*_group_key(run, case), edge), []).append((key, prepared))
     chunks = []
@@ -791,7 +803,7 @@ def _filler(run: _Run, case_list: Sequence[Case], inputs: Mapping[str, np.ndarra
             if failed is None:
                 items.append((key, prep))
             else:
-                run.fail(key, prep.case, *failed)
+                run.fail(key, prep, *failed)
         given = inputs or {}  # (a case's id is looked up only when inputs were given)
         made = [k for k, p in items if p.case.id not in given] if given else [k for k, _ in items]
         start = time.perf_counter()
