@@ -57,7 +57,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ort_layouts._errors import OrtLayoutsError, ReportError, path_argument
+from ort_layouts._errors import OrtLayoutsError, ReportError, a_type, path_argument
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.engine.providers import DML
 from ort_layouts.engine.result import CaseResult, Status
@@ -414,13 +414,28 @@ class Report:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, source: str = "<dict>") -> Report:
-        if isinstance(data, Mapping) and data.get("schema", SCHEMA) != SCHEMA:
+        """The report that :meth:`to_dict` gave ``data`` for (a ``report.json``'s content).
+
+        Raises:
+            ReportError: ``data`` is no ort_layouts report: not a mapping, without a ``schema``
+                or of another one, without ``results``, or with a field of another type than
+                the one :meth:`to_dict` writes; the message names ``source``.
+        """
+        if not isinstance(data, Mapping):
+            raise ReportError(f"{source} is not an ort_layouts report: it is {a_type(data)}, not a JSON "
+                              f"object; {_VALID_REPORT_JSON}")
+        if "schema" not in data:
+            raise ReportError(f"{source} is not an ort_layouts report: it has no 'schema' field; "
+                              f"{_VALID_REPORT_JSON}")
+        if data["schema"] != SCHEMA:
             raise ReportError(f"{source} has schema {data['schema']!r:.60}, which this version of "
                               f"ort_layouts does not read; valid: {SCHEMA!r}")
-        if not isinstance(data, Mapping) or "results" not in data:
-            raise ReportError(f"{source} is not an ort_layouts report: it has no 'results'")
+        if "results" not in data:
+            raise ReportError(f"{source} is not an ort_layouts report: it has no 'results'; "
+                              f"{_VALID_REPORT_JSON}")
         if not isinstance(data["results"], list):
             raise ReportError(f"{source}: 'results' is a {type(data['results']).__name__}, not a list")
+        _check_field_types(data, _HEADER_TYPES, source)
         derived = _derived_keys()
         # the planned and unplanned counts stay where the planned ids are not there (report.json
         # leaves them out)
@@ -572,6 +587,30 @@ def _derived_keys() -> frozenset[str]:
 _META_TYPES: dict[str, type] = {
     "environment": dict, "selection": dict, "stack": dict, "planned": list, "resumed": list,
 }
+
+
+# the fields report.json's header writes after the meta (report_header), and their types: a
+# report.json holding one of another type is no report of this package's
+_HEADER_TYPES: dict[str, tuple[type, ...]] = {
+    "planned_count": (int,), "unplanned_count": (int,), "complete": (bool,), "summary": (dict,),
+    "strict": (bool,), "failures": (int,), "verdict": (str,),
+}
+_JSON_NAMES = {str: "string", int: "integer", bool: "boolean", dict: "object", list: "array"}
+_VALID_REPORT_JSON = (f"valid: a {JSON_FILE} that ort-layouts validate wrote (schema {SCHEMA!r}), a report "
+                      f"directory or a {RESULTS_FILE}")
+
+
+def _check_field_types(fields: Mapping[str, Any], types: Mapping[str, tuple[type, ...]], source: str) -> None:
+    """Refuse a field of ``fields`` whose value (null aside) is of none of its ``types`` (a bool
+    is no integer here, as JSON tells them apart)."""
+    for key, kinds in types.items():
+        value = fields.get(key)
+        if value is None:
+            continue
+        if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
+            valid = " or ".join(f"a JSON {_JSON_NAMES[k]}" for k in kinds)
+            raise ReportError(f"{source}: {key!r} is {type(value).__name__} {value!r:.60}, not {valid}; "
+                              "the file is damaged, or not an ort_layouts report")
 
 
 def checked_meta(meta: dict[str, Any], source: str) -> dict[str, Any]:

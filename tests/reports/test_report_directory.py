@@ -554,9 +554,12 @@ def test_a_merged_command_loses_an_abbreviated_shard_too(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("name, text, fragment", [
-    ("report.json", '{"results": [1]}', "a result is a JSON object, not int"),
-    ("report.json", '{"results": {"a": 1}}', "'results' is a dict, not a list"),
-    ("report.json", '{"results": [], "environment": "vm"}', "'environment' is str 'vm', not a JSON object"),
+    ("report.json", '{"schema": "ort_layouts.report/1", "results": [1]}',
+     "a result is a JSON object, not int"),
+    ("report.json", '{"schema": "ort_layouts.report/1", "results": {"a": 1}}',
+     "'results' is a dict, not a list"),
+    ("report.json", '{"schema": "ort_layouts.report/1", "results": [], "environment": "vm"}',
+     "'environment' is str 'vm', not a JSON object"),
     ("results.jsonl", "1\n2\n", "line 1 cannot be read (a result is a JSON object, not int"),
     ("results.jsonl", "[" * 100_000 + "\n1\n", "line 1 cannot be read (maximum recursion depth exceeded"),
     ("report.json", "[" * 100_000, "report.json is not a report file: its JSON is nested too deeply"),

@@ -48,12 +48,12 @@ def test_a_report_json_result_that_lacks_a_field_names_it(tmp_path: Path) -> Non
     lines = _lines()
     del lines[1]["case"]["data_type"]
     path = tmp_path / "report.json"
-    path.write_text(json.dumps({"provider": PROVIDER, "results": lines}))
+    path.write_text(json.dumps({"schema": "ort_layouts.report/1", "provider": PROVIDER, "results": lines}))
     with pytest.raises(ReportError) as info:
         load_report(path)
     assert str(info.value) == f"{path} holds a result that lacks the field 'case.data_type'"
     with pytest.raises(ReportError, match=r"^<dict> holds a result that lacks the field 'case.data_type'$"):
-        Report.from_dict({"results": lines})
+        Report.from_dict({"schema": "ort_layouts.report/1", "results": lines})
 
 
 def test_a_whole_last_line_that_is_no_result_is_named_not_dropped(tmp_path: Path) -> None:
