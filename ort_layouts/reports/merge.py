@@ -69,6 +69,7 @@ __all__ = [
     "ChangeGroup",
     "Column",
     "Matrix",
+    "Overlap",
     "find_shards",
     "merge_reports",
     "merge_shards",
@@ -180,6 +181,59 @@ def _shorten(text: str, limit: int = 300) -> str:
     return f"{text[:limit - tail - 5]} ... {text[-tail:]}"
 
 
+def _cases(n: int) -> str:
+    return f"{n} case{'' if n == 1 else 's'}"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Overlap:
+    """Which cases the merged reports share (:meth:`Matrix.overlap`): a case's statuses are
+    compared between the reports that ran it, so only the cases of two reports or more are
+    compared; the others are no agreement.
+
+    Attributes:
+        per_column: the cases each report ran, in column order.
+        cases: the cases any report ran.
+        in_every: the cases every report ran.
+        compared: the cases two reports or more ran (all of them with one report: none).
+        differing: the compared cases whose status differs (:meth:`Matrix.differing`).
+    """
+
+    per_column: tuple[int, ...]
+    cases: int
+    in_every: int
+    compared: int
+    differing: int
+
+    @property
+    def not_compared(self) -> int:
+        """The cases of one report only."""
+        return self.cases - self.compared
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**dataclasses.asdict(self), "per_column": list(self.per_column),
+                "not_compared": self.not_compared}
+
+    def lines(self) -> list[str]:
+        """Two lines: how many cases each report has and how many all share; how many of those
+        that two reports or more ran differ, and how many were not compared."""
+        columns = ", ".join(f"[{i + 1}] {n}" for i, n in enumerate(self.per_column))
+        if len(self.per_column) < 2:
+            return [f"cases: {columns}", "one report: no case is compared"]
+        head = f"cases: {columns}; {self.cases} in all, {self.in_every} in every report"
+        if not self.cases:
+            return [head, "no report holds a case: nothing is compared"]
+        if not self.compared:
+            return [head, f"no case was run by two reports or more: nothing is compared "
+                          f"({_cases(self.cases)} run by one report only)"]
+        verb = "differs" if self.compared == 1 else "differ"
+        line = f"{self.differing} of {_cases(self.compared)} run by two reports or more {verb} between them"
+        if self.not_compared:
+            line += (f"; {_cases(self.not_compared)} run by one report only "
+                     f"{'is' if self.not_compared == 1 else 'are'} not compared")
+        return [head, line]
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Matrix:
     """Case x report statuses.
@@ -202,6 +256,21 @@ class Matrix:
             if len(statuses) > 1:
                 out.append(case.id)
         return tuple(out)
+
+    def overlap(self) -> Overlap:
+        """How many cases each report ran, all share, and were compared (:class:`Overlap`)."""
+        n = len(self.columns)
+        per_column = [0] * n
+        in_every = compared = 0
+        for case in self.cases:
+            ran = 0
+            for i, r in enumerate(self.results[case.id]):
+                if r is not None:
+                    per_column[i] += 1
+                    ran += 1
+            in_every += ran == n
+            compared += ran >= 2
+        return Overlap(tuple(per_column), len(self.cases), in_every, compared, len(self.differing()))
 
     def groups(self) -> dict[tuple[str, str, int], list[Case]]:
         """Cases by (op, data type, rank): ops and data types in first-seen order, ranks rising."""
@@ -296,6 +365,7 @@ class Matrix:
                 {"id": c.id, "case": c.to_dict(),
                  "results": [None if r is None else _cell(r) for r in self.results[c.id]]}
                 for c in self.cases],
+            "overlap": self.overlap().to_dict(),
             "differing": list(self.differing()),
             "bisect": [dataclasses.asdict(c) for c in self.bisect()],
             "bisect_groups": [dataclasses.asdict(g) for g in self.bisect_groups()],
@@ -332,7 +402,7 @@ class Matrix:
         lines.append(f"cells: passed/run, F = errors and unexplained mismatches{strict}, K = known issues, "
                      "U = unsupported, - = not run")
         differing = self.differing()
-        lines.append(f"{len(differing)} of {len(self.cases)} cases differ between reports")
+        lines += self.overlap().lines()
         lines += [f"  {cid}: " + ", ".join(
             f"[{i + 1}] {'-' if r is None else _SHORT[r.status]}" for i, r in enumerate(self.results[cid]))
             for cid in differing[:20]]
@@ -365,6 +435,7 @@ class Matrix:
         body.append("</table></section>")
         differing = self.differing()
         body.append(f'<section id="differing"><h2>Cases that differ ({len(differing)})</h2>')
+        body.append('<p class="overlap">' + "<br>".join(map(escape, self.overlap().lines())) + "</p>")
         if differing:
             body.append(f'<table><tr><th>case</th>{cols}</tr>')
             for cid in differing:
