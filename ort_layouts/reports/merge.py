@@ -20,6 +20,10 @@ where it changed and the diagnosis there (:meth:`Matrix.bisect_groups`: the same
 and change). ``validate --provider dml --dml-version V1,V2,... --report DIR`` writes each
 release's report into ``DIR/dml-<V>/`` and this matrix into ``DIR`` (:func:`write_matrix` with
 ``matrix.txt``).
+
+Each column records the versions that made its report (:class:`Column`: the ONNX Runtime that ran
+it, ort_layouts, a worker run's DirectML stack); columns of one provider, device and machine are
+labelled by the versions that tell them apart.
 """
 
 from __future__ import annotations
@@ -88,10 +92,18 @@ _SHORT = {Status.PASS: "ok", Status.MISMATCH: "MISMATCH", Status.ERROR: "ERROR",
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Column:
-    """One merged report: a provider on a device (and driver) on a machine.
+    """One merged report: a provider on a device (and driver) on a machine, with the versions
+    that ran it.
 
     ``strict``: the report's run had ``--strict`` (its meta's ``strict``): its known issues and
     unsupported cases are failures in its cells, as in its own summaries.
+
+    ``onnxruntime``: the ONNX Runtime that ran the cases: for a DirectML run through the worker
+    the worker's (``meta["stack"]["ort_version"]``), else the one the run imported (the meta's
+    ``environment.versions``); ``ort_layouts``: the package's version there; ``versions``: every
+    package version the meta records; ``stack``: the DirectML stack a worker run ran on
+    (``meta["stack"]``: DirectML, vkd3d, Wine, the Vulkan driver, the adapter), {} for another
+    run. "" or {} where the report does not record them.
     """
 
     label: str
@@ -103,6 +115,38 @@ class Column:
     complete: bool
     directml_version: str = ""
     strict: bool = False
+    onnxruntime: str = ""
+    ort_layouts: str = ""
+    versions: Mapping[str, str] = dataclasses.field(default_factory=dict, hash=False)
+    stack: Mapping[str, Any] = dataclasses.field(default_factory=dict, hash=False)
+
+    def version_parts(self) -> list[tuple[str, str]]:
+        """The versions that ran the column, as (name, version) in the order the legend and a
+        label name them ("" where unknown): ONNX Runtime, ort_layouts, then the DirectML stack's
+        D3D12, Wine and Vulkan driver, for a column with a stack."""
+        parts = [("onnxruntime", self.onnxruntime), ("ort_layouts", self.ort_layouts)]
+        if self.stack:
+            parts += [(name, str(self.stack.get(key, "") or "")) for key, name in _STACK_PARTS]
+        return parts
+
+    def versions_text(self) -> str:
+        """The versions that ran the column, in words: ``onnxruntime 1.32.0, ort_layouts 0.1.0``;
+        for a DirectML run through the worker its stack too; "versions not recorded" where the
+        report holds none."""
+        known = ", ".join(f"{name} {v}" for name, v in self.version_parts()[:2] if v)
+        if self.stack:
+            directml = f"DirectML {self.directml_version}" if self.directml_version else ""
+            named = [f"{name} {v}" for name, v in self.version_parts()[2:] if v]
+            stack = ", ".join([directml, *named] if directml else named)
+            error = str(self.stack.get("error", "") or "")
+            stack = stack or (f"unknown ({error})" if error else "not recorded")
+            known += ("; " if known else "") + f"DirectML stack: {stack}"
+        return known or "versions not recorded"
+
+
+# the DirectML stack's fields (meta["stack"]) that tell two stacks of one DirectML release apart,
+# with their names in a label and a legend
+_STACK_PARTS = (("d3d12", "D3D12"), ("wine_version", "Wine"), ("vulkan_driver", "Vulkan"))
 
 
 def _version_key(version: str) -> tuple[int, ...]:
@@ -395,8 +439,10 @@ class Matrix:
         lines = ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in rows]
         lines.insert(1, "  ".join("-" * w for w in widths))
         lines.append("")
-        lines += [f"[{i + 1}] {c.label}" + (" (strict)" if c.strict else "")
-                  + ("" if c.complete else " (incomplete)") for i, c in enumerate(self.columns)]
+        for i, c in enumerate(self.columns):
+            lines.append(f"[{i + 1}] {c.label}" + (" (strict)" if c.strict else "")
+                         + ("" if c.complete else " (incomplete)"))
+            lines.append(f"    {c.versions_text()}")
         strict = (" (and in a strict report's column its known issues and unsupported cases)"
                   if any(c.strict for c in self.columns) else "")
         lines.append(f"cells: passed/run, F = errors and unexplained mismatches{strict}, K = known issues, "
@@ -412,10 +458,12 @@ class Matrix:
         return "\n".join(lines) + "\n"
 
     def to_html(self) -> str:
-        cols = "".join(f"<th>[{i + 1}]</th>" for i in range(len(self.columns)))
+        cols = "".join(f'<th title="{escape(c.label)}: {escape(c.versions_text())}">[{i + 1}]</th>'
+                       for i, c in enumerate(self.columns))
         legend = "".join(f"<li>[{i + 1}] {escape(c.label)} <small>({escape(c.source)})</small>"
                          + (" <b>strict</b>" if c.strict else "")
-                         + ("" if c.complete else " <b>incomplete</b>") + "</li>"
+                         + ("" if c.complete else " <b>incomplete</b>")
+                         + f'<br><span class="versions">{escape(c.versions_text())}</span></li>'
                          for i, c in enumerate(self.columns))
         body = ["<h1>ort_layouts compatibility matrix</h1>", f'<ol class="columns">{legend}</ol>',
                 '<section id="matrix"><h2>op &times; data type &times; rank</h2>'
@@ -487,6 +535,31 @@ def _label(report: Report) -> tuple[str, str, str, str]:
     return provider, device, driver, host
 
 
+def _distinct_labels(columns: Sequence[Column]) -> list[Column]:
+    """``columns``, where several share a label, each of them labelled with the versions that
+    tell them apart (``... / vm / onnxruntime 1.31.0``); those the versions do not tell apart
+    numbered after the first (``#2``)."""
+    same: dict[str, list[int]] = {}
+    for i, c in enumerate(columns):
+        same.setdefault(c.label, []).append(i)
+    labels = [c.label for c in columns]
+    for members in same.values():
+        if len(members) < 2:
+            continue
+        parts = [columns[i].version_parts() for i in members]
+        names = list(dict.fromkeys(name for p in parts for name, _ in p))
+        values = [dict(p) for p in parts]
+        differ = [n for n in names if len({v.get(n, "") for v in values}) > 1]
+        for i, v in zip(members, values, strict=True):
+            labels[i] = " / ".join([labels[i], *(f"{n} {v.get(n) or '?'}" for n in differ)])
+    seen: dict[str, int] = {}
+    out = []
+    for c, label in zip(columns, labels, strict=True):
+        seen[label] = seen.get(label, 0) + 1
+        out.append(dataclasses.replace(c, label=label if seen[label] == 1 else f"{label} #{seen[label]}"))
+    return out
+
+
 def merge_reports(sources: Sequence[str | os.PathLike[str] | Report]) -> Matrix:
     """Merge report directories, report.json files or Report objects into a Matrix.
 
@@ -510,17 +583,18 @@ def merge_reports(sources: Sequence[str | os.PathLike[str] | Report]) -> Matrix:
         else:
             reports.append((str(src), load_report(src)))
     columns: list[Column] = []
-    seen: dict[str, int] = {}
     for source, rep in reports:
         provider, device, driver, host = _label(rep)
         directml = _directml_version(rep)
         label = " / ".join(v for v in (f"DirectML {directml}" if directml else "", provider, device,
                                         driver, host) if v)
-        seen[label] = seen.get(label, 0) + 1
-        if seen[label] > 1:
-            label += f" #{seen[label]}"
+        stack = dict(meta_object(rep.meta, "stack"))
+        versions = {str(k): str(v) for k, v in meta_object(meta_object(rep.meta, "environment"),
+                                                            "versions").items()}
+        onnxruntime = str(stack.get("ort_version", "") or "") or versions.get("onnxruntime", "")
         columns.append(Column(label, source, provider, device, driver, host, rep.complete, directml,
-                              rep.strict))
+                              rep.strict, onnxruntime, versions.get("ort_layouts", ""), versions, stack))
+    columns = _distinct_labels(columns)
     cases: dict[str, Case] = {}
     table: dict[str, list[CaseResult | None]] = {}
     for i, (_, rep) in enumerate(reports):
