@@ -27,13 +27,28 @@ import sys
 import threading
 from typing import Any, NoReturn
 
-__all__ = ["PROG", "STOP_SIGNALS", "exit_now", "guard_start", "is_start_guard", "starting_command_line",
-           "stop_text"]
+__all__ = ["PROG", "STOP_SIGNALS", "exit_now", "guard_start", "hurried", "hurry", "is_start_guard",
+           "starting_command_line", "stop_text"]
 
 PROG = "ort-layouts"
 #: the signals that stop the command line (where the platform has them)
 STOP_SIGNALS: tuple[int, ...] = tuple(
     s for s in (getattr(signal, name, None) for name in ("SIGINT", "SIGTERM", "SIGHUP")) if s is not None)
+
+
+_HURRY = threading.Event()
+
+
+def hurry() -> None:
+    """Say that the stop under way is to be quick: a stop signal came again while the command
+    line stopped (or exited). What waits for a child process to quit kills it at once instead
+    (:func:`~ort_layouts.engine.session_process.stop_children`)."""
+    _HURRY.set()
+
+
+def hurried() -> bool:
+    """Whether :func:`hurry` was called."""
+    return _HURRY.is_set()
 
 
 def stop_text(signum: int) -> str:
@@ -97,18 +112,23 @@ def guard_start() -> None:
                 signal.signal(sig, _end_at_start)
 
 
-def exit_now(code: int, kept: str | None = None) -> NoReturn:
+def exit_now(code: int, kept: str | None = None, *, stopped: bool = False) -> NoReturn:
     """End the process with exit status ``code``: standard output and error flushed, the exit
     functions run (worker processes, the DirectML worker, an X server stopped), then at once.
 
     A stop signal that comes meanwhile is noted, not acted on, until the exit functions are
     done: then one line says it (``kept``: what was kept, e.g. the report complete) and the
-    exit status is 128 + N.
+    exit status is 128 + N. Another one after it :func:`hurry`-s the exit functions (a child
+    that does not quit is killed at once). ``stopped``: the command was stopped by a signal,
+    and said so: a stop signal now only hurries them, with no line of its own and ``code``
+    kept.
     """
     came: list[int] = []
 
     def note(signum: int, frame: object) -> None:
         came.append(signum)
+        if stopped or len(came) > 1:
+            hurry()
 
     if threading.current_thread() is threading.main_thread():
         for sig in STOP_SIGNALS:
@@ -123,7 +143,7 @@ def exit_now(code: int, kept: str | None = None) -> NoReturn:
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):
                 stream.flush()
-        if came:
+        if came and not stopped:
             _write_line(f"{stop_text(came[0])} as it exited" + (f"; {kept}" if kept else ""))
             code = 128 + came[0]
         os._exit(code)

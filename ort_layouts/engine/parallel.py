@@ -54,6 +54,7 @@ from ort_layouts.engine.session_process import (
     died_text,
     exchange,
     stop_child,
+    stop_children,
     wait_ready,
 )
 
@@ -176,9 +177,14 @@ class _Worker:
 
     def stop(self) -> None:
         """Ask the process to quit (killed after 5 s) and let its pipes go."""
+        stop_child(*self.detach())
+
+    def detach(self) -> tuple[subprocess.Popen[bytes] | None, IO[bytes] | None]:
+        """The process and its standard error's file, which the worker forgets (for the caller
+        to stop)."""
         proc, stderr, self._proc, self._stderr = self._proc, self._stderr, None, None
         self._ready = False
-        stop_child(proc, stderr)
+        return proc, stderr
 
     def kill(self) -> None:
         """Kill the process, if it runs (from any thread: the thread that uses the worker sees
@@ -218,8 +224,8 @@ class _Pool:
         return self.workers[:count]
 
     def close(self) -> None:
-        for worker in self.workers:
-            worker.stop()
+        """Stop the workers, side by side (those that do not quit are killed after 5 s in all)."""
+        stop_children([worker.detach() for worker in self.workers])
 
 
 _POOL = PerProcess(_Pool, _Pool.close)

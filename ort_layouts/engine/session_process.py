@@ -39,12 +39,13 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any, Generic, TypeVar
 
 __all__ = ["READY", "ChildLost", "PerProcess", "SessionProcess", "SessionProcessCreateError",
            "SessionProcessDiedError", "SessionProcessRunError", "apply_settings", "died_text", "exchange",
-           "graph_assignment", "session_process", "stop_child", "wait_ready"]
+           "graph_assignment", "session_process", "stop_child", "stop_children", "wait_ready"]
 
 _CPU = "CPUExecutionProvider"
 T = TypeVar("T")
@@ -161,26 +162,56 @@ def exchange(proc: subprocess.Popen[bytes], request: tuple[Any, ...], kinds: Seq
     return reply
 
 
+def _hurried() -> bool:
+    """Whether a stop is to be quick (:func:`ort_layouts._startup.hurried`: a repeated Ctrl-C or
+    SIGTERM while the command line stops); never in this file run alone, as the child (the
+    package, which imports that module first, is not imported there)."""
+    startup = sys.modules.get("ort_layouts._startup")
+    return bool(startup is not None and startup.hurried())
+
+
+#: how long a child asked to quit has before it is killed
+QUIT_TIMEOUT_S = 5.0
+
+
 def stop_child(proc: subprocess.Popen[bytes] | None, stderr: IO[bytes] | None = None) -> None:
-    """Ask a child to quit (``("quit",)``; killed after 5 s) and close its pipes, and the file
-    that holds its standard error."""
-    if stderr is not None:
-        stderr.close()
-    if proc is None:
-        return
-    if proc.poll() is None:
-        try:
-            assert proc.stdin is not None
-            pickle.dump(("quit",), proc.stdin)
-            proc.stdin.close()
-            proc.wait(timeout=5)
-        except (OSError, subprocess.TimeoutExpired, ValueError):
-            proc.kill()
-            proc.wait()
-    for stream in (proc.stdin, proc.stdout):
-        if stream is not None:
-            with contextlib.suppress(OSError):  # what was left to flush to a child that died
-                stream.close()
+    """Ask a child to quit (``("quit",)``; killed after :data:`QUIT_TIMEOUT_S`, or at once when
+    the stop is hurried) and close its pipes, and the file that holds its standard error."""
+    stop_children([(proc, stderr)])
+
+
+def stop_children(children: Sequence[tuple[subprocess.Popen[bytes] | None, IO[bytes] | None]]) -> None:
+    """:func:`stop_child` of several children at once: each is asked to quit, then they have
+    :data:`QUIT_TIMEOUT_S` between them (not each), and those still running then, or when the
+    stop is hurried (a repeated Ctrl-C or SIGTERM: :func:`ort_layouts._startup.hurry`), are
+    killed."""
+    asked = []
+    for proc, stderr in children:
+        if stderr is not None:
+            stderr.close()
+        if proc is None:
+            continue
+        asked.append(proc)
+        if proc.poll() is None:
+            try:
+                assert proc.stdin is not None
+                pickle.dump(("quit",), proc.stdin)
+                proc.stdin.close()
+            except (OSError, ValueError):
+                proc.kill()
+    deadline = time.monotonic() + QUIT_TIMEOUT_S
+    for proc in asked:
+        while proc.poll() is None:
+            if _hurried() or time.monotonic() >= deadline:
+                proc.kill()
+                proc.wait()
+                break
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=0.05)
+        for stream in (proc.stdin, proc.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):  # what was left to flush to a child that died
+                    stream.close()
 
 
 class SessionProcessCreateError(Exception):
