@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from ort_layouts._errors import OrtLayoutsError, ProviderError
-from ort_layouts._startup import STOP_SIGNALS, exit_now, is_start_guard, stop_text
+from ort_layouts._startup import STOP_SIGNALS, exit_now, hurry, is_start_guard, stop_text
 
 if TYPE_CHECKING:  # the models (and onnx) are imported by the commands that read one
     from ort_layouts.descriptors.dtypes import DataType
@@ -1107,7 +1107,8 @@ class _StopSignals:
 
     def handle(self, signum: int, frame: Any) -> None:
         self.came.append(signum)
-        if self.raised:
+        if self.raised:  # again while the stop is under way: it hurries (a child that hangs is killed)
+            hurry()
             return
         self.raised = True
         raise KeyboardInterrupt if signum == signal.SIGINT else _Terminated(signum)
@@ -1187,12 +1188,13 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False, model: ModelFile
     report_dir = setup.report_dir
     writer = ReportWriter(report_dir, meta=meta, planned=[c.id for c in cases], resume=args.resume,
                           force=args.force, strict=args.strict) if report_dir is not None else None
-    if setup.model is not None and layout is not None:  # how its layout nodes became these cases
-        _model_coverage_notes(setup.model, layout, setup.selection["ops"])
-    session = ValidationSession(cases, provider=provider, device_id=args.device_id, optimize=args.optimize,
-                                provider_options=setup.provider_options, batch_size=args.batch_size,
-                                writer=writer, device=meta["device"], jobs=args.jobs)
-    try:
+    try:  # from here a stop, or an error, closes the writer (its directory let go) and says what it kept
+        if setup.model is not None and layout is not None:  # how its layout nodes became these cases
+            _model_coverage_notes(setup.model, layout, setup.selection["ops"])
+        session = ValidationSession(cases, provider=provider, device_id=args.device_id,
+                                    optimize=args.optimize, provider_options=setup.provider_options,
+                                    batch_size=args.batch_size, writer=writer, device=meta["device"],
+                                    jobs=args.jobs)
         if writer and writer.resumed:
             print(terminal_safe(f"{PROG}: resuming {report_dir}: {session.done_count} of {len(cases)} cases "
                                 "already run"), file=sys.stderr)
@@ -1201,8 +1203,13 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False, model: ModelFile
         progress.close()
     except KeyboardInterrupt as e:
         if writer:
+            writer.close()  # (the session's run closes it as it stops; a stop before the run did not)
             print(f"\n{PROG}: {_interrupted_text(e)}; {_kept_text(writer, cases)}", file=sys.stderr)
             raise _ReportedInterrupt(_signal_of(e)) from None
+        raise
+    except BaseException:
+        if writer:
+            writer.close()
         raise
     if writer:  # written and closed: what a stop from here on keeps
         args.kept = _kept_text(writer, cases)
@@ -1276,8 +1283,12 @@ def _run_merge(args: argparse.Namespace) -> int:
     if args.shards:
         assert out is not None
         argv = getattr(args, "argv", None)  # main's: the merge's locks name its command line
-        report = merge_shards(args.reports, out, force=args.force,
-                              command=shlex.join([PROG, *argv]) if argv is not None else None)
+        before = _file_stamp(out / "meta.json")
+        try:
+            report = merge_shards(args.reports, out, force=args.force,
+                                  command=shlex.join([PROG, *argv]) if argv is not None else None)
+        except KeyboardInterrupt as e:
+            _stopped(e, _merged_kept_text(out, before))
         _out(summary_line(report, strict=report.strict))
         _out(f"reports: {out / 'report.html'}, report.json, junit.xml, results.jsonl, shards.json")
         return 0 if report.verdict() == "pass" else 1
@@ -1287,9 +1298,46 @@ def _run_merge(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(matrix.text_table())
     if out is not None:
-        paths = write_matrix(matrix, out)
+        before = _file_stamp(out / "matrix.json")
+        try:
+            paths = write_matrix(matrix, out)  # both files, or neither
+        except KeyboardInterrupt as e:
+            written = _file_stamp(out / "matrix.json") != before
+            _stopped(e, f"wrote {out / 'matrix.json'} and matrix.html" if written
+                     else f"the matrix was not written ({out} as it was)")
         print(terminal_safe(f"wrote {paths['json']} and {paths['html']}"), file=sys.stderr)
     return 0
+
+
+def _file_stamp(path: Path) -> tuple[int, int] | None:
+    """A file's inode and change time (None: none there): a file replaced (written atomically)
+    since has another."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns
+
+
+def _stopped(e: KeyboardInterrupt, kept: str) -> NoReturn:
+    """Say that a stop signal stopped the command, and what it kept; then stop."""
+    print(f"\n{PROG}: {_interrupted_text(e)}; {kept}", file=sys.stderr)
+    raise _ReportedInterrupt(_signal_of(e)) from None
+
+
+def _merged_kept_text(out: Path, before: tuple[int, int] | None) -> str:
+    """What a merge of shards stopped midway left in ``out`` (``before``: the stamp of its
+    meta.json before the merge)."""
+    if _file_stamp(out / "meta.json") == before:
+        return f"nothing merged ({out} as it was)"
+    try:
+        data = json.loads((out / "report.json").read_text(encoding="utf-8"))
+        complete, count, planned = data["complete"] is True, len(data["results"]), data["planned_count"]
+    except (OSError, ValueError, TypeError, KeyError):
+        return f"the merged report in {out} is incomplete: merge again"
+    if complete:
+        return f"the merged report in {out} is complete ({count} results)"
+    return f"the merged report in {out} is incomplete ({count} of {planned} results): merge again"
 
 
 # ---- bench (ort_layouts.frontends.bench) ------------------------------------------------------
@@ -1663,7 +1711,13 @@ def _run_export(args: argparse.Namespace) -> int:
         return EXIT_NOTHING
     if model is not None:  # how its layout nodes became these cases, as validate --model says it
         _model_coverage_notes(model, layout, None)
-    dirs = export_test_dir(cases, args.out, batched=args.batched, replace=args.force)
+    before = _file_stamp(Path(args.out) / "cases.json")
+    try:
+        dirs = export_test_dir(cases, args.out, batched=args.batched, replace=args.force)
+    except KeyboardInterrupt as e:  # the export is put in place whole, or not at all
+        written = _file_stamp(Path(args.out) / "cases.json") != before
+        _stopped(e, f"the export in {args.out} is complete" if written
+                 else f"nothing exported ({args.out} as it was)")
     _out(f"wrote {len(dirs)} test directories under {args.out}; replay with: "
          f"onnx_test_runner -e dml {args.out}")
     return 0
@@ -1781,13 +1835,13 @@ def command_line() -> NoReturn:
     """The ``ort-layouts`` program (its script, ``python -m ort_layouts``): :func:`main` on
     ``sys.argv``, then the process ends (:func:`ort_layouts._startup.exit_now`), a stop signal
     that comes as it exits said in one line too."""
-    code, kept = _main(None)
-    exit_now(code, kept)
+    code, kept, stopped = _main(None)
+    exit_now(code, kept, stopped=stopped)
 
 
-def _main(argv: Sequence[str] | None) -> tuple[int, str | None]:
-    """:func:`main`'s exit status, and what the command kept for a stop after it (None: nothing
-    to say)."""
+def _main(argv: Sequence[str] | None) -> tuple[int, str | None, bool]:
+    """:func:`main`'s exit status, what the command kept for a stop after it (None: nothing
+    to say), and whether a stop signal stopped it (its line said)."""
     _printable_streams()
     args_list = list(sys.argv[1:] if argv is None else argv)
     args: argparse.Namespace | None = None
@@ -1801,28 +1855,28 @@ def _main(argv: Sequence[str] | None) -> tuple[int, str | None]:
             args.kept = None
             code = int(args.run(args))
             stops.raise_noted()  # a stop that Python could not raise where it came
-            return code, args.kept
+            return code, args.kept, False
         except SystemExit as e:  # --help and --version
-            return (e.code if isinstance(e.code, int) else 0), None
+            return (e.code if isinstance(e.code, int) else 0), None, False
         except UsageError as e:
             _error(str(e))
-            return 2, None
+            return 2, None, False
         except KeyboardInterrupt as e:
             if not isinstance(e, _ReportedInterrupt):
                 kept = getattr(args, "kept", None)
                 print(f"\n{PROG}: {_interrupted_text(e)}" + (f"; {kept}" if kept else ""), file=sys.stderr)
-            return 128 + _signal_of(e), None
+            return 128 + _signal_of(e), None, True
         except BrokenPipeError:
-            return 1, None
+            return 1, None, False
         except (OrtLayoutsError, ValueError, OSError, ImportError) as e:
             _error(_describe_exception(e))
-            return 2, None
+            return 2, None, False
         except OverflowError as e:  # the last resort: a number past what a check above caught
             _error(f"a number is too large to work with: {e}")
-            return 2, None
+            return 2, None, False
         except MemoryError:  # the last resort: an allocation past what a check above caught
             _error("the input is too large for this machine's memory; use smaller shapes or counts")
-            return 2, None
+            return 2, None, False
 
 
 def _signal_of(e: KeyboardInterrupt) -> int:

@@ -61,6 +61,7 @@ from ort_layouts.reports.report import (
     now_iso,
     read_meta,
     read_numbered_results,
+    signals_held,
 )
 from ort_layouts.reports.writer import ReportWriter
 
@@ -902,18 +903,28 @@ def _merge_shards(directories: Sequence[Path], out: str | os.PathLike[str], *, f
     strict = bool(meta.get("strict", False))
     writer = ReportWriter(out, meta=meta, planned=planned, force=force, strict=strict,
                           interval_s=float("inf"))
+    listing = [{"shard": f"{s.index}/{s.count}", "directory": str(s.directory.resolve()),
+                "command": s.meta.get("command", ""),
+                "hostname": (s.meta.get("environment") or {}).get("hostname", ""),
+                "started": s.meta.get("started", ""), "finished": s.meta.get("finished", ""),
+                "planned": len(s.meta["planned"]), "results": len(s.results)} for s in ordered]
+    finished = False
     try:
         writer.meta.update(_merged_times(ordered))  # in the order a run's meta has them
         for cid in planned:
             if cid in results:
                 writer.add(results[cid])
-        report = writer.write_summaries(finished=True)
-        listing = [{"shard": f"{s.index}/{s.count}", "directory": str(s.directory.resolve()),
-                    "command": s.meta.get("command", ""),
-                    "hostname": (s.meta.get("environment") or {}).get("hostname", ""),
-                    "started": s.meta.get("started", ""), "finished": s.meta.get("finished", ""),
-                    "planned": len(s.meta["planned"]), "results": len(s.results)} for s in ordered]
-        atomic_write_text(Path(out) / SHARDS_FILE, json.dumps({"shards": listing}, indent=1) + "\n")
+        with signals_held():  # a stop waits for both: never a finished report without its shards.json
+            report = writer.write_summaries(finished=True)
+            finished = True
+            atomic_write_text(Path(out) / SHARDS_FILE, json.dumps({"shards": listing}, indent=1) + "\n")
+    except BaseException as e:
+        if not finished:  # stopped halfway: the summaries of what it holds, unfinished (incomplete)
+            try:
+                writer.write_summaries()
+            except Exception as failed:
+                e.add_note(f"the summaries of {out} could not be written: {type(failed).__name__}: {failed}")
+        raise
     finally:
         writer.close()
     return report

@@ -249,3 +249,228 @@ w.ReportWriter.close = close
     assert _gone(workers) == []
     _resumes(report)
     _complete(report)
+
+
+def _lock_free(report: Path) -> bool:
+    import fcntl
+
+    with open(report / ".lock", "a+b") as f:
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+    return True
+
+
+def _one_line(err: str, signum: int, rest: str) -> None:
+    assert "Traceback" not in err and err.count("ort-layouts:") == 1, err
+    assert re.fullmatch(rf"ort-layouts: {LINE_TEXT[signum]}; {rest}", err.strip()), err
+
+
+# ---- before the run's first result -----------------------------------------------------------------
+@pytest.mark.parametrize("signum", SIGNALS)
+def test_a_stop_before_the_first_result_closes_the_report(tmp_path: Path, signum: int) -> None:
+    """A stop once the report directory was taken, before the run began (the cases planned, the
+    session being made): it said only "interrupted", left the writer open (its directory held
+    until the process ended) and did not say what the directory held."""
+    report = tmp_path / "r"
+    marker = tmp_path / "marker"
+    code = f"""
+import atexit, os
+import ort_layouts.engine.session as s
+from ort_layouts.reports.lock import DirectoryLock
+real = s.ValidationSession.__init__
+def init(self, *a, **k):
+    wait_for_test({str(marker)!r})
+    real(self, *a, **k)
+s.ValidationSession.__init__ = init
+def free():  # as the process exits, before the exit ends it: the directory is let go already
+    DirectoryLock({str(report)!r}).release()
+    open({str(marker)!r} + ".free", "w").close()
+atexit.register(free)
+"""
+    child = _run_code(code, report)
+    _, err = _signal_at(child, marker, signum)
+    assert child.returncode == 128 + signum, err
+    _one_line(err, signum, rf"0 results kept in {re.escape(str(report))} \(--resume continues\)")
+    assert (tmp_path / "marker.free").exists() and _lock_free(report)
+    data = json.loads((report / JSON_FILE).read_text())
+    assert data["complete"] is False and data["results"] == []
+    _resumes(report)
+    _complete(report)
+
+
+@pytest.mark.parametrize("signum", SIGNALS)
+def test_a_stop_while_the_workers_start_stops_them(tmp_path: Path, signum: int) -> None:
+    """A stop while the worker processes of a --jobs 2 run import: one line, the workers gone."""
+    report = tmp_path / "r"
+    marker = tmp_path / "marker"
+    code = f"""
+import ort_layouts.engine.parallel as p
+real = p._Worker.wait_ready
+def wait_ready(self):
+    wait_for_test({str(marker)!r})
+    real(self)
+p._Worker.wait_ready = wait_ready
+"""
+    child = _run_code(code, report, "--jobs", "2")
+    here = Path(f"{marker}.here")
+    deadline = time.monotonic() + 60
+    while not here.exists() and child.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    workers = _workers(child.pid)
+    _, err = _signal_at(child, marker, signum)
+    assert child.returncode == 128 + signum, err
+    _one_line(err, signum, rf"0 results kept in {re.escape(str(report))} \(--resume continues\)")
+    assert len(workers) == 2 and _gone(workers) == []
+    _resumes(report)
+    _complete(report)
+
+
+# ---- a stop whose clean-up hangs ------------------------------------------------------------------
+@pytest.mark.parametrize("signum", SIGNALS)
+def test_a_repeated_stop_ends_a_clean_up_that_hangs(tmp_path: Path, signum: int) -> None:
+    """Worker processes that never say they are ready, nor quit, nor end on SIGINT or SIGTERM: a
+    stop, then another while the process exits. The workers were asked to quit one after the
+    other, 5 s each, whatever came meanwhile, and the second stop printed a second line."""
+    report = tmp_path / "r"
+    marker = tmp_path / "marker"
+    hung = ("import signal, time; "
+            "[signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)]; "
+            f"open({str(marker)!r} + '.here', 'w').close(); time.sleep(60)")
+    code = f"""
+import ort_layouts.engine.parallel as p
+p._WORKER_CODE = {hung!r}
+real = p._POOL._close
+def close(pool):  # as the process exits
+    open({str(marker)!r} + ".exiting", "w").close()
+    real(pool)
+p._POOL._close = close
+"""
+    child = _run_code(code, report, "--jobs", "2")
+    here = Path(f"{marker}.here")
+    deadline = time.monotonic() + 60
+    while not here.exists() and child.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    time.sleep(0.2)  # both workers started (the second a moment after the first)
+    workers = _workers(child.pid)
+    child.send_signal(signum)
+    exiting = Path(f"{marker}.exiting")
+    while not exiting.exists() and child.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert exiting.exists(), "the process never stopped its workers"
+    stopped = time.monotonic()
+    child.send_signal(signum)
+    err = child.communicate(timeout=60)[1].decode()
+    assert time.monotonic() - stopped < 3, "the second stop did not hurry the exit"
+    assert child.returncode == 128 + signum, err
+    _one_line(err, signum, rf"0 results kept in {re.escape(str(report))} \(--resume continues\)")
+    assert len(workers) == 2 and _gone(workers) == []
+    assert _lock_free(report)
+
+
+# ---- merge and export ------------------------------------------------------------------------------
+def _program(code: str, *argv: str) -> subprocess.Popen[bytes]:
+    program = (WAIT + code + "\nimport runpy, sys\n"
+               "runpy.run_module('ort_layouts', run_name='__main__', alter_sys=True)\n")
+    return subprocess.Popen([sys.executable, "-c", program, *argv], env=_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+
+
+def _shards(tmp_path: Path) -> Path:
+    runs = tmp_path / "runs"
+    for k in (1, 2):
+        done = subprocess.run([sys.executable, "-m", "ort_layouts", "validate", *SMALL, "--progress", "none",
+                               "--report", str(runs), "--shard", f"{k}/2"], env=_env(), capture_output=True,
+                              timeout=60)
+        assert done.returncode == 0, done.stderr.decode()
+    return runs
+
+
+@pytest.mark.parametrize("signum", SIGNALS)
+def test_a_stop_while_shards_merge_leaves_an_incomplete_report_said_so(tmp_path: Path, signum: int) -> None:
+    """A stop while merge --shards adds the shards' results: the merged report's summaries said
+    it held none (results.jsonl held some), and the line did not say what was left."""
+    runs = _shards(tmp_path)
+    marker = tmp_path / "marker"
+    code = f"""
+import ort_layouts.reports.writer as w
+real = w.ReportWriter.add
+added = []
+def add(self, result):
+    added.append(result)
+    if len(added) == 20:
+        wait_for_test({str(marker)!r})
+    real(self, result)
+w.ReportWriter.add = add
+"""
+    child = _program(code, "merge", "--shards", str(runs))
+    _, err = _signal_at(child, marker, signum)
+    assert child.returncode == 128 + signum, err
+    data = json.loads((runs / JSON_FILE).read_text())
+    count = len((runs / RESULTS_FILE).read_text().splitlines())
+    assert data["complete"] is False and len(data["results"]) == count < data["planned_count"]
+    assert not (runs / "shards.json").exists()
+    _one_line(err, signum, rf"the merged report in {re.escape(str(runs))} is incomplete \({count} of "
+                           rf"{data['planned_count']} results\): merge again")
+    assert _lock_free(runs)
+    done = subprocess.run([sys.executable, "-m", "ort_layouts", "merge", "--shards", str(runs)], env=_env(),
+                          capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr.decode()
+    _complete(runs)
+    assert (runs / "shards.json").is_file()
+
+
+@pytest.mark.parametrize("signum", SIGNALS)
+def test_a_stop_as_a_merge_finishes_keeps_its_listing(tmp_path: Path, signum: int) -> None:
+    """A stop once the merged report's summaries were written whole, before shards.json: it was
+    left without its listing of the shards."""
+    runs = _shards(tmp_path)
+    marker = tmp_path / "marker"
+    code = f"""
+import ort_layouts.reports.merge as m
+real = m.atomic_write_text
+def write(path, text):
+    wait_for_test({str(marker)!r})
+    real(path, text)
+m.atomic_write_text = write
+"""
+    child = _program(code, "merge", "--shards", str(runs))
+    _, err = _signal_at(child, marker, signum)
+    assert child.returncode == 128 + signum, err
+    data = _complete(runs)
+    assert (runs / "shards.json").is_file()
+    _one_line(err, signum, rf"the merged report in {re.escape(str(runs))} is complete "
+                           rf"\({data['planned_count']} results\)")
+
+
+@pytest.mark.parametrize("signum", SIGNALS)
+def test_a_stop_while_it_exports_leaves_the_earlier_export(tmp_path: Path, signum: int) -> None:
+    """A stop while export --force writes its test directories: the earlier export is left as
+    it was, and one line says so."""
+    out = tmp_path / "e"
+    first = subprocess.run([sys.executable, "-m", "ort_layouts", "export", "--ops", "Expand", "--dtypes",
+                            "int8", "--ranks", "1", "--out", str(out)], env=_env(), capture_output=True,
+                           timeout=60)
+    assert first.returncode == 0, first.stderr.decode()
+    before = sorted(p.name for p in out.iterdir())
+    marker = tmp_path / "marker"
+    code = f"""
+import ort_layouts.models.testdata as t
+real = t.write_test_dir
+written = []
+def write(*a, **k):
+    written.append(1)
+    if len(written) == 3:
+        wait_for_test({str(marker)!r})
+    return real(*a, **k)
+t.write_test_dir = write
+"""
+    child = _program(code, "export", "--ops", "Transpose", "--dtypes", "float32", "--ranks", "1-2", "--force",
+                     "--out", str(out))
+    _, err = _signal_at(child, marker, signum)
+    assert child.returncode == 128 + signum, err
+    _one_line(err, signum, rf"nothing exported \({re.escape(str(out))} as it was\)")
+    assert sorted(p.name for p in out.iterdir()) == before
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".partial")) == []
