@@ -1296,7 +1296,7 @@ def _run_merge(args: argparse.Namespace) -> int:
     if args.json:
         _json_out(matrix.to_dict())
     else:
-        sys.stdout.write(matrix.text_table())
+        sys.stdout.write(terminal_safe(matrix.text_table()))  # labels hold device and host names
     if out is not None:
         before = _file_stamp(out / "matrix.json")
         try:

@@ -63,3 +63,19 @@ def test_validate_model_coverage_line_escapes_the_node_name(tmp_path: Path, caps
     assert code != 0  # no node of the model makes a case
     assert SHOWN in err and "makes no case" in err
     assert _acted_on(err) == []
+
+
+def test_merge_prints_a_hostile_device_name_as_its_escapes(tmp_path: Path, capsys: Cap) -> None:
+    import json
+
+    report = tmp_path / "r"
+    assert main(["validate", "--provider", "cpu", "--ops", "Identity", "--ranks", "1", "--progress", "none",
+                 "--report", str(report)]) == 0
+    meta = json.loads((report / "meta.json").read_text())
+    meta["device"] = HOSTILE  # what a driver or a hand-edited report could name its device
+    (report / "meta.json").write_text(json.dumps(meta))
+    capsys.readouterr()
+    assert main(["merge", str(report)]) == 0
+    out = capsys.readouterr().out
+    assert SHOWN in out
+    assert _acted_on(out) == []
