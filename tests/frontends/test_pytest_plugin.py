@@ -152,6 +152,10 @@ def broken(cases, **kwargs):
     return out
 
 runner.run_cases = broken
+
+
+def pytest_unconfigure(config):
+    runner.run_cases = real
 '''
 
 
@@ -380,3 +384,226 @@ def test_a_known_issue_is_an_expected_failure_unless_strict(pytester: pytest.Pyt
     result.stdout.fnmatch_lines(["*known issue: *"])
     result = pytester.runpytest_inprocess(*known, "--ort-strict")
     result.assert_outcomes(failed=4)
+
+
+PROVIDER_CHOICES = "--ort-provider=NAME (dml, webgpu, cuda, cpu, auto or a full name)"
+
+
+@pytest.mark.parametrize("options, given", [
+    (["--ort-ops=Pad", "--ort-strict"], "--ort-ops, --ort-strict are given"),
+    (["--ort-seed=1"], "--ort-seed is given"),
+    (["--ort-device-id=1", "--ort-dtypes=float32"], "--ort-device-id, --ort-dtypes are given"),
+], ids=["ops-and-strict", "seed", "device-and-dtypes"])
+def test_a_selection_without_a_provider_is_a_usage_error(pytester: pytest.Pytester, options: list[str],
+                                                          given: str) -> None:
+    """``pytest --ort-ops=Pad`` in a project with tests of its own must not pass as a plain run."""
+    pytester.makepyfile(test_one="def test_one():\n    assert True\n")
+    result = pytester.runpytest_inprocess(*PLUGIN, *options)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert (f"ERROR: ort_layouts: {given} without --ort-provider; valid: {PROVIDER_CHOICES}, "
+            "or no --ort-* option at all") in result.stderr.lines
+    assert "passed" not in result.stdout.str()
+
+
+def test_a_case_id_argument_without_a_provider_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_one="def test_one():\n    assert True\n")
+    result = pytester.runpytest_inprocess(*PLUGIN, "ort_layouts::Tile-float32-5-reps1-random-s1854759658")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert ("ERROR: ort_layouts: ort_layouts::Tile-float32-5-reps1-random-s1854759658 is given without "
+            f"--ort-provider; valid: {PROVIDER_CHOICES}, or no --ort-* option and no "
+            "ort_layouts::<case id> argument at all") in result.stderr.lines
+
+
+def _pyproject_entry_point() -> str:
+    import tomllib
+
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    return str(data["project"]["entry-points"]["pytest11"]["ort_layouts"])
+
+
+def test_p_loads_the_plugin_where_autoload_is_disabled(pytester: pytest.Pytester,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """With PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 (common in CI) the entry point is not loaded and
+    the options are unknown; ``-p`` with the entry point's module, as the README says, loads it."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    pytester.makepyfile(test_one="def test_one():\n    assert True\n")
+    result = pytester.runpytest_inprocess("--ort-provider=cpu", "--ort-ops=Transpose")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "unrecognized arguments: --ort-provider=cpu --ort-ops=Transpose" in result.stderr.str()
+    module = _pyproject_entry_point()
+    assert module == "_ort_layouts_pytestplugin"
+    result = pytester.runpytest_inprocess("-p", module, "--ort-provider=cpu", "--ort-ops=Transpose",
+                                          "--ort-dtypes=float32", "--ort-ranks=2,3", "--collect-only", "-q")
+    assert result.ret == pytest.ExitCode.OK
+    if importlib.util.find_spec("ort_layouts.engine.selection") is not None:
+        ids = [line.split("::", 1)[1] for line in result.outlines if line.startswith("ort_layouts::")]
+        assert ids == expected_ids()
+
+
+def test_the_readme_says_how_to_load_the_plugin_without_autoload() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## pytest\n", 1)[1].split("\n## ", 1)[0]
+    assert "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1" in section
+    assert f"-p {_pyproject_entry_point()}" in section
+
+
+@needs_engine
+def test_a_node_id_argument_runs_that_case_alone(pytester: pytest.Pytester) -> None:
+    """``ort_layouts::<case id>``, the node id pytest prints, selects the case (the project's own
+    tests are not run, as with any node id given); several run in the suite's order."""
+    pytester.makepyfile(test_one="def test_one():\n    assert True\n")
+    ids = expected_ids()
+    result = pytester.runpytest_inprocess(*PLUGIN, "--ort-provider=cpu", *SELECT, f"ort_layouts::{ids[2]}",
+                                          f"ort_layouts::{ids[0]}", "-v")
+    result.assert_outcomes(passed=2)
+    ran = [line.split()[0] for line in result.outlines if " PASSED" in line]
+    assert ran == [f"ort_layouts::{ids[0]}", f"ort_layouts::{ids[2]}"]
+
+
+@needs_engine
+def test_the_node_id_of_a_failed_line_runs_that_case_again(pytester: pytest.Pytester) -> None:
+    broken_id = next(i for i in expected_ids() if "-perm1.0-" in i)
+    pytester.makeconftest(f"BROKEN_ID = {broken_id!r}\n" + BROKEN_CONFTEST)
+    result = pytester.runpytest_inprocess(*PLUGIN, "--ort-provider=cpu", *SELECT)
+    failed = [line.split()[1] for line in result.outlines if line.startswith("FAILED ")]
+    assert failed == [f"ort_layouts::{broken_id}"]
+    result = pytester.runpytest_inprocess(*PLUGIN, "--ort-provider=cpu", *SELECT, failed[0])
+    result.assert_outcomes(failed=1)
+    assert [line.split()[1] for line in result.outlines if line.startswith("FAILED ")] == failed
+
+
+@needs_engine
+def test_a_node_id_the_selection_does_not_hold_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    first = expected_ids()[0]
+    result = pytester.runpytest_inprocess(*PLUGIN, "--ort-provider=cpu", *SELECT, f"ort_layouts::{first}9")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    lines = [line for line in result.stderr.lines if line.startswith("ERROR: ")]
+    assert len(lines) == 1
+    assert lines[0].startswith(
+        f"ERROR: ort_layouts: ort_layouts::{first}9 is no case of this selection "
+        f"({len(expected_ids())} cases of --ort-ops=Transpose --ort-dtypes=float32 --ort-ranks=2,3); "
+        "valid: a case id that --collect-only lists with the --ort-* options of the run that listed it, "
+        "such as [")
+    assert repr(first) in lines[0]
+
+
+@needs_engine
+@pytest.mark.skipif(importlib.util.find_spec("xdist") is None, reason="pytest-xdist is not installed")
+def test_a_node_id_argument_under_xdist(pytester: pytest.Pytester, env: None) -> None:
+    pytester.makepyfile(test_one="def test_one():\n    assert True\n")
+    result = pytester.runpytest_subprocess(*PLUGIN, "-p", "xdist", "-n", "2", "--ort-provider=cpu", *SELECT,
+                                           f"ort_layouts::{expected_ids()[1]}")
+    result.assert_outcomes(passed=1)
+
+
+STOPPING_CONFTEST = '''
+import ort_layouts.engine.runner as runner
+from ort_layouts._errors import ProviderError
+
+real = runner.run_cases
+
+def stopping(cases, **kwargs):
+    with open(CALLS, "a") as f:
+        f.write(",".join(c.id for c in cases) + "\\n")
+    if sum(1 for _ in open(CALLS)) > GOOD_CALLS:
+        raise ProviderError(MESSAGE)
+    return real(cases, **kwargs)
+
+runner.run_cases = stopping
+
+
+def pytest_unconfigure(config):
+    runner.run_cases = real
+'''
+
+STOPPED = "the DirectML stack is broken, so no case was run: every output is zeros: use another driver"
+
+
+def _stopping_conftest(pytester: pytest.Pytester, good_calls: int) -> Path:
+    calls = pytester.path / "calls.txt"
+    pytester.makeconftest(f"CALLS = {str(calls)!r}\nGOOD_CALLS = {good_calls}\nMESSAGE = {STOPPED!r}\n"
+                          + STOPPING_CONFTEST)
+    return calls
+
+
+@needs_engine
+def test_a_provider_that_fails_itself_stops_the_session_once(pytester: pytest.Pytester) -> None:
+    """A broken stack (the runner's ProviderError before any case ran) is one usage error with
+    its message, after one run: no item, no traceback."""
+    calls = _stopping_conftest(pytester, 0)
+    result = pytester.runpytest_inprocess(*PLUGIN, "--ort-provider=cpu", *SELECT, "--ort-batch-size=2")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert f"ERROR: ort_layouts: {STOPPED}" in result.stderr.lines
+    assert "no tests ran" in result.stdout.str()
+    output = result.stdout.str() + result.stderr.str()
+    assert "Traceback" not in output and "runner.py" not in output
+    assert calls.read_text().splitlines() == [",".join(expected_ids()[:2])]
+
+
+@needs_engine
+@pytest.mark.skipif(importlib.util.find_spec("xdist") is None, reason="pytest-xdist is not installed")
+def test_a_provider_that_fails_itself_stops_an_xdist_session_before_its_workers(pytester: pytest.Pytester,
+                                                                                env: None) -> None:
+    calls = _stopping_conftest(pytester, 0)
+    result = pytester.runpytest_subprocess(*PLUGIN, "-p", "xdist", "-n", "2", "--ort-provider=cpu", *SELECT)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert f"ERROR: ort_layouts: {STOPPED}" in result.stderr.lines
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    assert calls.read_text().splitlines() == [expected_ids()[0]]
+
+
+@needs_engine
+def test_a_provider_that_fails_later_fails_the_rest_without_running_them(pytester: pytest.Pytester) -> None:
+    calls = _stopping_conftest(pytester, 1)
+    ids = expected_ids()
+    result = pytester.runpytest_inprocess(*PLUGIN, "--ort-provider=cpu", *SELECT, "--ort-batch-size=2")
+    result.assert_outcomes(passed=2, failed=len(ids) - 2)
+    for case_id in ids[2:]:
+        assert f"{case_id}: {STOPPED}" in result.outlines
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    assert calls.read_text().splitlines() == [",".join(ids[:2]), ",".join(ids[2:4])]
+
+
+PAD_DESCRIPTORS = {
+    "operator": "DML_OPERATOR_PADDING1",
+    "input": {"data_type": "FLOAT16", "sizes": [1, 1, 1, 5], "strides": [0, 0, 0, 1],
+              "total_tensor_size_in_bytes": 12, "guaranteed_base_offset_alignment": 0, "flags": 0},
+    "output": {"data_type": "FLOAT16", "sizes": [1, 1, 1, 7], "strides": None,
+               "total_tensor_size_in_bytes": 16, "guaranteed_base_offset_alignment": 0, "flags": 0},
+    "start_padding": [0, 0, 0, 1], "end_padding": [0, 0, 0, 1], "mode": "CONSTANT",
+    "padding_value_hex": "017c",
+}
+
+
+@needs_engine
+def test_a_failure_shows_the_provider_and_the_descriptors(pytester: pytest.Pytester) -> None:
+    """A rank-1 float16 constant Pad whose NaN payloads the CPU EP changes (--ort-strict): the
+    failure text and the testcase's properties carry the DirectML PADDING1 the EP builds (the
+    rank padded to 4, the input's leading size-1 axes at stride 0, sizes in bytes rounded up
+    to 4), the provider and the device; a passing testcase carries none of it."""
+    import json
+
+    result = pytester.runpytest_inprocess(*PLUGIN, "--ort-provider=cpu", "--ort-ops=Pad",
+                                          "--ort-dtypes=float16", "--ort-ranks=1", "--ort-strict",
+                                          "--junitxml=out.xml")
+    outcomes = result.parseoutcomes()
+    assert outcomes["failed"] == 4 and outcomes["passed"] > 0
+    lines = result.outlines
+    at = next(i for i, line in enumerate(lines) if line.startswith("Pad-float16-5-constant-pads1.1-v017c-"))
+    assert lines[at + 1].startswith("  provider: CPUExecutionProvider on CPU")
+    assert lines[at + 2:at + 5] == [
+        "  DML_OPERATOR_PADDING1 start_padding [0, 0, 0, 1], end_padding [0, 0, 0, 1], mode CONSTANT, "
+        "padding_value_hex 017c",
+        "    input: FLOAT16 sizes [1, 1, 1, 5] strides [0, 0, 0, 1], 12 bytes",
+        "    output: FLOAT16 sizes [1, 1, 1, 7] strides packed, 16 bytes"]
+    cases = {c.get("name", ""): c for c in ET.parse(pytester.path / "out.xml").getroot().iter("testcase")}
+    name = next(n for n in cases if n.startswith("Pad-float16-5-constant-pads1.1-v017c-"))
+    props = {p.get("name"): p.get("value") for p in cases[name].iter("property")}
+    assert props["dml_operator"] == "DML_OPERATOR_PADDING1"
+    assert json.loads(props["descriptors"] or "") == PAD_DESCRIPTORS
+    assert props["provider"] == "CPUExecutionProvider" and "stack" not in props
+    passed = [c for c in cases.values() if c.find("failure") is None]
+    assert passed
+    for case in passed:
+        assert not {"descriptors", "dml_operator"} & {p.get("name") for p in case.iter("property")}
+
