@@ -1347,8 +1347,8 @@ def check_provider_start(
     before its first case, with the same arguments. On DirectML the canary cases run (a stack
     that returns zeros, cannot create or run their session, or hangs is refused); on any other
     provider a one-node session (a float32 Transpose, which every execution provider runs) is
-    created and released. A DirectML run with the same settings that follows at once, in this
-    process and on the same worker, takes this canary as its own instead of running it again.
+    created and released. A DirectML canary that passed holds for its worker process: a run
+    with the same settings on the same worker takes it instead of running it again.
 
     Returns:
         The provider's full name.
@@ -1366,7 +1366,7 @@ def check_provider_start(
                             optimize=optimize)
     check_device_id(config.name, config.device_id)
     if name == DML:
-        _canary(config, keep=True)
+        _canary(config)
         return name
     probe = Case("Transpose", DataType.FLOAT32, (2, 3), perm=(1, 0))
     model = build_model([probe], opset=provider_opset(name), ir_version=provider_ir_version(name))
@@ -1379,17 +1379,19 @@ def check_provider_start(
     return name
 
 
-# the canary that check_provider_start ran last, for the run that follows it: (the DirectML
-# worker, or None in-process; the config), taken once
-_canary_kept: tuple[Any, ProviderConfig] | None = None
+# the canaries that passed: (the DirectML worker, or None in-process; the worker's generation, which
+# a restart counts; the config). One pass holds for the worker process it ran on: the cases of many
+# run_cases calls (a pytest item each, validate --model's models) are not checked again each time
+_canary_passed: set[tuple[Any, int, ProviderConfig]] = set()
 
 
-def _canary_worker() -> Any:
-    """The DirectML worker a canary runs on (None for an in-process DML EP)."""
-    return dml_worker() if dml_through_worker() else None
+def _canary_key(config: ProviderConfig) -> tuple[Any, int, ProviderConfig]:
+    """The worker a canary runs on (None for an in-process DML EP), its generation, the config."""
+    worker = dml_worker() if dml_through_worker() else None
+    return worker, getattr(worker, "generation", 0), config
 
 
-def _canary(config: ProviderConfig, *, keep: bool = False) -> None:
+def _canary(config: ProviderConfig) -> None:
     """Run the canary cases before a DirectML run; stop it with one line when the stack returns
     zeros or wrong bits (e.g. vkd3d 1.6 on a Vulkan driver without descriptor indexing, such as
     Mesa 22's lavapipe: every dispatch runs with nothing bound and Run still returns OK).
@@ -1400,16 +1402,16 @@ def _canary(config: ProviderConfig, *, keep: bool = False) -> None:
     a worker that crashes), and is stopped the same way instead of reporting every case of the
     run unsupported or an error.
 
-    ``keep``: a canary that passes is kept for the next call with the same config on the same
-    worker, which takes it instead of running the cases again (once: a later run checks again).
+    A canary that passed holds for the worker process it ran on and the config: later calls
+    with both take it; a restarted worker (another generation), another worker (another stack)
+    or another config is checked again.
 
     Raises:
         ProviderError: the stack gave wrong outputs for the canary cases, or could not create or
             run their session.
     """
-    global _canary_kept
-    kept, _canary_kept = _canary_kept, None
-    if not keep and kept is not None and kept[1] == config and kept[0] is _canary_worker():
+    key = _canary_key(config)
+    if key in _canary_passed:
         return
     inputs = [make_input(c) + (1 if c.values == "iota" else 0) for c in _CANARY]
     model = build_model(list(_CANARY), opset=provider_opset(config.name),
@@ -1431,8 +1433,7 @@ def _canary(config: ProviderConfig, *, keep: bool = False) -> None:
     wrong = [c.op for c, x, y in zip(_CANARY, inputs, outputs, strict=True)
              if np.asarray(y).tobytes() != expected_output(c, x).tobytes()]
     if not wrong:
-        if keep:
-            _canary_kept = (_canary_worker(), config)
+        _canary_passed.add(_canary_key(config))  # the worker the cases ran on (one that died is a failure)
         return
     zeros = all(not np.asarray(y).any() for y in outputs)
     cause = ("every output is zeros: DirectML's dispatches ran with nothing bound, as with vkd3d 1.6 "

@@ -98,6 +98,7 @@ def _canary_with(monkeypatch: Any, make_session: Any) -> str:
     from ort_layouts.engine.providers import DML, ProviderConfig
 
     monkeypatch.setattr(_runner, "make_session", make_session)
+    monkeypatch.setattr(_runner, "_canary_passed", set())  # no pass of an earlier test holds
     with pytest.raises(ProviderError) as raised:
         _runner._canary(ProviderConfig(DML))
     return str(raised.value)
@@ -126,3 +127,37 @@ def test_the_canary_stops_a_stack_whose_worker_dies_running_it(monkeypatch: Any)
 
     message = _canary_with(monkeypatch, lambda model, config: Dies())
     assert "it could not run the session of the canary cases" in message and "status -11" in message
+
+
+def test_a_canary_that_passed_holds_for_its_worker_process_and_config(monkeypatch: Any) -> None:
+    """The canary's session is made once for a worker process and a config: a later call on the
+    same worker takes the pass; a restarted worker (another generation), another worker or
+    another config runs it again. ONNX Runtime's CPU EP stands in for the DirectML stack."""
+    import onnxruntime as ort
+
+    from ort_layouts.engine import runner as _runner
+    from ort_layouts.engine.providers import DML, ProviderConfig
+
+    made: list[int] = []
+
+    def cpu_session(model: Any, config: Any) -> Any:
+        made.append(1)
+        return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+
+    worker: list[Any] = [object(), 1]  # the worker the canary would run on, its generation
+    monkeypatch.setattr(_runner, "make_session", cpu_session)
+    monkeypatch.setattr(_runner, "_canary_passed", set())
+    monkeypatch.setattr(_runner, "_canary_key", lambda config: (worker[0], worker[1], config))
+    config = ProviderConfig(DML)
+    _runner._canary(config)
+    _runner._canary(config)
+    assert len(made) == 1
+    worker[1] = 2  # the worker restarted
+    _runner._canary(config)
+    _runner._canary(config)
+    assert len(made) == 2
+    worker[0] = object()  # another worker (another stack)
+    _runner._canary(config)
+    assert len(made) == 3
+    _runner._canary(ProviderConfig(DML, optimize=True))  # another config
+    assert len(made) == 4
