@@ -1221,6 +1221,18 @@ def _consumed(chunks: list[list[tuple[int, _Prepared]]]) -> Iterator[list[tuple[
 
 def _new_run(provider: str, device_id: int, provider_options: Mapping[str, Any] | None, optimize: bool,
              on_result: OnResult | None) -> _Run:
+    config = _provider_config(provider, device_id, provider_options, optimize)
+    return _Run(config, device_description(config), on_result)
+
+
+def _provider_config(provider: str, device_id: int, provider_options: Mapping[str, Any] | None,
+                     optimize: bool) -> ProviderConfig:
+    """The config of a run's sessions, its provider resolved and its device checked.
+
+    Raises:
+        ProviderError: an unknown or unavailable provider, options that are no mapping, a
+            device index the provider does not list.
+    """
     name = resolve_provider(provider)
     if provider_options is not None and not isinstance(provider_options, Mapping):
         raise ProviderOptionError(f"provider_options {provider_options!r:.80} is {a_type(provider_options)}; "
@@ -1228,7 +1240,7 @@ def _new_run(provider: str, device_id: int, provider_options: Mapping[str, Any] 
     config = ProviderConfig(name, device_id=device_id, options=tuple((provider_options or {}).items()),
                             optimize=optimize)
     check_device_id(config.name, config.device_id)
-    return _Run(config, device_description(config), on_result)
+    return config
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -1358,13 +1370,8 @@ def check_provider_start(
             no case was run (a :class:`~ort_layouts.ProviderUnavailableError` for a provider
             that is not available here; a ProviderOptionError for a bad device index or option).
     """
-    name = resolve_provider(provider)
-    if provider_options is not None and not isinstance(provider_options, Mapping):
-        raise ProviderOptionError(f"provider_options {provider_options!r:.80} is {a_type(provider_options)}; "
-                                  "valid: a mapping of option names to values, or None")
-    config = ProviderConfig(name, device_id=device_id, options=tuple((provider_options or {}).items()),
-                            optimize=optimize)
-    check_device_id(config.name, config.device_id)
+    config = _provider_config(provider, device_id, provider_options, optimize)
+    name = config.name
     if name == DML:
         _canary(config)
         return name
