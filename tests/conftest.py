@@ -8,6 +8,7 @@ they see an empty DirectML home; the DirectML tests see the real one.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,3 +33,22 @@ def two_cpu_devices(monkeypatch: pytest.MonkeyPatch) -> None:
                     for i in range(2))
     listed = [providers.ProviderInfo(providers.CPU, "cpu", True, devices)]
     monkeypatch.setattr(providers, "list_providers", lambda: list(listed))
+
+
+@pytest.fixture
+def dml_stack() -> Any:
+    """The DirectML stack the worker runs (``DmlStack.default()``); the test is skipped where it
+    is not set up, and fails there when ``ORT_LAYOUTS_REQUIRE_DML`` is set."""
+    import os
+
+    from ort_layouts.engine.dml.stack import DmlStack
+    from ort_layouts.engine.providers import dml_through_worker
+
+    stack = DmlStack.default()
+    missing = stack.missing()
+    if missing or not dml_through_worker():
+        reason = "the DirectML stack is not set up (ort-layouts setup dml): " + "; ".join(missing)
+        if os.environ.get("ORT_LAYOUTS_REQUIRE_DML"):
+            pytest.fail(reason + " (and ORT_LAYOUTS_REQUIRE_DML is set)")
+        pytest.skip(reason)
+    return stack

@@ -4,7 +4,6 @@ failure)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
@@ -12,19 +11,11 @@ import pytest
 
 from ort_layouts import Case, Status, run_cases, standard_suite
 from ort_layouts.engine.dml.stack import DmlStack
-from ort_layouts.engine.providers import DML, dml_through_worker, resolve_provider
+from ort_layouts.engine.providers import DML, resolve_provider
 from ort_layouts.operators.expected import expected_output
 from ort_layouts.operators.values import make_input
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _stack() -> None:
-    missing = DmlStack.default().missing()
-    if missing or not dml_through_worker():
-        reason = "the DirectML stack is not set up (ort-layouts setup dml): " + "; ".join(missing)
-        if os.environ.get("ORT_LAYOUTS_REQUIRE_DML"):
-            pytest.fail(reason + " (and ORT_LAYOUTS_REQUIRE_DML is set)")
-        pytest.skip(reason)
+pytestmark = pytest.mark.usefixtures("dml_stack")  # skipped where the stack is not set up
 
 
 def test_dml_resolves_to_the_worker() -> None:

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from ort_layouts.engine.dml.stack import DmlStack
-from ort_layouts.engine.providers import dml_through_worker
 
 pytest_plugins = ["pytester"]
 
@@ -29,14 +28,8 @@ DML_TILE = ["--ort-provider=dml", "--ort-ops=Tile", "--ort-ranks=1", "--ort-dtyp
 
 
 @pytest.fixture(autouse=True)
-def env(monkeypatch: pytest.MonkeyPatch) -> None:
+def env(monkeypatch: pytest.MonkeyPatch, dml_stack: DmlStack) -> None:
     monkeypatch.setenv("ORT_LAYOUTS_DML_HOME", str(DML_HOME))
-    missing = DmlStack.default().missing()
-    if missing or not dml_through_worker():
-        reason = "the DirectML stack is not set up (ort-layouts setup dml): " + "; ".join(missing)
-        if os.environ.get("ORT_LAYOUTS_REQUIRE_DML"):
-            pytest.fail(reason + " (and ORT_LAYOUTS_REQUIRE_DML is set)")
-        pytest.skip(reason)
     monkeypatch.setenv("PYTHONPATH", str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
 
 

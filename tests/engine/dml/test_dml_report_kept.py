@@ -12,14 +12,13 @@ failure."""
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from ort_layouts.engine.dml.stack import DmlStack, available_directml_versions
-from ort_layouts.engine.providers import close_dml_worker, dml_through_worker
+from ort_layouts.engine.providers import close_dml_worker
 from ort_layouts.frontends.cli import main
 
 SELECTION = ["--provider", "dml", "--ops", "Tile", "--dtypes", "float32", "--ranks", "1",
@@ -28,13 +27,7 @@ BROKEN = "the DirectML stack is broken, so no case was run"
 
 
 @pytest.fixture(autouse=True)
-def _stack() -> Iterator[None]:
-    missing = DmlStack.default().missing()
-    if missing or not dml_through_worker():
-        reason = "the DirectML stack is not set up (ort-layouts setup dml): " + "; ".join(missing)
-        if os.environ.get("ORT_LAYOUTS_REQUIRE_DML"):
-            pytest.fail(reason + " (and ORT_LAYOUTS_REQUIRE_DML is set)")
-        pytest.skip(reason)
+def _stack(dml_stack: DmlStack) -> Iterator[None]:
     close_dml_worker()  # each test's worker reads its own environment
     yield None
     close_dml_worker()
