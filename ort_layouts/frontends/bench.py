@@ -777,15 +777,15 @@ def run_benchmarks(
           file=stream, flush=True)
     runners: dict[str, Callable[[], list[Figure]]] = {
         "suite": lambda: bench_suite(provider=provider, sample_size=suite_sample, ranks=suite_ranks,
-                                     repeats=max(1, repeats - 1)),
-        "floor": lambda: bench_floor(provider=provider, repeats=max(1, repeats - 1), ranks=suite_ranks,
+                                     repeats=repeats),
+        "floor": lambda: bench_floor(provider=provider, repeats=repeats, ranks=suite_ranks,
                                      jobs=jobs),
         "diagnosis": lambda: bench_diagnosis(ranks=suite_ranks),
         "oracle": lambda: bench_oracle(size_in_bytes=oracle_bytes, repeats=repeats),
         "gpu": lambda: bench_gpu(provider=gpu_provider, device_id=device_id, size_in_bytes=gpu_bytes,
                                  iterations=gpu_iterations, repeats=repeats, allow_cpu=allow_cpu_gpu_section),
         "memory": lambda: bench_memory(provider=provider, size_in_bytes=memory_bytes, ranks=suite_ranks),
-        "dml": lambda: bench_dml(sample_size=max(suite_sample, 1000), repeats=max(1, repeats - 1)),
+        "dml": lambda: bench_dml(sample_size=max(suite_sample, 1000), repeats=repeats),
     }
     figures: list[Figure] = []
     for section in sections:

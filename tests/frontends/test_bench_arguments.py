@@ -122,3 +122,20 @@ def test_a_size_of_no_finite_byte_count_is_refused_naming_its_argument(
     line = _refused(["bench", "--sections", section, flag, value, "--repeats", "1"], capsys)
     assert line.startswith(f"ort-layouts: error: argument {flag}: size '{value}' must be a finite number")
     assert ran == []
+
+
+def test_every_timed_section_takes_repeats_as_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    """--repeats N is best of N for the suite, floor and dml sections too (as --help and README
+    say), as for the oracle and gpu sections."""
+    got: dict[str, int] = {}
+
+    def recorder(name: str) -> Any:
+        def section(**kwargs: Any) -> list[Any]:
+            got[name] = kwargs["repeats"]
+            return []
+        return section
+
+    for name in ("suite", "floor", "dml", "oracle"):
+        monkeypatch.setattr(bench, f"bench_{name}", recorder(name))
+    bench.run_benchmarks(("suite", "floor", "dml", "oracle"), repeats=3, out=io.StringIO())
+    assert got == {"suite": 3, "floor": 3, "dml": 3, "oracle": 3}
