@@ -62,8 +62,7 @@ def dml_operator(case: Case) -> AnyDmlOperator:
 
     Raises:
         NotExpressibleError: DirectML cannot express the case (a Pad that crops, a Split with an
-            empty output).
-        ShapeError: the case has no descriptor (a rank-0 Transpose).
+            empty output, a rank-0 Transpose).
         ArgumentError: ``case`` is not a Case.
     """
     return operator_for_type(check_case(case).op).dml_operator(case)
