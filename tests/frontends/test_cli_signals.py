@@ -20,6 +20,7 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from ort_layouts.reports.report import JSON_FILE, RESULTS_FILE
@@ -187,13 +188,11 @@ atexit.register(wait_for_test, {str(marker)!r})
 
 # ---- a second stop while the first stops the run ---------------------------------------------------
 def _workers(pid: int) -> list[int]:
-    psutil = pytest.importorskip("psutil")
     return [p.pid for p in psutil.Process(pid).children(recursive=True)]
 
 
 def _gone(pids: list[int]) -> list[int]:
     """Those of ``pids`` still running, once each has had 10 s to end."""
-    psutil = pytest.importorskip("psutil")
     procs = []
     for pid in pids:
         with contextlib.suppress(psutil.NoSuchProcess):
