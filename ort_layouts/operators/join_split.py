@@ -111,7 +111,13 @@ def padded_desc(data_type: DataType | str, shape: Sequence[int],
     """
     dims = int_tuple(shape, "shape")
     count = _min_dimension_count(min_dimension_count)
-    return BufferTensorDesc(DataType.coerce(data_type), (1,) * max(0, count - len(dims)) + dims)
+    return _padded(DataType.coerce(data_type), dims, count)
+
+
+def _padded(data_type: DataType, dims: tuple[int, ...], count: int) -> BufferTensorDesc:
+    """:func:`padded_desc` of arguments already checked (a DataType, a tuple of ints, a count
+    that :func:`_min_dimension_count` took), as ``from_onnx`` holds them."""
+    return BufferTensorDesc(data_type, (1,) * max(0, count - len(dims)) + dims)
 
 
 def along_axis(whole: BufferTensorDesc, counts: Sequence[int],
@@ -292,8 +298,9 @@ class JoinOp:
             raise NotExpressibleError(
                 f"every input of the Concat {[list(s) for s in shapes]} is empty: the DML EP binds no "
                 "input, creates no JOIN and writes nothing (the output is empty too)")
-        inputs = tuple(padded_desc(data_type, shapes[k], count) for k in kept)
-        output = padded_desc(data_type, out_shape, count)
+        dtype = DataType.coerce(data_type)
+        inputs = tuple(_padded(dtype, shapes[k], count) for k in kept)
+        output = _padded(dtype, tuple(out_shape), count)
         return cls(inputs, output, a + max(rank, count) - rank, tuple(kept))
 
     @property
@@ -450,12 +457,9 @@ class SplitOp:
                 "EP creates no SPLIT (DmlOperator::SetDmlOperatorDesc) and returns before dispatching "
                 "(ExecutionProviderImpl::ExecuteOperator), so no output is written, the non-empty ones "
                 "included")
-        outputs = []
-        for p in sizes:
-            out = list(shape)
-            out[a] = p
-            outputs.append(padded_desc(data_type, out, count))
-        return cls(padded_desc(data_type, shape, count), tuple(outputs), a + max(rank, count) - rank)
+        dtype = DataType.coerce(data_type)
+        outputs = tuple(_padded(dtype, (*shape[:a], p, *shape[a + 1:]), count) for p in sizes)
+        return cls(_padded(dtype, shape, count), outputs, a + max(rank, count) - rank)
 
     @property
     def inputs(self) -> tuple[BufferTensorDesc, ...]:
