@@ -16,8 +16,8 @@ from ort_layouts._errors import DataTypeError, DescriptorError, a_type
 from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
 from ort_layouts.descriptors.sequences import int_tuple, is_integer, is_ordered_sequence
 
-__all__ = ["check_integer", "check_tensor", "check_tensors", "read_desc_dict", "read_enum", "read_ints",
-           "read_integer", "read_tensor", "read_tensors"]
+__all__ = ["check_count", "check_integer", "check_tensor", "check_tensors", "read_desc_dict", "read_enum",
+           "read_ints", "read_integer", "read_tensor", "read_tensors"]
 
 _E = TypeVar("_E", bound=enum.Enum)
 
@@ -123,6 +123,19 @@ def read_integer(data: Mapping[str, Any], key: str, operator: str) -> int:
         raise DescriptorError("dict-field", value,
                               f"{operator} {key} {value!r:.80} is {a_type(value)}; valid: an integer")
     return int(value)
+
+
+def check_count(data: Mapping[str, Any], key: str, operator: str, counted: str, count: int, *,
+                rule: str = "dict-field") -> None:
+    """Refuse a count field ``data[key]`` (InputCount, repeats_count, ...), where given, that is
+    not ``count``, the number of what it counts (``counted``, e.g. "InputTensors").
+
+    Raises:
+        DescriptorError: the field is no integer ("dict-field"), or another number (``rule``).
+    """
+    if key in data and read_integer(data, key, operator) != count:
+        raise DescriptorError(rule, data[key],
+                              f"{operator} {key} {data[key]} differs from the {count} {counted}")
 
 
 def read_enum(data: Mapping[str, Any], key: str, operator: str, enum_type: type[_E]) -> _E:

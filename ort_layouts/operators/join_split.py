@@ -31,12 +31,12 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from ort_layouts._errors import DescriptorError, NotExpressibleError, ShapeError, a_type
+from ort_layouts._errors import NotExpressibleError, ShapeError, a_type
 from ort_layouts.descriptors.buffer_tensor import (
     MAX_DIMENSION_COUNT,
     BufferTensorDesc,
@@ -46,6 +46,7 @@ from ort_layouts.descriptors.buffer_tensor import (
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.sequences import int_tuple, is_integer, is_ordered_sequence
 from ort_layouts.operators.desc_fields import (
+    check_count,
     check_integer,
     check_tensor,
     check_tensors,
@@ -214,13 +215,6 @@ def _check_tensors(what: str, whole: BufferTensorDesc, parts: Sequence[BufferTen
     if total != whole.sizes[axis]:
         raise ShapeError(f"{what} {part_name} sizes along Axis {axis} add up to {total}, not "
                          f"{whole.sizes[axis]} ({[p.sizes[axis] for p in parts]})")
-
-
-def _count_of(data: Mapping[str, Any], key: str, operator: str, tensors: str, count: int) -> None:
-    """Refuse a ``key`` (InputCount, OutputCount) of ``data`` that does not count its tensors."""
-    if key in data and read_integer(data, key, operator) != count:
-        raise DescriptorError("dict-field", data[key],
-                              f"{operator} {key} {data[key]} differs from the {count} {tensors}")
 
 
 def _min_dimension_count(value: Any) -> int:
@@ -400,7 +394,7 @@ class JoinOp:
         fields = read_desc_dict(data, JOIN, required=("InputTensors", "OutputTensor", "Axis"),
                                 optional=("InputCount", "onnx_inputs"))
         inputs = read_tensors(fields, "InputTensors", JOIN)
-        _count_of(fields, "InputCount", JOIN, "InputTensors", len(inputs))
+        check_count(fields, "InputCount", JOIN, "InputTensors", len(inputs))
         onnx_inputs = None if fields.get("onnx_inputs") is None else read_ints(fields, "onnx_inputs", JOIN)
         return cls(inputs, read_tensor(fields, "OutputTensor", JOIN), read_integer(fields, "Axis", JOIN),
                    onnx_inputs)
@@ -539,5 +533,5 @@ class SplitOp:
         fields = read_desc_dict(data, SPLIT, required=("InputTensor", "OutputTensors", "Axis"),
                                 optional=("OutputCount",))
         outputs = read_tensors(fields, "OutputTensors", SPLIT)
-        _count_of(fields, "OutputCount", SPLIT, "OutputTensors", len(outputs))
+        check_count(fields, "OutputCount", SPLIT, "OutputTensors", len(outputs))
         return cls(read_tensor(fields, "InputTensor", SPLIT), outputs, read_integer(fields, "Axis", SPLIT))

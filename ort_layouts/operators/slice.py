@@ -71,9 +71,9 @@ from ort_layouts.operators.base import (
 )
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.desc_fields import (
+    check_count,
     check_tensor,
     read_desc_dict,
-    read_integer,
     read_ints,
     read_tensor,
 )
@@ -453,11 +453,8 @@ class Slice1Op:
                                 optional=("dimension_count",))
         op = cls(read_tensor(fields, "input", SLICE1), read_tensor(fields, "output", SLICE1),
                  *(read_ints(fields, key, SLICE1) for key in _WINDOW))
-        count = read_integer(fields, "dimension_count", SLICE1) if "dimension_count" in fields else None
-        if count is not None and count != op.dimension_count:
-            raise DescriptorError("dimension-count", fields["dimension_count"],
-                                  f"{SLICE1} dimension_count {fields['dimension_count']} differs from the "
-                                  f"{op.dimension_count} dimensions of its tensors and window")
+        check_count(fields, "dimension_count", SLICE1, "dimensions of its tensors and window",
+                    op.dimension_count, rule="dimension-count")
         return op
 
     def to_cpp(self, name: str = "slice") -> str:

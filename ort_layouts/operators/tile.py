@@ -32,7 +32,7 @@ import numpy as np
 import onnx
 from numpy.lib.stride_tricks import as_strided
 
-from ort_layouts._errors import DescriptorError, ModelError, NotExpressibleError, ShapeError
+from ort_layouts._errors import ModelError, NotExpressibleError, ShapeError
 from ort_layouts.descriptors.buffer_tensor import MAX_DIMENSION_COUNT, BufferTensorDesc, check_cpp_name
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.sequences import int_tuple
@@ -46,9 +46,9 @@ from ort_layouts.operators.base import (
 )
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.desc_fields import (
+    check_count,
     check_tensor,
     read_desc_dict,
-    read_integer,
     read_ints,
     read_tensor,
 )
@@ -236,10 +236,7 @@ class TileOp:
         fields = read_desc_dict(data, TILE, required=("input", "output", "repeats"),
                                 optional=("repeats_count",))
         repeats = read_ints(fields, "repeats", TILE)
-        if "repeats_count" in fields and read_integer(fields, "repeats_count", TILE) != len(repeats):
-            raise DescriptorError("dict-field", fields["repeats_count"],
-                                  f"{TILE} repeats_count {fields['repeats_count']} differs from the "
-                                  f"{len(repeats)} repeats {list(repeats)}")
+        check_count(fields, "repeats_count", TILE, f"repeats {list(repeats)}", len(repeats))
         return cls(read_tensor(fields, "input", TILE), read_tensor(fields, "output", TILE), repeats)
 
     def to_cpp(self, name: str = "tile") -> str:
