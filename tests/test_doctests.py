@@ -19,8 +19,10 @@ MODULES = sorted(m.name for m in pkgutil.walk_packages(ort_layouts.__path__, "or
 WITH_EXAMPLES = {"ort_layouts.descriptors.broadcast", "ort_layouts.descriptors.buffer_tensor",
                  "ort_layouts.descriptors.dtypes", "ort_layouts.descriptors.layout",
                  "ort_layouts.descriptors.sequences", "ort_layouts.descriptors.size",
-                 "ort_layouts.operators.depth_space", "ort_layouts.operators.join_split",
-                 "ort_layouts.operators.padding", "ort_layouts.operators.slice", "ort_layouts.operators.tile",
+                 "ort_layouts.frontends.pytest_plugin", "ort_layouts.operators.depth_space",
+                 "ort_layouts.operators.join_split", "ort_layouts.operators.padding",
+                 "ort_layouts.operators.reshape", "ort_layouts.operators.slice",
+                 "ort_layouts.operators.split", "ort_layouts.operators.tile", "ort_layouts.reference.compare",
                  "ort_layouts.reference.nans", "ort_layouts.reports.render"}
 
 
