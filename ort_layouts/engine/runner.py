@@ -1375,10 +1375,8 @@ def check_provider_start(
     if name == DML:
         _canary(config)
         return name
-    probe = Case("Transpose", DataType.FLOAT32, (2, 3), perm=(1, 0))
-    model = build_model([probe], opset=provider_opset(name), ir_version=provider_ir_version(name))
     try:
-        _release(make_session(model, config))
+        _release(_one_node_session(config))
     except OrtLayoutsError as e:  # SessionCreationError, or the EP's device missing
         raise ProviderError(
             f"{name} cannot start, so no case was run: it could not create a session of one float32 "
@@ -1458,9 +1456,20 @@ def _keep_alive_session(config: ProviderConfig) -> Any:
     of 1.8 ms. Holding one session keeps the device for every batch of the run."""
     if config.name == CPU:
         return None
-    probe = Case("Transpose", DataType.FLOAT32, (1,), perm=(0,))
     try:
-        return make_session(build_model([probe], opset=provider_opset(config.name),
-                                        ir_version=provider_ir_version(config.name)), config)
+        return _one_node_session(config)
     except (SessionCreationError, OrtLayoutsError):
         return None
+
+
+def _one_node_session(config: ProviderConfig) -> Any:
+    """A session of one float32 Transpose node, which every execution provider runs: the
+    session :func:`check_provider_start` creates and :func:`_keep_alive_session` holds.
+
+    Raises:
+        SessionCreationError, OrtLayoutsError: the provider could not create it (the EP's
+            device missing, for one).
+    """
+    probe = Case("Transpose", DataType.FLOAT32, (1,), perm=(0,))
+    return make_session(build_model([probe], opset=provider_opset(config.name),
+                                    ir_version=provider_ir_version(config.name)), config)
