@@ -230,6 +230,15 @@ class _Prepared:
             return any(0 in s for s in (*self.input_shapes, *self.output_shapes))
         return self.operator.has_empty_tensor(self.case)
 
+    @property
+    def large_output(self) -> bool:
+        """One output of :data:`LARGE_OUTPUT_BYTES` or more with a DirectML operator: it is
+        checked from the descriptors, and its expected output never held (:meth:`fill`)."""
+        if len(self.output_shapes) != 1 or self.op is None:
+            return False
+        itemsize = max(1, self.case.data_type.bitwidth // 8)
+        return math.prod(self.output_shapes[0]) * itemsize >= LARGE_OUTPUT_BYTES
+
     def fill(self, input_array: np.ndarray) -> None:
         """Set the input, the node's feeds and the expected outputs."""
         start = time.perf_counter()
@@ -238,10 +247,9 @@ class _Prepared:
         x = np.asarray(input_array, dtype=dtype, order="C")  # rank 0 stays rank 0
         self.input = x
         self.feeds = [np.asarray(f, dtype=dtype, order="C") for f in self.operator.input_feeds(case, x)]
-        if len(self.output_shapes) == 1:  # a large output is checked from the descriptors, never held
+        if len(self.output_shapes) == 1:
             shape = self.output_shapes[0]
-            large = self.op is not None and math.prod(shape) * x.itemsize >= LARGE_OUTPUT_BYTES
-            self.expected = [(pending_output(self.op, x, shape) if large else None)
+            self.expected = [(pending_output(self.op, x, shape) if self.large_output else None)
                              or expected_output(case, x, op=self.op, reason=self.reason, shape=shape,
                                                 feeds=self.feeds)]
         else:
@@ -1304,11 +1312,8 @@ def _needed_bytes(prep: _Prepared) -> int:
     outputs ONNX Runtime returns, and the expected outputs (none for a large output, which is
     checked from the descriptors: :meth:`_Prepared.fill`)."""
     itemsize = max(1, prep.case.data_type.bitwidth // 8)
-    outputs = [math.prod(s) * itemsize for s in prep.output_shapes]
-    expected = sum(outputs)
-    if len(outputs) == 1 and prep.op is not None and outputs[0] >= LARGE_OUTPUT_BYTES:
-        expected = 0
-    return math.prod(prep.case.shape) * itemsize + sum(outputs) + expected
+    outputs = sum(math.prod(s) * itemsize for s in prep.output_shapes)
+    return math.prod(prep.case.shape) * itemsize + outputs + (0 if prep.large_output else outputs)
 
 
 def plan_batches(
