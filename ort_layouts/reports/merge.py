@@ -59,6 +59,7 @@ from ort_layouts.reports.report import (
     load_report,
     meta_object,
     now_iso,
+    ran_onnxruntime,
     read_meta,
     read_numbered_results,
     signals_held,
@@ -592,9 +593,9 @@ def merge_reports(sources: Sequence[str | os.PathLike[str] | Report]) -> Matrix:
         stack = dict(meta_object(rep.meta, "stack"))
         versions = {str(k): str(v) for k, v in meta_object(meta_object(rep.meta, "environment"),
                                                             "versions").items()}
-        onnxruntime = str(stack.get("ort_version", "") or "") or versions.get("onnxruntime", "")
         columns.append(Column(label, source, provider, device, driver, host, rep.complete, directml,
-                              rep.strict, onnxruntime, versions.get("ort_layouts", ""), versions, stack))
+                              rep.strict, ran_onnxruntime(rep.meta), versions.get("ort_layouts", ""),
+                              versions, stack))
     columns = _distinct_labels(columns)
     cases: dict[str, Case] = {}
     table: dict[str, list[CaseResult | None]] = {}

@@ -879,13 +879,16 @@ def _dml_ep_text(meta: Mapping[str, Any]) -> str:
     "" for another provider, or where the meta names neither."""
     if meta.get("provider") != DML:
         return ""
-    stack = meta.get("stack")
-    version = stack.get("ort_version") if isinstance(stack, Mapping) else None
-    if not version:
-        environment = meta.get("environment")
-        versions = environment.get("versions") if isinstance(environment, Mapping) else None
-        version = versions.get("onnxruntime") if isinstance(versions, Mapping) else None
+    version = ran_onnxruntime(meta)
     return f"DML EP of ONNX Runtime {version}" if version else ""
+
+
+def ran_onnxruntime(meta: Mapping[str, Any]) -> str:
+    """The ONNX Runtime that ran a report's cases: a worker run's (its stack's ``ort_version``),
+    else the one the run imported (``environment.versions``); "" where the meta names neither."""
+    version = (meta_object(meta, "stack").get("ort_version")
+               or meta_object(meta_object(meta, "environment"), "versions").get("onnxruntime"))
+    return str(version) if version else ""
 
 
 def results_by_group(results: Iterable[CaseResult]) -> dict[tuple[str, str, int], list[CaseResult]]:
