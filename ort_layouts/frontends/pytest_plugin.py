@@ -78,44 +78,45 @@ class _State:
         Raises:
             CaseFailed: the provider itself failed (this batch, or an earlier one): its message.
         """
-        from ort_layouts._errors import ProviderError
-
         if self.broken:
             raise CaseFailed(self.broken)
         if item.case.id not in self.results:
-            try:
-                self._run_batch(item)
-            except ProviderError as e:
-                self.broken = " ".join(str(e).split())
-                raise CaseFailed(self.broken) from None
+            self._run_batch(item)
         return self.results[item.case.id]
 
     def run(self, cases: list[Any]) -> None:
         """Run ``cases`` and keep their results.
 
         Raises:
-            ProviderError: the provider itself failed (DirectML's stack check), before any case ran.
+            CaseFailed: the provider itself failed (DirectML's stack check), before any case ran:
+                its message, which every later item fails with (:attr:`broken`).
         """
+        from ort_layouts._errors import ProviderError
         from ort_layouts.engine.runner import run_cases
 
-        for result in run_cases(cases, provider=self.provider,
-                                device_id=int(self.config.getoption("ort_device_id")),
-                                optimize=bool(self.config.getoption("ort_optimize")),
-                                batch_size=max(1, len(cases))):
-            self.results[result.case.id] = result
+        try:
+            for result in run_cases(cases, provider=self.provider,
+                                    device_id=int(self.config.getoption("ort_device_id")),
+                                    optimize=bool(self.config.getoption("ort_optimize")),
+                                    batch_size=max(1, len(cases))):
+                self.results[result.case.id] = result
+        except ProviderError as e:
+            self.broken = " ".join(str(e).split())
+            raise CaseFailed(self.broken) from None
 
-    def start(self, cases: list[Any]) -> None:
-        """Run ``cases`` (the first batch) before any item runs.
+    def start(self, first: CaseItem | list[Any]) -> None:
+        """Run the first item's batch before any item runs (in pytest-xdist's controller, which
+        has no items, the ``first`` cases).
 
         Raises:
             pytest.UsageError: the provider itself failed, with its message (validate's).
         """
-        from ort_layouts._errors import ProviderError
-
         try:
-            self.run(cases)
-        except ProviderError as e:
-            self.broken = " ".join(str(e).split())
+            if isinstance(first, CaseItem):
+                self.result_for(first)
+            else:
+                self.run(first)
+        except CaseFailed:
             raise pytest.UsageError(f"ort_layouts: {self.broken}") from None
 
     def _run_batch(self, item: CaseItem) -> None:
@@ -435,10 +436,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     first = next((item for item in session.items if isinstance(item, CaseItem)), None)
     if first is not None:
-        try:
-            state.result_for(first)
-        except CaseFailed:
-            raise pytest.UsageError(f"ort_layouts: {state.broken}") from None
+        state.start(first)
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
