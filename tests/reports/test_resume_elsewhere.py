@@ -37,21 +37,29 @@ def _meta(stack: dict[str, Any], device: str) -> dict[str, Any]:
             "selection": {"provider": DML, "ops": ["Transpose"]}}
 
 
+def _files(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir()) if p.is_file()}
+
+
 def _partial(directory: Path) -> dict[str, bytes]:
     """A report with one result of two, on STACK; its files' bytes."""
     cases = _cases()
     with ReportWriter(directory, meta=_meta(STACK, "DirectML 1.15.4 via Wine"),
                       planned=[c.id for c in cases]) as w:
         w.add(CaseResult(cases[0], Status.PASS, DML, element_count=6))
-    return {p.name: p.read_bytes() for p in sorted(directory.iterdir()) if p.is_file()}
+    return _files(directory)
+
+
+def _refused_resume(directory: Path, meta: dict[str, Any]) -> str:
+    """The message of a resume of ``directory``'s report with ``meta``, which is refused."""
+    with pytest.raises(ReportError) as refused:
+        ReportWriter(directory, meta=meta, planned=[c.id for c in _cases()], resume=True)
+    return str(refused.value)
 
 
 def test_a_resume_on_another_stack_names_only_the_fields_that_differ(tmp_path: Path) -> None:
     before = _partial(tmp_path)
-    with pytest.raises(ReportError) as refused:
-        ReportWriter(tmp_path, meta=_meta(OLDER, "DirectML 1.13.1 via Wine"),
-                     planned=[c.id for c in _cases()], resume=True)
-    message = str(refused.value)
+    message = _refused_resume(tmp_path, _meta(OLDER, "DirectML 1.13.1 via Wine"))
     assert "directml_version '1.15.4' → '1.13.1'" in message
     assert "directml_path 'Z:\\dml\\bin\\DirectML.dll' → 'Z:\\dml\\1.13.1\\DirectML.dll'" in message
     assert "directml_file_version '1.15.4+241025' → '1.13.1+240111'" in message
@@ -59,26 +67,21 @@ def test_a_resume_on_another_stack_names_only_the_fields_that_differ(tmp_path: P
         assert same not in message, same
     assert "via Wine" not in message  # the device is made from the stack's fields, named above
     assert "its results and this run's would be mixed" in message and len(message) < 600
-    assert {p.name: p.read_bytes() for p in sorted(tmp_path.iterdir()) if p.is_file()} == before
+    assert _files(tmp_path) == before
 
 
 def test_other_package_versions_are_named_field_by_field(tmp_path: Path) -> None:
     _partial(tmp_path)
     meta = _meta(STACK, "DirectML 1.15.4 via Wine")
     meta["environment"] = {"versions": {"onnxruntime": "1.33.0", "numpy": "2.4.6"}}
-    with pytest.raises(ReportError) as refused:
-        ReportWriter(tmp_path, meta=meta, planned=[c.id for c in _cases()], resume=True)
-    message = str(refused.value)
+    message = _refused_resume(tmp_path, meta)
     assert "onnxruntime '1.32.0' → '1.33.0'" in message and "numpy" not in message
 
 
 def test_a_resume_on_a_hung_stack_names_it_broken_and_keeps_the_report(tmp_path: Path) -> None:
     before = _partial(tmp_path)
-    with pytest.raises(ReportError) as refused:
-        ReportWriter(tmp_path, meta=_meta(HUNG, "DirectML 1.15.4 via Wine"),
-                     planned=[c.id for c in _cases()], resume=True)
-    message = str(refused.value)
+    message = _refused_resume(tmp_path, _meta(HUNG, "DirectML 1.15.4 via Wine"))
     assert "DirectML stack is broken" in message and "did not answer in time" in message
     assert "drop --resume" not in message and "without --resume" not in message
     assert "this run: {" not in message and "1.15.4" not in message
-    assert {p.name: p.read_bytes() for p in sorted(tmp_path.iterdir()) if p.is_file()} == before
+    assert _files(tmp_path) == before
