@@ -115,16 +115,24 @@ def _raw_holder(path: Path) -> Any:
     return f
 
 
-def _say_later(f: Any, record: bytes) -> threading.Timer:
-    def say() -> None:
-        f.seek(0)
-        f.truncate()
-        f.write(record)
-        f.flush()
+def _refusal_before_the_holder_writes(directory: Path, left: bytes = b"") -> str:
+    """A run refused while a new holder of ``directory`` holds its lock file, which holds
+    ``left``, and writes MERGING into it 0.3 s later."""
+    with _raw_holder(directory / LOCK_FILE) as held:
+        held.write(left)
+        held.flush()
 
-    timer = threading.Timer(0.3, say)
-    timer.start()
-    return timer
+        def say() -> None:
+            held.seek(0)
+            held.truncate()
+            held.write(MERGING)
+            held.flush()
+
+        timer = threading.Timer(0.3, say)
+        timer.start()
+        message = _refusal(directory)
+        timer.join()
+    return message
 
 
 @posix_only
@@ -133,10 +141,7 @@ def test_a_refusal_never_quotes_the_holder_that_let_the_lock_go(tmp_path: Path) 
     written its record yet: the refused run waits for that record, not quoting the last one."""
     DirectoryLock(tmp_path, command="ort-layouts validate --earlier").release()
     assert (tmp_path / LOCK_FILE).read_bytes() == b""  # emptied as it was let go
-    with _raw_holder(tmp_path / LOCK_FILE) as held:
-        timer = _say_later(held, MERGING)
-        message = _refusal(tmp_path)
-        timer.join()
+    message = _refusal_before_the_holder_writes(tmp_path)
     assert "pid 4242 on host ci-7: ort-layouts merge --shards r;" in message, message
 
 
@@ -149,13 +154,8 @@ def test_a_refusal_never_quotes_a_holder_of_this_host_that_has_ended(tmp_path: P
 
     ended = subprocess.Popen([sys.executable, "-c", "pass"])
     ended.wait()
-    with _raw_holder(tmp_path / LOCK_FILE) as held:
-        held.write(json.dumps({"pid": ended.pid, "host": platform.node(), "command": "ort-layouts killed"})
-                   .encode() + b"\n")
-        held.flush()
-        timer = _say_later(held, MERGING)
-        message = _refusal(tmp_path)
-        timer.join()
+    record = {"pid": ended.pid, "host": platform.node(), "command": "ort-layouts killed"}
+    message = _refusal_before_the_holder_writes(tmp_path, json.dumps(record).encode() + b"\n")
     assert "pid 4242 on host ci-7: ort-layouts merge --shards r;" in message, message
 
 
