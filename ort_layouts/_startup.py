@@ -27,8 +27,8 @@ import sys
 import threading
 from typing import Any, NoReturn
 
-__all__ = ["PROG", "STOP_SIGNALS", "exit_now", "guard_start", "hurried", "hurry", "is_start_guard",
-           "starting_command_line", "stop_text"]
+__all__ = ["PROG", "STOP_SIGNALS", "exit_now", "guard_start", "hurried", "hurry", "is_python_default",
+           "is_start_guard", "starting_command_line", "stop_text"]
 
 PROG = "ort-layouts"
 #: the signals that stop the command line (where the platform has them)
@@ -93,7 +93,7 @@ def is_start_guard(handler: object) -> bool:
     return handler is _end_at_start
 
 
-def _default(signum: int, handler: Any) -> bool:
+def is_python_default(signum: int, handler: Any) -> bool:
     """Whether ``handler`` is Python's own for ``signum`` (nothing set by a program)."""
     if signum == signal.SIGINT:
         return handler is signal.default_int_handler
@@ -108,7 +108,7 @@ def guard_start() -> None:
         return
     for sig in STOP_SIGNALS:
         with contextlib.suppress(ValueError, OSError):
-            if _default(sig, signal.getsignal(sig)):
+            if is_python_default(sig, signal.getsignal(sig)):
                 signal.signal(sig, _end_at_start)
 
 

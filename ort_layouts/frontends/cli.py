@@ -35,7 +35,15 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from ort_layouts._errors import OrtLayoutsError, ProviderError
-from ort_layouts._startup import STOP_SIGNALS, exit_now, hurry, is_start_guard, stop_text
+from ort_layouts._startup import (
+    PROG,
+    STOP_SIGNALS,
+    exit_now,
+    hurry,
+    is_python_default,
+    is_start_guard,
+    stop_text,
+)
 
 if TYPE_CHECKING:  # the models (and onnx) are imported by the commands that read one
     from ort_layouts.descriptors.dtypes import DataType
@@ -44,7 +52,6 @@ if TYPE_CHECKING:  # the models (and onnx) are imported by the commands that rea
 __all__ = ["COMMANDS", "EXIT_NOTHING", "Command", "UsageError", "bench_main", "build_parser", "command_line",
            "main", "parse_command_line"]
 
-PROG = "ort-layouts"
 EXIT_NOTHING = 3  # the selection or the model holds nothing to do
 T = TypeVar("T")
 
@@ -1143,8 +1150,7 @@ def _stop_signals() -> Iterator[_StopSignals]:
     previous = {}
     for sig in STOP_SIGNALS:
         handler = signal.getsignal(sig)
-        if is_start_guard(handler) or handler is (signal.default_int_handler if sig == signal.SIGINT
-                                                  else signal.SIG_DFL):
+        if is_start_guard(handler) or is_python_default(sig, handler):
             previous[sig] = signal.signal(sig, stops.handle)
     hook = sys.unraisablehook
     if previous:
