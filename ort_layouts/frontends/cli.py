@@ -1442,7 +1442,7 @@ def _check_bench(args: argparse.Namespace) -> None:
     if args.json:
         check_output_file(args.json, "--json")
     given = {dest for dest in _BENCH_ARGUMENTS if getattr(args, dest, None) is not None}
-    if "provider" in given:
+    if "provider" in given:  # the default, the CPU EP, is always there
         _argument("--provider", resolve_validation_provider, args.provider)
     if "gpu_provider" in given:
         _argument("--gpu-provider", resolve_provider, args.gpu_provider)
@@ -1460,8 +1460,6 @@ def _check_bench(args: argparse.Namespace) -> None:
     for dest, (_, _, default) in _BENCH_ARGUMENTS.items():
         if getattr(args, dest, None) is None:
             setattr(args, dest, default * MIB if dest.endswith("_mb") else default)
-    if {"suite", "floor", "memory"} & sections:
-        _argument("--provider", resolve_validation_provider, args.provider)
     if "gpu" in sections and "device_id" in given:
         try:  # the EP the section runs on; where it cannot run (skipped, saying why), the one asked for
             gpu = gpu_section_provider(args.gpu_provider, allow_cpu=args.gpu_on_cpu)
