@@ -1097,6 +1097,12 @@ class _Terminated(KeyboardInterrupt):
     unlocked, its worker processes, DirectML worker and X server stopped, exit status 128 + N."""
 
 
+def _stop_error(signum: int) -> KeyboardInterrupt:
+    """What a stop by ``signum`` raises: KeyboardInterrupt (Ctrl-C) or :class:`_Terminated`
+    (:func:`_signal_of` reads the signal back)."""
+    return KeyboardInterrupt() if signum == signal.SIGINT else _Terminated(signum)
+
+
 class _StopSignals:
     """How a command (:func:`main`) takes Ctrl-C, SIGTERM and SIGHUP, in the main thread: the
     first raises (KeyboardInterrupt, :class:`_Terminated`) where the command is, and stops it;
@@ -1118,7 +1124,7 @@ class _StopSignals:
             hurry()
             return
         self.raised = True
-        raise KeyboardInterrupt if signum == signal.SIGINT else _Terminated(signum)
+        raise _stop_error(signum)
 
     def unraisable(self, previous: Callable[[Any], object]) -> Callable[[Any], object]:
         """A ``sys.unraisablehook`` that takes a stop this raised and Python could not pass on."""
@@ -1132,8 +1138,7 @@ class _StopSignals:
     def raise_noted(self) -> None:
         """Stop now if a signal came that did not stop the command (it returned all the same)."""
         if self.came:
-            signum = self.came[0]
-            raise KeyboardInterrupt if signum == signal.SIGINT else _Terminated(signum)
+            raise _stop_error(self.came[0])
 
 
 @contextlib.contextmanager
