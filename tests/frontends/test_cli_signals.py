@@ -51,12 +51,17 @@ def _env(extra_path: Path | None = None) -> dict[str, str]:
     return env
 
 
+def _wait_for(path: Path, child: subprocess.Popen[bytes]) -> None:
+    """Wait until ``path`` exists, the child has ended, or 60 s have passed."""
+    deadline = time.monotonic() + 60
+    while not path.exists() and child.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
 def _signal_at(child: subprocess.Popen[bytes], marker: Path, signum: int) -> tuple[str, str]:
     """Send ``signum`` once the child is at its marker; its output once it has ended."""
     here = Path(f"{marker}.here")
-    deadline = time.monotonic() + 60
-    while not here.exists() and child.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.005)
+    _wait_for(here, child)
     try:
         assert here.exists(), "the child never reached its marker"
         child.send_signal(signum)
@@ -66,13 +71,17 @@ def _signal_at(child: subprocess.Popen[bytes], marker: Path, signum: int) -> tup
     return out.decode(), err.decode()
 
 
-def _run_code(code: str, report: Path, *extra: str) -> subprocess.Popen[bytes]:
-    """``code`` run first, then ``python -m ort_layouts validate`` (the module as the program)."""
+def _program(code: str, *argv: str) -> subprocess.Popen[bytes]:
+    """``code`` run first, then ``python -m ort_layouts ARGV`` (the module as the program)."""
     program = (WAIT + code + "\nimport runpy, sys\n"
                "runpy.run_module('ort_layouts', run_name='__main__', alter_sys=True)\n")
-    return subprocess.Popen([sys.executable, "-c", program, "validate", *SMALL, "--progress", "none",
-                             "--report", str(report), *extra],
-                            env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen([sys.executable, "-c", program, *argv], env=_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+
+
+def _run_code(code: str, report: Path, *extra: str) -> subprocess.Popen[bytes]:
+    """:func:`_program` of ``validate`` of the small selection into ``report``."""
+    return _program(code, "validate", *SMALL, "--progress", "none", "--report", str(report), *extra)
 
 
 def _complete(report: Path) -> dict[str, object]:
@@ -314,10 +323,7 @@ def wait_ready(self):
 p._Worker.wait_ready = wait_ready
 """
     child = _run_code(code, report, "--jobs", "2")
-    here = Path(f"{marker}.here")
-    deadline = time.monotonic() + 60
-    while not here.exists() and child.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.005)
+    _wait_for(Path(f"{marker}.here"), child)
     workers = _workers(child.pid)
     _, err = _signal_at(child, marker, signum)
     assert child.returncode == 128 + signum, err
@@ -348,16 +354,12 @@ def close(pool):  # as the process exits
 p._POOL._close = close
 """
     child = _run_code(code, report, "--jobs", "2")
-    here = Path(f"{marker}.here")
-    deadline = time.monotonic() + 60
-    while not here.exists() and child.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.005)
+    _wait_for(Path(f"{marker}.here"), child)
     time.sleep(0.2)  # both workers started (the second a moment after the first)
     workers = _workers(child.pid)
     child.send_signal(signum)
     exiting = Path(f"{marker}.exiting")
-    while not exiting.exists() and child.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.005)
+    _wait_for(exiting, child)
     assert exiting.exists(), "the process never stopped its workers"
     stopped = time.monotonic()
     child.send_signal(signum)
@@ -370,13 +372,6 @@ p._POOL._close = close
 
 
 # ---- merge and export ------------------------------------------------------------------------------
-def _program(code: str, *argv: str) -> subprocess.Popen[bytes]:
-    program = (WAIT + code + "\nimport runpy, sys\n"
-               "runpy.run_module('ort_layouts', run_name='__main__', alter_sys=True)\n")
-    return subprocess.Popen([sys.executable, "-c", program, *argv], env=_env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
-
-
 def _shards(tmp_path: Path) -> Path:
     runs = tmp_path / "runs"
     for k in (1, 2):
