@@ -562,3 +562,20 @@ def test_a_run_starts_no_more_workers_than_it_has_cases(monkeypatch: pytest.Monk
     results = run_cases(CASES[:3], provider="cpu", jobs=50)
     assert started == [3]
     assert [_without_seconds(r) for r in results] == one_process[:3]
+
+
+def test_children_that_do_not_quit_share_one_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    """stop_children (the pool's close) stops them side by side: two that ignore ("quit",) are killed
+    once QUIT_TIMEOUT_S has passed for both of them together, not after it twice."""
+    import subprocess
+    import sys
+    import time
+
+    monkeypatch.setattr(session_process_module, "QUIT_TIMEOUT_S", 1.0)
+    deaf = "import time\nwhile True: time.sleep(1)"
+    children = [subprocess.Popen([sys.executable, "-c", deaf], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                for _ in range(2)]
+    start = time.monotonic()
+    session_process_module.stop_children([(child, None) for child in children])
+    assert time.monotonic() - start < 1.8
+    assert all(child.returncode is not None for child in children)
