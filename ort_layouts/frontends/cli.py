@@ -1321,7 +1321,7 @@ def _run_merge(args: argparse.Namespace) -> int:
 
 
 def _file_stamp(path: Path) -> tuple[int, int] | None:
-    """A file's inode and change time (None: none there): a file replaced (written atomically)
+    """A file's inode and modification time (None: none there): a file replaced (written atomically)
     since has another."""
     try:
         st = path.stat()
