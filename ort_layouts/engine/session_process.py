@@ -174,6 +174,21 @@ def _hurried() -> bool:
 QUIT_TIMEOUT_S = 5.0
 
 
+def await_exit(procs: Sequence[subprocess.Popen[Any]], timeout_s: float = QUIT_TIMEOUT_S) -> None:
+    """Wait for processes that were asked to end: they have ``timeout_s`` between them (not
+    each); those still running then are killed, and all of them at once when the stop is
+    hurried (:func:`ort_layouts._startup.hurry`, also while this waits)."""
+    deadline = time.monotonic() + timeout_s
+    for proc in procs:
+        while proc.poll() is None:
+            if _hurried() or time.monotonic() >= deadline:
+                proc.kill()
+                proc.wait()
+                break
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=0.05)
+
+
 def stop_child(proc: subprocess.Popen[bytes] | None, stderr: IO[bytes] | None = None) -> None:
     """Ask a child to quit (``("quit",)``; killed after :data:`QUIT_TIMEOUT_S`, or at once when
     the stop is hurried) and close its pipes, and the file that holds its standard error."""
@@ -199,15 +214,8 @@ def stop_children(children: Sequence[tuple[subprocess.Popen[bytes] | None, IO[by
                 proc.stdin.close()
             except (OSError, ValueError):
                 proc.kill()
-    deadline = time.monotonic() + QUIT_TIMEOUT_S
+    await_exit(asked)
     for proc in asked:
-        while proc.poll() is None:
-            if _hurried() or time.monotonic() >= deadline:
-                proc.kill()
-                proc.wait()
-                break
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=0.05)
         for stream in (proc.stdin, proc.stdout):
             if stream is not None:
                 with contextlib.suppress(OSError):  # what was left to flush to a child that died

@@ -74,6 +74,7 @@ import numpy as np
 
 from ort_layouts._errors import DataTypeError, ProviderError
 from ort_layouts.engine.dml.stack import DmlStack, DmlStackInfo, run_environment, worker_timeout_s
+from ort_layouts.engine.session_process import await_exit
 
 __all__ = [
     "AdapterInfo",
@@ -322,13 +323,10 @@ class _Xvfb:
         return self.proc.poll() is None
 
     def stop(self) -> None:
+        """Terminate it (killed as :func:`await_exit` says)."""
         if self.proc.poll() is None:
             self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+            await_exit([self.proc])
 
 
 def _stop_processes(procs: list[Any]) -> None:
@@ -458,16 +456,19 @@ class DmlWorker:
         stack.link_version_dir()  # an older DirectML: its folder gets the current worker
 
     def close(self) -> None:
-        """Ask the worker to quit (kill it if it does not), and stop the Xvfb."""
+        """Ask the worker to quit and stop the Xvfb: each has
+        :data:`~ort_layouts.engine.session_process.QUIT_TIMEOUT_S` to end before it is killed,
+        and is killed at once when the stop is hurried (a repeated Ctrl-C or SIGTERM:
+        :func:`ort_layouts._startup.hurry`), before or while this waits: a hung worker's QUIT is
+        never waited on for long."""
         with self._lock:
-            if self.running:
-                with contextlib.suppress(DmlWorkerError):
-                    self._request(OP_QUIT, b"", timeout_s=10)
-            if self._proc is not None:  # (a failed QUIT has already killed it)
-                try:
-                    self._proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    self._kill()
+            proc = self._proc
+            if proc is not None and proc.poll() is None:
+                with contextlib.suppress(OSError, ValueError):  # (BlockingIOError: a full pipe)
+                    assert proc.stdin is not None
+                    os.set_blocking(proc.stdin.fileno(), False)  # a hung worker may not be reading
+                    proc.stdin.write(struct.pack("<IQ", OP_QUIT, 0))  # its reply is not read
+                await_exit([proc])
             self._discard()
             if self._xvfb is not None:
                 self._xvfb.stop()

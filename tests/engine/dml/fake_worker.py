@@ -10,12 +10,15 @@ DmlExecutionProvider. Special cases, to drive the client's error paths:
 - a RUN input named ``short`` makes it send an OK reply whose payload ends early, one named
   ``extra`` an OK reply with a byte left over;
 - a RUN input named ``fail`` gets an error reply (code 2) and the worker lives on;
-- ``FAKE_WORKER_PROTOCOL`` in its environment: the protocol version its HELLO answers.
+- ``FAKE_WORKER_PROTOCOL`` in its environment: the protocol version its HELLO answers;
+- ``FAKE_WORKER_QUIT=hang`` in its environment: QUIT makes it stop answering, and it ignores
+  SIGTERM (a worker whose stack hangs as it ends).
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import struct
 import sys
 import time
@@ -152,6 +155,9 @@ def main() -> int:
             else:
                 reply(0, b"")
         elif op == 6:  # QUIT
+            if os.environ.get("FAKE_WORKER_QUIT") == "hang":
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
+                time.sleep(3600)
             reply(0, b"")
             return 0
         else:

@@ -393,3 +393,49 @@ def test_a_bad_hang_timeout_is_named_before_any_worker_starts(monkeypatch: pytes
     with pytest.raises(ProviderOptionError, match=named) as caught:
         DmlWorker(command=FAKE)
     assert isinstance(caught.value, ValueError)  # the user's input, not a stack that cannot run
+
+
+def _hung_at_quit() -> DmlWorker:
+    worker = DmlWorker(command=FAKE, timeout_s=20, env={"FAKE_WORKER_QUIT": "hang"})
+    worker.start()
+    return worker
+
+
+def test_a_worker_that_hangs_as_it_quits_is_killed_after_the_quit_timeout() -> None:
+    """close asks the worker to quit and waits QUIT_TIMEOUT_S (5 s), not the 10 s for the reply
+    and 10 s more for the exit it waited before; the process is gone after it."""
+    from ort_layouts.engine.session_process import QUIT_TIMEOUT_S
+
+    worker = _hung_at_quit()
+    proc = worker._proc
+    assert proc is not None
+    start = time.monotonic()
+    worker.close()
+    took = time.monotonic() - start
+    assert proc.poll() is not None and not worker.running
+    assert QUIT_TIMEOUT_S - 0.5 <= took < QUIT_TIMEOUT_S + 3, took
+
+
+def test_a_hurried_stop_kills_a_worker_that_hangs_as_it_quits_at_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A repeated Ctrl-C or SIGTERM (ort_layouts._startup.hurry) makes close kill the worker
+    without waiting, also when it comes while close waits."""
+    import threading
+
+    from ort_layouts import _startup
+
+    event = threading.Event()
+    monkeypatch.setattr(_startup, "_HURRY", event)
+    worker = _hung_at_quit()
+    proc = worker._proc
+    assert proc is not None
+    threading.Timer(0.5, _startup.hurry).start()  # while close waits on the hung QUIT
+    start = time.monotonic()
+    worker.close()
+    took = time.monotonic() - start
+    assert proc.poll() is not None
+    assert 0.4 <= took < 2, took
+    worker = _hung_at_quit()  # hurried before close: no wait at all
+    start = time.monotonic()
+    worker.close()
+    assert time.monotonic() - start < 1
