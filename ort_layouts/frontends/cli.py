@@ -1199,6 +1199,7 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False, model: ModelFile
     report_dir = setup.report_dir
     writer = ReportWriter(report_dir, meta=meta, planned=[c.id for c in cases], resume=args.resume,
                           force=args.force, strict=args.strict) if report_dir is not None else None
+    progress: Progress | None = None
     try:  # from here a stop, or an error, closes the writer (its directory let go) and says what it kept
         if setup.model is not None and layout is not None:  # how its layout nodes became these cases
             _model_coverage_notes(setup.model, layout, setup.selection["ops"])
@@ -1215,8 +1216,7 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False, model: ModelFile
     except KeyboardInterrupt as e:
         if writer:
             writer.close()  # (the session's run closes it as it stops; a stop before the run did not)
-            print(f"\n{PROG}: {_interrupted_text(e)}; {_kept_text(writer, cases)}", file=sys.stderr)
-            raise _ReportedInterrupt(_signal_of(e)) from None
+            _stopped(e, _kept_text(writer, cases), mid_line=progress is not None and progress.mode == "bar")
         raise
     except BaseException:
         if writer:
@@ -1330,9 +1330,12 @@ def _file_stamp(path: Path) -> tuple[int, int] | None:
     return st.st_ino, st.st_mtime_ns
 
 
-def _stopped(e: KeyboardInterrupt, kept: str) -> NoReturn:
-    """Say that a stop signal stopped the command, and what it kept; then stop."""
-    print(f"\n{PROG}: {_interrupted_text(e)}; {kept}", file=sys.stderr)
+def _stopped(e: KeyboardInterrupt, kept: str, *, mid_line: bool = False) -> NoReturn:
+    """Say that a stop signal stopped the command, and what it kept; then stop. On a terminal
+    (after its ``^C`` echo), or ``mid_line`` (a progress bar drawn), the line starts on a new
+    line; elsewhere (a log) it follows what was written, with no blank line."""
+    start = "\n" if mid_line or sys.stderr.isatty() else ""
+    print(f"{start}{PROG}: {_interrupted_text(e)}; {kept}", file=sys.stderr)
     raise _ReportedInterrupt(_signal_of(e)) from None
 
 

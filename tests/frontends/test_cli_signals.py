@@ -11,6 +11,7 @@ no test depends on how fast the machine is.
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import re
@@ -274,6 +275,7 @@ def _lock_free(report: Path) -> bool:
 def _one_line(err: str, signum: int, rest: str) -> None:
     assert "Traceback" not in err and err.count("ort-layouts:") == 1, err
     assert re.fullmatch(rf"ort-layouts: {LINE_TEXT[signum]}; {rest}", err.strip()), err
+    assert err == err.lstrip(), "a blank line before the stop's line, in a log that is no terminal"
 
 
 # ---- before the run's first result -----------------------------------------------------------------
@@ -468,3 +470,22 @@ t.write_test_dir = write
     _one_line(err, signum, rf"nothing exported \({re.escape(str(out))} as it was\)")
     assert sorted(p.name for p in out.iterdir()) == before
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".partial")) == []
+
+
+@pytest.mark.parametrize(("tty", "mid_line", "start"), [(True, False, "\n"), (False, True, "\n"),
+                                                        (False, False, "")])
+def test_the_stop_s_line_starts_a_new_line_only_after_a_terminal_s_echo_or_a_bar(
+        monkeypatch: pytest.MonkeyPatch, tty: bool, mid_line: bool, start: str) -> None:
+    """On a terminal the ``^C`` echo (or a progress bar) is ended first; in a log the line
+    follows what was written, with no blank line."""
+    from ort_layouts.frontends import cli
+
+    class Stream(io.StringIO):
+        def isatty(self) -> bool:
+            return tty
+
+    stream = Stream()
+    monkeypatch.setattr(sys, "stderr", stream)
+    with pytest.raises(KeyboardInterrupt):
+        cli._stopped(KeyboardInterrupt(), "nothing kept", mid_line=mid_line)
+    assert stream.getvalue() == f"{start}ort-layouts: interrupted; nothing kept\n"
