@@ -60,6 +60,7 @@ import pickle
 import re
 import sys
 import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -1392,12 +1393,20 @@ def check_provider_start(
 # the canaries that passed: (the DirectML worker, or None in-process; the worker's generation, which
 # a restart counts; the config). One pass holds for the worker process it ran on: the cases of many
 # run_cases calls (a pytest item each, validate --model's models) are not checked again each time
-_canary_passed: set[tuple[Any, int, ProviderConfig]] = set()
+class _InProcess:
+    """Stands for an in-process DML EP where a canary's worker is named."""
+
+
+_IN_PROCESS = _InProcess()
+# the canaries that passed, by the DirectML worker they ran on (held weakly: a worker let go takes
+# its passes with it), each as (the worker's generation, the config)
+_canary_passed: weakref.WeakKeyDictionary[Any, set[tuple[int, ProviderConfig]]] = weakref.WeakKeyDictionary()
 
 
 def _canary_key(config: ProviderConfig) -> tuple[Any, int, ProviderConfig]:
-    """The worker a canary runs on (None for an in-process DML EP), its generation, the config."""
-    worker = dml_worker() if dml_through_worker() else None
+    """The worker a canary runs on (:data:`_IN_PROCESS` for an in-process DML EP), its
+    generation, the config."""
+    worker = dml_worker() if dml_through_worker() else _IN_PROCESS
     return worker, getattr(worker, "generation", 0), config
 
 
@@ -1420,8 +1429,8 @@ def _canary(config: ProviderConfig) -> None:
         ProviderError: the stack gave wrong outputs for the canary cases, or could not create or
             run their session.
     """
-    key = _canary_key(config)
-    if key in _canary_passed:
+    worker, generation, _ = _canary_key(config)
+    if (generation, config) in _canary_passed.get(worker, ()):
         return
     inputs = [make_input(c) + (1 if c.values == "iota" else 0) for c in _CANARY]
     model = build_model(list(_CANARY), opset=provider_opset(config.name),
@@ -1443,7 +1452,8 @@ def _canary(config: ProviderConfig) -> None:
     wrong = [c.op for c, x, y in zip(_CANARY, inputs, outputs, strict=True)
              if np.asarray(y).tobytes() != expected_output(c, x).tobytes()]
     if not wrong:
-        _canary_passed.add(_canary_key(config))  # the worker the cases ran on (one that died is a failure)
+        worker, generation, _ = _canary_key(config)  # the worker the cases ran on (one that died failed)
+        _canary_passed.setdefault(worker, set()).add((generation, config))
         return
     zeros = all(not np.asarray(y).any() for y in outputs)
     cause = ("every output is zeros: DirectML's dispatches ran with nothing bound, as with vkd3d 1.6 "

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import onnx
@@ -98,7 +99,7 @@ def _canary_with(monkeypatch: Any, make_session: Any) -> str:
     from ort_layouts.engine.providers import DML, ProviderConfig
 
     monkeypatch.setattr(_runner, "make_session", make_session)
-    monkeypatch.setattr(_runner, "_canary_passed", set())  # no pass of an earlier test holds
+    monkeypatch.setattr(_runner, "_canary_passed", weakref.WeakKeyDictionary())  # no earlier pass holds
     with pytest.raises(ProviderError) as raised:
         _runner._canary(ProviderConfig(DML))
     return str(raised.value)
@@ -144,9 +145,12 @@ def test_a_canary_that_passed_holds_for_its_worker_process_and_config(monkeypatc
         made.append(1)
         return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
 
-    worker: list[Any] = [object(), 1]  # the worker the canary would run on, its generation
+    class Worker:
+        pass
+
+    worker: list[Any] = [Worker(), 1]  # the worker the canary would run on, its generation
     monkeypatch.setattr(_runner, "make_session", cpu_session)
-    monkeypatch.setattr(_runner, "_canary_passed", set())
+    monkeypatch.setattr(_runner, "_canary_passed", weakref.WeakKeyDictionary())
     monkeypatch.setattr(_runner, "_canary_key", lambda config: (worker[0], worker[1], config))
     config = ProviderConfig(DML)
     _runner._canary(config)
@@ -156,8 +160,10 @@ def test_a_canary_that_passed_holds_for_its_worker_process_and_config(monkeypatc
     _runner._canary(config)
     _runner._canary(config)
     assert len(made) == 2
-    worker[0] = object()  # another worker (another stack)
+    gone = weakref.ref(worker[0])
+    worker[0] = Worker()  # another worker (another stack)
     _runner._canary(config)
     assert len(made) == 3
     _runner._canary(ProviderConfig(DML, optimize=True))  # another config
     assert len(made) == 4
+    assert gone() is None and len(_runner._canary_passed) == 1  # the worker let go took its passes
