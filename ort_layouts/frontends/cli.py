@@ -693,7 +693,8 @@ def _add_selection(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ranks", type=selection_list("ranks"),
                    help="ranks, e.g. 1,2,4 or 1-4 (default the suite's)")
     p.add_argument("--values", type=selection_list("values"),
-                   help="keep the cases whose input values are of these kinds: random, special, iota")
+                   help="keep the cases whose input values are of these kinds: random, special, iota "
+                        "(default all; with --model: random)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the input data (default 0)")
     p.add_argument("--shard", type=shard, metavar="K/N",
                    help="run the K-th of N shards of the cases; with --report DIR its report goes to "
@@ -1255,7 +1256,8 @@ def _add_merge(p: argparse.ArgumentParser) -> None:
                         "(into --out, or into the one REPORT directory holding them)")
     p.add_argument("--out", type=path_text, metavar="DIR",
                    help="write matrix.json and matrix.html into DIR (with --shards: the merged report)")
-    p.add_argument("--json", action="store_true", help="print the matrix as JSON instead of a table")
+    p.add_argument("--json", action="store_true",
+                   help="print the matrix as JSON instead of a table (not with --shards)")
     p.add_argument("--force", action="store_true", help="with --shards: replace a report of another "
                                                         "selection in the output directory")
     # refused with the reason (see _check_merge): each report is judged by its own run's --strict
@@ -1593,7 +1595,8 @@ def _add_convert(p: argparse.ArgumentParser) -> None:
                    help="run both models on the CPU EP and compare outputs bit for bit")
     p.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
                    help="symbolic input dimension values for --check (default 1)")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the --check input data")
+    p.add_argument("--seed", type=non_negative_int, default=0,
+                   help="seed of the --check input data (default 0)")
     p.add_argument("--check-limit-mib", type=_check_limit_mib, default=None, metavar="MIB",
                    help="the most MiB (1 MiB = 2^20 bytes) of random input data --check makes, all inputs "
                         "together (default 1024, 1 GiB); inputs over it are refused before any is made")
@@ -1740,13 +1743,15 @@ def _add_setup(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("stack", choices=["dml"], help="what to set up: dml (DirectML under Wine on Linux)")
     p.add_argument("--home", type=path_text,
-                   help="where the private parts go (default $ORT_LAYOUTS_DML_HOME or "
-                                  "~/.cache/ort_layouts/dml)")
+                   help="where the private parts go (default $ORT_LAYOUTS_DML_HOME, else "
+                        "${XDG_CACHE_HOME:-~/.cache}/ort_layouts/dml)")
     p.add_argument("--mesa", action="append", choices=sorted(MESA_VERSIONS),
                    help="the private lavapipe: 25 (default) or 22 (reproduces the silent zeros); repeatable")
     p.add_argument("--no-apt", action="store_true", help="do not install system packages")
-    p.add_argument("--force", action="store_true", help="download the DLLs and compile the worker again")
-    p.add_argument("--no-check", action="store_true", help="skip the final Transpose check")
+    p.add_argument("--force", action="store_true",
+                   help="download the DLLs (those of --dml-version too) and compile the worker again")
+    p.add_argument("--no-check", action="store_true",
+                   help="skip the final Transpose checks (one under each --mesa and each --dml-version)")
     p.add_argument("--dml-version", type=release_list, nargs="+", default=[], metavar="V[,V...]",
                    help="also set up these older DirectML releases (e.g. 1.9.1 1.12.0, or "
                         "1.9.1,1.12.0) for validate --dml-version")
