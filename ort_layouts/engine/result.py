@@ -11,11 +11,32 @@ from typing import Any
 from ort_layouts.descriptors.sequences import is_integer
 from ort_layouts.operators.case import Case
 
-__all__ = ["CaseResult", "Status", "field_defaults"]
+__all__ = ["CaseResult", "Status", "field_defaults", "operator_dict"]
 
 
 # fields of reports written before their names carried the unit
 _RENAMED = {"input_offset": "input_offset_in_elements", "output_offset": "output_offset_in_elements"}
+
+
+def operator_dict(descriptors: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """The DirectML operator's dict in a result's descriptors: the descriptors themselves (the
+    operator's ``to_dict``, whose ``"operator"`` field names it), or a dict under ``"operator"``
+    that names it; None where no operator is named (no descriptors, or a report from elsewhere).
+
+    >>> operator_dict({"operator": "DML_OPERATOR_TILE", "repeats": [2]})["repeats"]
+    [2]
+    >>> operator_dict({"operator": {"operator": "DML_OPERATOR_JOIN", "axis": 1}})["axis"]
+    1
+    >>> operator_dict({"input": {"sizes": [3]}}) is None
+    True
+    """
+    d = descriptors or {}
+    operator = d.get("operator")
+    if isinstance(operator, str):
+        return d
+    if isinstance(operator, Mapping) and isinstance(operator.get("operator"), str):
+        return operator
+    return None
 
 
 def field_defaults(cls: type) -> dict[str, Any]:

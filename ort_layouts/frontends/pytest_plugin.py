@@ -150,13 +150,6 @@ def _compact(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
 
-def _operator_dict(descriptors: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The DirectML operator's dict in a result's descriptors (the descriptors themselves, or a
-    dict under ``"operator"``)."""
-    nested = descriptors.get("operator")
-    return nested if isinstance(nested, Mapping) else descriptors
-
-
 def _is_tensor(value: object) -> bool:
     return isinstance(value, Mapping) and "sizes" in value
 
@@ -181,7 +174,9 @@ def descriptor_lines(descriptors: Mapping[str, Any]) -> list[str]:
     ['DML_OPERATOR_TILE repeats [2]', 'input: FLOAT32 sizes [3] strides [1], 12 bytes', \
 'output: FLOAT32 sizes [6] strides packed, 24 bytes']
     """
-    data = _operator_dict(descriptors)
+    from ort_layouts.engine.result import operator_dict
+
+    data = operator_dict(descriptors) or descriptors  # (an unnamed operator: its fields and tensors)
     if not data:
         return []
     fields, tensors = [], []
@@ -238,7 +233,9 @@ class CaseItem(pytest.Item):
         if descriptors:
             operator, *tensors = descriptor_lines(descriptors)
             lines += [f"  {operator}", *(f"    {t}" for t in tensors)]
-            operator = _operator_dict(descriptors).get("operator", "")
+            from ort_layouts.engine.result import operator_dict
+
+            operator = (operator_dict(descriptors) or {}).get("operator", "")
             self.user_properties.append(("dml_operator", str(operator)))
             self.user_properties.append(("descriptors", _compact(descriptors)))
         return lines

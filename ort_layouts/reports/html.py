@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ort_layouts.descriptors.dtypes import DataType
-from ort_layouts.engine.result import CaseResult, Status
+from ort_layouts.engine.result import CaseResult, Status, operator_dict
 from ort_layouts.operators.identity import IDENTITY
 from ort_layouts.operators.padding import PADDING1
 from ort_layouts.reports.report import (
@@ -92,18 +92,6 @@ def case_anchor(case_id: str) -> str:
     return "case-" + case_id
 
 
-def _operator_dict(descriptors: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
-    """The DirectML operator's dict in a result's descriptors: the descriptors themselves (the
-    operator's ``to_dict``, whose ``"operator"`` field names it), or a dict under ``"operator"``."""
-    d = descriptors or {}
-    operator = d.get("operator")
-    if isinstance(operator, str):
-        return d
-    if isinstance(operator, Mapping) and isinstance(operator.get("operator"), str):
-        return operator
-    return None
-
-
 def _input_descriptor(result: CaseResult) -> dict[str, Any] | None:
     d = result.descriptors or {}
     operator = d.get("operator")
@@ -125,7 +113,7 @@ def picture(result: CaseResult) -> str:
     from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
     from ort_layouts.reports.render import DRAWN_OPERATORS, Drawable, operator_from_dict
 
-    data = _operator_dict(result.descriptors)
+    data = operator_dict(result.descriptors)
     name = str(data.get("operator")) if data is not None else ""
     item: Drawable
     try:
@@ -162,7 +150,7 @@ def picture(result: CaseResult) -> str:
 def _operator_fields(descriptors: Mapping[str, Any]) -> str:
     """A table of the operator's name and its fields other than tensors (window offsets,
     repeats, block size, axis, ...), whatever the operator."""
-    data = _operator_dict(descriptors)
+    data = operator_dict(descriptors)
     if data is None:
         return ""
     rows = [(k, v) for k, v in data.items()
