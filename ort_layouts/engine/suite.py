@@ -8,13 +8,13 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from collections.abc import Iterable, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from ort_layouts._errors import DataTypeError, ShapeError, a_type
 from ort_layouts.descriptors.buffer_tensor import MAX_DIMENSION_COUNT
 from ort_layouts.descriptors.dtypes import DataType
-from ort_layouts.descriptors.sequences import TEXT_TYPES, int_tuple, is_integer
-from ort_layouts.operators.case import Case
+from ort_layouts.descriptors.sequences import TEXT_TYPES, int_tuple
+from ort_layouts.operators.case import Case, check_seed
 from ort_layouts.operators.registry import CASE_OPS, case_operators, check_op_type, operator_for_type
 
 __all__ = ["MAX_RANK", "SUITE_DTYPES", "SUITE_DTYPE_NAMES", "check_ranks", "check_seed", "is_edge_case",
@@ -35,16 +35,6 @@ SUITE_DTYPES: tuple[DataType, ...] = (
 )
 #: their names, as a selection writes them ("float32")
 SUITE_DTYPE_NAMES: tuple[str, ...] = tuple(t.name.lower() for t in SUITE_DTYPES)
-
-
-def check_seed(seed: Any) -> int:
-    """``seed`` as an int.
-
-    Raises:
-        ShapeError: ``seed`` is not an integer >= 0 (a bool, a float, a str, a negative one)."""
-    if not is_integer(seed) or seed < 0:
-        raise ShapeError(f"seed {seed!r} is not an integer >= 0")
-    return int(seed)
 
 
 def list_argument(value: Iterable[T] | None, name: str, items: str, error: type[Exception], *,

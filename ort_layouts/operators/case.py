@@ -35,12 +35,11 @@ def check_seed(seed: object) -> int:
     """A case's ``seed`` as a Python int.
 
     Raises:
-        ShapeError: not an integer >= 0 (None, a bool, a float, a negative one).
+        ShapeError: not an integer >= 0 (None, a bool, a float, a str, a negative one).
     """
-    if seed is None:
-        raise ShapeError("seed None is not an integer")
-    checked = _int(seed, "seed", 0)
-    assert checked is not None
+    checked = int(seed) if is_integer(seed) else -1  # type: ignore[call-overload]
+    if checked < 0:
+        raise ShapeError(f"seed {seed!r} is not valid; valid: an integer >= 0")
     return checked
 
 

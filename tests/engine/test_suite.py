@@ -120,10 +120,10 @@ def test_bad_filters() -> None:
     ({"ranks": [-1]}, ShapeError, "ranks [-1]: [-1] is outside the valid ranks 0..8"),
     ({"ranks": [2, 10**20]}, ShapeError, "ranks [2, 100000000000000000000]: [100000000000000000000] is "
                                             "outside"),
-    ({"seed": -5}, ShapeError, "seed -5 is not an integer >= 0"),
-    ({"seed": "abc"}, ShapeError, "seed 'abc' is not an integer >= 0"),
-    ({"seed": 1.5}, ShapeError, "seed 1.5 is not an integer >= 0"),
-    ({"seed": True}, ShapeError, "seed True is not an integer >= 0"),
+    ({"seed": -5}, ShapeError, "seed -5 is not valid; valid: an integer >= 0"),
+    ({"seed": "abc"}, ShapeError, "seed 'abc' is not valid; valid: an integer >= 0"),
+    ({"seed": 1.5}, ShapeError, "seed 1.5 is not valid; valid: an integer >= 0"),
+    ({"seed": True}, ShapeError, "seed True is not valid; valid: an integer >= 0"),
 ], ids=["bool", "dtypes-str", "ops-str", "ranks-str", "ranks-bytes", "ranks-bytearray", "ranks-int",
         "ops-int", "ops-unhashable", "dtypes-int", "rank-float", "rank-bool", "rank-9", "rank-negative",
         "rank-huge", "seed-negative", "seed-str", "seed-float", "seed-bool"])

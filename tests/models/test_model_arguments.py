@@ -46,8 +46,8 @@ def test_model_cases_refuses_a_bad_value_kind_or_seed_before_reading(call: Any) 
             "(e.g. ('random', 'iota'))"),
     (("random", "x"), 0, "unknown kind 'x'; valid: ['random', 'special', 'iota']"),
     ("random", -1, "seed -1 is not valid; valid: an integer >= 0"),
-    ("random", None, "seed None is not an integer"),
-    ("random", 1.5, "seed 1.5 is not an integer"),
+    ("random", None, "seed None is not valid; valid: an integer >= 0"),
+    ("random", 1.5, "seed 1.5 is not valid; valid: an integer >= 0"),
 ])
 def test_cases_of_refuses_a_bad_value_kind_or_seed(values: Any, seed: Any, message: str) -> None:
     from ort_layouts.models.extract import cases_of

@@ -32,7 +32,7 @@ def test_a_shape_that_is_not_sizes_is_refused(shape: Any, fragment: str) -> None
 
 
 @pytest.mark.parametrize("fields, fragment", [
-    ({"seed": "abc"}, "seed 'abc' is not an integer"),
+    ({"seed": "abc"}, "seed 'abc' is not valid; valid: an integer >= 0"),
     ({"seed": -1}, "seed -1 is not valid; valid: an integer >= 0"),
     ({"opset": "13"}, "opset '13' is not an integer"),
     ({"opset": 0}, "opset 0 is not valid; valid: an integer >= 1"),
