@@ -559,16 +559,32 @@ class BufferTensorDesc:
     ) -> None:
         """Check the rules that depend on the operator: its dimension-count range, and for an
         output, that no two elements share an offset (broadcast included). Construction already
-        checked the rest. Raises DescriptorError naming the rule."""
+        checked the rest.
+
+        Raises:
+            DescriptorError: a rule is broken, naming it; or the arguments are not a range of
+                integers ``1 <= min_dimension_count <= max_dimension_count <= 8`` and a bool
+                ``is_output``.
+        """
         n = self.dimension_count
-        if type(min_dimension_count) is not int or type(max_dimension_count) is not int:
+        if (type(min_dimension_count) is not int or type(max_dimension_count) is not int
+                or type(is_output) is not bool):
             for what, given in (("min_dimension_count", min_dimension_count),
                                 ("max_dimension_count", max_dimension_count)):
                 if not is_integer(given):
                     raise DescriptorError("dimension-count", given,
                                           f"{what} {given!r:.80} is {a_type(given)}; valid: an integer "
                                           f"1..{MAX_DIMENSION_COUNT}")
-        if not min_dimension_count <= n <= max_dimension_count:
+            if not isinstance(is_output, (bool, np.bool_)):  # "no" or [] would silently be taken by truth
+                raise DescriptorError("is-output", is_output, f"is_output {is_output!r:.80} is "
+                                                              f"{a_type(is_output)}; valid: True or False")
+        if not 1 <= min_dimension_count <= n <= max_dimension_count <= MAX_DIMENSION_COUNT:
+            if not 1 <= min_dimension_count <= max_dimension_count <= MAX_DIMENSION_COUNT:
+                raise DescriptorError(
+                    "dimension-count", (min_dimension_count, max_dimension_count),
+                    f"operator range min_dimension_count {min_dimension_count}, max_dimension_count "
+                    f"{max_dimension_count} is not valid; valid: integers 1 <= min_dimension_count <= "
+                    f"max_dimension_count <= {MAX_DIMENSION_COUNT}")
             raise DescriptorError(
                 "dimension-count", n,
                 f"DimensionCount {n} (sizes {list(self.sizes)}) is outside the operator's range "
@@ -593,6 +609,15 @@ class BufferTensorDesc:
             raise DescriptorError("buffer", buffer,
                                   f"buffer {buffer!r:.80} is {a_type(buffer)}; valid: a numpy array, bytes, "
                                   "bytearray or memoryview")
+        if isinstance(buffer, np.ndarray) and (not buffer.flags.c_contiguous or buffer.dtype.hasobject):
+            # its bytes are not one run of memory (a view of them would be a copy), or are references
+            problem = "holds Python objects" if buffer.dtype.hasobject else \
+                f"is not C-contiguous (strides {buffer.strides})"
+            raise DescriptorError(
+                "buffer", buffer,
+                f"buffer array of dtype {buffer.dtype} and shape {list(buffer.shape)} {problem}; valid: a "
+                "C-contiguous array of numbers (np.ascontiguousarray makes one), bytes, bytearray or "
+                "memoryview")
         raw = np.frombuffer(buffer, dtype=np.uint8) if not isinstance(buffer, np.ndarray) \
             else buffer.reshape(-1).view(np.uint8)
         if raw.nbytes < self.total_tensor_size_in_bytes:
@@ -666,8 +691,10 @@ class BufferTensorDesc:
                                                 f"{text!r:.60}")
         try:
             data = json.loads(text)
-        except ValueError as e:  # JSONDecodeError, or bytes that are no UTF-8
-            raise DescriptorError("json", text, f"descriptor JSON {text!r:.60} does not parse: {e}") from None
+        except (ValueError, RecursionError) as e:  # JSONDecodeError, bytes that are no UTF-8, or nesting
+            raise DescriptorError("json", text, f"descriptor JSON {text!r:.60} does not parse: "
+                                                f"{e if isinstance(e, ValueError) else 'nested too deeply'}"
+                                  ) from None
         return cls.from_dict(data)
 
     def to_cpp(self, name: str = "tensorDesc") -> str:
@@ -717,11 +744,28 @@ def normalize_perm(perm: Sequence[int], rank: int) -> tuple[int, ...]:
     return p
 
 
+#: C++'s keywords and alternative tokens (C++23): no variable may be named by one
+_CPP_KEYWORDS = frozenset((
+    "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case",
+    "catch", "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const",
+    "consteval", "constexpr", "constinit", "const_cast", "continue", "co_await", "co_return",
+    "co_yield", "decltype", "default", "delete", "do", "double", "dynamic_cast", "else", "enum",
+    "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if", "inline", "int",
+    "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq", "nullptr", "operator", "or",
+    "or_eq", "private", "protected", "public", "register", "reinterpret_cast", "requires", "return",
+    "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct", "switch",
+    "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid", "typename",
+    "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq"))
+
+
 def check_cpp_name(name: object) -> None:
-    """Raise DescriptorError ("cpp-name") unless ``name`` is an ASCII C++ identifier, the name
-    ``to_cpp`` gives its initializers."""
+    """Raise DescriptorError ("cpp-name") unless ``name`` is an ASCII C++ identifier that is no
+    keyword, the name ``to_cpp`` gives its initializers."""
     if not isinstance(name, str) or not name.isidentifier() or not name.isascii():
         raise DescriptorError("cpp-name", name, f"{name!r} is not a C++ identifier")
+    if name in _CPP_KEYWORDS:
+        raise DescriptorError("cpp-name", name, f"{name!r} is a C++ keyword, which cannot name a variable; "
+                                                f"valid: any other identifier, e.g. {name + 'Desc'!r}")
 
 
 def cpp_struct(type_name: str, name: str, fields: Sequence[tuple[str, str]]) -> list[str]:

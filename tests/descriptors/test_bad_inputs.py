@@ -167,6 +167,25 @@ CATALOGUE: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
      "min_dimension_count '4' is a str; valid: an integer 1..8"),
     ("view-of-none", lambda: F32_3x4.view(None), DescriptorError,  # type: ignore[arg-type]
      "buffer None is a NoneType; valid: a numpy array, bytes, bytearray or memoryview"),
+    ("view-of-strided-array", lambda: F32_3x4.view(np.zeros((12, 2), np.float32)[:, 0]), DescriptorError,
+     "buffer array of dtype float32 and shape [12] is not C-contiguous (strides (8,)); valid: a C-contig"),
+    ("view-of-object-array", lambda: F32_3x4.view(np.array([None] * 48)), DescriptorError,
+     "buffer array of dtype object and shape [48] holds Python objects; valid: "),
+    ("validate-is-output-text", lambda: F32_3x4.validate(is_output="no"), DescriptorError,  # type: ignore[arg-type]
+     "is_output 'no' is a str; valid: True or False"),
+    ("validate-is-output-array", lambda: F32_3x4.validate(is_output=np.ones(2, bool)), DescriptorError,  # type: ignore[arg-type]
+     "is_output array([ True,  True]) is a ndarray; valid: True or False"),
+    ("validate-min-zero", lambda: F32_3x4.validate(min_dimension_count=0), DescriptorError,
+     "min_dimension_count 0, max_dimension_count 8 is not valid; valid: integers 1 <= min_dimension_count <= "
+     "max_dimension_count <= 8"),
+    ("validate-max-nine", lambda: F32_3x4.validate(max_dimension_count=9), DescriptorError,
+     "min_dimension_count 1, max_dimension_count 9 is not valid"),
+    ("validate-min-over-max", lambda: F32_3x4.validate(min_dimension_count=5, max_dimension_count=2),
+     DescriptorError, "min_dimension_count 5, max_dimension_count 2 is not valid"),
+    ("cpp-keyword", lambda: F32_3x4.to_cpp("class"), DescriptorError,
+     "'class' is a C++ keyword, which cannot name a variable; valid: any other identifier, e.g. 'classDesc'"),
+    ("from-json-nested-deeply", lambda: BufferTensorDesc.from_json("[" * 100_000), DescriptorError,
+     "does not parse: nested too deeply"),
     ("from-onnx-dims-int", lambda: BufferTensorDesc.from_onnx(
         helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3]), dims=5),  # type: ignore[arg-type]
      ShapeError, "dims 5 is an int; valid: a dict of dimension names to integers"),

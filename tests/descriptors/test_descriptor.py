@@ -165,6 +165,18 @@ def test_validate_operator_range() -> None:
     assert info.value.rule == "dimension-count" and info.value.value == 2
 
 
+def test_validate_takes_numpy_bools_and_integers_and_the_full_range() -> None:
+    desc = BufferTensorDesc("float32", (2, 3), (0, 1))
+    desc.validate(is_output=np.bool_(False), min_dimension_count=np.int64(2), max_dimension_count=np.int32(2))
+    with pytest.raises(DescriptorError) as info:
+        desc.validate(is_output=np.bool_(True))
+    assert info.value.rule == "output-overlap"
+    BufferTensorDesc("uint8", (1,) * 8).validate(min_dimension_count=8, max_dimension_count=8)
+    with pytest.raises(DescriptorError) as info:
+        desc.validate(min_dimension_count=3, max_dimension_count=1)
+    assert info.value.rule == "dimension-count" and info.value.value == (3, 1)
+
+
 def test_offset_of_rejects_out_of_range() -> None:
     with pytest.raises(ShapeError, match=r"\[2, 0\]"):
         BufferTensorDesc("float32", (2, 3)).offset_of((2, 0))
@@ -316,6 +328,16 @@ def test_from_numpy() -> None:
 def test_view_checks_buffer_size() -> None:
     with pytest.raises(DescriptorError, match="11"):
         BufferTensorDesc("float32", (3,)).view(bytes(11))
+
+
+def test_view_reads_a_contiguous_array_of_any_dtype_as_its_bytes() -> None:
+    values = np.array([1.5, -2.0, 3.25, 0.5], np.float32)
+    as_words = values.view(np.uint32).reshape(2, 2)  # C-contiguous, another dtype and shape
+    got = BufferTensorDesc("float32", (2, 2), (1, 2)).view(as_words)
+    assert got.tolist() == [[1.5, 3.25], [-2.0, 0.5]]
+    with pytest.raises(DescriptorError) as info:
+        BufferTensorDesc("float32", (2,)).view(as_words[:, :1])  # every other word: no single run
+    assert info.value.rule == "buffer"
 
 
 # ---- canonical fields take a shorter validation path; it must agree with the full one --------
