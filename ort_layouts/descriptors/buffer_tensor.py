@@ -736,6 +736,30 @@ class BufferTensorDesc:
         return "\n".join(lines)
 
 
+def full_index(index: Any, sizes: tuple[int, ...], *, leading: bool = False) -> tuple[int, ...]:
+    """``index`` as a tuple of ints, one per axis of ``sizes``, each within its axis; with
+    ``leading``, an index of fewer axes (an ONNX output's rank below the descriptors') gets its
+    leading axes as 0.
+
+    Raises:
+        ShapeError: ``index`` is no sequence of integers, has another number of axes, or is out
+            of range at an axis, naming it and what is valid.
+    """
+    given = idx = int_tuple(index, "index")
+    rank = len(sizes)
+    if len(idx) != rank:
+        if not leading or len(idx) > rank:
+            fewer = " or fewer (the leading axes then 0)" if leading else ""
+            raise ShapeError(f"index {list(idx)} has {len(idx)} axes; valid: {rank}{fewer}, for sizes "
+                             f"{list(sizes)}")
+        idx = (0,) * (rank - len(idx)) + idx
+    for axis, (i, n) in enumerate(zip(idx, sizes, strict=True)):
+        if not 0 <= i < n:
+            raise ShapeError(f"index {list(given)} is out of range at axis {axis} of sizes {list(sizes)}; "
+                             f"valid: 0..{n - 1} there")
+    return idx
+
+
 def normalize_perm(perm: Sequence[int], rank: int) -> tuple[int, ...]:
     """Check that ``perm`` is a permutation of ``0..rank-1`` (negative axes are not allowed)."""
     p = int_tuple(perm, "perm")

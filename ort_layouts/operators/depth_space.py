@@ -46,7 +46,7 @@ import onnx
 from numpy.lib.stride_tricks import as_strided
 
 from ort_layouts._errors import ModelError, ShapeError
-from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc, check_cpp_name
+from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc, check_cpp_name, full_index
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.sequences import int_tuple
 from ort_layouts.operators.base import (
@@ -67,6 +67,7 @@ from ort_layouts.operators.desc_fields import (
 from ort_layouts.operators.kernels import flag_no_kernel
 from ort_layouts.operators.onnx_nodes import Flagged, Graph, add_node, attrs, check_size
 from ort_layouts.operators.shapes import rotating
+from ort_layouts.reference.buffers import check_views
 from ort_layouts.reference.compare import views_equal
 from ort_layouts.reference.copy import strided_copy
 from ort_layouts.reference.execute import DmlOperator
@@ -239,16 +240,22 @@ class DepthToSpaceOp:
                    b, DepthSpaceOrder.from_onnx(mode))
 
     def run(self, dst: np.ndarray, src: np.ndarray, *, threads: int | None = None) -> None:
+        check_views(dst, src, self.output, self.input, threads, writeable=True)
         out6, src6 = _depth_to_space_views(dst, src, self.block_size, self.order, writeable=True)
         strided_copy(out6, src6, threads=threads)
 
     def matches(self, src: np.ndarray, got: np.ndarray, *, threads: int | None = None) -> bool:
+        check_views(got, src, self.output, self.input, threads, writeable=False, names=("got", "src"))
         out6, src6 = _depth_to_space_views(got, src, self.block_size, self.order, writeable=False)
         return views_equal(src6, out6, threads=threads)
 
     def source_index(self, index: Sequence[int]) -> tuple[int, int, int, int]:
-        """The input index an output index [n, c, y, x] reads."""
-        n, c, y, x = (int(i) for i in index)
+        """The input index an output index [n, c, y, x] reads.
+
+        Raises:
+            ShapeError: ``index`` is not an index of the output (four integers within its sizes).
+        """
+        n, c, y, x = full_index(index, self.output.sizes)
         b = self.block_size
         co = self.output.sizes[1]
         bh, bw = y % b, x % b
@@ -336,16 +343,22 @@ class SpaceToDepthOp:
         return cls(BufferTensorDesc(dtype, dims), BufferTensorDesc(dtype, (n, c * b * b, h // b, w // b)), b)
 
     def run(self, dst: np.ndarray, src: np.ndarray, *, threads: int | None = None) -> None:
+        check_views(dst, src, self.output, self.input, threads, writeable=True)
         out6, src6 = _space_to_depth_views(dst, src, self.block_size, writeable=True)
         strided_copy(out6, src6, threads=threads)
 
     def matches(self, src: np.ndarray, got: np.ndarray, *, threads: int | None = None) -> bool:
+        check_views(got, src, self.output, self.input, threads, writeable=False, names=("got", "src"))
         out6, src6 = _space_to_depth_views(got, src, self.block_size, writeable=False)
         return views_equal(src6, out6, threads=threads)
 
     def source_index(self, index: Sequence[int]) -> tuple[int, int, int, int]:
-        """The input index an output index [n, c, y, x] reads."""
-        n, co, y, x = (int(i) for i in index)
+        """The input index an output index [n, c, y, x] reads.
+
+        Raises:
+            ShapeError: ``index`` is not an index of the output (four integers within its sizes).
+        """
+        n, co, y, x = full_index(index, self.output.sizes)
         b = self.block_size
         c = self.input.sizes[1]
         block, ci = divmod(co, c)
@@ -639,10 +652,12 @@ class _CrdSpaceToDepthOp:
     block_size: int
 
     def run(self, dst: np.ndarray, src: np.ndarray, *, threads: int | None = None) -> None:
+        check_views(dst, src, self.output, self.input, threads, writeable=True)
         out6, src6 = _space_to_depth_views(dst, src, self.block_size, writeable=True, order=_CRD)
         strided_copy(out6, src6, threads=threads)
 
     def matches(self, src: np.ndarray, got: np.ndarray, *, threads: int | None = None) -> bool:
+        check_views(got, src, self.output, self.input, threads, writeable=False, names=("got", "src"))
         out6, src6 = _space_to_depth_views(got, src, self.block_size, writeable=False, order=_CRD)
         return views_equal(src6, out6, threads=threads)
 

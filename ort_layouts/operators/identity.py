@@ -18,6 +18,7 @@ import numpy as np
 from ort_layouts._errors import DescriptorError, ShapeError
 from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
 from ort_layouts.operators.desc_fields import check_tensor, read_desc_dict, read_tensor
+from ort_layouts.reference.buffers import check_views
 from ort_layouts.reference.compare import views_equal
 from ort_layouts.reference.copy import strided_copy
 
@@ -82,10 +83,12 @@ class IdentityOp:
 
     def run(self, dst: np.ndarray, src: np.ndarray, *, threads: int | None = None) -> None:
         """Copy every element of the input view ``src`` into the output view ``dst``."""
+        check_views(dst, src, self.output, self.input, threads, writeable=True)
         strided_copy(dst, src, threads=threads)
 
     def matches(self, src: np.ndarray, got: np.ndarray, *, threads: int | None = None) -> bool:
         """Whether ``got`` equals the input view ``src`` bit for bit."""
+        check_views(got, src, self.output, self.input, threads, writeable=False, names=("got", "src"))
         return views_equal(src, got, threads=threads)
 
     def buffer_offsets_in_elements(self, index: Sequence[int]) -> tuple[int | None, int]:

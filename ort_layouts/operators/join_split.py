@@ -42,6 +42,7 @@ from ort_layouts.descriptors.buffer_tensor import (
     BufferTensorDesc,
     check_cpp_name,
     cpp_struct,
+    full_index,
 )
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.sequences import int_tuple, is_integer, is_ordered_sequence
@@ -56,6 +57,7 @@ from ort_layouts.operators.desc_fields import (
     read_tensor,
     read_tensors,
 )
+from ort_layouts.reference.buffers import check_view_lists
 from ort_layouts.reference.compare import views_equal
 from ort_layouts.reference.copy import strided_copy
 
@@ -224,6 +226,19 @@ def _min_dimension_count(value: Any) -> int:
     return int(value)
 
 
+def _check_output(output: Any, count: int, operator: str) -> int:
+    """``output`` as an int when it numbers one of ``count`` outputs of ``operator``.
+
+    Raises:
+        ShapeError: ``output`` is no integer (a bool or float neither) or is out of 0..count - 1
+            (a negative one too: it does not count from the end).
+    """
+    if not is_integer(output) or not 0 <= output < count:
+        raise ShapeError(f"output {output!r:.80} is not an output of the {operator}; valid: "
+                         + ("0, its one output" if count == 1 else f"an integer 0..{count - 1}"))
+    return int(output)
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class JoinOp:
     """DML_JOIN_OPERATOR_DESC: ``InputCount`` inputs joined along ``Axis`` into one output.
@@ -323,6 +338,7 @@ class JoinOp:
     def run_all(self, dsts: Sequence[np.ndarray], srcs: Sequence[np.ndarray], *,
                 threads: int | None = None) -> None:
         """Copy each input view into its slab of the output view."""
+        check_view_lists(dsts, srcs, self.outputs, self.inputs, threads, writeable=True)
         (dst,) = dsts
         for src, start, desc in zip(srcs, self.offsets_along_axis, self.inputs, strict=True):
             strided_copy(dst[_slab(self.axis, start, desc.sizes[self.axis])], src, threads=threads)
@@ -330,27 +346,42 @@ class JoinOp:
     def matches_all(self, srcs: Sequence[np.ndarray], gots: Sequence[np.ndarray], *,
                     threads: int | None = None) -> bool:
         """Whether each slab of the output equals its input, bit for bit."""
+        check_view_lists(gots, srcs, self.outputs, self.inputs, threads, writeable=False,
+                         names=("gots", "srcs"))
         (got,) = gots
         return all(views_equal(src, got[_slab(self.axis, start, desc.sizes[self.axis])], threads=threads)
                    for src, start, desc in zip(srcs, self.offsets_along_axis, self.inputs, strict=True))
 
     def source_of(self, index: Sequence[int]) -> tuple[int, tuple[int, ...]]:
         """(DirectML input, its index) that output ``index`` (ONNX rank or the descriptors')
-        comes from."""
-        full = (0,) * (self.dimension_count - len(index)) + tuple(int(i) for i in index)
+        comes from.
+
+        Raises:
+            ShapeError: ``index`` is not an index of the output (:func:`full_index`).
+        """
+        return self._source_of(full_index(index, self.output.sizes, leading=True))
+
+    def _source_of(self, full: tuple[int, ...]) -> tuple[int, tuple[int, ...]]:
+        """:meth:`source_of` of an index of the descriptors' rank, within the output."""
         position = full[self.axis]
         for k, (start, desc) in enumerate(zip(self.offsets_along_axis, self.inputs, strict=True)):
             if start <= position < start + desc.sizes[self.axis]:
                 local = list(full)
                 local[self.axis] = position - start
                 return k, tuple(local)
-        raise ShapeError(f"index {list(index)} is outside the JOIN output {list(self.output.sizes)}")
+        raise ShapeError(f"index {list(full)} is outside the JOIN output {list(self.output.sizes)}")
 
     def buffer_offsets_in_elements(self, index: Sequence[int], output: int = 0) -> tuple[int | None, int]:
         """(offset read in the buffer of the input that output ``index`` comes from, output
-        offset), in elements."""
-        k, local = self.source_of(index)
-        full = (0,) * (self.dimension_count - len(index)) + tuple(int(i) for i in index)
+        offset), in elements. ``output`` is 0, JOIN's one output (as SplitOp's names one of its).
+
+        Raises:
+            ShapeError: ``index`` is not an index of the output, or ``output`` is not 0.
+        """
+        if type(output) is not int or output:
+            _check_output(output, 1, "JOIN")
+        full = full_index(index, self.output.sizes, leading=True)
+        k, local = self._source_of(full)
         return self.inputs[k].offset_of(local), self.output.offset_of(full)
 
     def to_dict(self) -> dict[str, Any]:
@@ -476,6 +507,7 @@ class SplitOp:
     def run_all(self, dsts: Sequence[np.ndarray], srcs: Sequence[np.ndarray], *,
                 threads: int | None = None) -> None:
         """Copy each slab of the input view into its output view."""
+        check_view_lists(dsts, srcs, self.outputs, self.inputs, threads, writeable=True)
         (src,) = srcs
         for dst, start, desc in zip(dsts, self.offsets_along_axis, self.outputs, strict=True):
             strided_copy(dst, src[_slab(self.axis, start, desc.sizes[self.axis])], threads=threads)
@@ -483,15 +515,24 @@ class SplitOp:
     def matches_all(self, srcs: Sequence[np.ndarray], gots: Sequence[np.ndarray], *,
                     threads: int | None = None) -> bool:
         """Whether each output equals its slab of the input, bit for bit."""
+        check_view_lists(gots, srcs, self.outputs, self.inputs, threads, writeable=False,
+                         names=("gots", "srcs"))
         (src,) = srcs
         return all(views_equal(src[_slab(self.axis, start, desc.sizes[self.axis])], got, threads=threads)
                    for got, start, desc in zip(gots, self.offsets_along_axis, self.outputs, strict=True))
 
     def buffer_offsets_in_elements(self, index: Sequence[int], output: int = 0) -> tuple[int | None, int]:
         """(input offset read for ``index`` of output ``output``, offset in that output's buffer),
-        in elements; ``index`` has the ONNX rank or the descriptors'."""
+        in elements; ``index`` has the ONNX rank or the descriptors'.
+
+        Raises:
+            ShapeError: ``output`` is no integer 0..OutputCount - 1, or ``index`` is not an index
+                of that output.
+        """
+        if type(output) is not int or not 0 <= output < len(self.outputs):
+            output = _check_output(output, len(self.outputs), "SPLIT")
         desc = self.outputs[output]
-        full = (0,) * (self.dimension_count - len(index)) + tuple(int(i) for i in index)
+        full = full_index(index, desc.sizes, leading=True)
         source = list(full)
         source[self.axis] += self.offsets_along_axis[output]
         return self.input.offset_of(source), desc.offset_of(full)

@@ -26,6 +26,7 @@ from ort_layouts.descriptors.buffer_tensor import (
     BufferTensorDesc,
     check_cpp_name,
     cpp_struct,
+    full_index,
 )
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.sequences import int_tuple, is_int_tuple, is_integer
@@ -36,7 +37,7 @@ from ort_layouts.operators.desc_fields import (
     read_ints,
     read_tensor,
 )
-from ort_layouts.reference.buffers import is_nibble
+from ort_layouts.reference.buffers import check_views, is_nibble
 from ort_layouts.reference.compare import views_equal
 from ort_layouts.reference.copy import strided_copy
 
@@ -376,6 +377,7 @@ class PaddingOp:
         """PADDING1: the interior in one strided copy, then the borders axis by axis. A small
         output is made at once: CONSTANT writes the value everywhere, then the interior over
         it; another mode gathers the input through each axis's index map."""
+        check_views(dst, src, self.output, self.input, threads, writeable=True)
         value = _padding_value(self, dst.dtype)
         interior = tuple(slice(s, s + n) for s, n in zip(self.start_padding, src.shape, strict=True))
         constant = self.mode == PaddingMode.CONSTANT
@@ -411,6 +413,7 @@ class PaddingOp:
         """Whether ``got`` is PADDING1's output: the interior against the input, then the borders
         axis by axis against the positions of ``got`` they copy. Those positions were checked
         before (the interior, or an earlier axis's borders), so each holds the expected value."""
+        check_views(got, src, self.output, self.input, threads, writeable=False, names=("got", "src"))
         interior = tuple(slice(s, s + n) for s, n in zip(self.start_padding, src.shape, strict=True))
         if not views_equal(src, got[interior], threads=threads):
             return False
@@ -433,7 +436,7 @@ class PaddingOp:
         a CONSTANT pad writes its value; output buffer offset), in elements. In the other
         modes a border element reads the input element its mode maps it to
         (:func:`source_index`). The index gets the coerced leading axes."""
-        full = (0,) * (self.output.dimension_count - len(index)) + tuple(index)
+        full = full_index(index, self.output.sizes, leading=True)
         src = [i - s for i, s in zip(full, self.start_padding, strict=True)]
         if self.mode != PaddingMode.CONSTANT:
             src = [source_index(self.mode, i, n) for i, n in zip(src, self.input.sizes, strict=True)]

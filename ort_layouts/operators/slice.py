@@ -58,7 +58,12 @@ import onnx
 from onnx import helper
 
 from ort_layouts._errors import DescriptorError, ModelError, NotExpressibleError, ShapeError
-from ort_layouts.descriptors.buffer_tensor import MAX_DIMENSION_COUNT, BufferTensorDesc, cpp_struct
+from ort_layouts.descriptors.buffer_tensor import (
+    MAX_DIMENSION_COUNT,
+    BufferTensorDesc,
+    check_cpp_name,
+    cpp_struct,
+)
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.sequences import INT64_MAX, INT64_MIN, int_tuple, is_int_tuple
 from ort_layouts.operators.base import (
@@ -87,6 +92,7 @@ from ort_layouts.operators.onnx_nodes import (
     int64_initializer,
 )
 from ort_layouts.operators.shapes import rotating
+from ort_layouts.reference.buffers import check_views
 from ort_layouts.reference.compare import views_equal
 from ort_layouts.reference.copy import strided_copy
 
@@ -416,10 +422,12 @@ class Slice1Op:
 
     def run(self, dst: np.ndarray, src: np.ndarray, *, threads: int | None = None) -> None:
         """``Output[o] = Input[CopyStart + InputWindowStrides * o]``: one strided copy."""
+        check_views(dst, src, self.output, self.input, threads, writeable=True)
         strided_copy(dst, self._window_view(src), threads=threads)
 
     def matches(self, src: np.ndarray, got: np.ndarray, *, threads: int | None = None) -> bool:
         """Whether ``got`` equals the input elements the window reads, bit for bit."""
+        check_views(got, src, self.output, self.input, threads, writeable=False, names=("got", "src"))
         return views_equal(self._window_view(src), got, threads=threads)
 
     def buffer_offsets_in_elements(self, index: Sequence[int]) -> tuple[int | None, int]:
@@ -458,7 +466,12 @@ class Slice1Op:
         return op
 
     def to_cpp(self, name: str = "slice") -> str:
-        """C++ initializers of the descriptors and the DML_SLICE1_OPERATOR_DESC."""
+        """C++ initializers of the descriptors and the DML_SLICE1_OPERATOR_DESC.
+
+        Raises:
+            DescriptorError: ``name`` is no C++ identifier, or is a keyword ("cpp-name").
+        """
+        check_cpp_name(name)
         n = self.dimension_count
         lines = [self.input.to_cpp(f"{name}Input"), self.output.to_cpp(f"{name}Output"),
                  f"UINT {name}Offsets[{n}] = {{{', '.join(map(str, self.input_window_offsets))}}};",

@@ -54,6 +54,7 @@ from ort_layouts.operators.desc_fields import (
 )
 from ort_layouts.operators.onnx_nodes import Graph, add_node, const_ints, int64_initializer
 from ort_layouts.operators.shapes import SUITE_SHAPES, rotating
+from ort_layouts.reference.buffers import check_views
 from ort_layouts.reference.compare import views_equal
 from ort_layouts.reference.copy import strided_copy
 
@@ -186,11 +187,13 @@ class TileOp:
 
     def run(self, dst: np.ndarray, src: np.ndarray, *, threads: int | None = None) -> None:
         """Write the input, repeated along every axis, into the output view."""
+        check_views(dst, src, self.output, self.input, threads, writeable=True)
         strided_copy(_interleaved(dst, self.repeats, writeable=True), _broadcast_source(src, self.repeats),
                      threads=threads)
 
     def matches(self, src: np.ndarray, got: np.ndarray, *, threads: int | None = None) -> bool:
         """Whether every repeat of ``got`` equals the input, bit for bit."""
+        check_views(got, src, self.output, self.input, threads, writeable=False, names=("got", "src"))
         return views_equal(_broadcast_source(src, self.repeats),
                            _interleaved(got, self.repeats, writeable=False), threads=threads)
 

@@ -8,11 +8,12 @@ byte k).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from ort_layouts._errors import DataTypeError, DescriptorError, ShapeError
+from ort_layouts._errors import ArgumentError, DataTypeError, DescriptorError, ShapeError, a_type
 from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.reference.copy import strided_copy
@@ -21,6 +22,9 @@ __all__ = [
     "UINT_OF_SIZE",
     "buffer_elements",
     "check_buffer_size",
+    "check_threads",
+    "check_view_lists",
+    "check_views",
     "is_nibble",
     "nibble_values",
     "pack",
@@ -186,3 +190,91 @@ def unpack(desc: BufferTensorDesc, buffer: Any) -> np.ndarray:
     strided_copy(out.view(UINT_OF_SIZE[dtype.bitwidth // 8]),
                  strided_view(buffer_elements(raw, dtype), desc, writeable=False))
     return out
+
+
+_SAME_DTYPE = "valid: views of one dtype (the unsigned integers of the element width)"
+
+
+def check_threads(threads: Any) -> None:
+    """Refuse a ``threads`` argument that is neither None (one per CPU) nor an integer >= 1.
+
+    Raises:
+        ArgumentError: naming the value and what is valid.
+    """
+    if threads is None or (type(threads) is int and threads >= 1):
+        return
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise ArgumentError(f"threads {threads!r:.80} is not valid; valid: an integer >= 1, or None for one "
+                            "per CPU (at most 8)")
+
+
+def check_views(dst: Any, src: Any, dst_desc: BufferTensorDesc, src_desc: BufferTensorDesc, threads: Any, *,
+                writeable: bool, names: tuple[str, str] = ("dst", "src")) -> None:
+    """Refuse what an operator's ``run`` (``writeable``: it writes ``dst``) or ``matches`` cannot
+    take: views that are no numpy arrays of their descriptors' sizes and of one dtype (an
+    operator's own strided views of them would reach past their memory), a read-only ``dst``,
+    or a bad ``threads`` (:func:`check_threads`). Views as the reference executor makes them
+    pass at the cost of a few comparisons.
+
+    Raises:
+        DescriptorError: a view is not what its descriptor describes ("view"), naming it, its
+            shape or dtype and the descriptor's sizes.
+        ArgumentError: ``threads`` is not valid.
+    """
+    if (threads is None and type(dst) is np.ndarray and type(src) is np.ndarray
+            and dst.shape == dst_desc.sizes and src.shape == src_desc.sizes and dst.dtype is src.dtype
+            and (not writeable or dst.flags.writeable)):
+        return  # the views the reference executor makes; anything else is looked at in full below
+    _check_view(dst, dst_desc, names[0])
+    _check_view(src, src_desc, names[1])
+    if dst.dtype != src.dtype:
+        raise DescriptorError("view", dst.dtype.name, f"{names[0]} of dtype {dst.dtype.name} and {names[1]} "
+                                                      f"of dtype {src.dtype.name} differ; {_SAME_DTYPE}")
+    if writeable and not dst.flags.writeable:
+        raise DescriptorError("view", names[0], f"{names[0]} is read-only; valid: a writeable view")
+    check_threads(threads)
+
+
+def _check_view(view: Any, desc: BufferTensorDesc, name: str) -> None:
+    """Refuse a ``view`` that is no numpy array of ``desc``'s sizes."""
+    valid = f"valid: a numpy array of sizes {list(desc.sizes)}, as the descriptor's view"
+    if not isinstance(view, np.ndarray):
+        raise DescriptorError("view", view, f"{name} {view!r:.80} is {a_type(view)}; {valid}")
+    if view.shape != desc.sizes:
+        raise DescriptorError("view", list(view.shape),
+                              f"{name} of shape {list(view.shape)} does not fit its descriptor; {valid}")
+
+
+def check_view_lists(dsts: Any, srcs: Any, dst_descs: Sequence[BufferTensorDesc],
+                     src_descs: Sequence[BufferTensorDesc], threads: Any, *, writeable: bool,
+                     names: tuple[str, str] = ("dsts", "srcs")) -> None:
+    """:func:`check_views` for an operator of several tensors (``run_all``, ``matches_all``): one
+    view per descriptor in each list, each of its descriptor's sizes, all of one dtype.
+
+    Raises:
+        DescriptorError: a list is no sequence or holds another count of views ("view-count"),
+            or a view is not valid ("view").
+        ArgumentError: ``threads`` is not valid.
+    """
+    for views, descs, name in ((dsts, dst_descs, names[0]), (srcs, src_descs, names[1])):
+        if type(views) is not list and type(views) is not tuple and (
+                isinstance(views, (str, bytes, np.ndarray)) or not isinstance(views, Sequence)):
+            raise DescriptorError("view-count", views,
+                                  f"{name} {views!r:.80} is {a_type(views)}; valid: a list of {len(descs)} "
+                                  "numpy arrays, one per descriptor")
+        if len(views) != len(descs):
+            raise DescriptorError("view-count", len(views),
+                                  f"{name} holds {len(views)} views; valid: {len(descs)}, one per descriptor")
+        for k, (view, desc) in enumerate(zip(views, descs, strict=True)):
+            if type(view) is not np.ndarray or view.shape != desc.sizes:
+                _check_view(view, desc, f"{name}[{k}]")
+    dtype = (dsts[0] if dsts else srcs[0]).dtype
+    for views, name in ((dsts, names[0]), (srcs, names[1])):
+        for k, view in enumerate(views):
+            if view.dtype != dtype:
+                raise DescriptorError("view", view.dtype.name, f"{name}[{k}] of dtype {view.dtype.name} "
+                                                               f"differs from {dtype.name}; {_SAME_DTYPE}")
+            if writeable and views is dsts and not view.flags.writeable:
+                raise DescriptorError("view", f"{name}[{k}]",
+                                      f"{name}[{k}] is read-only; valid: a writeable view")
+    check_threads(threads)
