@@ -43,6 +43,10 @@ UINT_OF_SIZE: dict[int, type[np.unsignedinteger[Any]]] = {
 def raw_bytes(buffer: Any) -> np.ndarray:
     """The bytes of ``buffer`` as a flat uint8 array (an array's bytes in C order)."""
     if isinstance(buffer, np.ndarray):
+        if buffer.dtype.hasobject:  # references, not bytes
+            raise DescriptorError("buffer", buffer.dtype.name,
+                                  f"buffer array of dtype {buffer.dtype.name} holds Python objects; pass "
+                                  "bytes, bytearray, memoryview or a numpy array of numbers")
         arr = buffer if buffer.flags.c_contiguous else np.ascontiguousarray(buffer)
         return arr.reshape(-1).view(np.uint8)
     try:
@@ -126,6 +130,13 @@ def strided_view(elements: np.ndarray, desc: BufferTensorDesc, *, writeable: boo
     return view
 
 
+def _check_desc(desc: Any) -> None:
+    """Refuse a ``desc`` that is no BufferTensorDesc (pack's and unpack's first argument)."""
+    if not isinstance(desc, BufferTensorDesc):
+        raise DescriptorError("tensor", desc, f"desc {desc!r:.80} is {a_type(desc)}; valid: a "
+                                              "BufferTensorDesc (e.g. BufferTensorDesc('float32', (2, 3)))")
+
+
 def _check_shape(desc: BufferTensorDesc, shape: tuple[int, ...]) -> None:
     if tuple(n for n in shape if n != 1) != tuple(n for n in desc.sizes if n != 1):
         raise ShapeError(
@@ -145,7 +156,9 @@ def pack(desc: BufferTensorDesc, array: np.ndarray) -> np.ndarray:
     Raises:
         ShapeError: the shapes do not fit.
         DataTypeError: the array's dtype is not the descriptor's data type.
+        DescriptorError: ``desc`` is no BufferTensorDesc ("tensor").
     """
+    _check_desc(desc)
     arr = np.asarray(array)
     _check_shape(desc, arr.shape)
     raw = np.zeros(desc.total_tensor_size_in_bytes, dtype=np.uint8)
@@ -179,7 +192,12 @@ def unpack(desc: BufferTensorDesc, buffer: Any) -> np.ndarray:
     """The logical values of ``buffer`` read through ``desc`` (a C-ordered copy of ``desc.view``).
 
     UINT4 gives uint8 values 0..15, INT4 sign-extended int8 values -8..7.
+
+    Raises:
+        DescriptorError: ``desc`` is no BufferTensorDesc ("tensor"), or ``buffer`` is no
+            bytes-like buffer ("buffer") or too small ("buffer-size").
     """
+    _check_desc(desc)
     raw = raw_bytes(buffer)
     check_buffer_size(raw, desc, "the", addressed=True)
     dtype = desc.data_type

@@ -27,6 +27,7 @@ from ort_layouts.reference.buffers import (
     UINT_OF_SIZE,
     buffer_elements,
     check_buffer_size,
+    check_threads,
     is_nibble,
     raw_bytes,
     store_nibbles,
@@ -152,6 +153,16 @@ def _no_operator(op: Any, valid: str) -> ArgumentError:
                          "dml_operator(case)")
 
 
+def _check_list(items: Any, what: str) -> None:
+    """Refuse ``items`` (buffers or arrays, one per tensor) that are no list or tuple of them."""
+    if type(items) is not list and type(items) is not tuple and (
+            isinstance(items, (str, bytes, bytearray, memoryview, np.ndarray))
+            or not isinstance(items, Sequence)):
+        raise DescriptorError("buffer-count", items,
+                              f"{what} {items!r:.80} is {a_type(items)}; valid: a list with one per tensor "
+                              "of the operator, in its order (e.g. [buffer] for one input)")
+
+
 def _is_multi(op: Any) -> bool:
     """Whether ``op`` is a :class:`DmlMultiOperator` (an ArgumentError when it is no operator at
     all)."""
@@ -211,6 +222,7 @@ def execute(
         DirectML's validation guarantees covers every element.
     """
     _check_operator(op, "execute")
+    check_threads(threads)
     op.output.validate(is_output=True)
     raw_in = raw_bytes(input_buffer)
     check_buffer_size(raw_in, op.input, "input", addressed=True)
@@ -218,9 +230,10 @@ def execute(
     if out is None:
         raw_out = np.zeros(total_out, dtype=np.uint8)
     else:
-        if not isinstance(out, np.ndarray) or not out.flags.c_contiguous or not out.flags.writeable:
+        if (not isinstance(out, np.ndarray) or not out.flags.c_contiguous or not out.flags.writeable
+                or out.dtype.hasobject):
             raise DescriptorError("out", type(out).__name__,
-                                  "out must be a writeable C-contiguous numpy array")
+                                  "out must be a writeable C-contiguous numpy array of numbers")
         raw_out = out.reshape(-1).view(np.uint8)
         check_buffer_size(raw_out, op.output, "output")
         raw_out = raw_out[:total_out]
@@ -274,6 +287,7 @@ def verify(op: DmlOperator, input_buffer: Any, actual: np.ndarray, *,
         ArgumentError: ``op`` is no DirectML operator (None, a Case), naming its type.
     """
     _check_operator(op, "verify")
+    check_threads(threads)
     op.output.validate(is_output=True)
     raw_in = raw_bytes(input_buffer)
     check_buffer_size(raw_in, op.input, "input", addressed=True)
@@ -428,7 +442,12 @@ def execute_all(
             descriptor overlaps itself.
         ArgumentError: ``op`` is no DirectML operator (None, a Case), naming its type.
     """
-    if not _is_multi(op):
+    multiple = _is_multi(op)
+    _check_list(input_buffers, "input_buffers")
+    if outs is not None:
+        _check_list(outs, "outs")
+    check_threads(threads)
+    if not multiple:
         if len(input_buffers) != 1 or (outs is not None and len(outs) != 1):
             raise DescriptorError(
                 "buffer-count", len(input_buffers),
@@ -450,9 +469,10 @@ def execute_all(
             raws.append(np.zeros(desc.total_tensor_size_in_bytes, dtype=np.uint8))
             continue
         out = outs[k]
-        if not isinstance(out, np.ndarray) or not out.flags.c_contiguous or not out.flags.writeable:
+        if (not isinstance(out, np.ndarray) or not out.flags.c_contiguous or not out.flags.writeable
+                or out.dtype.hasobject):
             raise DescriptorError("out", type(out).__name__,
-                                  f"output {k} must be a writeable C-contiguous numpy array")
+                                  f"output {k} must be a writeable C-contiguous numpy array of numbers")
         raw = out.reshape(-1).view(np.uint8)
         check_buffer_size(raw, desc, f"output {k}")
         raws.append(raw[: desc.total_tensor_size_in_bytes])
@@ -489,7 +509,11 @@ def verify_all(op: AnyDmlOperator, input_buffers: Sequence[Any], actuals: Sequen
             operator's output count.
         ArgumentError: ``op`` is no DirectML operator (None, a Case), naming its type.
     """
-    if not _is_multi(op):
+    multiple = _is_multi(op)
+    _check_list(input_buffers, "input_buffers")
+    _check_list(actuals, "actuals")
+    check_threads(threads)
+    if not multiple:
         if len(input_buffers) != 1 or len(actuals) != 1:
             raise DescriptorError("buffer-count", len(actuals),
                                   "a single-tensor operator has 1 input and 1 output")
