@@ -292,7 +292,7 @@ class BufferTensorDesc:
         Raises:
             DescriptorError: ``array`` is not a numpy array (a list has no layout of its own:
                 ``np.asarray`` makes one), or its strides are negative or not whole elements.
-            DataTypeError: its dtype has no DirectML data type.
+            DataTypeError: its dtype has no DirectML data type, or its elements are big-endian.
         """
         if not isinstance(array, np.ndarray):
             raise DescriptorError(
@@ -301,6 +301,11 @@ class BufferTensorDesc:
                 f"{array!r:.60}; np.asarray(...) makes one")
         dtype = DataType.from_numpy(array.dtype)
         item = array.dtype.itemsize
+        if item > 1 and array.dtype.newbyteorder("<") != array.dtype:  # (its bytes are not DirectML's)
+            raise DataTypeError(
+                f"from_numpy got an array of big-endian {array.dtype.str!r} elements; a DirectML buffer "
+                f"holds little-endian ones; valid: a little-endian array, e.g. "
+                f"array.astype(array.dtype.newbyteorder('<'))")
         sizes = tuple(array.shape) or (1,)
         byte_strides = tuple(array.strides) or (item,)
         if array.flags.c_contiguous:

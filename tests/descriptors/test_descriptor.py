@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
-from ort_layouts import BufferTensorDesc, DataType, DescriptorError, ShapeError, TensorFlags
+from ort_layouts import BufferTensorDesc, DataType, DataTypeError, DescriptorError, ShapeError, TensorFlags
 
 SETTINGS = settings(max_examples=150, deadline=None)
 DTYPES = ["uint8", "int16", "float16", "float32", "int64", "float64"]
@@ -323,6 +323,18 @@ def test_from_numpy() -> None:
     assert desc.strides == (1, 12, 4)
     base = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
     assert np.array_equal(desc.view(base.tobytes()), np.transpose(base, (2, 0, 1)))
+
+
+def test_from_numpy_refuses_big_endian_elements_whose_bytes_directml_would_misread() -> None:
+    """1.0 as a big-endian float32 is bytes 3f 80 00 00; DirectML reads them little-endian as
+    4.6e-41, so such an array's buffer is no FLOAT32 buffer of its values."""
+    big = np.array([1.0, 2.0], dtype=">f4")
+    assert big.tobytes()[:4] == bytes([0x3F, 0x80, 0, 0])
+    with pytest.raises(DataTypeError, match=r"big-endian '>f4' elements.*valid: a little-endian array"):
+        BufferTensorDesc.from_numpy(big)
+    little = big.astype(big.dtype.newbyteorder("<"))
+    assert BufferTensorDesc.from_numpy(little) == BufferTensorDesc("float32", (2,))
+    assert BufferTensorDesc.from_numpy(np.array([1, 2], dtype=">u1")).data_type.name == "UINT8"  # one byte
 
 
 def test_view_checks_buffer_size() -> None:
