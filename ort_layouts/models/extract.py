@@ -326,6 +326,8 @@ class LayoutOp:
         stride_view: whether the op is one strided read of its input (every layout op but Pad
             and Slice).
         origin: ``"model:PATH#NODE"``.
+        opset: the model's ONNX opset (its ``ai.onnx`` import; 0 when it has none): the node's
+            case is built at it, so that a run resolves the node to the version the model does.
 
     ``params``, ``dml_operator`` and ``descriptors`` are read-only: mappings are
     ``MappingProxyType`` and lists tuples, all the way down (an op compares equal by them, so
@@ -346,6 +348,7 @@ class LayoutOp:
     flags: tuple[str, ...] = ()
     stride_view: bool = True
     origin: str = ""
+    opset: int = 0
 
     def __post_init__(self) -> None:
         for name in _FROZEN_FIELDS:
@@ -366,9 +369,10 @@ class LayoutOp:
     def to_case(self, *, values: str = "random", seed: int = 0) -> Case | None:
         """The validation case of a node of a validating operator (``CASE_OPS``) with static
         shapes and constant parameters (real shape and data type; rank 0 too, where the
-        operator takes it); None for anything else, and for a node ONNX Runtime refuses
-        (``REFUSED_TAGS``). A parameter read from an overridable graph input (flagged
-        ``overridable-input``) makes the case with its default.
+        operator takes it), built at the model's opset; None for anything else, for a node ONNX
+        Runtime refuses (``REFUSED_TAGS``), and for one whose case cannot be built at the
+        model's opset (flagged ``opset``). A parameter read from an overridable graph input
+        (flagged ``overridable-input``) makes the case with its default.
 
         Raises:
             ShapeError: ``values`` is not a value kind, or ``seed`` not an integer >= 0.
@@ -376,14 +380,15 @@ class LayoutOp:
         values, seed = check_value_kind(values), check_seed(seed)
         if self.op_type not in CASE_OPS or self.data_type is None or self.input_shape is None:
             return None
-        if any(f.startswith(REFUSED_TAGS) for f in self.flags):
+        if any(f.startswith(_NO_CASE_TAGS) for f in self.flags):
             return None
         if self.output_shape is None:
             return None
         try:
-            return operator_for_type(self.op_type).case_from_node(
+            case = operator_for_type(self.op_type).case_from_node(
                 self.data_type, self.input_shape, dict(self.params), values=values, seed=seed,
                 origin=self.origin)
+            return case if case is None or not self.opset else dataclasses.replace(case, opset=self.opset)
         except (ShapeError, DataTypeError):
             return None
 
@@ -403,6 +408,7 @@ class LayoutOp:
             "dml_operator": _jsonable(self.dml_operator),
             "descriptors": {k: d.to_dict() for k, d in self.descriptors.items()},
             "flags": list(self.flags), "stride_view": self.stride_view, "origin": self.origin,
+            "opset": self.opset,
         }
 
 
@@ -478,7 +484,7 @@ def _describe_node(node: onnx.NodeProto, index: int, graph: Graph, opset: int) -
     except (ShapeError, NotExpressibleError) as e:
         flags.append(f"shape: {e}")
         out_shape, dml, descs, stride_view = static(inferred_out, out, []), None, {}, True
-    no_kernel = _no_cpu_kernel(node.op_type, opset)
+    no_kernel = _no_cpu_kernel(node.op_type, opset) or _opset_reason(node.op_type, opset)
     if no_kernel:
         flags.append(no_kernel)
     # a node ONNX Runtime refuses, or ONNX does not define, has no output shape to pin dimensions for
@@ -490,6 +496,23 @@ def _describe_node(node: onnx.NodeProto, index: int, graph: Graph, opset: int) -
             "outputs": tuple(node.output), "data_type": data_type, "input_shape": in_shape,
             "output_shape": out_shape, "params": params, "dml_operator": dml, "descriptors": descs,
             "flags": tuple(dict.fromkeys(flags)), "stride_view": stride_view}
+
+
+def _opset_reason(op_type: str, opset: int) -> str:
+    """The ``opset`` flag of a node whose case cannot be built at the model's opset: ONNX
+    defines no ``op_type`` there (ONNX Runtime refuses the model), or the operator's cases start
+    at a later opset (:attr:`~ort_layouts.operators.base.Operator.min_opset`); "" otherwise, and
+    where the opset is unknown (0)."""
+    if opset <= 0:
+        return ""
+    if schema_version(op_type, opset) is None:
+        return (f"opset: ONNX defines no {op_type} at opset {opset}, the model's: ONNX Runtime refuses the "
+                "model")
+    first = operator_for_type(op_type).min_opset
+    if opset < first:
+        return (f"opset: {op_type} cases start at opset {first}; the model's opset {opset} makes no case "
+                f"(its {op_type}-{schema_version(op_type, opset)} takes other inputs)")
+    return ""
 
 
 def _no_cpu_kernel(op_type: str, opset: int) -> str:
@@ -511,6 +534,8 @@ def _no_cpu_kernel(op_type: str, opset: int) -> str:
 
 # flags of a node that ONNX Runtime refuses to load or run: such a node makes no case
 REFUSED_TAGS = ("attribute:", "input:", "no-cpu-kernel:")
+# ... nor does a node whose case cannot be built at the model's opset
+_NO_CASE_TAGS = (*REFUSED_TAGS, "opset:")
 # flags after which an unknown output shape is not flagged "dynamic" again: it is, or the node is
 # refused (by ONNX Runtime: REFUSED_TAGS but no-cpu-kernel, which leaves the node described) or no
 # ONNX node at all (a rank-0 Slice): no pinned dimension would make a case of it
@@ -624,7 +649,7 @@ def extract(model: _ModelLike, *, dims: Mapping[str, int] | None = None,
         elif _is_layout(node, wanted):
             fields = _describe_node(node, step.index, scopes[step.path], opset)
             fields["node_name"] = step.path + fields["node_name"]
-            result.append(LayoutOp(**fields, origin=f"model:{source}#{fields['node_name']}"))
+            result.append(LayoutOp(**fields, origin=f"model:{source}#{fields['node_name']}", opset=opset))
     return result
 
 
@@ -668,7 +693,7 @@ class OpCoverage:
 
 
 def _no_case_reason(op: LayoutOp) -> str:
-    refused = [f for f in op.flags if f.startswith((*REFUSED_TAGS, "shape:", "rank-0:"))]
+    refused = [f for f in op.flags if f.startswith((*_NO_CASE_TAGS, "shape:", "rank-0:"))]
     if refused:  # a node ONNX Runtime refuses, ONNX or DirectML does not define: no pin would make a case
         return refused[0]
     if op.input_shape is None or op.output_shape is None:
