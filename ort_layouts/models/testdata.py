@@ -46,6 +46,8 @@ from ort_layouts.operators.base import input_name, output_name
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.expected import expected_outputs, input_feeds
 from ort_layouts.operators.values import make_input
+from ort_layouts.reports.lock import LOCK_FILE, DirectoryLock
+from ort_layouts.reports.report import now_iso
 
 __all__ = [
     "TestData",
@@ -196,6 +198,28 @@ def export_test_dir(
     """
     cases = _as_cases(cases_or_model, dims)
     out = Path(out_dir)
+    _earlier_export(out, replace=replace)  # refused before anything is made
+    made = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    # another export into ``out`` is refused while this one runs; the lock's file goes with it, so
+    # that the export holds only its own directories and cases.json
+    lock = DirectoryLock(out, command="ort-layouts export", started=now_iso(), what="export directory")
+    try:
+        return _export_locked(cases, out, batched=batched, opset=opset, ir_version=ir_version,
+                              replace=replace)
+    finally:
+        with contextlib.suppress(OSError):
+            (out / LOCK_FILE).unlink()
+        lock.release()
+        if made:  # a failed export into a directory it made leaves none
+            with contextlib.suppress(OSError):
+                out.rmdir()
+
+
+def _export_locked(cases: Sequence[Case], out: Path, *, batched: bool, opset: int | None, ir_version: int,
+                   replace: bool) -> list[Path]:
+    """:func:`export_test_dir` into ``out``, which this process has locked (another export into
+    it is refused until then): checked again under the lock, so that two exports never mix."""
     earlier = _earlier_export(out, replace=replace)
     if opset is None:
         opset = provider_opset("DmlExecutionProvider")
@@ -247,7 +271,7 @@ _REPLACED = ".replaced"  # in the staging folder: the earlier export, until the 
 def _earlier_export(out: Path, *, replace: bool) -> list[str]:
     """Check that ``out`` is new or empty, or with ``replace`` holds an earlier export: the
     directories its cases.json lists that are there (nothing is removed yet)."""
-    if not out.is_dir() or not any(out.iterdir()):
+    if not out.is_dir() or not any(p.name != LOCK_FILE for p in out.iterdir()):
         if out.exists() and not out.is_dir():
             raise ReportError(f"export directory {str(out)!r} is a file; valid: a new or empty directory")
         return []
@@ -284,10 +308,7 @@ def _staging_folder(out: Path) -> Path:
 
 def _put_in_place(staging: Path, out: Path, names: Sequence[str], earlier: Sequence[str]) -> None:
     """Move the earlier export's directories and cases.json out of ``out``, then the new ones
-    (cases.json last) in, by renames; a failure moves everything back as it was (``out`` removed
-    again where this made it)."""
-    made = not out.exists()
-    out.mkdir(parents=True, exist_ok=True)
+    (cases.json last) in, by renames; a failure moves everything back as it was."""
     old = [n for n in (*earlier, _MANIFEST) if (out / n).exists()]
     trash = staging / _REPLACED
     moves: list[tuple[Path, Path]] = []
@@ -305,9 +326,6 @@ def _put_in_place(staging: Path, out: Path, names: Sequence[str], earlier: Seque
             if target.exists() and not source.exists():
                 with contextlib.suppress(OSError):
                     os.replace(target, source)
-        if made:
-            with contextlib.suppress(OSError):  # empty again unless a move back failed
-                out.rmdir()
         raise
 
 

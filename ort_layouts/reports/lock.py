@@ -111,13 +111,16 @@ class DirectoryLock:
         command: the command line of the run that takes it, quoted to a refused run (a
             :func:`holding_as` block's command replaces it).
         started: when that run started (ISO 8601; a :func:`holding_as` block's replaces it).
+        what: what the directory is called in the refusal ("report directory", "export
+            directory").
 
     Raises:
         ReportError: another process holds the directory; the message names its pid, host,
             command and start time.
     """
 
-    def __init__(self, directory: str | os.PathLike[str], *, command: str = "", started: str = "") -> None:
+    def __init__(self, directory: str | os.PathLike[str], *, command: str = "", started: str = "",
+                 what: str = "report directory") -> None:
         self.directory = Path(directory)
         override = _HOLDER.get()
         if override is not None:
@@ -129,8 +132,8 @@ class DirectoryLock:
             self._file.close()
             self._file = None
             raise ReportError(
-                f"report directory {str(self.directory)!r} is in use by another run: {_holder_text(holder)}; "
-                "wait for it to end, or use another report directory")
+                f"{what} {str(self.directory)!r} is in use by another run: {_holder_text(holder)}; "
+                f"wait for it to end, or use another {what}")
         self.info: dict[str, Any] = {"pid": os.getpid(), "host": platform.node(), "command": command,
                                      "started": started}
         self._file.seek(0)

@@ -172,6 +172,44 @@ def test_ort_layouts_export_command(tmp_path, capsys):
         _replay(tmp_path / m["directory"])
 
 
+def test_an_export_into_a_directory_another_export_is_writing_is_refused(tmp_path):
+    """Two exports into one new directory used to both write it: it held the directories of both
+    and the cases.json of one. The second is now refused while the first holds it, and a later
+    one finds the first's export there."""
+    import multiprocessing
+
+    from ort_layouts.reports.lock import DirectoryLock
+
+    out = tmp_path / "cases"
+    out.mkdir()
+    holding = DirectoryLock(out, command="ort-layouts export --out cases", what="export directory")
+    try:
+        in_use = rf"^export directory '.*cases' is in use by another run: pid {os.getpid()} "
+        with pytest.raises(ReportError, match=in_use + r".*ort-layouts export --out cases; wait for it"):
+            export_test_dir(CASES[:2], out)
+    finally:
+        holding.release()
+    (out / ".lock").unlink()
+    assert list(out.iterdir()) == []
+    context = multiprocessing.get_context("fork")
+    with context.Pool(2) as pool:
+        outcomes = pool.starmap(_export_or_error, [(CASES[:3], out), (CASES[3:5], out)])
+    written = [o for o in outcomes if isinstance(o, list)]
+    assert len(written) >= 1 and all(isinstance(o, (list, str)) for o in outcomes), outcomes
+    refused = [o for o in outcomes if isinstance(o, str)]
+    assert all("is in use by another run" in o or "already holds an earlier export" in o for o in refused)
+    listed = json.loads((out / "cases.json").read_text())
+    assert sorted(p.name for p in out.iterdir()) == sorted([*(m["directory"] for m in listed), "cases.json"])
+    assert len(written) == 1 and sorted(written[0]) == sorted(m["directory"] for m in listed)
+
+
+def _export_or_error(cases: list[Case], out: Path) -> list[str] | str:
+    try:
+        return [p.name for p in export_test_dir(cases, out)]
+    except ReportError as e:
+        return str(e)
+
+
 def test_export_refuses_a_directory_that_is_not_empty_and_replaces_an_export(tmp_path):
     out = tmp_path / "cases"
     first = export_test_dir(CASES[:3], out)
