@@ -192,9 +192,16 @@ def test_what_readme_says_of_report_directories() -> None:
     assert "while the run goes and when it ends" not in " ".join(README.split())
     assert f"| `{LOCK_FILE}` |" in README and f"`{SHARDS_FILE}`" in README
     assert f"`DIR/{shard_directory('', (1, 2)).name.replace('1-of-2', 'K-of-N')}/`" in README
-    lock_source = inspect.getsource(__import__("ort_layouts.reports.lock", fromlist=["x"]))
+    import tempfile
+
+    from ort_layouts import ReportError
+    from ort_layouts.reports.lock import DirectoryLock
+
+    with tempfile.TemporaryDirectory() as directory, DirectoryLock(directory), \
+            pytest.raises(ReportError) as refused:
+        DirectoryLock(directory)
     for phrase in ("is in use by another run: ", "wait for it to end, or use another report directory"):
-        assert phrase in lock_source and phrase in " ".join(README.split())
+        assert phrase in str(refused.value) and phrase in " ".join(README.split())
 
 
 def test_the_real_models_table_counts_what_validate_model_makes() -> None:
