@@ -160,8 +160,9 @@ def check_model_file(model: str | Path) -> Path:
     all the same.
 
     Raises:
-        ModelError: ``model`` is no path (None, an int: naming its type and what is valid), or
-            names no such file, naming the path and what it is instead.
+        ModelError: ``model`` is no path (None, an int: naming its type and what is valid),
+            names no such file, naming the path and what it is instead, or a file over
+            protobuf's 2 GiB limit (:data:`PROTOBUF_LIMIT_BYTES`).
     """
     path = path_argument(model, "model", "the path of an .onnx file (a str or os.PathLike), a ModelFile "
                          "(read_model) or an onnx.ModelProto", ModelError)
@@ -171,9 +172,19 @@ def check_model_file(model: str | Path) -> Path:
         raise ModelError(f"model file {str(path)!r} does not exist")
     if not path.is_file():
         raise ModelError(f"model {str(path)!r} is not a regular file")
-    if path.stat().st_size == 0 and not _has_content(path):
+    size = path.stat().st_size
+    if size == 0 and not _has_content(path):
         raise ModelError(f"model file {str(path)!r} is empty (0 bytes), not an ONNX model")
+    if size > PROTOBUF_LIMIT_BYTES:  # protobuf would read a part of it, as a "corrupt" message
+        raise ModelError(
+            f"model file {str(path)!r} is {size} bytes, over protobuf's limit of {PROTOBUF_LIMIT_BYTES} "
+            "(2 GiB - 1) for one ModelProto, so it is no ONNX model as saved; valid: a model whose "
+            "large tensors are external data (onnx.save(model, path, save_as_external_data=True))")
     return path
+
+
+# the most bytes protobuf reads as one message (ONNX saves larger tensors as external data)
+PROTOBUF_LIMIT_BYTES = (1 << 31) - 1
 
 
 def _has_content(path: Path) -> bool:

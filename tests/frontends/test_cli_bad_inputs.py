@@ -480,3 +480,21 @@ def test_python_api_takes_good_dims(workdir: Path) -> None:
 
     cases = model_cases(workdir / "good.onnx", dims={"batch": 2})
     assert [(c.op, c.shape, c.perm) for c in cases] == [("Transpose", (2, 3, 4, 5), (0, 2, 3, 1))]
+
+
+@pytest.mark.parametrize("command", [["extract"], ["validate", "--provider", "cpu", "--model"],
+                                     ["export", "--out", "x", "--model"], ["convert"]])
+def test_a_model_file_over_protobuf_s_2_gib_is_named_so_before_it_is_read(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        command: list[str]) -> None:
+    """It was read whole (2.2 GB resident) and called corrupt ("Wire format was corrupt")."""
+    big = tmp_path / "big.onnx"
+    with big.open("wb") as f:  # sparse: 2 GiB of holes
+        f.truncate((1 << 31) + 1)
+    monkeypatch.chdir(tmp_path)
+    argv = [*command, str(big), *(["out.onnx"] if command == ["convert"] else [])]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"model file {str(big)!r} is 2147483649 bytes, over protobuf's limit of 2147483647" in err, err
+    assert "external data" in err and err.count("\n") == 1 and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.onnx"]
