@@ -1688,7 +1688,9 @@ def _add_export(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=non_negative_int, default=None,
                    help="seed of the cases' input data, of the suite or of --model's nodes: the cases "
                         "validate runs with the same --seed (default 0)")
-    p.add_argument("--batched", action="store_true", help="one directory holding every case")
+    p.add_argument("--batched", action="store_true",
+                   help="one directory, batched, whose graph holds every case (one per opset where the "
+                        "cases ask for several: batched_opsetN)")
     p.add_argument("--force", action="store_true",
                    help="replace an earlier export in --out (the directories its cases.json lists)")
 

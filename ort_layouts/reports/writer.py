@@ -605,8 +605,8 @@ class ReportWriter:
                 if differences:
                     raise ReportError(
                         f"report directory {str(self.directory)!r} holds a report of another selection, "
-                        f"made with {differences}; use another directory, --resume with the same selection, "
-                        "or --force to replace it")
+                        f"made with {differences}; use another directory, or --force to replace it "
+                        "(validate --resume continues a report of the same selection)")
         self.meta = new_meta
         # a stop (Ctrl-C, SIGTERM) waits until the directory holds this report's start: never an
         # earlier run's finished meta.json beside an emptied results.jsonl and no summaries

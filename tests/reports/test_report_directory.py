@@ -641,3 +641,24 @@ def test_load_report_refuses_a_path_that_is_no_path(path: object, shown: str) ->
 
     with pytest.raises(ReportError, match=rf"^path {shown} is .*, not a path; valid: a report directory"):
         load_report(path)  # type: ignore[arg-type]
+
+
+def test_a_merge_into_a_report_of_another_selection_suggests_only_what_merge_takes(tmp_path: Path) -> None:
+    """merge --shards into a directory holding another selection's report was told to use
+    --resume, which merge does not take."""
+    import argparse
+
+    from ort_layouts.frontends.cli import build_parser
+
+    meta = {"provider": "CPUExecutionProvider", "selection": {"ops": ["Pad"]}}
+    with ReportWriter(tmp_path, meta=meta, planned=["a"]):
+        pass
+    other = {**meta, "selection": {"ops": ["Tile"]}}
+    with pytest.raises(ReportError) as refused:
+        ReportWriter(tmp_path, meta=other, planned=["b"])
+    message = str(refused.value)
+    assert "use another directory, or --force to replace it" in message
+    merge_options = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)
+                         ).choices["merge"]._option_string_actions
+    remedy = message.partition("; use another directory")[2].partition("(")[0]
+    assert all(option in merge_options for option in re.findall(r"--[a-z-]+", remedy)), remedy
