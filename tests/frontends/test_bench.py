@@ -161,6 +161,18 @@ def test_workloads_have_the_asked_size_and_shapes() -> None:
     assert transpose.shape == (1, 64, 128, 128)  # 64 * 128 * 128 * 4 bytes = 4 MiB
 
 
+def test_the_oracle_section_runs_every_workload_at_the_smallest_size() -> None:
+    """--oracle-mb 0.001 passed the argument check and then skipped the section: the reflect
+    pad's input had sides of 0. The smallest tensor is [1, 64, 4, 4] (its pad's input 2 x 2)."""
+    _, transpose, _ = oracle_workloads(1000)[0]
+    assert transpose.shape == (1, 64, 4, 4)
+    out = io.StringIO()
+    figures = run_benchmarks(("oracle",), oracle_bytes=1000, repeats=1, out=out)
+    assert "skipped" not in out.getvalue(), out.getvalue()
+    assert {f.name.split(":")[0] for f in figures} == {"transpose NCHW->NHWC", "broadcast over C",
+                                                       "pad reflect H, W by 1"}
+
+
 def test_device_tensors_copy_and_bound_runs_on_the_cpu_device() -> None:
     allocate, how = device_allocator(CPU)
     assert how
