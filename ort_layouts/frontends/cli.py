@@ -655,6 +655,10 @@ def _run_describe(args: argparse.Namespace) -> int:
     elif args.cpp:
         if op is not None:  # the PADDING1 operator: its descriptors, padding and value
             _out(op.to_cpp())
+        elif output is not None:  # --transpose, --broadcast-to: the EP's identity copy
+            from ort_layouts.operators.identity import IdentityOp
+
+            _out(IdentityOp(desc, output).to_cpp())
         else:
             _out(desc.to_cpp("inputDesc" if output is not None else "tensorDesc"))
             if output is not None:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ort_layouts._errors import DescriptorError, ShapeError
-from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
+from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc, check_cpp_name, cpp_struct
 from ort_layouts.operators.desc_fields import check_tensor, read_desc_dict, read_tensor
 from ort_layouts.reference.buffers import check_views
 from ort_layouts.reference.compare import views_equal
@@ -80,6 +80,17 @@ class IdentityOp:
     @property
     def dimension_count(self) -> int:
         return self.input.dimension_count
+
+    def to_cpp(self, name: str = "identity") -> str:
+        """C++ initializers of the descriptors, of DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC (no
+        scale and bias: ScaleBias is null, as the DML EP builds a Transpose, an Expand or a
+        Reshape) and of the DML_OPERATOR_DESC that names it."""
+        check_cpp_name(name)
+        fields = [(f"&{name}InputTensor", "InputTensor"), (f"&{name}OutputTensor", "OutputTensor"),
+                  ("nullptr", "ScaleBias")]
+        return "\n".join([self.input.to_cpp(f"{name}Input"), self.output.to_cpp(f"{name}Output"),
+                          *cpp_struct("DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC", name, fields),
+                          f"DML_OPERATOR_DESC {name}Op = {{{IDENTITY}, &{name}}};"])
 
     def run(self, dst: np.ndarray, src: np.ndarray, *, threads: int | None = None) -> None:
         """Copy every element of the input view ``src`` into the output view ``dst``."""

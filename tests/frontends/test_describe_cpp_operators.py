@@ -123,7 +123,8 @@ struct DML_BUFFER_TENSOR_DESC { DML_TENSOR_DATA_TYPE DataType; DML_TENSOR_FLAGS 
     UINT DimensionCount; const UINT* Sizes; const UINT* Strides; UINT64 TotalTensorSizeInBytes;
     UINT GuaranteedBaseOffsetAlignment; };
 struct DML_TENSOR_DESC { DML_TENSOR_TYPE Type; const void* Desc; };
-enum DML_OPERATOR_TYPE { DML_OPERATOR_JOIN = 1, DML_OPERATOR_SPLIT, DML_OPERATOR_PADDING1 };
+enum DML_OPERATOR_TYPE { DML_OPERATOR_JOIN = 1, DML_OPERATOR_SPLIT, DML_OPERATOR_PADDING1,
+    DML_OPERATOR_ELEMENT_WISE_IDENTITY };
 struct DML_OPERATOR_DESC { DML_OPERATOR_TYPE Type; const void* Desc; };
 enum DML_PADDING_MODE { DML_PADDING_MODE_CONSTANT, DML_PADDING_MODE_EDGE, DML_PADDING_MODE_REFLECTION,
     DML_PADDING_MODE_SYMMETRIC, DML_PADDING_MODE_WRAP };
@@ -136,6 +137,9 @@ struct DML_JOIN_OPERATOR_DESC { UINT InputCount; const DML_TENSOR_DESC* InputTen
     const DML_TENSOR_DESC* OutputTensor; UINT Axis; };
 struct DML_SPLIT_OPERATOR_DESC { const DML_TENSOR_DESC* InputTensor; UINT OutputCount;
     const DML_TENSOR_DESC* OutputTensors; UINT Axis; };
+struct DML_SCALE_BIAS { float Scale; float Bias; };
+struct DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC { const DML_TENSOR_DESC* InputTensor;
+    const DML_TENSOR_DESC* OutputTensor; const DML_SCALE_BIAS* ScaleBias; };
 """
 
 CHECKS = """
@@ -148,6 +152,9 @@ int main() {
     printf("%u %u %u %d\\n", join.InputCount, join.Axis, j1->Sizes[3], joinOp.Desc == &join);
     const DML_BUFFER_TENSOR_DESC* s1 = (const DML_BUFFER_TENSOR_DESC*)split.OutputTensors[1].Desc;
     printf("%u %u %u %d\\n", split.OutputCount, split.Axis, s1->Sizes[2], splitOp.Type == DML_OPERATOR_SPLIT);
+    const DML_BUFFER_TENSOR_DESC* t = (const DML_BUFFER_TENSOR_DESC*)identity.InputTensor->Desc;
+    printf("%u %u %u %u %d %d\\n", t->Strides[0], t->Strides[1], t->Strides[2], t->Strides[3],
+           identity.ScaleBias == nullptr, identityOp.Type == DML_OPERATOR_ELEMENT_WISE_IDENTITY);
     return 0;
 }
 """
@@ -159,6 +166,7 @@ def test_the_printed_initializers_compile_and_hold_the_values(tmp_path: Path, ca
         _cpp(["--shape", "2,3", "--pad", "1,1,1,1", "--value", "3"], capsys),
         _cpp(["--op", "Concat", "--shape", "2,8", "--param", "axis=1", "--param", "parts=3,5"], capsys),
         _cpp(["--op", "Split", "--shape", "6,4", "--param", "axis=0", "--param", "parts=2,4"], capsys),
+        _cpp(["--shape", "1,3,2,2", "--transpose", "0,2,3,1"], capsys),
     ])
     source = tmp_path / "ops.cpp"
     source.write_text(STUB + body + CHECKS)
@@ -169,3 +177,20 @@ def test_the_printed_initializers_compile_and_hold_the_values(tmp_path: Path, ca
     assert out[0] == "0 1 3 4 1 1 3 1"
     assert out[1] == "2 3 5 1"  # two inputs, Axis 3, the second 5 wide
     assert out[2] == "2 2 4 1"  # two outputs, Axis 2, the second 4 high
+    # NCHW [1, 3, 2, 2] read as [1, 2, 2, 3] (N, H, W, C): strides 12, 2, 1 and C's 4; no scale/bias
+    assert out[3] == "12 2 1 4 1 1"
+
+
+@pytest.mark.parametrize("argv", [["--shape", "2,3", "--op", "Expand", "--param", "target_shape=4,2,3"],
+                                  ["--shape", "2,3", "--broadcast-to", "4,2,3"]])
+def test_an_identity_prints_its_operator_desc(argv: list[str], capsys: Cap) -> None:
+    """It printed the two tensor descs and a comment naming the operator: nothing to create it with."""
+    out = _cpp(argv, capsys)
+    assert out.rstrip("\n").endswith("""\
+DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC identity = {
+    &identityInputTensor,  // InputTensor
+    &identityOutputTensor,  // OutputTensor
+    nullptr,  // ScaleBias
+};
+DML_OPERATOR_DESC identityOp = {DML_OPERATOR_ELEMENT_WISE_IDENTITY, &identity};""")
+    assert "UINT identityInputStrides[3] = {0, 3, 1};" in out
