@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import math
 import os
 import re
 import shutil
@@ -38,13 +39,15 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from ort_layouts._errors import ModelError, ReportError
+from ort_layouts._errors import ModelError, ReportError, ShapeError
+from ort_layouts.engine.environment import available_memory_bytes
 from ort_layouts.engine.graphs import build_model, provider_opset
 from ort_layouts.engine.suite import standard_suite
 from ort_layouts.models.extract import ModelFile, load_model, model_cases
 from ort_layouts.operators.base import input_name, output_name
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.expected import expected_outputs, input_feeds
+from ort_layouts.operators.registry import operator_for_type
 from ort_layouts.operators.values import make_input
 from ort_layouts.reports.lock import LOCK_FILE, DirectoryLock
 from ort_layouts.reports.report import now_iso
@@ -199,6 +202,7 @@ def export_test_dir(
     cases = _as_cases(cases_or_model, dims)
     out = Path(out_dir)
     _earlier_export(out, replace=replace)  # refused before anything is made
+    _check_memory(cases)
     made = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     # another export into ``out`` is refused while this one runs; the lock's file goes with it, so
@@ -262,6 +266,34 @@ def _export_locked(cases: Sequence[Case], out: Path, *, batched: bool, opset: in
         if done or not replaced.is_dir() or not any(replaced.iterdir()):
             shutil.rmtree(staging, ignore_errors=True)  # else it holds what could not be moved back
     return [out / name for name, _ in named]
+
+
+# cases that need at least this many bytes are held to the memory available before any is made
+_MEMORY_CHECK_BYTES = 256 << 20
+
+
+def _check_memory(cases: Sequence[Case]) -> None:
+    """Refuse a case whose input and expected outputs, which its export holds at once, need more
+    memory than this machine has available, naming it, before any case is made.
+
+    Raises:
+        ShapeError: naming the case, its shape, the MiB it needs and the MiB available.
+    """
+    available: int | None = None
+    for case in cases:
+        itemsize = max(1, case.data_type.bitwidth // 8)
+        _, output_shapes = operator_for_type(case.op).tensor_shapes(case)
+        needed = (math.prod(case.shape) + sum(math.prod(s) for s in output_shapes)) * itemsize
+        if needed < _MEMORY_CHECK_BYTES:
+            continue
+        if available is None:
+            available = available_memory_bytes() or -1
+        if 0 <= available < needed:
+            raise ShapeError(
+                f"case {case.id} (input {list(case.shape)}, {case.origin or 'the suite'}) needs "
+                f"{-(-needed >> 20):,} MiB for its input and expected outputs, and this machine has "
+                f"{available >> 20:,} MiB available; valid: smaller shapes (--dim), or a machine with more "
+                "memory")
 
 
 _MANIFEST = "cases.json"

@@ -431,3 +431,19 @@ def test_a_rank_0_case_is_written_as_rank_0_tensors(tmp_path: Path) -> None:
         assert list(tensor.dims) == [] and numpy_helper.to_array(tensor).shape == ()
     model = onnx.load(str(directory / "model.onnx"))
     assert len(model.graph.input[0].type.tensor_type.shape.dim) == 0
+
+
+def test_an_export_of_a_case_larger_than_the_memory_names_it_before_any_is_made(tmp_path, monkeypatch):
+    """It failed with a MemoryError, which the command line could only call "the input is too
+    large for this machine's memory"."""
+    from ort_layouts import ShapeError
+    from ort_layouts.models import testdata
+
+    monkeypatch.setattr(testdata, "available_memory_bytes", lambda: 300 << 20)
+    big = Case("Transpose", DataType.FLOAT32, (1 << 13, 1 << 13), perm=(1, 0))  # 256 MiB in, 256 out
+    out = tmp_path / "out"
+    with pytest.raises(ShapeError, match=rf"^case {re.escape(big.id)} \(input \[8192, 8192\], suite\) "
+                                         r"needs 512 MiB for its input and expected outputs, and this "
+                                         r"machine has 300 MiB available; valid: smaller shapes"):
+        export_test_dir([CASES[0], big], out)
+    assert not out.exists() and list(tmp_path.iterdir()) == []
