@@ -1336,12 +1336,18 @@ def _file_stamp(path: Path) -> tuple[int, int] | None:
     return st.st_ino, st.st_mtime_ns
 
 
-def _stopped(e: KeyboardInterrupt, kept: str, *, mid_line: bool = False) -> NoReturn:
-    """Say that a stop signal stopped the command, and what it kept; then stop. On a terminal
-    (after its ``^C`` echo), or ``mid_line`` (a progress bar drawn), the line starts on a new
-    line; elsewhere (a log) it follows what was written, with no blank line."""
+def _stop_line(text: str, *, mid_line: bool = False) -> None:
+    """Print a stop's line on stderr: on a new line on a terminal (after its ``^C`` echo) or
+    ``mid_line`` (a progress bar drawn); elsewhere (a log) after what was written, with no blank
+    line."""
     start = "\n" if mid_line or sys.stderr.isatty() else ""
-    print(f"{start}{PROG}: {_interrupted_text(e)}; {kept}", file=sys.stderr)
+    print(f"{start}{PROG}: {text}", file=sys.stderr)
+
+
+def _stopped(e: KeyboardInterrupt, kept: str, *, mid_line: bool = False) -> NoReturn:
+    """Say that a stop signal stopped the command, and what it kept (:func:`_stop_line`); then
+    stop."""
+    _stop_line(f"{_interrupted_text(e)}; {kept}", mid_line=mid_line)
     raise _ReportedInterrupt(_signal_of(e)) from None
 
 
@@ -1887,7 +1893,7 @@ def _main(argv: Sequence[str] | None) -> tuple[int, str | None, bool]:
         except KeyboardInterrupt as e:
             if not isinstance(e, _ReportedInterrupt):
                 kept = getattr(args, "kept", None)
-                print(f"\n{PROG}: {_interrupted_text(e)}" + (f"; {kept}" if kept else ""), file=sys.stderr)
+                _stop_line(_interrupted_text(e) + (f"; {kept}" if kept else ""))
             return 128 + _signal_of(e), None, True
         except BrokenPipeError:
             return 1, None, False
