@@ -53,7 +53,6 @@ from ort_layouts.engine.selection import check_dims, resolve_value_kinds
 from ort_layouts.engine.suite import list_argument
 from ort_layouts.models.walk import Body, node_name, walk
 from ort_layouts.operators.case import VALUE_KINDS, Case, check_seed, check_value_kind
-from ort_layouts.operators.kernels import schema_version
 from ort_layouts.operators.onnx_nodes import (
     Flagged,
     Graph,
@@ -61,6 +60,7 @@ from ort_layouts.operators.onnx_nodes import (
     check_inputs_present,
     constant_value,
     is_constant_node,
+    schema_version,
     static,
 )
 from ort_layouts.operators.registry import CASE_OPS, LAYOUT_OPS, check_op_type, operator_for_type
@@ -516,13 +516,14 @@ def _opset_reason(op_type: str, opset: int) -> str:
     where the opset is unknown (0)."""
     if opset <= 0:
         return ""
-    if schema_version(op_type, opset) is None:
+    version = schema_version(op_type, opset)
+    if version is None:
         return (f"opset: ONNX defines no {op_type} at opset {opset}, the model's: ONNX Runtime refuses the "
                 "model")
     first = operator_for_type(op_type).min_opset
     if opset < first:
         return (f"opset: {op_type} cases start at opset {first}; the model's opset {opset} makes no case "
-                f"(its {op_type}-{schema_version(op_type, opset)} takes other inputs)")
+                f"(its {op_type}-{version} takes other inputs)")
     return ""
 
 

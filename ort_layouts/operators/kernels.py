@@ -6,9 +6,9 @@ EP (or, with CPU fallback off, cannot take it).
 
 from __future__ import annotations
 
-import onnx
+from ort_layouts.operators.onnx_nodes import schema_version
 
-__all__ = ["DML_KERNEL_VERSIONS", "dml_kernel_reason", "flag_no_kernel", "schema_version"]
+__all__ = ["DML_KERNEL_VERSIONS", "dml_kernel_reason", "flag_no_kernel"]
 
 #: the ONNX schema since-versions the DML EP registers a kernel for: the Copy kernel's
 #: (``REG_INFO_COPY`` rows of ``OperatorRegistration.cpp``, lines 852-875 at ONNX Runtime 1.24.1),
@@ -29,17 +29,6 @@ DML_KERNEL_VERSIONS: dict[str, tuple[int, ...]] = {
     "DepthToSpace": (1, 11, 13),
     "SpaceToDepth": (1, 13),
 }
-
-
-def schema_version(op_type: str, opset: int) -> int | None:
-    """The since-version of the schema ``opset`` resolves ``op_type`` (default domain) to; None
-    where the opset is unknown (0 or less) or the operator did not exist yet."""
-    if opset <= 0:
-        return None
-    try:
-        return int(onnx.defs.get_schema(op_type, opset, "").since_version)
-    except onnx.defs.SchemaError:  # an opset before the operator existed
-        return None
 
 
 def dml_kernel_reason(op_type: str, opset: int) -> str:

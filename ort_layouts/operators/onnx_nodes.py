@@ -49,6 +49,7 @@ __all__ = [
     "int64_initializer",
     "is_constant_node",
     "name_of",
+    "schema_version",
     "static",
     "value_hex",
     "value_info",
@@ -216,6 +217,13 @@ def _schema(op_type: str, opset: int) -> onnx.defs.OpSchema | None:
         return onnx.defs.get_schema(op_type, opset, "")
     except onnx.defs.SchemaError:
         return None
+
+
+def schema_version(op_type: str, opset: int) -> int | None:
+    """The since-version of the schema ``opset`` resolves ``op_type`` (default domain) to; None
+    where the opset is unknown (0 or less) or the operator did not exist yet."""
+    schema = _schema(op_type, opset)
+    return None if schema is None else int(schema.since_version)
 
 
 _ATTRIBUTE_KINDS = {"INT": "an integer", "INTS": "a list of integers", "FLOAT": "a float",
