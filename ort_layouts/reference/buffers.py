@@ -16,6 +16,7 @@ import numpy as np
 from ort_layouts._errors import ArgumentError, DataTypeError, DescriptorError, ShapeError, a_type
 from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
 from ort_layouts.descriptors.dtypes import DataType
+from ort_layouts.descriptors.sequences import is_integer
 from ort_layouts.reference.copy import strided_copy
 
 __all__ = [
@@ -219,9 +220,7 @@ def check_threads(threads: Any) -> None:
     Raises:
         ArgumentError: naming the value and what is valid.
     """
-    if threads is None or (type(threads) is int and threads >= 1):
-        return
-    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+    if threads is not None and not (is_integer(threads) and threads >= 1):
         raise ArgumentError(f"threads {threads!r:.80} is not valid; valid: an integer >= 1, or None for one "
                             "per CPU (at most 8)")
 
