@@ -80,19 +80,20 @@ def read_desc_dict(data: Any, operator: str, *, required: Collection[str],
     return data
 
 
-def _context(what: str, e: DescriptorError | DataTypeError) -> DescriptorError | DataTypeError:
-    """``e`` again, its message prefixed with the field it came from."""
-    if isinstance(e, DescriptorError):
-        return DescriptorError(e.rule, e.value, f"{what}: {e}")
-    return DataTypeError(f"{what}: {e}")
+def _read_desc(value: Any, what: str) -> BufferTensorDesc:
+    """``BufferTensorDesc.from_dict(value)``, its errors again with their message prefixed with
+    ``what``, the field (and item) the dict came from."""
+    try:
+        return BufferTensorDesc.from_dict(value)
+    except DescriptorError as e:
+        raise DescriptorError(e.rule, e.value, f"{what}: {e}") from e
+    except DataTypeError as e:
+        raise DataTypeError(f"{what}: {e}") from e
 
 
 def read_tensor(data: Mapping[str, Any], key: str, operator: str) -> BufferTensorDesc:
     """``BufferTensorDesc.from_dict(data[key])``, its errors naming the field."""
-    try:
-        return BufferTensorDesc.from_dict(data[key])
-    except (DescriptorError, DataTypeError) as e:
-        raise _context(f"{operator} {key}", e) from e
+    return _read_desc(data[key], f"{operator} {key}")
 
 
 def read_tensors(data: Mapping[str, Any], key: str, operator: str) -> tuple[BufferTensorDesc, ...]:
@@ -101,13 +102,7 @@ def read_tensors(data: Mapping[str, Any], key: str, operator: str) -> tuple[Buff
     if not is_ordered_sequence(items):
         raise DescriptorError("dict-field", items, f"{operator} {key} {items!r:.80} is {a_type(items)}; "
                                                    "valid: a list of descriptor dicts")
-    out = []
-    for k, item in enumerate(items):
-        try:
-            out.append(BufferTensorDesc.from_dict(item))
-        except (DescriptorError, DataTypeError) as e:
-            raise _context(f"{operator} {key}[{k}]", e) from e
-    return tuple(out)
+    return tuple(_read_desc(item, f"{operator} {key}[{k}]") for k, item in enumerate(items))
 
 
 def read_ints(data: Mapping[str, Any], key: str, operator: str) -> tuple[int, ...]:
