@@ -392,3 +392,12 @@ def test_join_and_split_refuse_an_axis_that_is_no_integer(axis: object) -> None:
     with pytest.raises(ShapeError, match=r"Split axis .* is not an integer; valid: -2..1"):
         SplitOp.from_onnx("float32", (4, 3), (1, 3), axis)  # type: ignore[arg-type]
     assert JoinOp.from_onnx("float32", [(2, 3), (2, 1)], 1).output.sizes[-2:] == (2, 4)
+
+
+def test_join_to_cpp_names_the_onnx_inputs_its_input_tensors_are_when_an_empty_one_is_unbound() -> None:
+    """An empty input of the Concat is no InputTensor of the JOIN: the C++ says which ONNX inputs
+    the InputTensors are; with every input bound it needs no such line."""
+    gap = JoinOp.from_onnx("float32", [(2, 3), (2, 0), (2, 2)], 1).to_cpp()
+    assert "// InputTensors are ONNX inputs 0, 2 (the empty ones are not bound)\n" \
+           "DML_TENSOR_DESC joinInputTensors[2] = {joinInput0Tensor, joinInput1Tensor};" in gap
+    assert "are ONNX inputs" not in JoinOp.from_onnx("float32", [(2, 3), (2, 2)], 1).to_cpp()
