@@ -225,7 +225,7 @@ class Pad(Operator):
         return super().inexpressible_reason(case)
 
     def dml_operator(self, case: Case) -> PaddingOp:
-        return padding_for(BufferTensorDesc(case.data_type, case.shape or (1,)), case.pads or (),
+        return padding_for(BufferTensorDesc(case.data_type, case.shape), case.pads or (),
                            mode=case.mode, value_hex=case.pad_value_hex, axes=case.axes)
 
     def reference_output(self, case: Case, input_array: np.ndarray) -> np.ndarray:
@@ -448,7 +448,7 @@ class Pad(Operator):
                              "EP fails such a node, as ONNX's reference does")
         check_size(shape, "input")
         try:
-            op = PaddingOp.from_onnx(BufferTensorDesc(dtype, shape or (1,)), pads, mode=mode, value=value,
+            op = PaddingOp.from_onnx(BufferTensorDesc(dtype, shape), pads, mode=mode, value=value,
                                      axes=axes)
         except NotExpressibleError as e:
             flags.append(f"negative-pads: {e}")
