@@ -209,9 +209,10 @@ def _nibble_bytes(value: Any, data_type: DataType) -> bytes:
         return bytes([value[0] & 0x0F]) if value else b""
     low, high = (-8, 7) if data_type == DataType.INT4 else (0, 15)
     whole = None
-    if is_integer(value) or (isinstance(value, numbers.Real) and not isinstance(value, bool)
-                             and float(value).is_integer()):
-        whole = int(float(value)) if not is_integer(value) else int(value)
+    if is_integer(value):
+        whole = int(value)
+    elif isinstance(value, numbers.Real) and not isinstance(value, bool) and float(value).is_integer():
+        whole = int(float(value))  # a whole float: 3.0
     if whole is None or not low <= whole <= high:
         raise ShapeError(f"Pad value {value!r:.80} does not fit {data_type.name.lower()}; valid: the "
                          f"integers {low}..{high}, or one byte (its low nibble)")
