@@ -659,10 +659,8 @@ def _run_describe(args: argparse.Namespace) -> int:
             from ort_layouts.operators.identity import IdentityOp
 
             _out(IdentityOp(desc, output).to_cpp())
-        else:
-            _out(desc.to_cpp("inputDesc" if output is not None else "tensorDesc"))
-            if output is not None:
-                _out(output.to_cpp("outputDesc"))
+        else:  # the descriptor alone
+            _out(desc.to_cpp("tensorDesc"))
     elif args.svg:
         from ort_layouts.reports.render import render_svg
         from ort_layouts.reports.report import atomic_write_text
