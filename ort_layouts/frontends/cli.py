@@ -1298,12 +1298,9 @@ def _run_merge(args: argparse.Namespace) -> int:
     if args.shards:
         assert out is not None
         argv = getattr(args, "argv", None)  # main's: the merge's locks name its command line
-        before = _file_stamp(out / "meta.json")
-        try:
+        with _stop_says_what_was_written(out / "meta.json", lambda merged: _merged_kept_text(out, merged)):
             report = merge_shards(args.reports, out, force=args.force,
                                   command=shlex.join([PROG, *argv]) if argv is not None else None)
-        except KeyboardInterrupt as e:
-            _stopped(e, _merged_kept_text(out, before))
         _out(summary_line(report, strict=report.strict))
         _out(f"reports: {out / 'report.html'}, report.json, junit.xml, results.jsonl, shards.json")
         return 0 if report.verdict() == "pass" else 1
@@ -1313,13 +1310,10 @@ def _run_merge(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(terminal_safe(matrix.text_table()))  # labels hold device and host names
     if out is not None:
-        before = _file_stamp(out / "matrix.json")
-        try:
+        with _stop_says_what_was_written(out / "matrix.json", lambda written: (
+                f"wrote {out / 'matrix.json'} and matrix.html" if written
+                else f"the matrix was not written ({out} as it was)")):
             paths = write_matrix(matrix, out)  # both files, or neither
-        except KeyboardInterrupt as e:
-            written = _file_stamp(out / "matrix.json") != before
-            _stopped(e, f"wrote {out / 'matrix.json'} and matrix.html" if written
-                     else f"the matrix was not written ({out} as it was)")
         print(terminal_safe(f"wrote {paths['json']} and {paths['html']}"), file=sys.stderr)
     return 0
 
@@ -1349,10 +1343,22 @@ def _stopped(e: KeyboardInterrupt, kept: str, *, mid_line: bool = False) -> NoRe
     raise _ReportedInterrupt(_signal_of(e)) from None
 
 
-def _merged_kept_text(out: Path, before: tuple[int, int] | None) -> str:
-    """What a merge of shards stopped midway left in ``out`` (``before``: the stamp of its
-    meta.json before the merge)."""
-    if _file_stamp(out / "meta.json") == before:
+@contextlib.contextmanager
+def _stop_says_what_was_written(path: Path, kept: Callable[[bool], str]) -> Iterator[None]:
+    """A stop signal in the block stops the command (:func:`_stopped`) saying what it kept:
+    ``kept(True)`` where ``path`` was written (replaced: :func:`_file_stamp`) since the block
+    began, ``kept(False)`` where it is as it was."""
+    before = _file_stamp(path)
+    try:
+        yield
+    except KeyboardInterrupt as e:
+        _stopped(e, kept(_file_stamp(path) != before))
+
+
+def _merged_kept_text(out: Path, merged: bool) -> str:
+    """What a merge of shards stopped midway left in ``out`` (``merged``: its meta.json was
+    written)."""
+    if not merged:
         return f"nothing merged ({out} as it was)"
     try:
         data = json.loads((out / "report.json").read_text(encoding="utf-8"))
@@ -1736,13 +1742,10 @@ def _run_export(args: argparse.Namespace) -> int:
         return EXIT_NOTHING
     if model is not None:  # how its layout nodes became these cases, as validate --model says it
         _model_coverage_notes(model, layout, None)
-    before = _file_stamp(Path(args.out) / "cases.json")
-    try:
+    with _stop_says_what_was_written(Path(args.out) / "cases.json", lambda written: (  # whole, or not at all
+            f"the export in {args.out} is complete" if written
+            else f"nothing exported ({args.out} as it was)")):
         dirs = export_test_dir(cases, args.out, batched=args.batched, replace=args.force)
-    except KeyboardInterrupt as e:  # the export is put in place whole, or not at all
-        written = _file_stamp(Path(args.out) / "cases.json") != before
-        _stopped(e, f"the export in {args.out} is complete" if written
-                 else f"nothing exported ({args.out} as it was)")
     _out(f"wrote {len(dirs)} test directories under {args.out}; replay with: "
          f"onnx_test_runner -e dml {args.out}")
     return 0
