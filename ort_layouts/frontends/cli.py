@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import functools
 import io
 import json
 import os
@@ -1421,38 +1422,42 @@ def _add_bench(p: argparse.ArgumentParser) -> None:
     p.epilog = ("Every argument is checked before any section runs: a bad value is refused, naming it and "
                 "the valid ones, whatever the sections; so is an argument given to sections none of which "
                 "takes it (--device-id with --sections oracle, say).")
-    # the section-bound arguments default to None: given or not is known (_check_bench fills them in)
     p.add_argument("--sections", type=_sections, default=DEFAULT_SECTIONS,
                    help=f"comma-separated sections to run (default: {','.join(DEFAULT_SECTIONS)})")
-    p.add_argument("--provider", default=None,
-                   help="EP of the suite, floor and memory sections (default: cpu)")
-    p.add_argument("--gpu-provider", default=None, choices=GPU_PROVIDERS,
-                   help="EP of the gpu section: auto, webgpu, dml, cuda (default: auto)")
-    p.add_argument("--device-id", type=non_negative_int, default=None,
-                   help="device of the gpu section's EP, checked against the devices it lists (default: 0)")
-    p.add_argument("--suite-sample", type=positive_int, default=None,
-                   help="cases timed batched and one session per case by the suite section; the dml "
-                        "section times at least 1000 (default: 300)")
-    p.add_argument("--suite-ranks", type=selection_list("ranks"), default=None,
-                   help="comma-separated input ranks of the standard suite that the suite, floor, "
-                        "diagnosis and memory sections take (default: all)")
-    p.add_argument("--oracle-mb", type=_mib, default=None,
-                   help="oracle section's tensor size in MiB (default 256)")
-    p.add_argument("--gpu-mb", type=_mib, default=None, help="gpu section's tensor size in MiB (default 64)")
-    p.add_argument("--gpu-iterations", type=positive_int, default=None,
-                   help="runs per gpu section timing loop (default 200)")
-    p.add_argument("--memory-mb", type=_mib, default=None,
-                   help="size of the memory section's large case in MiB (default 256)")
-    p.add_argument("--repeats", type=positive_int, default=None,
-                   help="interleaved repeats, best kept, of the suite, floor, oracle, gpu and dml sections "
-                        "(default 3)")
-    p.add_argument("--jobs", type=positive_int, default=None,
-                   help="worker processes of the floor section's runs (default: the runner's choice)")
-    p.add_argument("--gpu-on-cpu", action="store_true", default=None,
-                   help="run the gpu section on the CPU EP when no GPU EP runs in this process (none "
-                        "here, or DirectML only through its worker): tests the code path")
+    section = functools.partial(_add_section_argument, p)
+    section("provider", help="EP of the suite, floor and memory sections (default: {default})")
+    section("gpu_provider", choices=GPU_PROVIDERS,
+            help="EP of the gpu section: auto, webgpu, dml, cuda (default: {default})")
+    section("device_id", type=non_negative_int,
+            help="device of the gpu section's EP, checked against the devices it lists (default: {default})")
+    section("suite_sample", type=positive_int,
+            help="cases timed batched and one session per case by the suite section; the dml "
+                 "section times at least 1000 (default: {default})")
+    section("suite_ranks", type=selection_list("ranks"),
+            help="comma-separated input ranks of the standard suite that the suite, floor, "
+                 "diagnosis and memory sections take (default: all)")
+    section("oracle_mb", type=_mib, help="oracle section's tensor size in MiB (default {default})")
+    section("gpu_mb", type=_mib, help="gpu section's tensor size in MiB (default {default})")
+    section("gpu_iterations", type=positive_int, help="runs per gpu section timing loop (default {default})")
+    section("memory_mb", type=_mib, help="size of the memory section's large case in MiB (default {default})")
+    section("repeats", type=positive_int,
+            help="interleaved repeats, best kept, of the suite, floor, oracle, gpu and dml sections "
+                 "(default {default})")
+    section("jobs", type=positive_int,
+            help="worker processes of the floor section's runs (default: the runner's choice)")
+    section("gpu_on_cpu", action="store_true",
+            help="run the gpu section on the CPU EP when no GPU EP runs in this process (none "
+                 "here, or DirectML only through its worker): tests the code path")
     p.add_argument("--json", type=path_text, metavar="FILE", default=None,
                    help="also write the machine and figures as JSON")
+
+
+def _add_section_argument(p: argparse.ArgumentParser, dest: str, *, help: str, **kwargs: Any) -> None:
+    """A section-bound argument of bench, by its entry in :data:`_BENCH_ARGUMENTS`: its flag, None
+    unless given (given or not is known: _check_bench fills the default in), and its help with
+    ``{default}`` written as that default."""
+    flag, _, default = _BENCH_ARGUMENTS[dest]
+    p.add_argument(flag, default=None, help=help.format(default=default), **kwargs)
 
 
 def _check_bench(args: argparse.Namespace) -> None:
