@@ -1217,14 +1217,12 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False, model: ModelFile
         progress = Progress(len(cases), mode=args.progress, done=session.done_count, strict=args.strict)
         outcome = session.run(on_result=progress.update)
         progress.close()
-    except KeyboardInterrupt as e:
+    except BaseException as e:
         if writer:
             writer.close()  # (the session's run closes it as it stops; a stop before the run did not)
-            _stopped(e, _kept_text(writer, cases), mid_line=progress is not None and progress.mode == "bar")
-        raise
-    except BaseException:
-        if writer:
-            writer.close()
+            if isinstance(e, KeyboardInterrupt):
+                _stopped(e, _kept_text(writer, cases),
+                         mid_line=progress is not None and progress.mode == "bar")
         raise
     if writer:  # written and closed: what a stop from here on keeps
         args.kept = _kept_text(writer, cases)
