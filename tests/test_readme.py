@@ -410,3 +410,27 @@ def test_the_option_reference_is_read_as_written() -> None:
     assert blocks["setup"][1] == [["`--mesa {22,25}`", "25", "lavapipe"]]
     merge = set(_documented_options(COMMAND_PARSERS["merge"]))
     assert merge - {"--out", "--json"} == {"--shards", "--force"}  # what the test above would name
+
+
+def test_the_webgpu_extra_installs_nothing_on_windows() -> None:
+    """README: the WebGPU extra installs the plugin EP on Linux and macOS, and nothing on Windows,
+    where the package takes onnxruntime-directml, which cannot sit beside the plugin EP's
+    onnxruntime (both install the ``onnxruntime`` module)."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+
+    def installed(requirements: list[str], platform: str) -> list[str]:
+        return [r.name for r in map(Requirement, requirements)
+                if r.marker is None or r.marker.evaluate({"sys_platform": platform})]
+
+    webgpu = project["optional-dependencies"]["webgpu"]
+    assert installed(webgpu, "win32") == []
+    for platform in ("linux", "darwin"):
+        assert "onnxruntime-ep-webgpu" in installed(webgpu, platform)
+    assert "onnxruntime-directml" in installed(project["dependencies"], "win32")
+    text = " ".join(README.split())
+    assert "The WebGPU plugin EP (Vulkan on Linux, Metal on macOS) comes with an extra. On Windows the " \
+           "extra installs nothing" in text
