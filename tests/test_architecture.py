@@ -8,6 +8,7 @@ end imports a front end; no module imports another module's private (``_name``) 
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
@@ -121,3 +122,14 @@ def test_every_module_is_in_a_layer() -> None:
     assert loose == []
     folders = {p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__"}
     assert folders <= set(LAYERS)
+
+
+def test_the_startup_module_imports_the_standard_library_only() -> None:
+    """ARCHITECTURE.md: ``_startup.py`` imports nothing of ours, the standard library only, and
+    the package imports it before anything else: its guard of the command line's start is set
+    before numpy, onnx and onnxruntime load."""
+    imported = {module.split(".")[0] for _, module, _ in _imports(PACKAGE / "_startup.py")}
+    assert imported and not imported - sys.stdlib_module_names, sorted(imported - sys.stdlib_module_names)
+    first = next((module, names) for _, module, names in _imports(PACKAGE / "__init__.py")
+                 if module != "__future__")
+    assert first in (("ort_layouts._startup", []), ("ort_layouts", ["_startup"]))
