@@ -1390,24 +1390,23 @@ def check_provider_start(
     return name
 
 
-# the canaries that passed: (the DirectML worker, or None in-process; the worker's generation, which
-# a restart counts; the config). One pass holds for the worker process it ran on: the cases of many
-# run_cases calls (a pytest item each, validate --model's models) are not checked again each time
 class _InProcess:
     """Stands for an in-process DML EP where a canary's worker is named."""
 
 
 _IN_PROCESS = _InProcess()
 # the canaries that passed, by the DirectML worker they ran on (held weakly: a worker let go takes
-# its passes with it), each as (the worker's generation, the config)
+# its passes with it), each as (the worker's generation, which a restart counts; the config). One
+# pass holds for the worker process it ran on: the cases of many run_cases calls (a pytest item
+# each, validate --model's models) are not checked again each time
 _canary_passed: weakref.WeakKeyDictionary[Any, set[tuple[int, ProviderConfig]]] = weakref.WeakKeyDictionary()
 
 
-def _canary_key(config: ProviderConfig) -> tuple[Any, int, ProviderConfig]:
-    """The worker a canary runs on (:data:`_IN_PROCESS` for an in-process DML EP), its
-    generation, the config."""
+def _canary_worker() -> tuple[Any, int]:
+    """The worker a canary runs on (:data:`_IN_PROCESS` for an in-process DML EP) and its
+    generation."""
     worker = dml_worker() if dml_through_worker() else _IN_PROCESS
-    return worker, getattr(worker, "generation", 0), config
+    return worker, getattr(worker, "generation", 0)
 
 
 def _canary(config: ProviderConfig) -> None:
@@ -1429,7 +1428,7 @@ def _canary(config: ProviderConfig) -> None:
         ProviderError: the stack gave wrong outputs for the canary cases, or could not create or
             run their session.
     """
-    worker, generation, _ = _canary_key(config)
+    worker, generation = _canary_worker()
     if (generation, config) in _canary_passed.get(worker, ()):
         return
     inputs = [make_input(c) + (1 if c.values == "iota" else 0) for c in _CANARY]
@@ -1452,7 +1451,7 @@ def _canary(config: ProviderConfig) -> None:
     wrong = [c.op for c, x, y in zip(_CANARY, inputs, outputs, strict=True)
              if np.asarray(y).tobytes() != expected_output(c, x).tobytes()]
     if not wrong:
-        worker, generation, _ = _canary_key(config)  # the worker the cases ran on (one that died failed)
+        worker, generation = _canary_worker()  # the worker the cases ran on (one that died failed)
         _canary_passed.setdefault(worker, set()).add((generation, config))
         return
     zeros = all(not np.asarray(y).any() for y in outputs)

@@ -151,7 +151,7 @@ def test_a_canary_that_passed_holds_for_its_worker_process_and_config(monkeypatc
     worker: list[Any] = [Worker(), 1]  # the worker the canary would run on, its generation
     monkeypatch.setattr(_runner, "make_session", cpu_session)
     monkeypatch.setattr(_runner, "_canary_passed", weakref.WeakKeyDictionary())
-    monkeypatch.setattr(_runner, "_canary_key", lambda config: (worker[0], worker[1], config))
+    monkeypatch.setattr(_runner, "_canary_worker", lambda: (worker[0], worker[1]))
     config = ProviderConfig(DML)
     _runner._canary(config)
     _runner._canary(config)
