@@ -435,7 +435,8 @@ class Report:
                               f"{_VALID_REPORT_JSON}")
         if not isinstance(data["results"], list):
             raise ReportError(f"{source}: 'results' is a {type(data['results']).__name__}, not a list")
-        _check_field_types(data, _HEADER_TYPES, source)
+        for key, kind in _HEADER_TYPES.items():
+            _checked_field(data, key, kind, source, "the file is damaged, or not an ort_layouts report")
         derived = _derived_keys()
         # the planned and unplanned counts stay where the planned ids are not there (report.json
         # leaves them out)
@@ -591,26 +592,23 @@ _META_TYPES: dict[str, type] = {
 
 # the fields report.json's header writes after the meta (report_header), and their types: a
 # report.json holding one of another type is no report of this package's
-_HEADER_TYPES: dict[str, tuple[type, ...]] = {
-    "planned_count": (int,), "unplanned_count": (int,), "complete": (bool,), "summary": (dict,),
-    "strict": (bool,), "failures": (int,), "verdict": (str,),
+_HEADER_TYPES: dict[str, type] = {
+    "planned_count": int, "unplanned_count": int, "complete": bool, "summary": dict, "strict": bool,
+    "failures": int, "verdict": str,
 }
 _JSON_NAMES = {str: "string", int: "integer", bool: "boolean", dict: "object", list: "array"}
 _VALID_REPORT_JSON = (f"valid: a {JSON_FILE} that ort-layouts validate wrote (schema {SCHEMA!r}), a report "
                       f"directory or a {RESULTS_FILE}")
 
 
-def _check_field_types(fields: Mapping[str, Any], types: Mapping[str, tuple[type, ...]], source: str) -> None:
-    """Refuse a field of ``fields`` whose value (null aside) is of none of its ``types`` (a bool
-    is no integer here, as JSON tells them apart)."""
-    for key, kinds in types.items():
-        value = fields.get(key)
-        if value is None:
-            continue
-        if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
-            valid = " or ".join(f"a JSON {_JSON_NAMES[k]}" for k in kinds)
-            raise ReportError(f"{source}: {key!r} is {type(value).__name__} {value!r:.60}, not {valid}; "
-                              "the file is damaged, or not an ort_layouts report")
+def _checked_field(fields: Mapping[str, Any], key: str, kind: type, source: str, damaged: str) -> Any:
+    """``fields[key]`` (None where absent), refused where it is neither null nor a ``kind`` (a
+    bool is no integer here, as JSON tells them apart); ``damaged`` ends the message."""
+    value = fields.get(key)
+    if value is not None and (not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool)):
+        raise ReportError(f"{source}: {key!r} is {type(value).__name__} {value!r:.60}, not a JSON "
+                          f"{_JSON_NAMES[kind]}; {damaged}")
+    return value
 
 
 def checked_meta(meta: dict[str, Any], source: str) -> dict[str, Any]:
@@ -620,12 +618,8 @@ def checked_meta(meta: dict[str, Any], source: str) -> dict[str, Any]:
         ReportError: a field of another type, or an array field holding other than strings (the
             file is damaged, or not this package's).
     """
-    for key, kind_type in _META_TYPES.items():
-        value = meta.get(key)
-        if value is not None and not isinstance(value, kind_type):
-            kind = "object" if kind_type is dict else "array"
-            raise ReportError(f"{source}: {key!r} is {type(value).__name__} {value!r:.60}, not a JSON "
-                              f"{kind}; the file is damaged")
+    for key, kind in _META_TYPES.items():
+        value = _checked_field(meta, key, kind, source, "the file is damaged")
         if isinstance(value, list):  # of strings
             for item in value:
                 if not isinstance(item, str):
