@@ -182,6 +182,11 @@ class Change:
                 f"{self.status} from {self.version}{why}{was}")
 
 
+def _cases(n: int) -> str:
+    """``n`` cases, in words: "1 case", "3 cases"."""
+    return f"{n} case{'' if n == 1 else 's'}"
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class ChangeGroup:
     """The changes of :meth:`Matrix.bisect` that one op (in one mode, for the ops that have
@@ -211,9 +216,8 @@ class ChangeGroup:
     def __str__(self) -> str:
         why = (f": {_shorten(self.diagnosis)}" if self.diagnosis
                else f" (was: {_shorten(self.before_diagnosis)})" if self.before_diagnosis else "")
-        n = len(self.case_ids)
         mode = f" mode {self.mode}" if self.mode else ""
-        return (f"{self.op}{mode} ({n} case{'' if n == 1 else 's'}; {', '.join(self.dtypes)}): "
+        return (f"{self.op}{mode} ({_cases(len(self.case_ids))}; {', '.join(self.dtypes)}): "
                 f"{self.before_status} on DirectML {self.before_version}, {self.status} from {self.version}; "
                 f"e.g. {self.case_ids[0]}{why}")
 
@@ -225,10 +229,6 @@ def _shorten(text: str, limit: int = 300) -> str:
         return text
     tail = limit * 2 // 3
     return f"{text[:limit - tail - 5]} ... {text[-tail:]}"
-
-
-def _cases(n: int) -> str:
-    return f"{n} case{'' if n == 1 else 's'}"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
