@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 import re
-from html.parser import HTMLParser
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -44,33 +45,8 @@ def _report(strict: bool | None, device: str) -> Report:
     return Report(meta, _results())
 
 
-class _Cells(HTMLParser):
-    """The class of each matrix cell of matrix.html, and the column legend's items."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.cells: list[str] = []
-        self.legend: list[str] = []
-        self._in_li = False
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        found = dict(attrs)
-        if tag == "td" and "cell" in (found.get("class") or "").split():
-            self.cells.append(found.get("class") or "")
-        if tag == "li":
-            self._in_li = True
-            self.legend.append("")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "li":
-            self._in_li = False
-
-    def handle_data(self, data: str) -> None:
-        if self._in_li:
-            self.legend[-1] += data
-
-
-def test_each_column_is_judged_as_its_report_s_run(tmp_path: Path) -> None:
+def test_each_column_is_judged_as_its_report_s_run(tmp_path: Path,
+                                                   matrix_page: Callable[[Path], Any]) -> None:
     """The same results in a report of a --strict run and one without: in the first the known
     issue and the unsupported case are failures (F), as that report's own summaries count them;
     in the second a known issue (K) and an unsupported case (U)."""
@@ -85,8 +61,7 @@ def test_each_column_is_judged_as_its_report_s_run(tmp_path: Path) -> None:
     assert "F = errors and unexplained mismatches (and in a strict report's column its known issues and " \
            "unsupported cases)" in table
     write_matrix(matrix, tmp_path)
-    cells = _Cells()
-    cells.feed((tmp_path / MATRIX_HTML).read_text(encoding="utf-8"))
+    cells = matrix_page(tmp_path)
     assert cells.cells == ["cell fail", "cell known", "cell known"]
     assert "strict" in cells.legend[0] and "strict" not in cells.legend[1]
     columns = json.loads((tmp_path / MATRIX_JSON).read_text())["columns"]

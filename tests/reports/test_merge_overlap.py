@@ -5,8 +5,9 @@ matrix said "0 of N cases differ"."""
 from __future__ import annotations
 
 import json
-from html.parser import HTMLParser
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,7 +15,7 @@ from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.engine.result import CaseResult, Status
 from ort_layouts.frontends.cli import main
 from ort_layouts.operators.case import Case
-from ort_layouts.reports.merge import MATRIX_HTML, MATRIX_JSON, merge_reports
+from ort_layouts.reports.merge import MATRIX_JSON, merge_reports
 from ort_layouts.reports.report import RESULTS_FILE, Report
 
 Cap = pytest.CaptureFixture[str]
@@ -35,32 +36,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, int]
     return {ops: (root / ops, _validate(root / ops, ops)) for ops in ("Transpose", "Tile", "Transpose,Tile")}
 
 
-class _Text(HTMLParser):
-    """The text of the element of class "overlap"."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.text: list[str] = []
-        self._in = False
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if ("class", "overlap") in attrs:
-            self._in = True
-            self.text.append("")
-        elif tag == "br" and self._in:
-            self.text.append("")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "p":
-            self._in = False
-
-    def handle_data(self, data: str) -> None:
-        if self._in:
-            self.text[-1] += data
-
-
-def test_reports_of_disjoint_selections_compare_nothing(runs: dict[str, tuple[Path, int]],
-                                                        tmp_path: Path, capsys: Cap) -> None:
+def test_reports_of_disjoint_selections_compare_nothing(runs: dict[str, tuple[Path, int]], tmp_path: Path,
+                                                        capsys: Cap,
+                                                        matrix_page: Callable[[Path], Any]) -> None:
     (transpose, n_transpose), (tile, n_tile) = runs["Transpose"], runs["Tile"]
     assert n_transpose and n_tile
     capsys.readouterr()
@@ -75,9 +53,7 @@ def test_reports_of_disjoint_selections_compare_nothing(runs: dict[str, tuple[Pa
     data = json.loads((tmp_path / MATRIX_JSON).read_text())
     assert data["overlap"] == {"per_column": [n_transpose, n_tile], "cases": total, "in_every": 0,
                                "compared": 0, "differing": 0, "not_compared": total}
-    page = _Text()
-    page.feed((tmp_path / MATRIX_HTML).read_text())
-    assert page.text == said
+    assert matrix_page(tmp_path).overlap == said
 
 
 def test_reports_that_share_some_cases_say_how_many_were_compared(runs: dict[str, tuple[Path, int]],

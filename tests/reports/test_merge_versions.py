@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from html.parser import HTMLParser
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,7 @@ import pytest
 
 import ort_layouts
 from ort_layouts.frontends.cli import main
-from ort_layouts.reports.merge import MATRIX_HTML, MATRIX_JSON, merge_reports
+from ort_layouts.reports.merge import MATRIX_JSON, merge_reports
 from ort_layouts.reports.report import JSON_FILE, META_FILE, Report
 
 Cap = pytest.CaptureFixture[str]
@@ -38,34 +38,9 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return root / "old", root / "new"
 
 
-class _Page(HTMLParser):
-    """matrix.html's column header titles and legend items."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.titles: list[str] = []
-        self.legend: list[str] = []
-        self._in_li = False
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        found = dict(attrs)
-        if tag == "th" and found.get("title"):
-            self.titles.append(found["title"] or "")
-        if tag == "li":
-            self._in_li = True
-            self.legend.append("")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "li":
-            self._in_li = False
-
-    def handle_data(self, data: str) -> None:
-        if self._in_li:
-            self.legend[-1] += data
-
-
 def test_reports_of_two_onnxruntime_versions_are_told_apart(two_runs: tuple[Path, Path], tmp_path: Path,
-                                                            capsys: Cap) -> None:
+                                                            capsys: Cap,
+                                                            matrix_page: Callable[[Path], Any]) -> None:
     old, new = two_runs
     capsys.readouterr()
     assert main(["merge", str(old), str(new), "--out", str(tmp_path)]) == 0
@@ -82,8 +57,7 @@ def test_reports_of_two_onnxruntime_versions_are_told_apart(two_runs: tuple[Path
     found = [(c["onnxruntime"], c["ort_layouts"], c["versions"]["onnxruntime"], c["stack"]) for c in columns]
     assert found == [(OLDER, OURS, OLDER, {}), (ORT, OURS, ORT, {})]
     assert [c["label"] for c in columns] == [f"{base} / onnxruntime {OLDER}", f"{base} / onnxruntime {ORT}"]
-    page = _Page()
-    page.feed((tmp_path / MATRIX_HTML).read_text())
+    page = matrix_page(tmp_path)
     versions = [f"onnxruntime {OLDER}, ort_layouts {OURS}", f"onnxruntime {ORT}, ort_layouts {OURS}"]
     assert page.titles[:2] == [f"{c['label']}: {v}" for c, v in zip(columns, versions, strict=True)]
     assert [item.endswith(v) for item, v in zip(page.legend, versions, strict=True)] == [True, True]
