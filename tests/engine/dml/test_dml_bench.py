@@ -6,17 +6,10 @@ from __future__ import annotations
 import pytest
 
 
+@pytest.mark.usefixtures("dml_stack")  # skipped where the stack is not set up
 def test_dml_section_compares_the_worker_with_the_cpu_ep_and_its_bare_run() -> None:
-    import os
-
-    from ort_layouts.engine.dml.stack import DmlStack
-    from ort_layouts.engine.providers import dml_through_worker
     from ort_layouts.frontends.bench import bench_dml
 
-    if DmlStack.default().missing() or not dml_through_worker():
-        if os.environ.get("ORT_LAYOUTS_REQUIRE_DML"):
-            pytest.fail("the DirectML stack is not set up and ORT_LAYOUTS_REQUIRE_DML is set")
-        pytest.skip("the DirectML stack is not set up (ort-layouts setup dml)")
     figures = {f.name: f for f in bench_dml(sample_size=20, repeats=1, runs=5)}
     dml = figures["DirectML (worker) on a suite sample"]
     cpu = figures["CPU EP on the same cases"]

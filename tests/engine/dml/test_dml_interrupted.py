@@ -21,7 +21,6 @@ from typing import Any
 import psutil
 import pytest
 
-from ort_layouts.engine.dml.stack import DmlStack
 from ort_layouts.reports.report import JSON_FILE, RESULTS_FILE
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -43,10 +42,7 @@ import runpy
 runpy.run_module("ort_layouts", run_name="__main__", alter_sys=True)
 """
 
-
-@pytest.fixture(autouse=True)
-def _stack(dml_stack: DmlStack) -> None:
-    return None
+pytestmark = pytest.mark.usefixtures("dml_stack")  # skipped where the stack is not set up
 
 
 def _env() -> dict[str, str]:
