@@ -32,3 +32,17 @@ def test_a_4_bit_transpose_is_unsupported_with_its_identity_descriptors() -> Non
 def test_a_case_without_a_directml_operator_has_no_descriptors() -> None:
     (r,) = run_cases([Case("Transpose", "float32", (), perm=())], provider="cpu")
     assert r.status is Status.PASS and r.descriptors == {}
+
+
+@pytest.mark.parametrize("case", [Case("Transpose", "float32", (), perm=()),
+                                  Case("Pad", "float32", (3, 4), pads=(-1, 0, 0, 1), mode="constant")],
+                         ids=["rank-0-transpose", "cropping-pad"])
+def test_a_case_directml_cannot_express_is_unsupported_there_without_descriptors(case: Case) -> None:
+    """On the DML EP, which reports such a case unsupported (its plan says why), it has no
+    descriptors either."""
+    from ort_layouts.engine.providers import DML
+    from ort_layouts.engine.runner import _Prepared
+    from ort_layouts.operators.registry import operator_for_type
+
+    prepared = _Prepared(case, operator_for_type(case.op))
+    assert prepared.plan(DML) and prepared.descriptors == {}
