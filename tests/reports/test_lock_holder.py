@@ -106,6 +106,20 @@ def test_holding_as_names_its_command_and_start_only_within_its_block(tmp_path: 
         merge.merge_shards([tmp_path], tmp_path / "m", command=3)  # type: ignore[arg-type]
 
 
+
+def test_holding_as_names_only_the_locks_of_its_own_thread(tmp_path: Path) -> None:
+    """A lock another thread takes while a holding_as block is open names its own command."""
+    from ort_layouts.reports.lock import holding_as
+
+    taken: list[DirectoryLock] = []
+    elsewhere = threading.Thread(target=lambda: taken.append(
+        DirectoryLock(tmp_path, command="ort-layouts validate --report r", started="2020")))
+    with holding_as("ort-layouts merge --shards r", "2030-01-01T00:00:00+00:00"):
+        elsewhere.start()
+        elsewhere.join()
+    with taken[0]:
+        assert "started 2020: ort-layouts validate --report r;" in _refusal(tmp_path)
+
 def _raw_holder(path: Path) -> Any:
     """The lock file opened and locked as a run takes it, before it has written its record."""
     import fcntl
