@@ -10,7 +10,7 @@ from typing import Any
 
 from ort_layouts.reference.compare import comparison_kernel
 
-__all__ = ["available_memory_bytes", "environment"]
+__all__ = ["MEMORY_CHECK_BYTES", "available_memory_bytes", "environment"]
 
 _RUNTIME_DISTRIBUTIONS = (
     "onnxruntime", "onnxruntime-directml", "onnxruntime-gpu", "onnxruntime-ep-webgpu",
@@ -44,6 +44,11 @@ def environment() -> dict[str, Any]:
         "versions": versions,
         "comparison_kernel": comparison_kernel(),
     }
+
+
+# a case that needs at least this many bytes is held to available_memory_bytes() before it is
+# made (by a run and by an export); smaller ones are made without asking
+MEMORY_CHECK_BYTES = 256 << 20
 
 
 def available_memory_bytes() -> int | None:

@@ -79,7 +79,7 @@ from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.sequences import is_integer
 from ort_layouts.descriptors.size import packed_strides
 from ort_layouts.engine.dml.client import DmlWorkerTimeoutError
-from ort_layouts.engine.environment import available_memory_bytes
+from ort_layouts.engine.environment import MEMORY_CHECK_BYTES, available_memory_bytes
 from ort_layouts.engine.graphs import build_model, provider_ir_version, provider_opset
 from ort_layouts.engine.inputs import generator_states, make_inputs
 from ort_layouts.engine.known_issues import known_issue_for
@@ -1295,7 +1295,7 @@ def _unplanned(prep: _Prepared, provider: str) -> tuple[Status, str] | None:
     if unsupported:
         return Status.UNSUPPORTED, unsupported
     needed = _needed_bytes(prep)
-    if needed >= _MEMORY_CHECK_BYTES:
+    if needed >= MEMORY_CHECK_BYTES:
         available = available_memory_bytes()
         if available is not None and needed > available:
             return Status.ERROR, (
@@ -1303,9 +1303,6 @@ def _unplanned(prep: _Prepared, provider: str) -> tuple[Status, str] | None:
                 f"the expected ones) and this machine has {available >> 20:,} MiB available: it was not run "
                 "(validate it on a machine with more memory)")
     return None
-
-# cases that need at least this many bytes are held to the memory available before they are made
-_MEMORY_CHECK_BYTES = 256 << 20
 
 
 def _needed_bytes(prep: _Prepared) -> int:

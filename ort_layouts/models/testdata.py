@@ -40,7 +40,7 @@ import onnx
 from onnx import numpy_helper
 
 from ort_layouts._errors import ModelError, ReportError, ShapeError
-from ort_layouts.engine.environment import available_memory_bytes
+from ort_layouts.engine.environment import MEMORY_CHECK_BYTES, available_memory_bytes
 from ort_layouts.engine.graphs import build_model, provider_opset
 from ort_layouts.engine.suite import standard_suite
 from ort_layouts.models.extract import ModelFile, load_model, model_cases
@@ -268,10 +268,6 @@ def _export_locked(cases: Sequence[Case], out: Path, *, batched: bool, opset: in
     return [out / name for name, _ in named]
 
 
-# cases that need at least this many bytes are held to the memory available before any is made
-_MEMORY_CHECK_BYTES = 256 << 20
-
-
 def _check_memory(cases: Sequence[Case]) -> None:
     """Refuse a case whose input and expected outputs, which its export holds at once, need more
     memory than this machine has available, naming it, before any case is made.
@@ -284,7 +280,7 @@ def _check_memory(cases: Sequence[Case]) -> None:
         itemsize = max(1, case.data_type.bitwidth // 8)
         _, output_shapes = operator_for_type(case.op).tensor_shapes(case)
         needed = (math.prod(case.shape) + sum(math.prod(s) for s in output_shapes)) * itemsize
-        if needed < _MEMORY_CHECK_BYTES:
+        if needed < MEMORY_CHECK_BYTES:
             continue
         if available is None:
             available = available_memory_bytes() or -1

@@ -38,7 +38,7 @@ def test_a_case_over_the_available_memory_is_an_error_and_is_not_made(
         return real(cases, states)
 
     monkeypatch.setattr(runner, "make_inputs", recording)
-    monkeypatch.setattr(runner, "_MEMORY_CHECK_BYTES", 1)
+    monkeypatch.setattr(runner, "MEMORY_CHECK_BYTES", 1)
     monkeypatch.setattr(runner, "available_memory_bytes", lambda: 3 * MIB - 1)
     over, fine = run_cases([big, small], provider="cpu", jobs=1)
     assert over.status is Status.ERROR and fine.status is Status.PASS
