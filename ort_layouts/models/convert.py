@@ -27,6 +27,7 @@ from ort_layouts.engine.selection import check_dims
 from ort_layouts.engine.suite import check_seed, list_argument
 from ort_layouts.models.extract import ModelFile, check_is_model, load_model, model_path
 from ort_layouts.models.walk import subgraphs, walk
+from ort_layouts.operators.onnx_nodes import external_location
 
 __all__ = [
     "CHECK_INPUT_LIMIT_IN_BYTES",
@@ -391,8 +392,7 @@ def _tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
 def external_data_files(model: onnx.ModelProto) -> list[str]:
     """The external data files ``model``'s tensors refer to (relative to the model's folder),
     in order of first reference; [] for a model that keeps its data inline."""
-    files = [next((e.value for e in t.external_data if e.key == "location"), "")
-             for t in _tensors(model) if uses_external_data(t)]
+    files = [external_location(t) for t in _tensors(model) if uses_external_data(t)]
     return list(dict.fromkeys(files))
 
 

@@ -54,11 +54,13 @@ from ort_layouts.engine.suite import list_argument
 from ort_layouts.models.walk import Body, node_name, walk
 from ort_layouts.operators.case import VALUE_KINDS, Case, check_seed, check_value_kind
 from ort_layouts.operators.onnx_nodes import (
+    PIN_ADVICE,
     Flagged,
     Graph,
     attrs,
     check_inputs_present,
     constant_value,
+    external_location,
     is_constant_node,
     schema_version,
     static,
@@ -477,7 +479,8 @@ def _describe_node(node: onnx.NodeProto, index: int, graph: Graph, opset: int) -
         low = "int32" if data_type is DataType.INT64 else "uint32"
         flags.append(f"{data_type.name.lower()}: needs DirectML 64-bit support or the 32-bit emulation "
                      f"(values outside {low} not preserved)")
-    in_shape = static(graph.shape(data), data, flags if data else [])  # an absent one is flagged "input:"
+    # an absent input is flagged "input:"
+    in_shape = static(graph.shape(data), data, flags if data else [], graph.advice)
     inferred_out = graph.shape(out)
     params: dict[str, Any] = {}
     operator = operator_for_type(node.op_type)
@@ -500,7 +503,7 @@ def _describe_node(node: onnx.NodeProto, index: int, graph: Graph, opset: int) -
         flags.append(no_kernel)
     # a node ONNX Runtime refuses, or ONNX does not define, has no output shape to pin dimensions for
     if out_shape is None and not any(f.startswith(_SHAPE_KNOWN_TAGS) for f in flags) and in_shape is not None:
-        out_shape = static(inferred_out, out, flags)
+        out_shape = static(inferred_out, out, flags, graph.advice)
     if data_type is not None and data_type.is_64bit_integer and "input" in descs:
         descs = {**descs, "input_uint32_view": descs["input"].as_uint32_view()}
     return {"node_name": name, "op_type": node.op_type, "inputs": tuple(node.input),
@@ -574,10 +577,12 @@ def _layout_nodes(body: Body, wanted: Sequence[str]) -> Iterator[onnx.NodeProto]
     return (step.node for step in walk(body) if step.node is not None and _is_layout(step.node, wanted))
 
 
-def _load_parameters(model: onnx.ModelProto, folder: Path, wanted: Sequence[str]) -> None:
+def _load_parameters(model: onnx.ModelProto, folder: Path, wanted: Sequence[str]) -> dict[str, str]:
     """Read, from ``folder``, the external data of the small initializers and Constant values
     that layout nodes take (pads, shapes, axes: constants ONNX Runtime reads when it builds the
-    graph); a tensor that cannot be read stays as it is (its node is flagged)."""
+    graph); a tensor that cannot be read stays as it is (its node is flagged). Returns why each
+    external data file that could not be read was not, by its location."""
+    unread: dict[str, str] = {}
     used = {name for node in _layout_nodes(model.graph, wanted) for name in node.input}
     for step in walk(model.graph):
         if step.node is None:
@@ -591,22 +596,45 @@ def _load_parameters(model: onnx.ModelProto, folder: Path, wanted: Sequence[str]
             if uses_external_data(t) and math.prod(t.dims) <= _PARAMETER_ELEMENTS:
                 try:
                     load_external_data_for_tensor(t, str(folder))
-                except Exception:  # a missing file, a location outside the folder: flagged as unread
-                    continue
+                except Exception as e:  # a missing file, a location outside the folder: flagged as unread
+                    location = external_location(t)
+                    file = folder / location
+                    unread.setdefault(location, f"there is no file {str(file)!r}" if not file.exists() else
+                                      f"{str(file)!r} is not a file" if not file.is_file() else
+                                      f"{type(e).__name__}: {e}")
+    return unread
 
 
-def _scope(outer: Graph, sub: onnx.GraphProto, dims: dict[str, int], ir_version: int) -> Graph:
+def _unknown_shape_advice(model: onnx.ModelProto, unread: Mapping[str, str]) -> str:
+    """What a flag of a shape that shape inference could not compute advises for ``model``
+    (its inputs pinned): naming the external data that could not be read, pinning a dimension
+    where an input has one that is not static, and where neither, that no pin can help."""
+    parts = [f"the external data {location!r} could not be read ({why})" for location, why in unread.items()]
+    initializers = {t.name for t in model.graph.initializer}
+    if any(not d.HasField("dim_value") for v in model.graph.input if v.name not in initializers
+           for d in v.type.tensor_type.shape.dim):
+        parts.append(PIN_ADVICE)
+    elif not parts:
+        parts.append("no --dim can pin it: every input dimension of the model is static (the shape "
+                     "depends on data, or on a Loop or Scan body's state)")
+    return "; ".join(parts)
+
+
+def _scope(outer: Graph, sub: onnx.GraphProto, dims: dict[str, int], ir_version: int,
+           unread: Mapping[str, str]) -> Graph:
     """A subgraph as its nodes see it: its own tensors, and the outer graph's that it does not
     define again."""
-    inner = Graph.read(sub, dims, ir_version=ir_version)  # the subgraph itself, not a copy
+    # the subgraph itself, not a copy
+    inner = Graph.read(sub, dims, ir_version=ir_version, unread=unread, advice=outer.advice)
     defined = {v.name for v in sub.input} | {o for n in sub.node for o in n.output} | {
         t.name for t in sub.initializer}
     def outside(values: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in values.items() if k not in defined}
 
     return Graph({**outside(outer.shapes), **inner.shapes}, {**outside(outer.elem_types), **inner.elem_types},
-                 {**outside(outer.constants), **inner.constants}, (outer.external - defined) | inner.external,
-                 dims, (outer.overridable - defined) | inner.overridable)
+                 {**outside(outer.constants), **inner.constants},
+                 {**outside(outer.external), **inner.external},
+                 dims, (outer.overridable - defined) | inner.overridable, outer.advice)
 
 
 def extract(model: _ModelLike, *, dims: Mapping[str, int] | None = None,
@@ -641,8 +669,8 @@ def extract(model: _ModelLike, *, dims: Mapping[str, int] | None = None,
     proto, source = load_model(model)
     pinned = _pin_inputs(proto, pins)
     path = model_path(model)
-    if path is not None:
-        _load_parameters(pinned, path.parent, wanted)
+    unread = _load_parameters(pinned, path.parent, wanted) if path is not None else {}
+    advice = _unknown_shape_advice(pinned, unread)
     inferred = _infer(pinned, source)
     known = _dim_params(proto)
     _forget_dims(inferred, _dim_params(inferred) - known)
@@ -656,8 +684,11 @@ def extract(model: _ModelLike, *, dims: Mapping[str, int] | None = None,
     for step in walk(inferred.graph):
         node = step.node
         if node is None:
-            scopes[step.path] = Graph.read(inferred.graph, pins, ir_version=inferred.ir_version) \
-                if step.outer is None else _scope(scopes[step.outer], step.graph, pins, inferred.ir_version)
+            if step.outer is None:
+                scopes[step.path] = Graph.read(inferred.graph, pins, ir_version=inferred.ir_version,
+                                               unread=unread, advice=advice)
+            else:
+                scopes[step.path] = _scope(scopes[step.outer], step.graph, pins, inferred.ir_version, unread)
         elif _is_layout(node, wanted):
             fields = _describe_node(node, step.index, scopes[step.path], opset)
             fields["node_name"] = step.path + fields["node_name"]

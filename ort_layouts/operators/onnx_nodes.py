@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -98,6 +98,10 @@ Dim = int | str | None  # a value, a dim_param, or unknown
 OVERRIDABLE_IR_VERSION = 4
 
 
+# what a flag of a shape that shape inference could not compute advises by default
+PIN_ADVICE = "pin the model's input dimensions with --dim NAME=VALUE"
+
+
 class Flagged(Exception):
     """A node that cannot be described; the message is its flag ("tag: explanation")."""
 
@@ -109,19 +113,25 @@ class Graph:
     shapes: dict[str, tuple[Dim, ...] | None]
     elem_types: dict[str, int]
     constants: dict[str, np.ndarray | onnx.TensorProto]  # TensorProtos are converted on first use
-    external: set[str]
+    # tensors whose data is external and not loaded -> where it is, as a flag says it
+    external: dict[str, str]
     dims: dict[str, int]
     # initializers that are also graph inputs in a model of IR version >= 4: only defaults, which
     # a caller may override (:func:`flag_overridable`)
     overridable: set[str] = dataclasses.field(default_factory=set)
+    # what a flag of a shape shape inference could not compute advises (:func:`static`)
+    advice: str = PIN_ADVICE
 
     @classmethod
-    def read(cls, g: onnx.GraphProto, dims: dict[str, int], *, ir_version: int = 0) -> Graph:
+    def read(cls, g: onnx.GraphProto, dims: dict[str, int], *, ir_version: int = 0,
+             unread: Mapping[str, str] | None = None, advice: str = PIN_ADVICE) -> Graph:
         """The tensors of graph ``g`` alone (a subgraph's outer tensors are added by its caller).
 
         ``ir_version`` is the model's: from :data:`OVERRIDABLE_IR_VERSION` on, an initializer
         that is also an input of ``g`` is only its default value (:attr:`overridable`); before,
-        every initializer had to be listed as an input, and stayed a constant.
+        every initializer had to be listed as an input, and stayed a constant. ``unread`` says,
+        by external data location, why a file could not be read (a flag names it); ``advice``
+        is :attr:`advice`.
         """
         shapes: dict[str, tuple[Dim, ...] | None] = {}
         types: dict[str, int] = {}
@@ -137,25 +147,25 @@ class Graph:
             else:
                 shapes.setdefault(v.name, None)
         constants: dict[str, np.ndarray | onnx.TensorProto] = {}
-        external: set[str] = set()
+        external: dict[str, str] = {}
         for t in g.initializer:
             shapes[t.name] = tuple(int(d) for d in t.dims)
             types[t.name] = t.data_type
             if _is_external(t):
-                external.add(t.name)
+                external[t.name] = _where(t, unread or {})
             else:
                 constants[t.name] = t
         for node in g.node:
             if is_constant_node(node):
                 value = constant_value(node)
-                if _is_external(value):
-                    external.add(node.output[0])
+                if isinstance(value, onnx.TensorProto) and _is_external(value):
+                    external[node.output[0]] = _where(value, unread or {})
                 elif value is not None:
                     constants[node.output[0]] = value
         overridable: set[str] = set()
         if ir_version >= OVERRIDABLE_IR_VERSION:
             overridable = {v.name for v in g.input} & {t.name for t in g.initializer}
-        return cls(shapes, types, constants, external, dims, overridable)
+        return cls(shapes, types, constants, external, dims, overridable, advice)
 
     def shape(self, name: str) -> tuple[Dim, ...] | None:
         raw = self.shapes.get(name)
@@ -179,6 +189,18 @@ class Graph:
 def is_constant_node(node: onnx.NodeProto) -> bool:
     """Whether ``node`` is an ONNX Constant, whose value its first output names."""
     return node.op_type == "Constant" and node.domain in ("", "ai.onnx") and bool(node.output)
+
+
+def external_location(tensor: onnx.TensorProto) -> str:
+    """The file an external tensor's data is in, relative to its model's folder ("" if unnamed)."""
+    return next((e.value for e in tensor.external_data if e.key == "location"), "")
+
+
+def _where(tensor: onnx.TensorProto, unread: Mapping[str, str]) -> str:
+    """Where an external tensor that was not loaded keeps its data, as a flag says it."""
+    location = external_location(tensor)
+    why = unread.get(location)
+    return f"in {location!r}, which could not be read ({why})" if why else f"in {location!r}, not loaded"
 
 
 def _is_external(value: object) -> bool:
@@ -314,10 +336,14 @@ def _shown(value: Any) -> str:
     return repr(value)
 
 
-def static(shape: tuple[Dim, ...] | None, name: str, flags: list[str]) -> tuple[int, ...] | None:
+def static(shape: tuple[Dim, ...] | None, name: str, flags: list[str],
+           advice: str = PIN_ADVICE) -> tuple[int, ...] | None:
+    """``shape`` as a tuple of ints, or None with a "dynamic" flag for each dimension it does
+    not know: a dim_param it suggests pinning, a shape or dimension shape inference could not
+    compute ``advice`` follows (:attr:`Graph.advice`)."""
     if shape is None:
         flags.append(f"dynamic: the shape of {name!r} is unknown (shape inference could not compute "
-                     "it); pin the model's input dimensions with --dim NAME=VALUE")
+                     f"it); {advice}")
         return None
     known = [d for d in shape if isinstance(d, int)]
     if len(known) == len(shape):
@@ -328,9 +354,9 @@ def static(shape: tuple[Dim, ...] | None, name: str, flags: list[str]) -> tuple[
             flags.append(f"dynamic: dimension {d!r} of {name!r} is not pinned; suggest --dim {d}=VALUE "
                          f"(API: dims={{{d!r}: VALUE}})")
         else:
+            unnamed = " (one that depends on the data has no name to pin)" if advice == PIN_ADVICE else ""
             flags.append(f"dynamic: {name!r} has a dimension shape inference could not compute "
-                         f"{list(shape)}; pin the model's input dimensions with --dim NAME=VALUE (one that "
-                         "depends on the data has no name to pin)")
+                         f"{list(shape)}; {advice}{unnamed}")
     return None
 
 
@@ -355,7 +381,8 @@ def const_ints(graph: Graph, node: onnx.NodeProto, index: int, what: str, flags:
     value = graph.value(name)
     _check_input(graph, node, index, what, opset, value, ranks)
     if value is None:
-        why = "stored as external data that was not loaded" if name in graph.external else \
+        where = graph.external.get(name)
+        why = f"stored as external data {where}" if where else \
             "computed at runtime, not a constant initializer"
         flags.append(f"runtime-input: {what} input {name!r} is {why}; the DML EP reads {what} on the "
                      "CPU when the graph is built")

@@ -664,7 +664,9 @@ def test_a_dimension_shape_inference_names_itself_is_no_dim_param() -> None:
     (op,) = extract(model)
     assert op.input_shape is None and op.to_case() is None
     (dynamic,) = [f for f in op.flags if f.startswith("dynamic")]
-    assert "[2, None]" in dynamic and "unk__0" not in dynamic and "--dim NAME=VALUE" in dynamic
+    # the model's one input is static: no pin would make the data-dependent length known
+    assert "[2, None]" in dynamic and "unk__0" not in dynamic and "--dim NAME=VALUE" not in dynamic
+    assert "no --dim can pin it: every input dimension of the model is static" in dynamic
     with pytest.raises(ShapeError, match=r"dimensions \['unk__0'\] are not dim_params of the model; "
                                          r"it has none"):
         extract(model, dims={"unk__0": 3})
@@ -720,10 +722,19 @@ def test_external_parameters_are_read_from_the_model_folder(tmp_path):
     assert reshape.output_shape == (2, 70)
     # a ModelProto has no folder to read from: flagged as before
     pad, _ = extract(onnx.load(path, load_external_data=False))
-    assert any("stored as external data that was not loaded" in f for f in pad.flags)
-    (tmp_path / "m" / "m.data").unlink()  # a file that is gone: flagged, no exception
-    pad, _ = extract(path)
-    assert pad.to_case() is None and any("'pads'" in f for f in pad.flags)
+    assert any("stored as external data in 'm.data', not loaded" in f for f in pad.flags)
+    (tmp_path / "m" / "m.data").unlink()  # a file that is gone: flagged, naming it; no exception
+    pad, reshape = extract(path)
+    gone = f"there is no file {str(tmp_path / 'm' / 'm.data')!r}"
+    assert pad.to_case() is None
+    assert (f"runtime-input: pads input 'pads' is stored as external data in 'm.data', which could not be "
+            f"read ({gone}); the DML EP reads pads on the CPU when the graph is built") in pad.flags
+    # the Reshape's input shape follows from the pads: its flag names the file, and no --dim
+    # (every input dimension of the model is static)
+    (dynamic,) = [f for f in reshape.flags if f.startswith("dynamic")]
+    assert dynamic == (f"dynamic: the shape of 'y' is unknown (shape inference could not compute it); the "
+                       f"external data 'm.data' could not be read ({gone})")
+    assert [c.without_case for c in model_coverage(path)] == [(("pad", dynamic),), (("reshape", dynamic),)]
 
 
 def test_bool_pad_with_a_constant_value_is_described():
@@ -792,7 +803,7 @@ def test_external_constant_values_are_read_from_the_model_folder(tmp_path, monke
     assert reshape.output_shape == (2, 70)
     # a ModelProto has no folder to read from: its node is flagged, and nothing raises
     pad, reshape = extract(stored)
-    assert any("stored as external data that was not loaded" in f for f in pad.flags)
+    assert any("stored as external data in 'm.data', not loaded" in f for f in pad.flags)
     assert pad.to_case() is None
 
 
@@ -814,3 +825,28 @@ def test_extract_loads_the_external_data_of_the_constant_value_it_reads(tmp_path
     (reshape,) = extract(tmp_path / "m.onnx")
     assert loaded == []
     assert reshape.params["target_shape"] == (2, -1) and reshape.output_shape == (2, 12)  # 24 elements
+
+
+def test_a_loop_carried_tensor_of_unknown_shape_is_not_advised_a_pin():
+    """A Loop body's carried tensor that grows each iteration (Concat with itself) has no shape
+    shape inference computes; the model's inputs are static, so the Transpose of it is flagged
+    without the --dim advice a pin could not follow."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Concat", ["acc_in", "acc_in"], ["acc_out"], axis=0),
+         helper.make_node("Transpose", ["acc_in"], ["t_out"], name="t", perm=[1, 0])],
+        "body",
+        [_vi("i", TensorProto.INT64, []), _vi("cond_in", TensorProto.BOOL, []),
+         _vi("acc_in", TensorProto.FLOAT, None)],
+        [_vi("cond_out", TensorProto.BOOL, []), _vi("acc_out", TensorProto.FLOAT, None),
+         _vi("t_out", TensorProto.FLOAT, None)])
+    model = _model([helper.make_node("Loop", ["n", "c", "x"], ["acc", "ts"], body=body)],
+                   [_vi("x", TensorProto.FLOAT, [2, 3])], [_vi("acc", TensorProto.FLOAT, None),
+                                                            _vi("ts", TensorProto.FLOAT, None)],
+                   [_ints("n", 3), numpy_helper.from_array(np.array(True), "c")])
+    (op,) = extract(model, ops=["Transpose"])
+    assert op.node_name == "Loop_0/body/t" and op.to_case() is None
+    (dynamic,) = [f for f in op.flags if f.startswith("dynamic")]
+    assert dynamic == ("dynamic: the shape of 'acc_in' is unknown (shape inference could not compute it); "
+                       "no --dim can pin it: every input dimension of the model is static (the shape depends "
+                       "on data, or on a Loop or Scan body's state)")
