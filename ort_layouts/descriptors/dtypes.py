@@ -7,16 +7,32 @@ from typing import Any
 
 import numpy as np
 
-from ort_layouts._errors import DataTypeError
+from ort_layouts._errors import DataTypeError, DescriptorError
 
 __all__ = ["DataType", "TensorFlags"]
 
 
-class TensorFlags(enum.IntFlag):
+class _IntegerEnumType(enum.EnumType):
+    """The type of an enum of DirectML values that takes integers alone for one (a Python or
+    numpy int): a bool or a float equal to a value would look it up (``DataType(True)`` and
+    ``DataType(1.0)`` would be FLOAT32)."""
+
+    def __call__(cls, value: Any, *args: Any, **kwargs: Any) -> Any:
+        if not args and not kwargs and (isinstance(value, bool) or not isinstance(value, (int, np.integer))):
+            return cls._missing_(value)  # type: ignore[attr-defined]  # each such enum raises there
+        return super().__call__(value, *args, **kwargs)
+
+
+class TensorFlags(enum.IntFlag, metaclass=_IntegerEnumType):
     """DML_TENSOR_FLAGS."""
 
     NONE = 0
     OWNED_BY_DML = 1
+
+    @classmethod
+    def _missing_(cls, value: object) -> TensorFlags:
+        raise DescriptorError("flags", value, f"flags {value!r} is not a DML_TENSOR_FLAGS value; "
+                              "valid: 0 (NONE), 1 (OWNED_BY_DML)")
 
 
 # bit width of each DirectML data type
@@ -57,7 +73,7 @@ _ALIASES: dict[str, str] = {
 }
 
 
-class DataType(enum.IntEnum):
+class DataType(enum.IntEnum, metaclass=_IntegerEnumType):
     """DML_TENSOR_DATA_TYPE, with DirectML's numeric values.
 
     >>> DataType.FLOAT16.bitwidth, DataType.from_name("float16") is DataType.FLOAT16

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
-from ort_layouts import DataType, DataTypeError
+from ort_layouts import DataType, DataTypeError, DescriptorError, TensorFlags
 
 NUMPY_TYPES = [
     (DataType.FLOAT32, np.float32), (DataType.FLOAT16, np.float16), (DataType.UINT32, np.uint32),
@@ -92,3 +92,24 @@ def test_coerce() -> None:
 def test_unknown_has_no_bitwidth() -> None:
     with pytest.raises(DataTypeError, match="UNKNOWN"):
         _ = DataType.UNKNOWN.bitwidth
+
+
+@pytest.mark.parametrize("value", [True, False, None, 99, -1, "FLOAT32", 1.0])
+def test_a_value_that_is_no_data_type_is_refused_naming_the_valid_ones(value: object) -> None:
+    """DML_TENSOR_DATA_TYPE has the values DirectML's header gives (FLOAT32 = 1 ... INT4 = 13);
+    True and 1.0 equal 1 in Python, but are no data type (they looked FLOAT32 up)."""
+    with pytest.raises(DataTypeError, match=rf"^{value!r} is not a DML_TENSOR_DATA_TYPE value; "
+                                            r"valid: .*'FLOAT32': 1"):
+        DataType(value)  # type: ignore[arg-type]
+    assert (DataType(1), DataType(np.int32(13))) == (DataType.FLOAT32, DataType.INT4)
+
+
+@pytest.mark.parametrize("value", [True, False, None, 2, 3, -1, "NONE", 1.0])
+def test_a_value_that_is_no_tensor_flags_is_refused_naming_the_valid_ones(value: object) -> None:
+    """DML_TENSOR_FLAGS has DML_TENSOR_FLAG_NONE = 0 and DML_TENSOR_FLAG_OWNED_BY_DML = 1 alone."""
+    with pytest.raises(DescriptorError, match=rf"^flags {value!r} is not a DML_TENSOR_FLAGS value; "
+                                              r"valid: 0 \(NONE\), 1 \(OWNED_BY_DML\)$") as raised:
+        TensorFlags(value)  # type: ignore[arg-type]
+    assert raised.value.rule == "flags"
+    assert (TensorFlags(0), TensorFlags(np.uint8(1))) == (TensorFlags.NONE, TensorFlags.OWNED_BY_DML)
+    assert TensorFlags.NONE | TensorFlags.OWNED_BY_DML is TensorFlags.OWNED_BY_DML
