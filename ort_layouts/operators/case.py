@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from operator import attrgetter
 from typing import Any
 
 from ort_layouts._errors import ShapeError
@@ -61,8 +62,9 @@ def _int(value: Any, name: str, low: int | None = None) -> int | None:
 class _IdSlot:
     """The slots a :class:`Case` keeps its id and its tensor shapes in once computed
     (:meth:`~ort_layouts.operators.base.Operator.tensor_shapes`): not dataclass fields, so they
-    take no part in equality, hashing, ``dataclasses.fields``, ``to_dict`` or pickling (an
-    unpickled or replaced case computes them again on first use)."""
+    take no part in equality, hashing, ``dataclasses.fields`` or ``to_dict`` (a replaced case
+    computes them again on first use; an unpickled one its shapes, and its id where the pickled
+    one had not computed it)."""
 
     __slots__ = ("_id", "_shapes")
     _id: str
@@ -177,6 +179,18 @@ class Case(_IdSlot):
         object.__setattr__(self, "_id", text)  # the fields are frozen; the id only mirrors them
         return text
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its fields' values and its id when computed, read by one C call: a run
+        sends every case to its worker processes, and the dataclass's own state (a Python call
+        of ``dataclasses.fields`` per case) made the sending process the slowest part of a
+        many-worker run. Unpickled as the dataclass's own state is, field by field, unchecked:
+        they are a case's, checked when it was made."""
+        try:
+            made_id: str | None = self._id
+        except AttributeError:
+            made_id = None
+        return _unpickled_case, (_FIELD_VALUES(self), made_id)
+
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
         d["data_type"] = self.data_type.name
@@ -201,6 +215,20 @@ class Case(_IdSlot):
         d = dict(data)
         d["data_type"] = DataType.from_name(d["data_type"])
         return cls(**d)
+
+
+_FIELD_NAMES = tuple(f.name for f in dataclasses.fields(Case))
+_FIELD_VALUES = attrgetter(*_FIELD_NAMES)
+
+
+def _unpickled_case(values: tuple[Any, ...], made_id: str | None) -> Case:
+    """A case of :meth:`Case.__reduce__`'s values."""
+    case = object.__new__(Case)
+    for name, value in zip(_FIELD_NAMES, values, strict=True):
+        object.__setattr__(case, name, value)
+    if made_id is not None:
+        object.__setattr__(case, "_id", made_id)
+    return case
 
 
 # the fields a case has no default for: a mapping that lacks one is no case

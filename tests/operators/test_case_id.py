@@ -4,7 +4,9 @@ equality, hashing, the fields, to_dict or pickling, and a changed case gets its 
 from __future__ import annotations
 
 import copy
+import copyreg
 import dataclasses
+import io
 import pickle
 
 import pytest
@@ -58,3 +60,32 @@ def test_the_kept_shapes_are_the_operators_shapes_and_no_field() -> None:
         assert clone == case and pad.tensor_shapes(clone) == (inputs, outputs)
     split = Case("Split", "int8", (6, 2), axis=0, parts=(1, 5))
     assert operator_for_type("Split").tensor_shapes(split) == (((6, 2),), ((1, 2), (5, 2)))
+
+
+def test_a_pickled_case_is_the_case_with_its_id_when_made_and_reads_no_checks() -> None:
+    """A run pickles every case for its workers: the fields come back as they were, the id the
+    case had made with them (none where it had not made one), and a case pickled as the
+    dataclass's own state (``__getstate__``: an earlier pickle) loads too."""
+    made = Case("Pad", "uint16", (2, 3), pads=(0, 1, 1, 0), mode="reflect", seed=7)
+    expected_id = "Pad-uint16-2x3-reflect-pads0.1.1.0-random-s7"
+    fresh = Case("Pad", "uint16", (2, 3), pads=(0, 1, 1, 0), mode="reflect", seed=7)
+    assert made.id == expected_id
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+        for case in (made, fresh):
+            clone = pickle.loads(pickle.dumps(case, protocol=protocol))
+            assert clone == case and hash(clone) == hash(case) and type(clone) is Case
+            assert [getattr(clone, f.name) for f in dataclasses.fields(Case)] == \
+                [getattr(case, f.name) for f in dataclasses.fields(Case)]
+    assert pickle.loads(pickle.dumps(made))._id == expected_id  # kept, not made again
+    unmade = pickle.loads(pickle.dumps(fresh))
+    assert not hasattr(unmade, "_id") and unmade.id == expected_id
+    # the dataclass's own state, as Python pickles a slotted dataclass without a __reduce__
+    class StatePickler(pickle.Pickler):
+        def reducer_override(self, obj):
+            if type(obj) is Case:
+                return copyreg.__newobj__, (Case,), obj.__getstate__()
+            return NotImplemented
+
+    out = io.BytesIO()
+    StatePickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(made)
+    assert b"_unpickled_case" not in out.getvalue() and pickle.loads(out.getvalue()) == made
