@@ -367,12 +367,7 @@ class BufferTensorDesc:
         >>> BufferTensorDesc("uint8", (2, 2, 3)).offset_of((1, 0, 1))  # 'H' in the DHW example
         7
         """
-        idx = list(int_tuple(index, "index"))
-        if len(idx) != self.dimension_count:
-            raise ShapeError(f"index {idx} has {len(idx)} axes, descriptor has {self.dimension_count}")
-        for axis, (i, n) in enumerate(zip(idx, self.sizes, strict=True)):
-            if not 0 <= i < n:
-                raise ShapeError(f"index {idx} is out of range at axis {axis} (size {n})")
+        idx = full_index(index, self.sizes)
         return sum(i * s for i, s in zip(idx, self.effective_strides, strict=True))
 
     def overlaps(self) -> bool:
@@ -755,7 +750,8 @@ def full_index(index: Any, sizes: tuple[int, ...], *, leading: bool = False) -> 
     if len(idx) != rank:
         if not leading or len(idx) > rank:
             fewer = " or fewer (the leading axes then 0)" if leading else ""
-            raise ShapeError(f"index {list(idx)} has {len(idx)} axes; valid: {rank}{fewer}, for sizes "
+            axes = "axis" if len(idx) == 1 else "axes"
+            raise ShapeError(f"index {list(idx)} has {len(idx)} {axes}; valid: {rank}{fewer}, for sizes "
                              f"{list(sizes)}")
         idx = (0,) * (rank - len(idx)) + idx
     for axis, (i, n) in enumerate(zip(idx, sizes, strict=True)):

@@ -182,6 +182,19 @@ def test_offset_of_rejects_out_of_range() -> None:
         BufferTensorDesc("float32", (2, 3)).offset_of((2, 0))
 
 
+@pytest.mark.parametrize(("index", "message"), [
+    ((2, 0), "index [2, 0] is out of range at axis 0 of sizes [2, 3]; valid: 0..1 there"),
+    ((0, -1), "index [0, -1] is out of range at axis 1 of sizes [2, 3]; valid: 0..2 there"),
+    ((1,), "index [1] has 1 axis; valid: 2, for sizes [2, 3]"),
+    ((0, 0, 0), "index [0, 0, 0] has 3 axes; valid: 2, for sizes [2, 3]"),
+])
+def test_offset_of_names_the_index_the_sizes_and_what_is_valid(index: tuple[int, ...], message: str) -> None:
+    """offset_of refuses an index as every index method of the operators does (full_index)."""
+    with pytest.raises(ShapeError) as raised:
+        BufferTensorDesc("float32", (2, 3), strides=(1, 2)).offset_of(index)
+    assert str(raised.value) == message
+
+
 # ---- transformations -----------------------------------------------------------------------------
 def test_coerce_rank_keeps_the_view() -> None:
     array = np.arange(24, dtype=np.int32).reshape(2, 3, 4)
