@@ -8,6 +8,7 @@ import numbers
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ort_layouts._errors import ArgumentError, a_type
 from ort_layouts.descriptors.sequences import is_integer
 from ort_layouts.operators.case import Case
 
@@ -74,6 +75,17 @@ class Status(enum.StrEnum):
     ERROR = "error"  # the EP failed while running, or the harness did
 
 
+_STATUS_BY_VALUE = {s.value: s for s in Status}
+
+
+def _checked_int(name: str, value: Any, *, none: bool) -> int:
+    """A result's integer field as an int (a numpy integer's value), or an ArgumentError."""
+    if not is_integer(value) or value < 0:
+        also = ", or None" if none else ""
+        raise ArgumentError(f"{name} {value!r:.60} is not valid; valid: an integer >= 0{also}")
+    return int(value)
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class CaseResult:
     """The outcome of one case; truthy when it passed.
@@ -124,6 +136,40 @@ class CaseResult:
     message: str = ""
     descriptors: dict[str, Any] = dataclasses.field(default_factory=dict, hash=False)
     seconds: float = 0.0
+
+    def __post_init__(self) -> None:
+        """Check the fields whose type the result's methods and the reports rely on: a case, a
+        status (its value, e.g. "pass", is taken as the Status), integer counts and offsets (a
+        numpy integer is taken as its int, which JSON holds), a float of seconds. A result the
+        engine makes passes on type checks alone."""
+        if not isinstance(self.case, Case):
+            raise ArgumentError(f"case {self.case!r:.60} is {a_type(self.case)}; valid: a Case")
+        if type(self.status) is not Status:
+            if not isinstance(self.status, str) or self.status not in _STATUS_BY_VALUE:
+                raise ArgumentError(f"status {self.status!r:.60} is not a status; valid: "
+                                    f"{[s.value for s in Status]} (Status members or their values)")
+            object.__setattr__(self, "status", _STATUS_BY_VALUE[self.status])
+        for name in ("element_count", "mismatch_count"):
+            value = getattr(self, name)
+            if type(value) is not int or value < 0:
+                object.__setattr__(self, name, _checked_int(name, value, none=False))
+        for name in ("input_offset_in_elements", "output_offset_in_elements"):
+            value = getattr(self, name)
+            if value is not None and (type(value) is not int or value < 0):
+                object.__setattr__(self, name, _checked_int(name, value, none=True))
+        index = self.first_mismatch_index
+        if index is not None and (type(index) is not tuple
+                                  or any(type(i) is not int or i < 0 for i in index)):
+            if isinstance(index, (str, bytes)) or not isinstance(index, (tuple, list)):
+                raise ArgumentError(f"first_mismatch_index {index!r:.60} is {a_type(index)}; valid: a tuple "
+                                    "of integers >= 0, or None")
+            object.__setattr__(self, "first_mismatch_index", tuple(
+                _checked_int("first_mismatch_index", i, none=False) for i in index))
+        if type(self.seconds) is not float:
+            if isinstance(self.seconds, bool) or not isinstance(self.seconds, numbers.Real):
+                raise ArgumentError(f"seconds {self.seconds!r:.60} is {a_type(self.seconds)}; valid: a "
+                                    "number of seconds")
+            object.__setattr__(self, "seconds", float(self.seconds))
 
     def __bool__(self) -> bool:
         return self.status is Status.PASS

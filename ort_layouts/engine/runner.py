@@ -273,9 +273,14 @@ def _encoded(encode: Encode, results: Sequence[CaseResult]) -> list[Any]:
     """``encode(results)``, one value a result.
 
     Raises:
-        ArgumentError: ``encode`` made another number of values.
+        ArgumentError: ``encode`` made no iterable, or another number of values.
     """
-    made = list(encode(results))
+    values = encode(results)
+    try:
+        made = list(values)
+    except TypeError:
+        raise ArgumentError(f"encode made {values!r:.60} of {len(results)} results, which is no iterable; "
+                            "valid: an iterable of one value a result") from None
     if len(made) != len(results):
         raise ArgumentError(
             f"encode made {len(made)} values of {len(results)} results; valid: one value a result")
@@ -935,7 +940,9 @@ def _check_inputs(case_list: Sequence[Case], inputs: object) -> None:
     shape.
 
     Raises:
-        ArgumentError: ``inputs`` is not a mapping of case ids to arrays.
+        ArgumentError: ``inputs`` is not a mapping of case ids to arrays, or names a case id
+            that is not one of the cases' (a misspelt id would leave its case to the default
+            input).
         DataTypeError: an input's element type is not the case's (its byte order aside).
         ShapeError: an input's shape is not the case's.
     """
@@ -944,6 +951,12 @@ def _check_inputs(case_list: Sequence[Case], inputs: object) -> None:
     if not isinstance(inputs, Mapping):
         raise ArgumentError(f"inputs {inputs!r:.80} is {a_type(inputs)}; valid: a mapping of case "
                             "ids to arrays, or None")
+    ids = {case.id for case in case_list}
+    stray = [key for key in inputs if key not in ids]
+    if stray:
+        example = f" (e.g. {next(iter(ids))!r})" if ids else ""
+        raise ArgumentError(f"inputs names {len(stray)} case ids that are no case's of the run: {stray[:3]}; "
+                            f"valid: the ids of the cases given{example}")
     for case in case_list:
         if case.id in inputs:
             check_input(case, inputs[case.id], f"inputs[{case.id!r}]")
@@ -1197,7 +1210,8 @@ def resolve_jobs(jobs: int | None, provider: str, case_count: int) -> int:
     run of ``PROCESS_MIN_CASES`` cases or more, one a usable processor up to ``MAX_JOBS``, else 1.
 
     Raises:
-        ArgumentError: ``jobs`` is not an integer >= 1 (a Python or numpy int), nor None.
+        ArgumentError: ``jobs`` is not an integer >= 1 (a Python or numpy int), nor None; or it
+            is above the larger of ``MAX_JOBS`` and this machine's usable processors.
         ProviderError: ``jobs`` is above 1 on the DML EP, which one process drives.
     """
     if jobs is None:
@@ -1207,6 +1221,11 @@ def resolve_jobs(jobs: int | None, provider: str, case_count: int) -> int:
     if not is_integer(jobs) or jobs < 1:
         raise ArgumentError(f"jobs {jobs!r} is not valid; valid: an int >= 1, or None for the default")
     jobs = int(jobs)
+    most = max(MAX_JOBS, usable_cores())
+    if jobs > most:
+        raise ArgumentError(f"jobs {jobs} is more worker processes than this machine runs side by side; "
+                            f"valid: 1..{most} ({usable_cores()} usable processors here, or {MAX_JOBS}), "
+                            "or None for the default")
     if jobs > 1 and provider == DML:
         raise ProviderError(f"jobs {jobs} is not valid on {DML}, which one process drives; valid: 1")
     return jobs

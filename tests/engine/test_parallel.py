@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from ort_layouts._errors import ProviderError
+from ort_layouts._errors import ArgumentError, ProviderError
 from ort_layouts.engine import parallel
 from ort_layouts.engine import runner as _runner
 from ort_layouts.engine import session_process as session_process_module
@@ -393,6 +393,16 @@ def test_an_encode_that_makes_another_number_of_values_fails_the_run() -> None:
         run_cases(CASES, provider="cpu", jobs=2, encode=one_short, on_encoded=lambda pairs: None)
 
 
+def test_an_encode_that_makes_no_iterable_fails_the_run_naming_what_it_made() -> None:
+    with pytest.raises(ArgumentError, match=r"^encode made None of 1 results, which is no iterable; valid: "
+                                            r"an iterable of one value a result$"):
+        run_cases(CASES[:1], provider="cpu", jobs=1, encode=_makes_none, on_encoded=lambda pairs: None)
+
+
+def _makes_none(results: Any) -> None:
+    return None
+
+
 def test_encode_and_on_encoded_go_together() -> None:
     for kwargs in ({"encode": repr}, {"on_encoded": lambda pairs: None}):
         with pytest.raises(ValueError, match="encode and on_encoded go together"):
@@ -559,9 +569,27 @@ def test_a_run_starts_no_more_workers_than_it_has_cases(monkeypatch: pytest.Monk
     started: list[int] = []
     real = _runner.start_workers
     monkeypatch.setattr(_runner, "start_workers", lambda n: (started.append(n), real(n)))
-    results = run_cases(CASES[:3], provider="cpu", jobs=50)
+    results = run_cases(CASES[:3], provider="cpu", jobs=MAX_JOBS)
     assert started == [3]
     assert [_without_seconds(r) for r in results] == one_process[:3]
+
+
+def test_more_jobs_than_the_machine_runs_side_by_side_are_refused_before_any_worker(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """jobs=10**6 started a worker a case; jobs above the larger of MAX_JOBS and the usable
+    processors is refused, naming both, before any worker starts."""
+    started: list[int] = []
+    monkeypatch.setattr(_runner, "start_workers", lambda n: started.append(n))
+    monkeypatch.setattr(_runner, "usable_cores", lambda: 2)
+    for jobs in (MAX_JOBS + 1, 10**6):
+        with pytest.raises(ArgumentError) as raised:
+            run_cases(CASES[:12], provider="cpu", jobs=jobs)
+        assert str(raised.value) == (
+            f"jobs {jobs} is more worker processes than this machine runs side by side; valid: "
+            f"1..{MAX_JOBS} (2 usable processors here, or {MAX_JOBS}), or None for the default")
+    monkeypatch.setattr(_runner, "usable_cores", lambda: 4 * MAX_JOBS)
+    assert resolve_jobs(4 * MAX_JOBS, "CPUExecutionProvider", 12) == 4 * MAX_JOBS  # a machine that has them
+    assert started == []
 
 
 def test_children_that_do_not_quit_share_one_wait(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,8 +6,10 @@ import json
 import pickle
 import re
 
+import numpy as np
 import pytest
 
+from ort_layouts._errors import ArgumentError
 from ort_layouts.engine.result import CaseResult, Status
 from ort_layouts.operators.case import Case
 
@@ -70,3 +72,42 @@ def test_the_kinds_a_field_may_have_read_back() -> None:
                 first_mismatch_index=None)
     back = CaseResult.from_dict(data)
     assert (back.seconds, back.output_offset_in_elements, back.first_mismatch_index) == (2, 7, None)
+
+
+def test_a_status_given_as_its_value_is_the_status_and_others_are_refused() -> None:
+    """A result made with status "pass" was falsy and its to_dict failed; "bogus" was taken."""
+    made = CaseResult(CASE, "pass", "cpu")  # type: ignore[arg-type]
+    assert made.status is Status.PASS and made.passed and bool(made)
+    assert made == CaseResult(CASE, Status.PASS, "cpu")
+    assert made.to_dict()["status"] == "pass"
+    for bad in ("bogus", 1, None, "PASS"):
+        with pytest.raises(ArgumentError) as raised:
+            CaseResult(CASE, bad, "cpu")  # type: ignore[arg-type]
+        assert str(raised.value) == (f"status {bad!r} is not a status; valid: ['pass', 'mismatch', "
+                                     "'unsupported', 'error'] (Status members or their values)")
+    with pytest.raises(ArgumentError, match=r"^case 'Transpose' is a str; valid: a Case$"):
+        CaseResult("Transpose", Status.PASS, "cpu")  # type: ignore[arg-type]
+
+
+def test_numpy_integers_are_taken_as_ints_and_bad_counts_are_refused() -> None:
+    """numpy integers, which JSON cannot hold, were kept and failed the report writer later."""
+    made = CaseResult(CASE, Status.MISMATCH, "cpu", element_count=np.int64(6), mismatch_count=np.uint8(1),
+                      first_mismatch_index=[np.int32(1), 0], input_offset_in_elements=np.int64(3),
+                      output_offset_in_elements=np.uint64(1), seconds=np.float32(0.5))
+    assert (made.element_count, made.mismatch_count, made.first_mismatch_index, made.input_offset_in_elements,
+            made.output_offset_in_elements, made.seconds) == (6, 1, (1, 0), 3, 1, 0.5)
+    assert all(type(v) is int for v in (made.element_count, made.mismatch_count, *made.first_mismatch_index,
+                                          made.input_offset_in_elements, made.output_offset_in_elements))
+    assert type(made.seconds) is float and json.loads(json.dumps(made.to_dict()))["element_count"] == 6
+    for field, bad, valid in [("element_count", -1, "an integer >= 0"),
+                              ("mismatch_count", True, "an integer >= 0"),
+                              ("input_offset_in_elements", 1.5, "an integer >= 0, or None"),
+                              ("first_mismatch_index", (0, -1), "an integer >= 0")]:
+        with pytest.raises(ArgumentError) as raised:
+            CaseResult(CASE, Status.PASS, "cpu", **{field: bad})
+        shown = -1 if field == "first_mismatch_index" else bad
+        assert str(raised.value) == f"{field} {shown!r} is not valid; valid: {valid}"
+    with pytest.raises(ArgumentError, match=r"^first_mismatch_index '10' is a str; valid: a tuple of "):
+        CaseResult(CASE, Status.PASS, "cpu", first_mismatch_index="10")  # type: ignore[arg-type]
+    with pytest.raises(ArgumentError, match=r"^seconds '1' is a str; valid: a number of seconds$"):
+        CaseResult(CASE, Status.PASS, "cpu", seconds="1")  # type: ignore[arg-type]

@@ -105,3 +105,19 @@ def test_plan_batches_refuses_a_device_the_provider_does_not_list(two_cpu_device
     with pytest.raises(ProviderOptionError) as info:
         _runner.plan_batches([F32], provider="cpu", device_id=7)
     assert str(info.value) == OUT_OF_RANGE
+
+
+def test_inputs_naming_no_case_of_the_run_are_refused_before_any_session(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A misspelt id left its case to the default input, silently."""
+    case = Case("Transpose", "float32", (2, 3), perm=(1, 0))
+    monkeypatch.setattr(_runner, "make_session", _no_session)
+    given = np.arange(6, dtype=np.float32).reshape(2, 3)
+    with pytest.raises(ArgumentError) as raised:
+        run_cases([case], provider="cpu", jobs=1, inputs={case.id: given, case.id + "x": given})
+    assert str(raised.value) == (f"inputs names 1 case ids that are no case's of the run: {[case.id + 'x']}; "
+                                 f"valid: the ids of the cases given (e.g. {case.id!r})")
+
+
+def _no_session(*args: Any, **kwargs: Any) -> None:
+    raise AssertionError("a session was made")
