@@ -54,7 +54,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from ort_layouts._errors import OrtLayoutsError, ReportError
+from ort_layouts._errors import OrtLayoutsError, ReportError, a_type
 from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.engine.recover_params import (
@@ -171,9 +171,15 @@ class Recovery:
                               "dicts with the same keys")
         object.__setattr__(self, "applied", applied)
         object.__setattr__(self, "expected", expected)
-        object.__setattr__(self, "names", tuple(str(n) for n in self.names))
-        object.__setattr__(self, "operator", str(self.operator))
-        object.__setattr__(self, "text", str(self.text))
+        names = self.names
+        if isinstance(names, (str, bytes)) or not isinstance(names, (tuple, list)) or not all(
+                isinstance(n, str) for n in names):
+            raise ReportError(f"recovery names {names!r:.80} is {a_type(names)}; valid: a list of str")
+        object.__setattr__(self, "names", tuple(names))
+        for field in ("operator", "text"):
+            value = getattr(self, field)
+            if not isinstance(value, str):
+                raise ReportError(f"recovery {field} {value!r:.80} is {a_type(value)}; valid: a str")
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as a JSON-ready dict (:meth:`from_dict` reads it back)."""
@@ -187,14 +193,22 @@ class Recovery:
         Raises:
             ReportError: a field is missing or of the wrong kind (the message lists the fields).
         """
-        try:
-            return cls(data["kind"], data["operator"], dict(data["applied"]), dict(data["expected"]),
-                       tuple(data["names"]), data["text"])
-        except (KeyError, TypeError, ValueError) as e:
-            if isinstance(e, ReportError):
-                raise
-            raise ReportError(f"recovery {dict(data)!r} cannot be read ({e!r}); valid fields: kind, "
-                              "operator, applied, expected, names, text") from None
+        if not isinstance(data, Mapping):
+            raise ReportError(f"recovery {data!r:.80} is {a_type(data)}; valid: a mapping of its fields "
+                              f"{list(_RECOVERY_FIELDS)}")
+        missing = [name for name in _RECOVERY_FIELDS if name not in data]
+        if missing:
+            raise ReportError(f"recovery {dict(data)!r:.200} lacks {missing}; valid fields: "
+                              f"{list(_RECOVERY_FIELDS)}")
+        for name in ("applied", "expected"):
+            if not isinstance(data[name], Mapping):
+                raise ReportError(f"recovery {name} {data[name]!r:.80} is {a_type(data[name])}; valid: a "
+                                  "JSON object")
+        return cls(data["kind"], data["operator"], dict(data["applied"]), dict(data["expected"]),
+                   data["names"], data["text"])
+
+
+_RECOVERY_FIELDS = ("kind", "operator", "applied", "expected", "names", "text")
 
 
 # ---- unique inputs ----------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from ort_layouts._errors import ReportError
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.engine.diagnose import diagnose
 from ort_layouts.engine.recover import (
@@ -435,3 +436,30 @@ def test_the_recovered_operators_can_be_drawn_side_by_side() -> None:
         assert applied != expected
         assert expected.to_dict() == operator_for_type(case.op).dml_operator(case).to_dict()
         assert "<svg" in render_svg(applied) and "<svg" in render_svg(expected)
+
+
+_GOOD_RECOVERY = {"kind": "read", "operator": "DML_OPERATOR_ELEMENT_WISE_IDENTITY",
+                  "applied": {"strides": [1, 2]}, "expected": {"strides": [2, 1]},
+                  "names": ["strides permuted"], "text": "recovered: strides"}
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    (None, "recovery None is a NoneType; valid: a mapping of its fields ['kind', 'operator', 'applied', "
+           "'expected', 'names', 'text']"),
+    ([], "recovery [] is a list; valid: a mapping of its fields ['kind', 'operator', 'applied', 'expected', "
+         "'names', 'text']"),
+    ({k: v for k, v in _GOOD_RECOVERY.items() if k != "text"}, "lacks ['text']; valid fields: "),
+    ({**_GOOD_RECOVERY, "names": "abc"}, "recovery names 'abc' is a str; valid: a list of str"),
+    ({**_GOOD_RECOVERY, "names": [1]}, "recovery names [1] is a list; valid: a list of str"),
+    ({**_GOOD_RECOVERY, "text": None}, "recovery text None is a NoneType; valid: a str"),
+    ({**_GOOD_RECOVERY, "operator": 5}, "recovery operator 5 is an int; valid: a str"),
+    ({**_GOOD_RECOVERY, "applied": [1]}, "recovery applied [1] is a list; valid: a JSON object"),
+])
+def test_a_recovery_read_from_data_of_a_wrong_kind_is_refused_naming_the_field(data: Any,
+                                                                               message: str) -> None:
+    """from_dict converted such fields (names 'abc' became ('a', 'b', 'c'), text None 'None') or
+    raised a bare TypeError; a report holding them is damaged."""
+    assert Recovery.from_dict(_GOOD_RECOVERY).names == ("strides permuted",)
+    with pytest.raises(ReportError) as raised:
+        Recovery.from_dict(data)
+    assert message in str(raised.value)
