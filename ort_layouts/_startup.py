@@ -82,7 +82,7 @@ def _write_line(text: str) -> None:
 
 def _end_at_start(signum: int, frame: object) -> None:
     """A stop while the command line starts: one line, exit status 128 + N."""
-    with contextlib.suppress(OSError, ValueError):
+    with contextlib.suppress(OSError, ValueError, AttributeError):  # None: a descriptor closed at start
         sys.stdout.flush()
     _write_line(stop_text(signum))
     os._exit(128 + signum)
@@ -135,13 +135,13 @@ def exit_now(code: int, kept: str | None = None, *, stopped: bool = False) -> No
             with contextlib.suppress(ValueError, OSError):
                 signal.signal(sig, note)
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # None: a descriptor closed at start
             stream.flush()
     try:
         atexit._run_exitfuncs()
     finally:
         for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(OSError, ValueError):
+            with contextlib.suppress(OSError, ValueError, AttributeError):
                 stream.flush()
         if came and not stopped:
             _write_line(f"{stop_text(came[0])} as it exited" + (f"; {kept}" if kept else ""))

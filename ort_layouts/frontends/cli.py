@@ -1867,9 +1867,50 @@ def main(argv: Sequence[str] | None = None) -> int:
 def command_line() -> NoReturn:
     """The ``ort-layouts`` program (its script, ``python -m ort_layouts``): :func:`main` on
     ``sys.argv``, then the process ends (:func:`ort_layouts._startup.exit_now`), a stop signal
-    that comes as it exits said in one line too."""
+    that comes as it exits said in one line too. Standard output and error that nobody reads
+    any longer (a pipe whose reader quit, as ``| head`` does; a closed descriptor) drop what is
+    written to them: the run goes on to its report and its exit status."""
+    sys.stdout = _Unread.of(sys.stdout)
+    sys.stderr = _Unread.of(sys.stderr)
     code, kept, stopped = _main(None)
     exit_now(code, kept, stopped=stopped)
+
+
+class _Unread:
+    """A standard stream that drops what is written once its reader is gone (a broken pipe, a
+    closed stream) or when there is none (a descriptor closed when the program started:
+    Python's stream is then None), where writing would end a run that its report outlives."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self._gone = stream is None
+
+    @classmethod
+    def of(cls, stream: Any) -> Any:
+        return stream if isinstance(stream, cls) else cls(stream)
+
+    def write(self, text: str) -> int:
+        if not self._gone:
+            try:
+                return int(self._stream.write(text))
+            except (BrokenPipeError, ValueError):  # the reader quit; the stream was closed
+                self._gone = True
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._gone:
+            try:
+                self._stream.flush()
+            except (BrokenPipeError, ValueError):
+                self._gone = True
+
+    def isatty(self) -> bool:
+        return not self._gone and bool(self._stream.isatty())
+
+    def __getattr__(self, name: str) -> Any:  # encoding, errors, fileno, reconfigure, ...
+        if self._stream is None:
+            raise AttributeError(f"standard stream is closed: no {name}")
+        return getattr(self._stream, name)
 
 
 def _main(argv: Sequence[str] | None) -> tuple[int, str | None, bool]:
