@@ -1870,6 +1870,7 @@ def command_line() -> NoReturn:
     that comes as it exits said in one line too. Standard output and error that nobody reads
     any longer (a pipe whose reader quit, as ``| head`` does; a closed descriptor) drop what is
     written to them: the run goes on to its report and its exit status."""
+    _printable_streams()
     sys.stdout = _Unread.of(sys.stdout)
     sys.stderr = _Unread.of(sys.stderr)
     code, kept, stopped = _main(None)
@@ -1893,7 +1894,11 @@ class _Unread:
         if not self._gone:
             try:
                 return int(self._stream.write(text))
-            except (BrokenPipeError, ValueError):  # the reader quit; the stream was closed
+            except BrokenPipeError:  # the reader quit
+                self._gone = True
+            except ValueError as e:  # the stream was closed (an encoding error is the caller's)
+                if isinstance(e, UnicodeError):
+                    raise
                 self._gone = True
         return len(text)
 
