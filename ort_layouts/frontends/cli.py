@@ -151,6 +151,27 @@ def selection_list(option: str) -> Callable[[str], tuple[Any, ...]]:
     return parse
 
 
+class _Once(argparse.Action):
+    """An option given at most once: a list option's second value would replace its first
+    (``--ops Transpose --ops Pad`` ran Pad alone), so it is refused, naming both."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        given = namespace.__dict__.setdefault("_given_once", {})
+        if self.dest in given:
+            how = f", comma-separated ({option_string} {given[self.dest]},{_shown_value(values)})" \
+                if isinstance(values, tuple) else ""
+            raise argparse.ArgumentError(
+                self, f"given twice ({_shown_value(given[self.dest])!s}, then {_shown_value(values)}); "
+                      f"valid: once{how}")
+        given[self.dest] = _shown_value(values)
+        setattr(namespace, self.dest, values)
+
+
+def _shown_value(values: Any) -> str:
+    return ",".join(map(str, values)) if isinstance(values, tuple) else str(values)
+
+
 def shard(text: str) -> tuple[int, int]:
     """``"K/N"``: the K-th (1-based) of N shards."""
     try:
@@ -687,15 +708,15 @@ def _run_describe(args: argparse.Namespace) -> int:
 
 # ---- validate ------------------------------------------------------------------------------
 def _add_selection(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--ops", type=selection_list("ops"),
+    p.add_argument("--ops", action=_Once, type=selection_list("ops"),
                    help="ops to run, e.g. Transpose,Slice,Concat (default all; see describe --op)")
-    p.add_argument("--dtypes", type=selection_list("dtypes"),
+    p.add_argument("--dtypes", action=_Once, type=selection_list("dtypes"),
                    help="data types to make the suite in, e.g. float32,float16,int64 (default all): the "
                         "large shapes go to the first (in the suite's order) and one other in turn, so "
                         "one type alone gets every shape; to cut a run in parts use --shard")
-    p.add_argument("--ranks", type=selection_list("ranks"),
+    p.add_argument("--ranks", action=_Once, type=selection_list("ranks"),
                    help="ranks, e.g. 1,2,4 or 1-4 (default the suite's)")
-    p.add_argument("--values", type=selection_list("values"),
+    p.add_argument("--values", action=_Once, type=selection_list("values"),
                    help="keep the cases whose input values are of these kinds: random, special, iota "
                         "(default all; with --model: random)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the input data (default 0)")
@@ -721,7 +742,7 @@ def _add_validate(p: argparse.ArgumentParser) -> None:
                         "instead of the standard suite")
     p.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
                    help="pin a dynamic dimension of --model, e.g. --dim batch=1 (repeatable)")
-    p.add_argument("--report", type=path_text, metavar="DIR",
+    p.add_argument("--report", action=_Once, type=path_text, metavar="DIR",
                    help="write results.jsonl, report.json, junit.xml, report.html")
     p.add_argument("--resume", action="store_true", help="continue the report in --report DIR")
     p.add_argument("--force", action="store_true",
@@ -1431,7 +1452,7 @@ def _add_bench(p: argparse.ArgumentParser) -> None:
     section("suite_sample", type=positive_int,
             help="cases timed batched and one session per case by the suite section; the dml "
                  "section times at least 1000 (default: {default})")
-    section("suite_ranks", type=selection_list("ranks"),
+    section("suite_ranks", action=_Once, type=selection_list("ranks"),
             help="comma-separated input ranks of the standard suite that the suite, floor, "
                  "diagnosis and memory sections take (default: all)")
     section("oracle_mb", type=_mib, help="oracle section's tensor size in MiB (default {default})")
@@ -1696,11 +1717,11 @@ def _add_export(p: argparse.ArgumentParser) -> None:
                         "(the 14 data-movement ops) instead of the standard suite")
     p.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
                    help="pin a dynamic dimension of --model (repeatable)")
-    p.add_argument("--ops", type=selection_list("ops"), default=None,
+    p.add_argument("--ops", action=_Once, type=selection_list("ops"), default=None,
                    help="suite filter: ops, e.g. Transpose,Pad")
-    p.add_argument("--dtypes", type=selection_list("dtypes"), default=None,
+    p.add_argument("--dtypes", action=_Once, type=selection_list("dtypes"), default=None,
                    help="data types to make the suite in, e.g. float32,int64 (as validate --dtypes)")
-    p.add_argument("--ranks", type=selection_list("ranks"), default=None,
+    p.add_argument("--ranks", action=_Once, type=selection_list("ranks"), default=None,
                    help="suite filter: ranks, e.g. 1,2,4 or 1-4")
     p.add_argument("--seed", type=non_negative_int, default=None,
                    help="seed of the cases' input data, of the suite or of --model's nodes: the cases "
