@@ -115,11 +115,15 @@ def _rank_ends(part: str) -> tuple[str, int, int]:
     """``"3"`` as ("3", 3, 3), ``"1-4"`` as ("1-4", 1, 4): the item and its lowest and
     highest rank, not yet checked against 0..MAX_RANK."""
     try:
-        if "-" not in part:
-            return part, int(part), int(part)
+        return part, int(part), int(part)  # a negative one too: out of 0..MAX_RANK, said by the caller
+    except ValueError:
+        pass
+    try:
         lo, hi = (int(v) for v in part.split("-", 1))
     except ValueError:
         raise ShapeError(f"rank {part!r} is not an integer or a range like 1-4") from None
+    if lo < 0 or hi < 0:  # "1--4": an end out of 0..MAX_RANK, said by the caller
+        return part, min(lo, hi), max(lo, hi)
     if lo > hi:
         raise ShapeError(f"rank range {part!r} runs backwards; valid: low-high, e.g. {hi}-{lo}")
     return part, lo, hi

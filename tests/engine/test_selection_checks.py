@@ -175,7 +175,10 @@ REFUSED = [
     ("ranks", "1,,2", f"'1,,2' has an empty item (item 2); {RANKS_EMPTY}"),
     ("ranks", "1,", f"'1,' has an empty item (item 2); {RANKS_EMPTY}"),
     ("ranks", "3-1", "rank range '3-1' runs backwards; valid: low-high, e.g. 1-3"),
-    ("ranks", "-1", "rank '-1' is not an integer or a range like 1-4"),
+    # a negative rank is an integer out of range, and a range to one is no backwards range
+    ("ranks", "-1", "ranks '-1': [-1] is outside the valid ranks 0..8"),
+    ("ranks", "1--4", "ranks '1--4': [1--4] is outside the valid ranks 0..8"),
+    ("ranks", "1-", "rank '1-' is not an integer or a range like 1-4"),
     ("ranks", "9", "ranks '9': [9] is outside the valid ranks 0..8"),
     ("ranks", "0-9", "ranks '0-9': [0-9] is outside the valid ranks 0..8"),
     # a range's ends are checked first: no range of billions of ranks is made, and the message
