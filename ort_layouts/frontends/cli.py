@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
 
-from ort_layouts._errors import OrtLayoutsError, ProviderError
+from ort_layouts._errors import OrtLayoutsError, ProviderError, ReportError
 from ort_layouts._startup import (
     PROG,
     STOP_SIGNALS,
@@ -1200,7 +1200,7 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False, model: ModelFile
     ``model`` and ``selected``: --model as read and :func:`_select_cases`' cases and layout ops,
     made before (by the run of several DirectML releases, once for all of them)."""
     from ort_layouts.engine.session import ValidationSession, check_provider_start, validation_meta
-    from ort_layouts.reports.report import Report, summary_line
+    from ort_layouts.reports.report import RESULTS_FILE, Report, summary_line
     from ort_layouts.reports.writer import ReportWriter
 
     setup = _check_validate(args, model)
@@ -1244,6 +1244,10 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False, model: ModelFile
             if isinstance(e, KeyboardInterrupt):
                 _stopped(e, _kept_text(writer, cases),
                          mid_line=progress is not None and progress.mode == "bar")
+            elif isinstance(e, OSError):  # a full disk, say: what results.jsonl holds is kept
+                raise ReportError(f"{_describe_exception(e)}; {len(writer.results)} results kept in "
+                                  f"{writer.directory / RESULTS_FILE} (--resume continues, and writes the "
+                                  "summaries)") from e
         raise
     if writer:  # written and closed: what a stop from here on keeps
         args.kept = _kept_text(writer, cases)

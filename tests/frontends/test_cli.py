@@ -755,3 +755,30 @@ def test_a_report_file_that_is_a_directory_is_refused_before_any_case(
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
     assert name in err and "not a regular file" in err
     assert sorted(p.relative_to(report) for p in report.rglob("*")) == before
+
+
+def test_a_disk_that_fills_as_the_report_is_written_says_what_results_jsonl_kept(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A full disk as the summaries were written was one bare line; it now says the results kept
+    and that --resume continues, as a stop does."""
+    import errno
+
+    from ort_layouts.reports import writer as writer_module
+
+    real = writer_module.ReportWriter.write_summaries
+
+    def full(self: writer_module.ReportWriter, *, finished: bool = False) -> object:
+        if finished:
+            raise OSError(errno.ENOSPC, "No space left on device", str(self.directory / "report.json"))
+        return real(self, finished=finished)
+
+    monkeypatch.setattr(writer_module.ReportWriter, "write_summaries", full)
+    report = tmp_path / "r"
+    code = main(["validate", "--provider", "cpu", "--ops", "Transpose", "--ranks", "2", "--progress", "none",
+                 "--report", str(report)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err == (f"ort-layouts: error: No space left on device: {str(report / 'report.json')!r}; "
+                   f"61 results kept in {report / 'results.jsonl'} (--resume continues, and writes the "
+                   "summaries)\n")
+    assert len((report / "results.jsonl").read_text().splitlines()) == 61
