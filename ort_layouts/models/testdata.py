@@ -39,7 +39,8 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from ort_layouts._errors import ModelError, ReportError, ShapeError
+from ort_layouts._errors import ArgumentError, ModelError, ReportError, ShapeError, a_type
+from ort_layouts.descriptors.sequences import is_integer
 from ort_layouts.engine.environment import MEMORY_CHECK_BYTES, available_memory_bytes
 from ort_layouts.engine.graphs import build_model, provider_opset
 from ort_layouts.engine.suite import standard_suite
@@ -47,6 +48,7 @@ from ort_layouts.models.extract import ModelFile, load_model, model_cases
 from ort_layouts.operators.base import input_name, output_name
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.expected import expected_outputs, input_feeds
+from ort_layouts.operators.onnx_nodes import OVERRIDABLE_IR_VERSION
 from ort_layouts.operators.registry import operator_for_type
 from ort_layouts.operators.values import make_input
 from ort_layouts.reports.lock import LOCK_FILE, DirectoryLock
@@ -163,6 +165,65 @@ def _as_cases(cases_or_model: Any, dims: dict[str, int] | None) -> list[Case]:
     return cases
 
 
+def _check_opset(opset: Any) -> int | None:
+    """``opset`` (an ai.onnx opset, or None) as an int.
+
+    Raises:
+        ArgumentError: not an integer (a bool, a str), or an opset ONNX does not define: below 1
+            or above the newest the installed onnx knows (``onnx.defs.onnx_opset_version()``),
+            which ONNX Runtime cannot load.
+    """
+    if opset is None:
+        return None
+    newest = onnx.defs.onnx_opset_version()
+    if not is_integer(opset):
+        raise ArgumentError(f"opset {opset!r:.80} is {a_type(opset)}, not an integer; valid: an opset "
+                            f"1..{newest}, or None (the DML EP's)")
+    if not 1 <= opset <= newest:
+        raise ArgumentError(f"opset {opset} is not an opset ONNX defines; valid: 1..{newest} (onnx "
+                            f"{onnx.__version__}), or None (the DML EP's)")
+    return int(opset)
+
+
+def _check_ir_version(ir_version: Any) -> int:
+    """``ir_version`` as an int.
+
+    Raises:
+        ArgumentError: not an integer (a bool, a str), or an IR version the models cannot have:
+            below :data:`OVERRIDABLE_IR_VERSION` (4), before which onnx.checker requires every
+            initializer (a case's pads, shape, axes) to be a graph input too, or above the
+            newest onnx writes (``onnx.IR_VERSION``).
+    """
+    newest = onnx.IR_VERSION
+    first = OVERRIDABLE_IR_VERSION
+    valid = (f"{first}..{newest} (from IR {first} on an initializer need not be a graph input, as a case's "
+             f"parameters are not; onnx {onnx.__version__} writes up to {newest})")
+    if not is_integer(ir_version):
+        raise ArgumentError(f"ir_version {ir_version!r:.80} is {a_type(ir_version)}, not an integer; "
+                            f"valid: {valid}")
+    if not first <= ir_version <= newest:
+        raise ArgumentError(f"ir_version {ir_version} is not an IR version these models can have; "
+                            f"valid: {valid}")
+    return int(ir_version)
+
+
+def _check_case_opsets(cases: Sequence[Case], opset: int) -> None:
+    """Refuse a case whose opset (its own, else ``opset``) its operator does not have, or ONNX does
+    not define, before any model is built.
+
+    Raises:
+        ModelError: naming the case, the opset and the valid ones.
+    """
+    newest = onnx.defs.onnx_opset_version()
+    for case in cases:
+        first = operator_for_type(case.op).min_opset
+        at = case.opset or opset
+        if not first <= at <= newest:
+            whose = "its own" if case.opset else "the export's"
+            raise ModelError(f"case {case.id}: opset {at} ({whose}) is not an opset of {case.op} that ONNX "
+                             f"defines; valid: {first}..{newest}")
+
+
 def export_test_dir(
     cases_or_model: Case | Sequence[Case] | str | Path | onnx.ModelProto | ModelFile,
     out_dir: str | Path,
@@ -181,9 +242,12 @@ def export_test_dir(
         out_dir: the directory to fill (created); ``cases.json`` there lists what was written.
         dims: dynamic dimensions of a model, as for :func:`extract`.
         batched: one directory ``batched`` whose graph holds every case (inputs ``x0``, ``x1``...).
-        opset: the ai.onnx opset of cases that do not ask for their own; default: the DML EP's
-            (19), at which it serves Transpose, Expand and Pad, so a replay runs them on DirectML.
-        ir_version: the models' IR version (default 9, which older runtimes load too).
+        opset: the ai.onnx opset of cases that do not ask for their own, one ONNX defines
+            (1 to ``onnx.defs.onnx_opset_version()``) and the cases' operators have; default: the
+            DML EP's (19), at which it serves Transpose, Expand and Pad, so a replay runs them on
+            DirectML.
+        ir_version: the models' IR version, 4 (the first in which an initializer need not be a
+            graph input) to ``onnx.IR_VERSION``; default 9, which older runtimes load too.
         replace: ``out_dir`` may hold an earlier export: the directories its ``cases.json``
             lists, and that file, are replaced (nothing else there is touched). Without it
             ``out_dir`` must be new or empty, so that a replay runs just these cases.
@@ -195,11 +259,20 @@ def export_test_dir(
     Returns:
         The directories written.
 
+    Every argument is checked before a model is read or anything is written.
+
     Raises:
+        ArgumentError: ``opset`` or ``ir_version`` is not an integer, or out of those ranges.
+        ModelError: a case's opset (its own, else ``opset``) is one its operator does not have.
         ReportError: ``out_dir`` is not empty (and not an earlier export, with ``replace``), or
             holds a directory of the new export's names that its earlier export does not list.
     """
+    checked_opset = _check_opset(opset)
+    ir_version = _check_ir_version(ir_version)
     cases = _as_cases(cases_or_model, dims)
+    if checked_opset is None:
+        checked_opset = provider_opset("DmlExecutionProvider")
+    _check_case_opsets(cases, checked_opset)
     out = Path(out_dir)
     _earlier_export(out, replace=replace)  # refused before anything is made
     _check_memory(cases)
@@ -209,7 +282,7 @@ def export_test_dir(
     # that the export holds only its own directories and cases.json
     lock = DirectoryLock(out, command="ort-layouts export", started=now_iso(), what="export directory")
     try:
-        return _export_locked(cases, out, batched=batched, opset=opset, ir_version=ir_version,
+        return _export_locked(cases, out, batched=batched, opset=checked_opset, ir_version=ir_version,
                               replace=replace)
     finally:
         with contextlib.suppress(OSError):
@@ -220,13 +293,11 @@ def export_test_dir(
                 out.rmdir()
 
 
-def _export_locked(cases: Sequence[Case], out: Path, *, batched: bool, opset: int | None, ir_version: int,
+def _export_locked(cases: Sequence[Case], out: Path, *, batched: bool, opset: int, ir_version: int,
                    replace: bool) -> list[Path]:
     """:func:`export_test_dir` into ``out``, which this process has locked (another export into
     it is refused until then): checked again under the lock, so that two exports never mix."""
     earlier = _earlier_export(out, replace=replace)
-    if opset is None:
-        opset = provider_opset("DmlExecutionProvider")
     if batched:  # one model has one opset: a directory per opset the cases ask for
         by_opset: dict[int | None, list[Case]] = {}
         for c in cases:

@@ -1,0 +1,111 @@
+"""export_test_dir's, write_test_dir's and read_test_dir's arguments: each is checked before
+anything is written, and a bad one is refused with a typed error naming it and what is valid."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+from ort_layouts import ArgumentError, DataType, ModelError
+from ort_layouts.models import testdata
+from ort_layouts.models.testdata import export_test_dir
+from ort_layouts.operators.case import Case
+
+TRANSPOSE = Case("Transpose", DataType.FLOAT32, (2, 3), perm=(1, 0))
+PAD = Case("Pad", DataType.FLOAT32, (3, 4), pads=(1, 2, 2, 3))  # its pads are an initializer
+
+# what the installed onnx defines: ai.onnx opsets from 1, IR versions up to onnx.IR_VERSION
+NEWEST_OPSET = onnx.defs.onnx_opset_version()
+NEWEST_IR = onnx.IR_VERSION
+
+
+def _nothing_written(root: Path) -> None:
+    assert list(root.iterdir()) == []
+
+
+# ---- opset ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("opset", [0, -1, NEWEST_OPSET + 1, 1000])
+def test_an_opset_onnx_does_not_define_is_refused(tmp_path: Path, opset: int) -> None:
+    """opset 1000 was written into the models, which ONNX Runtime then refused to load."""
+    with pytest.raises(ArgumentError, match=rf"^opset {opset} is not an opset ONNX defines; "
+                                            rf"valid: 1\.\.{NEWEST_OPSET} "):
+        export_test_dir([TRANSPOSE], tmp_path / "out", opset=opset)
+    _nothing_written(tmp_path)
+
+
+@pytest.mark.parametrize("opset", [True, "19", 19.0, [19]])
+def test_an_opset_that_is_no_integer_is_refused(tmp_path: Path, opset: object) -> None:
+    with pytest.raises(ArgumentError, match=rf"^opset {re.escape(repr(opset))} is an? \w+, not an integer; "
+                                            rf"valid: an opset 1\.\.{NEWEST_OPSET}, or None"):
+        export_test_dir([TRANSPOSE], tmp_path / "out", opset=opset)  # type: ignore[arg-type]
+    _nothing_written(tmp_path)
+
+
+def test_the_newest_opset_onnx_defines_and_a_numpy_integer_are_taken(tmp_path: Path) -> None:
+    for name, opset in (("newest", NEWEST_OPSET), ("numpy", np.int64(13))):
+        (directory,) = export_test_dir([TRANSPOSE], tmp_path / name, opset=opset)  # type: ignore[arg-type]
+        model = onnx.load(str(directory / "model.onnx"))
+        assert [(o.domain, o.version) for o in model.opset_import] == [("", int(opset))]
+        onnx.checker.check_model(model)
+
+
+def test_a_case_at_an_opset_its_operator_lacks_is_refused_before_any_is_made(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pad came with opset 2: at opset 1 the Transpose case before it was made, and its model
+    built, before the Pad case was refused."""
+    made: list[Case] = []
+    real = testdata.make_input
+    monkeypatch.setattr(testdata, "make_input", lambda case: made.append(case) or real(case))
+    with pytest.raises(ModelError, match=rf"^case {re.escape(PAD.id)}: opset 1 \(the export's\) is not an "
+                                         rf"opset of Pad that ONNX defines; valid: 2\.\.{NEWEST_OPSET}$"):
+        export_test_dir([TRANSPOSE, PAD], tmp_path / "out", opset=1)
+    assert made == []
+    _nothing_written(tmp_path)
+
+
+def test_a_case_asking_for_an_opset_onnx_does_not_define_is_refused(tmp_path: Path) -> None:
+    case = Case("Transpose", DataType.FLOAT32, (2, 3), opset=NEWEST_OPSET + 1)
+    with pytest.raises(ModelError, match=rf"^case {re.escape(case.id)}: opset {NEWEST_OPSET + 1} \(its own\) "
+                                         rf"is not an opset of Transpose that ONNX defines; "
+                                         rf"valid: 1\.\.{NEWEST_OPSET}$"):
+        export_test_dir([TRANSPOSE, case], tmp_path / "out")
+    _nothing_written(tmp_path)
+
+
+# ---- ir_version -----------------------------------------------------------------------------
+@pytest.mark.parametrize("ir_version", [-1, 0, 3, NEWEST_IR + 1])
+def test_an_ir_version_the_models_cannot_have_is_refused(tmp_path: Path, ir_version: int) -> None:
+    """IR -1 was written, which onnx.checker refuses."""
+    with pytest.raises(ArgumentError, match=rf"^ir_version {ir_version} is not an IR version these models "
+                                            rf"can have; valid: 4\.\.{NEWEST_IR} "):
+        export_test_dir([PAD], tmp_path / "out", ir_version=ir_version)
+    _nothing_written(tmp_path)
+
+
+@pytest.mark.parametrize("ir_version", [True, "9", 9.0])
+def test_an_ir_version_that_is_no_integer_is_refused(tmp_path: Path, ir_version: object) -> None:
+    with pytest.raises(ArgumentError, match=rf"^ir_version {re.escape(repr(ir_version))} is an? \w+, not an "
+                                            rf"integer; valid: 4\.\.{NEWEST_IR} "):
+        export_test_dir([PAD], tmp_path / "out", ir_version=ir_version)  # type: ignore[arg-type]
+    _nothing_written(tmp_path)
+
+
+def test_the_ir_versions_taken_are_those_onnx_checker_accepts(tmp_path: Path) -> None:
+    """The range's ends, checked against onnx.checker itself: from IR 4 on an initializer (Pad's
+    pads) need not be a graph input; at IR 3 it must, and at NEWEST_IR + 1 the checker refuses
+    the model as newer than itself."""
+    for ir_version in (4, NEWEST_IR):
+        (directory,) = export_test_dir([PAD], tmp_path / str(ir_version), ir_version=ir_version)
+        model = onnx.load(str(directory / "model.onnx"))
+        assert model.ir_version == ir_version
+        assert {t.name for t in model.graph.initializer} - {i.name for i in model.graph.input}
+        onnx.checker.check_model(model, full_check=True)
+    for ir_version, refusal in ((3, "in initializer but not in graph input"), (NEWEST_IR + 1, "is higher")):
+        model.ir_version = ir_version
+        with pytest.raises(onnx.checker.ValidationError, match=refusal):
+            onnx.checker.check_model(model)
+
