@@ -186,7 +186,7 @@ def _check_opset(opset: Any) -> int | None:
 
 
 def _check_ir_version(ir_version: Any) -> int:
-    """``ir_version`` as an int.
+    """``ir_version`` as an int; None is :data:`EXPORT_IR_VERSION`.
 
     Raises:
         ArgumentError: not an integer (a bool, a str), or an IR version the models cannot have:
@@ -194,10 +194,13 @@ def _check_ir_version(ir_version: Any) -> int:
             initializer (a case's pads, shape, axes) to be a graph input too, or above the
             newest onnx writes (``onnx.IR_VERSION``).
     """
+    if ir_version is None:
+        return EXPORT_IR_VERSION
     newest = onnx.IR_VERSION
     first = OVERRIDABLE_IR_VERSION
     valid = (f"{first}..{newest} (from IR {first} on an initializer need not be a graph input, as a case's "
-             f"parameters are not; onnx {onnx.__version__} writes up to {newest})")
+             f"parameters are not; onnx {onnx.__version__} writes up to {newest}), or None "
+             f"({EXPORT_IR_VERSION})")
     if not is_integer(ir_version):
         raise ArgumentError(f"ir_version {ir_version!r:.80} is {a_type(ir_version)}, not an integer; "
                             f"valid: {valid}")
@@ -231,7 +234,7 @@ def export_test_dir(
     dims: dict[str, int] | None = None,
     batched: bool = False,
     opset: int | None = None,
-    ir_version: int = EXPORT_IR_VERSION,
+    ir_version: int | None = None,
     replace: bool = False,
 ) -> list[Path]:
     """Write one ONNX test directory per case (or one for all of them with ``batched``).
@@ -247,7 +250,9 @@ def export_test_dir(
             DML EP's (19), at which it serves Transpose, Expand and Pad, so a replay runs them on
             DirectML.
         ir_version: the models' IR version, 4 (the first in which an initializer need not be a
-            graph input) to ``onnx.IR_VERSION``; default 9, which older runtimes load too.
+            graph input) to ``onnx.IR_VERSION``; default (None): 9, the IR version of opset 19,
+            which ONNX Runtime loads from 1.15 on. Not the installed runtime's newest: the one a
+            replay runs on may be older (onnxruntime-directml 1.24 loads up to IR 11).
         replace: ``out_dir`` may hold an earlier export: the directories its ``cases.json``
             lists, and that file, are replaced (nothing else there is touched). Without it
             ``out_dir`` must be new or empty, so that a replay runs just these cases.

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from onnx import helper
 
 from ort_layouts import ArgumentError, DataType, ModelError
 from ort_layouts.models import testdata
@@ -77,6 +78,18 @@ def test_a_case_asking_for_an_opset_onnx_does_not_define_is_refused(tmp_path: Pa
 
 
 # ---- ir_version -----------------------------------------------------------------------------
+def test_ir_version_none_is_the_documented_default_the_ir_version_of_opset_19(tmp_path: Path) -> None:
+    """ir_version=None wrote the installed ONNX Runtime's newest IR version (14 with onnx 1.23),
+    which older runtimes refuse, where the docstring says the default is 9: the IR version ONNX
+    released opset 19 with (onnx.helper's version table), as when it is left out."""
+    opset_19 = helper.find_min_ir_version_for([helper.make_opsetid("", 19)])
+    assert opset_19 == 9
+    for name, kwargs in (("none", {"ir_version": None}), ("left_out", {})):
+        (directory,) = export_test_dir([PAD], tmp_path / name, **kwargs)  # type: ignore[arg-type]
+        model = onnx.load(str(directory / "model.onnx"))
+        assert (model.opset_import[0].version, model.ir_version) == (19, opset_19)
+
+
 @pytest.mark.parametrize("ir_version", [-1, 0, 3, NEWEST_IR + 1])
 def test_an_ir_version_the_models_cannot_have_is_refused(tmp_path: Path, ir_version: int) -> None:
     """IR -1 was written, which onnx.checker refuses."""
