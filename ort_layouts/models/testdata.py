@@ -31,7 +31,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from ort_layouts._errors import ArgumentError, ModelError, ReportError, ShapeError, a_type
+from ort_layouts._errors import ArgumentError, ModelError, ReportError, ShapeError, a_type, path_argument
 from ort_layouts.descriptors.sequences import is_integer
 from ort_layouts.engine.environment import MEMORY_CHECK_BYTES, available_memory_bytes
 from ort_layouts.engine.graphs import build_model, provider_opset
@@ -50,7 +50,7 @@ from ort_layouts.operators.case import Case
 from ort_layouts.operators.expected import expected_outputs, input_feeds
 from ort_layouts.operators.onnx_nodes import OVERRIDABLE_IR_VERSION
 from ort_layouts.operators.registry import operator_for_type
-from ort_layouts.operators.values import make_input
+from ort_layouts.operators.values import check_case, make_input
 from ort_layouts.reports.lock import LOCK_FILE, DirectoryLock
 from ort_layouts.reports.report import now_iso
 
@@ -153,15 +153,37 @@ def read_test_dir(directory: str | Path, *, data_set: int = 0) -> TestData:
     return TestData(model, load("input"), load("output"))
 
 
+def _directory(value: object, name: str) -> Path:
+    """``value``, the path of a directory, as a Path.
+
+    Raises:
+        ArgumentError: it is no str or os.PathLike (None, an int).
+        ReportError: it is empty, which ``Path`` would take for the current directory (as
+            ReportWriter refuses it: '.' names that one).
+    """
+    error = ReportError if isinstance(value, (str, os.PathLike)) else ArgumentError
+    return path_argument(value, name, "the path of a directory, e.g. 'cases' (a str or os.PathLike)", error)
+
+
 def _as_cases(cases_or_model: Any, dims: dict[str, int] | None) -> list[Case]:
+    """The cases to export: ``cases_or_model`` itself, its items, or the cases of a model.
+
+    Raises:
+        ArgumentError: ``cases_or_model`` is none of those (None, an int, bytes), or one of
+            its items is not a Case, naming it.
+        ModelError: a model that cannot be read (:func:`model_cases`).
+    """
     if isinstance(cases_or_model, Case):
         return [cases_or_model]
     if isinstance(cases_or_model, (str, Path, onnx.ModelProto, ModelFile)):
         return model_cases(cases_or_model, dims=dims)  # read once; a missing file is a ModelError
+    if isinstance(cases_or_model, (bytes, bytearray, memoryview)) or not isinstance(cases_or_model, Iterable):
+        raise ArgumentError(f"cases_or_model {cases_or_model!r:.80} is {a_type(cases_or_model)}; valid: a "
+                            "Case, an iterable of Cases (e.g. standard_suite()), or a model: the path of an "
+                            ".onnx file (a str or Path), a ModelProto or a ModelFile")
     cases = list(cases_or_model)
-    bad = [c for c in cases if not isinstance(c, Case)]
-    if bad:
-        raise ModelError(f"export_test_dir takes Cases or a model; got {type(bad[0]).__name__}")
+    for index, case in enumerate(cases):
+        check_case(case, f"cases_or_model[{index}]")
     return cases
 
 
@@ -267,18 +289,22 @@ def export_test_dir(
     Every argument is checked before a model is read or anything is written.
 
     Raises:
-        ArgumentError: ``opset`` or ``ir_version`` is not an integer, or out of those ranges.
-        ModelError: a case's opset (its own, else ``opset``) is one its operator does not have.
-        ReportError: ``out_dir`` is not empty (and not an earlier export, with ``replace``), or
-            holds a directory of the new export's names that its earlier export does not list.
+        ArgumentError: ``cases_or_model`` is no Case, iterable of Cases or model, or holds an
+            item that is not a Case; ``out_dir`` is no str or os.PathLike; ``opset`` or
+            ``ir_version`` is not an integer, or out of those ranges.
+        ModelError: a model that cannot be read, or a case's opset (its own, else ``opset``) is
+            one its operator does not have.
+        ReportError: ``out_dir`` is empty ('' would be the current directory: '.' names it), is
+            a file, is not empty (and not an earlier export, with ``replace``), or holds a
+            directory of the new export's names that its earlier export does not list.
     """
+    out = _directory(out_dir, "out_dir")
     checked_opset = _check_opset(opset)
     ir_version = _check_ir_version(ir_version)
     cases = _as_cases(cases_or_model, dims)
     if checked_opset is None:
         checked_opset = provider_opset("DmlExecutionProvider")
     _check_case_opsets(cases, checked_opset)
-    out = Path(out_dir)
     _earlier_export(out, replace=replace)  # refused before anything is made
     _check_memory(cases)
     made = not out.exists()

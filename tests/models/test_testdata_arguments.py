@@ -122,3 +122,47 @@ def test_the_ir_versions_taken_are_those_onnx_checker_accepts(tmp_path: Path) ->
         with pytest.raises(onnx.checker.ValidationError, match=refusal):
             onnx.checker.check_model(model)
 
+
+
+# ---- out_dir and cases_or_model -----------------------------------------------------------
+def test_an_empty_out_dir_is_refused_as_report_writer_refuses_it(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """out_dir '' was taken for the current directory, where ReportWriter refuses ''; '.' names it."""
+    from ort_layouts import ReportError
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ReportError, match=r"^out_dir '' is an empty path; valid: the path of a directory.*"
+                                          r"\('\.' for the current directory\)$"):
+        export_test_dir([TRANSPOSE], "")
+    _nothing_written(tmp_path)
+    (directory,) = export_test_dir([TRANSPOSE], ".")
+    assert directory.parent.resolve() == tmp_path.resolve() and (tmp_path / "cases.json").is_file()
+
+
+@pytest.mark.parametrize("out_dir", [None, 3, b"out"])
+def test_an_out_dir_that_is_no_path_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               out_dir: object) -> None:
+    """out_dir None raised a bare TypeError from Path()."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ArgumentError, match=rf"^out_dir {re.escape(repr(out_dir))} is an? \w+, not a path; "
+                                            r"valid: the path of a directory"):
+        export_test_dir([TRANSPOSE], out_dir)  # type: ignore[arg-type]
+    _nothing_written(tmp_path)
+
+
+@pytest.mark.parametrize("given", [None, 3, b"cases"])
+def test_cases_or_model_that_is_none_of_them_is_refused(tmp_path: Path, given: object) -> None:
+    """cases_or_model None raised a bare TypeError from list()."""
+    with pytest.raises(ArgumentError, match=rf"^cases_or_model {re.escape(repr(given))} is an? \w+; valid: a "
+                                            r"Case, an iterable of Cases \(e\.g\. standard_suite\(\)\), or a "
+                                            r"model: the path of an \.onnx file"):
+        export_test_dir(given, tmp_path / "out")  # type: ignore[arg-type]
+    _nothing_written(tmp_path)
+
+
+def test_an_item_of_cases_or_model_that_is_no_case_is_named(tmp_path: Path) -> None:
+    with pytest.raises(ArgumentError, match=r"^cases_or_model\[1\] 'Pad' is a str, not a Case; valid: "):
+        export_test_dir([TRANSPOSE, "Pad"], tmp_path / "out")  # type: ignore[list-item]
+    _nothing_written(tmp_path)
+    (directory,) = export_test_dir(iter([TRANSPOSE]), tmp_path / "out")  # any iterable of Cases
+    assert directory.parent == tmp_path / "out"
