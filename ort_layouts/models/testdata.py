@@ -165,6 +165,18 @@ def _directory(value: object, name: str) -> Path:
     return path_argument(value, name, "the path of a directory, e.g. 'cases' (a str or os.PathLike)", error)
 
 
+def _flag(value: object, name: str) -> bool:
+    """``value``, a flag, as a bool.
+
+    Raises:
+        ArgumentError: it is no bool (a str such as 'no', None, a list), which would be taken
+            by its truth.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise ArgumentError(f"{name} {value!r:.80} is {a_type(value)}; valid: True or False")
+    return bool(value)
+
+
 def _as_cases(cases_or_model: Any, dims: dict[str, int] | None) -> list[Case]:
     """The cases to export: ``cases_or_model`` itself, its items, or the cases of a model.
 
@@ -290,8 +302,9 @@ def export_test_dir(
 
     Raises:
         ArgumentError: ``cases_or_model`` is no Case, iterable of Cases or model, or holds an
-            item that is not a Case; ``out_dir`` is no str or os.PathLike; ``opset`` or
-            ``ir_version`` is not an integer, or out of those ranges.
+            item that is not a Case; ``out_dir`` is no str or os.PathLike; ``batched`` or
+            ``replace`` is no bool; ``opset`` or ``ir_version`` is not an integer, or out of
+            those ranges.
         ModelError: a model that cannot be read, or a case's opset (its own, else ``opset``) is
             one its operator does not have.
         ReportError: ``out_dir`` is empty ('' would be the current directory: '.' names it), is
@@ -299,6 +312,7 @@ def export_test_dir(
             directory of the new export's names that its earlier export does not list.
     """
     out = _directory(out_dir, "out_dir")
+    batched, replace = _flag(batched, "batched"), _flag(replace, "replace")
     checked_opset = _check_opset(opset)
     ir_version = _check_ir_version(ir_version)
     cases = _as_cases(cases_or_model, dims)

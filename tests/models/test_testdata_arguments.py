@@ -166,3 +166,32 @@ def test_an_item_of_cases_or_model_that_is_no_case_is_named(tmp_path: Path) -> N
     _nothing_written(tmp_path)
     (directory,) = export_test_dir(iter([TRANSPOSE]), tmp_path / "out")  # any iterable of Cases
     assert directory.parent == tmp_path / "out"
+
+
+# ---- flags -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("value", ["no", None, 0, [], "False"])
+def test_replace_that_is_no_bool_is_refused_and_the_export_kept(tmp_path: Path, value: object) -> None:
+    """replace='no' replaced an earlier export: it was taken by its truth."""
+    out = tmp_path / "out"
+    (first,) = export_test_dir([TRANSPOSE], out)
+    before = sorted(p.name for p in out.iterdir())
+    with pytest.raises(ArgumentError, match=rf"^replace {re.escape(repr(value))} is an? \w+; "
+                                            r"valid: True or False$"):
+        export_test_dir([PAD], out, replace=value)  # type: ignore[arg-type]
+    assert sorted(p.name for p in out.iterdir()) == before == sorted([first.name, "cases.json"])
+
+
+@pytest.mark.parametrize("value", ["no", None, 1, [0]])
+def test_batched_that_is_no_bool_is_refused(tmp_path: Path, value: object) -> None:
+    """batched='no' made a batched export."""
+    with pytest.raises(ArgumentError, match=rf"^batched {re.escape(repr(value))} is an? \w+; "
+                                            r"valid: True or False$"):
+        export_test_dir([TRANSPOSE, PAD], tmp_path / "out", batched=value)  # type: ignore[arg-type]
+    _nothing_written(tmp_path)
+
+
+def test_numpy_bools_are_flags(tmp_path: Path) -> None:
+    (directory,) = export_test_dir([TRANSPOSE, PAD], tmp_path / "out", batched=np.bool_(True))
+    assert directory.name == "batched"
+    (directory,) = export_test_dir([PAD], tmp_path / "out", replace=np.bool_(True))
+    assert directory.name == testdata.sanitize(PAD.id)
