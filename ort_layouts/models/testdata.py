@@ -31,15 +31,23 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
+from onnx import TensorProto, helper, numpy_helper
 
-from ort_layouts._errors import ArgumentError, ModelError, ReportError, ShapeError, a_type, path_argument
+from ort_layouts._errors import (
+    ArgumentError,
+    DataTypeError,
+    ModelError,
+    ReportError,
+    ShapeError,
+    a_type,
+    path_argument,
+)
 from ort_layouts.descriptors.sequences import is_integer
 from ort_layouts.engine.environment import MEMORY_CHECK_BYTES, available_memory_bytes
 from ort_layouts.engine.graphs import build_model, provider_opset
@@ -91,6 +99,9 @@ class TestData:
     outputs: dict[str, np.ndarray]
 
 
+_MODEL = "model.onnx"
+
+
 def _named(arrays: Sequence[np.ndarray] | Mapping[str, np.ndarray],
            names: Sequence[str], what: str) -> list[tuple[str, np.ndarray]]:
     if isinstance(arrays, Mapping):
@@ -100,9 +111,96 @@ def _named(arrays: Sequence[np.ndarray] | Mapping[str, np.ndarray],
             raise ModelError(f"{what} arrays {sorted(arrays)} do not match the graph's {what}s "
                              f"{list(names)} (missing {missing}, unknown {extra})")
         return [(n, np.asarray(arrays[n])) for n in names]
+    if not isinstance(arrays, Sequence) or isinstance(arrays, (str, bytes)):
+        raise ArgumentError(f"{what}s {arrays!r:.80} is {a_type(arrays)}; valid: a list of arrays, one per "
+                            f"graph {what} in order, or a mapping of the graph's {what} names to arrays")
     if len(arrays) != len(names):
         raise ModelError(f"{len(arrays)} {what} arrays given; the graph has {len(names)}: {list(names)}")
     return [(n, np.asarray(a)) for n, a in zip(names, arrays, strict=True)]
+
+
+def _checked_array(array: np.ndarray, name: str, what: str, elem_type: int) -> np.ndarray:
+    """``array``, a graph tensor's data, in native byte order: of the tensor's element type
+    ``elem_type`` (any when 0, a graph tensor without one), and one a TensorProto holds.
+
+    Raises:
+        DataTypeError: another element type (a replay would feed the model a tensor of a type it
+            does not declare, or compare its output with one: the test could not pass; an array
+            is never cast), a numpy type no ONNX type is, or an object array holding other
+            things than strs and bytes.
+    """
+    if not array.dtype.isnative:  # the same values: from_array takes native byte order alone
+        array = array.astype(array.dtype.newbyteorder("="))
+    try:
+        have = int(helper.np_dtype_to_tensor_dtype(array.dtype))
+    except (KeyError, TypeError, ValueError):
+        raise DataTypeError(f"{what} {name!r} is {array.dtype}, which no ONNX tensor type is; valid: an "
+                            "array of an ONNX type (float32, int64, bool, str, ...)") from None
+    if elem_type and have != elem_type:
+        want = TensorProto.DataType.Name(elem_type)
+        with contextlib.suppress(KeyError, TypeError, ValueError):  # a type numpy has no dtype for
+            want += f" ({np.dtype(helper.tensor_dtype_to_np_dtype(elem_type))})"
+        raise DataTypeError(f"{what} {name!r} is {array.dtype} ({TensorProto.DataType.Name(have)}), and the "
+                            f"graph's {what} {name!r} is {want}; valid: an array of the graph's type (an "
+                            "array is never cast)")
+    if array.dtype == object:
+        for item in array.flat:
+            if not isinstance(item, (str, bytes)):
+                raise DataTypeError(f"{what} {name!r} is an object array holding {item!r:.40}, "
+                                    f"{a_type(item)}; valid: an object array of strs or bytes (an ONNX "
+                                    "string tensor), or an array of a numeric type")
+    return array
+
+
+def _data_arrays(model: onnx.ModelProto, inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray],
+                 outputs: Sequence[np.ndarray] | Mapping[str, np.ndarray],
+                 ) -> list[tuple[str, list[tuple[str, np.ndarray]]]]:
+    """A data set's arrays matched to the graph's inputs (initializers excluded) and outputs,
+    each checked against its tensor (:func:`_checked_array`): ``[("input", [(name, array),
+    ...]), ("output", [...])]``.
+
+    Raises:
+        ArgumentError: ``inputs`` or ``outputs`` is neither a sequence nor a mapping.
+        ModelError: arrays that do not match the graph's tensors in number or in names.
+        DataTypeError: an array of another type than its tensor's, or of none ONNX has.
+    """
+    graph = model.graph
+    initializers = {t.name for t in graph.initializer}
+    prepared = []
+    for what, given, values in (("input", inputs, [v for v in graph.input if v.name not in initializers]),
+                                ("output", outputs, list(graph.output))):
+        named = _named(given, [v.name for v in values], what)
+        prepared.append((what, [(name, _checked_array(array, name, what, value.type.tensor_type.elem_type))
+                                for (name, array), value in zip(named, values, strict=True)]))
+    return prepared
+
+
+def _write_data(model: onnx.ModelProto, prepared: Sequence[tuple[str, Sequence[tuple[str, np.ndarray]]]],
+                directory: Path, data_set: str) -> None:
+    """Write ``model.onnx`` and ``<data_set>/{input,output}_<i>.pb`` (:func:`_data_arrays`'
+    arrays) into ``directory``, made here with ``data_set``."""
+    data = directory / data_set
+    data.mkdir(parents=True)
+    for prefix, named in prepared:
+        for i, (name, array) in enumerate(named):
+            tensor = numpy_helper.from_array(np.asarray(array, order="C"), name)
+            (data / f"{prefix}_{i}.pb").write_bytes(tensor.SerializeToString())
+    onnx.save(model, str(directory / _MODEL))
+
+
+def _check_data_set(data_set: Any) -> str:
+    """The folder name of data set ``data_set``, ``test_data_set_<data_set>``.
+
+    Raises:
+        ArgumentError: ``data_set`` is not an integer >= 0 (a bool, a str, a negative one).
+    """
+    valid = "an integer >= 0, the N of test_data_set_N"
+    if not is_integer(data_set):
+        raise ArgumentError(f"data_set {data_set!r:.80} is {a_type(data_set)}, not an integer; "
+                            f"valid: {valid}")
+    if data_set < 0:
+        raise ArgumentError(f"data_set {data_set} is negative; valid: {valid}")
+    return f"test_data_set_{int(data_set)}"
 
 
 def write_test_dir(
@@ -116,31 +214,66 @@ def write_test_dir(
     """Write ``model.onnx`` and ``test_data_set_<data_set>/{input,output}_<i>.pb``.
 
     Arrays are matched to the graph's inputs (initializers excluded) and outputs by position, or
-    by name when given as a mapping; each TensorProto is named after its graph tensor.
+    by name when given as a mapping; each TensorProto is named after its graph tensor. Each
+    array must be of its tensor's element type, as the graph declares it: it is never cast.
+
+    Every argument is checked before anything is written. Into a directory that is there, the
+    files are written into a hidden folder beside it (``.NAME.*.partial``) and moved into place
+    once all are written, as :func:`export_test_dir` does: a failure or an interruption leaves
+    the directory as it was. They replace its ``model.onnx`` and a data set of that number (the
+    data set whole); its other data sets and files stay. A new directory is written in place,
+    and removed on a failure or an interruption.
+
+    Raises:
+        ArgumentError: ``model`` is not a ModelProto, ``directory`` no str or os.PathLike,
+            ``data_set`` not an integer >= 0, or ``inputs`` / ``outputs`` neither a sequence nor
+            a mapping.
+        ModelError: arrays that do not match the graph's inputs or outputs in number or names.
+        DataTypeError: an array of another element type than its graph tensor's, or of none
+            ONNX has (an object array of other things than strs and bytes).
+        ReportError: ``directory`` is empty ('' would be the current directory: '.' names it)
+            or is a file.
     """
-    path = Path(directory)
-    initializers = {t.name for t in model.graph.initializer}
-    in_names = [v.name for v in model.graph.input if v.name not in initializers]
-    out_names = [v.name for v in model.graph.output]
-    named_in = _named(inputs, in_names, "input")
-    named_out = _named(outputs, out_names, "output")
-    data = path / f"test_data_set_{data_set}"
-    data.mkdir(parents=True, exist_ok=True)
-    onnx.save(model, str(path / "model.onnx"))
-    for prefix, named in (("input", named_in), ("output", named_out)):
-        for i, (name, array) in enumerate(named):
-            tensor = numpy_helper.from_array(np.asarray(array, order="C"), name)
-            (data / f"{prefix}_{i}.pb").write_bytes(tensor.SerializeToString())
+    path = _directory(directory, "directory")
+    if not isinstance(model, onnx.ModelProto):
+        raise ArgumentError(f"model {model!r:.80} is {a_type(model)}, not an onnx.ModelProto; valid: a "
+                            "ModelProto (e.g. onnx.load(path))")
+    data_name = _check_data_set(data_set)
+    prepared = _data_arrays(model, inputs, outputs)
+    if path.exists() and not path.is_dir():
+        raise ReportError(f"test directory {str(path)!r} is a file; valid: a directory, or a path where none "
+                          "is yet")
+    made = not path.exists()
+    path.mkdir(parents=True, exist_ok=True)
+    try:
+        if made:  # nothing there to keep: written in place (an export's cases, in its staging folder)
+            _write_data(model, prepared, path, data_name)
+        else:
+            with _staged(path) as staging:
+                _write_data(model, prepared, staging, data_name)
+                _put_in_place(staging, path, [data_name, _MODEL], [data_name, _MODEL])
+    except BaseException:
+        if made:  # a failure in a directory it made leaves none
+            shutil.rmtree(path, ignore_errors=True)
+        raise
     return path
 
 
 def read_test_dir(directory: str | Path, *, data_set: int = 0) -> TestData:
-    """Read a test directory back with onnx's own loaders (``onnx.load_tensor``)."""
-    path = Path(directory)
-    data = path / f"test_data_set_{data_set}"
-    if not (path / "model.onnx").is_file() or not data.is_dir():
-        raise ModelError(f"{str(path)!r} is not an ONNX test directory (model.onnx and {data.name}/)")
-    model = load_model(path / "model.onnx", load_external_data=True)[0]  # refused when no ONNX model
+    """Read a test directory back with onnx's own loaders (``onnx.load_tensor``).
+
+    Raises:
+        ArgumentError: ``directory`` is no str or os.PathLike, or ``data_set`` not an integer
+            >= 0.
+        ReportError: ``directory`` is empty ('' would be the current directory: '.' names it).
+        ModelError: ``directory`` holds no ``model.onnx`` and data set ``data_set``, or a
+            model.onnx that is no ONNX model.
+    """
+    path = _directory(directory, "directory")
+    data = path / _check_data_set(data_set)
+    if not (path / _MODEL).is_file() or not data.is_dir():
+        raise ModelError(f"{str(path)!r} is not an ONNX test directory ({_MODEL} and {data.name}/)")
+    model = load_model(path / _MODEL, load_external_data=True)[0]  # refused when no ONNX model
 
     def load(prefix: str) -> dict[str, np.ndarray]:
         found = {}
@@ -360,9 +493,7 @@ def _export_locked(cases: Sequence[Case], out: Path, *, batched: bool, opset: in
     if clash:
         raise ReportError(f"export directory {str(out)!r} holds {clash[:3]}, which are not of an earlier "
                           "export; valid: a new or empty directory")
-    staging = _staging_folder(out)
-    done = False
-    try:
+    with _staged(out) as staging:
         manifest = []
         for name, group in named:
             model = build_model(group, opset=group[0].opset or opset, ir_version=ir_version)
@@ -375,12 +506,7 @@ def _export_locked(cases: Sequence[Case], out: Path, *, batched: bool, opset: in
             write_test_dir(model, inputs, outputs, staging / name)
             manifest.append({"directory": name, "cases": [c.to_dict() | {"id": c.id} for c in group]})
         (staging / _MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
-        _put_in_place(staging, out, [n for n, _ in named], earlier)
-        done = True
-    finally:
-        replaced = staging / _REPLACED
-        if done or not replaced.is_dir() or not any(replaced.iterdir()):
-            shutil.rmtree(staging, ignore_errors=True)  # else it holds what could not be moved back
+        _put_in_place(staging, out, [*(n for n, _ in named), _MANIFEST], [*earlier, _MANIFEST])
     return [out / name for name, _ in named]
 
 
@@ -450,10 +576,28 @@ def _staging_folder(out: Path) -> Path:
         return Path(tempfile.mkdtemp(prefix=".export.", suffix=".partial", dir=out))
 
 
+@contextlib.contextmanager
+def _staged(out: Path) -> Iterator[Path]:
+    """A new folder to write into before the files are put in ``out`` (:func:`_staging_folder`),
+    removed on the way out, unless it holds what a failure could not move back into ``out``
+    (in its ``.replaced``, :func:`_put_in_place`)."""
+    staging = _staging_folder(out)
+    done = False
+    try:
+        yield staging
+        done = True
+    finally:
+        replaced = staging / _REPLACED
+        if done or not replaced.is_dir() or not any(replaced.iterdir()):
+            shutil.rmtree(staging, ignore_errors=True)  # else it holds what could not be moved back
+
+
 def _put_in_place(staging: Path, out: Path, names: Sequence[str], earlier: Sequence[str]) -> None:
-    """Move the earlier export's directories and cases.json out of ``out``, then the new ones
-    (cases.json last) in, by renames; a failure moves everything back as it was."""
-    old = [n for n in (*earlier, _MANIFEST) if (out / n).exists()]
+    """Move ``earlier`` (those of them in ``out``: an earlier export's directories and its
+    cases.json) out of ``out`` into ``staging``'s ``.replaced``, then ``names`` from ``staging``
+    in, in that order (an export's cases.json last), by renames; a failure moves everything
+    back as it was."""
+    old = [n for n in earlier if (out / n).exists()]
     trash = staging / _REPLACED
     moves: list[tuple[Path, Path]] = []
     try:
@@ -462,7 +606,7 @@ def _put_in_place(staging: Path, out: Path, names: Sequence[str], earlier: Seque
         for n in old:
             moves.append((out / n, trash / n))
             os.replace(*moves[-1])
-        for n in (*names, _MANIFEST):
+        for n in names:
             moves.append((staging / n, out / n))
             os.replace(*moves[-1])
     except BaseException:
