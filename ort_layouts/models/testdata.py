@@ -266,8 +266,10 @@ def read_test_dir(directory: str | Path, *, data_set: int = 0) -> TestData:
         ArgumentError: ``directory`` is no str or os.PathLike, or ``data_set`` not an integer
             >= 0.
         ReportError: ``directory`` is empty ('' would be the current directory: '.' names it).
-        ModelError: ``directory`` holds no ``model.onnx`` and data set ``data_set``, or a
-            model.onnx that is no ONNX model.
+        ModelError: ``directory`` holds no ``model.onnx`` and data set ``data_set``, a
+            model.onnx that is no ONNX model, or a data set with an ``input_*.pb`` or
+            ``output_*.pb`` file not named ``input_<N>.pb`` / ``output_<N>.pb`` with N from 0
+            without a gap (which the test runners cannot read either).
     """
     path = _directory(directory, "directory")
     data = path / _check_data_set(data_set)
@@ -276,10 +278,22 @@ def read_test_dir(directory: str | Path, *, data_set: int = 0) -> TestData:
     model = load_model(path / _MODEL, load_external_data=True)[0]  # refused when no ONNX model
 
     def load(prefix: str) -> dict[str, np.ndarray]:
+        # No file of the data set's is skipped, as neither test runner skips one: ONNX's
+        # (onnx/backend/test/runner/__init__.py) counts the input_*.pb files and reads
+        # input_0.pb .. input_<count - 1>.pb, so a stray input_a.pb makes it look for a file that
+        # is not there; ONNX Runtime's onnx_test_runner (onnxruntime/test/onnx/TestCase.cc,
+        # SortFileNames) takes every input_*.pb and fails on a name without a number ("parse
+        # file name failed") or numbers other than 0 .. count - 1 ("illegal input file name").
+        names = sorted(f.name for f in data.glob(f"{prefix}_*.pb"))
+        valid = [f"{prefix}_{i}.pb" for i in range(len(names))]
+        stray = sorted(set(names) - set(valid))
+        if stray:
+            raise ModelError(f"test data file {str(data / stray[0])!r} is not named {prefix}_<N>.pb with N "
+                             f"one of 0..{len(names) - 1}; valid: input_<N>.pb and output_<N>.pb numbered "
+                             "from 0 without a gap, as ONNX's and ONNX Runtime's test runners read them")
         found = {}
-        files = sorted(data.glob(f"{prefix}_*.pb"), key=lambda p: int(p.stem.rsplit("_", 1)[1]))
-        for f in files:
-            tensor = onnx.load_tensor(str(f))
+        for name in valid:
+            tensor = onnx.load_tensor(str(data / name))
             found[tensor.name] = numpy_helper.to_array(tensor)
         return found
 
