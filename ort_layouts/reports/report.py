@@ -57,7 +57,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ort_layouts._errors import OrtLayoutsError, ReportError, a_type, path_argument
+from ort_layouts._errors import ArgumentError, OrtLayoutsError, ReportError, a_type, path_argument
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.engine.providers import DML
 from ort_layouts.engine.result import CaseResult, Status
@@ -409,6 +409,10 @@ class Report:
         Args:
             strict: known issues and unsupported cases count as failures; None: as the meta's
                 ``strict`` says.
+
+        Raises:
+            ArgumentError: ``strict`` is neither a bool nor None (a report.json reader takes a
+                JSON boolean only).
         """
         return {**report_header(self, strict=strict), "results": [result_dict(r) for r in self.results]}
 
@@ -545,13 +549,32 @@ def report_header(
     report: Report, *, strict: bool | None = None, totals: Totals | None = None
 ) -> dict[str, Any]:
     """:meth:`Report.to_dict` but its ``results``: every field before them, in order
-    (``totals``: the report's, found before; None: found here)."""
+    (``totals``: the report's, found before; None: found here).
+
+    Raises:
+        ArgumentError: ``strict`` is neither a bool nor None (:func:`checked_strict`)."""
     if strict is None:
         strict = report.strict
+    checked_strict(strict)
     if totals is None:
         totals = Totals.of(report)
     meta = {k: v for k, v in report.meta.items() if k not in ("planned", *_HEADER_COUNT_KEYS)}
     return {"schema": SCHEMA, **meta, **_totals_fields(totals, strict=strict)}
+
+
+def checked_strict(strict: object, *, none: bool = False) -> None:
+    """Refuse a ``strict`` that is not a bool (None too, where ``none``): a report's summaries
+    write it as a JSON boolean, which its readers require (a str "no", an int 1 or a numpy
+    bool would be written as they are, or not at all).
+
+    Raises:
+        ArgumentError: naming the value and what is valid.
+    """
+    if type(strict) is not bool and not (none and strict is None):
+        kind = type(strict)
+        what = a_type(strict) if kind.__module__ == "builtins" else f"a {kind.__module__}.{kind.__qualname__}"
+        valid = "True or False" + (", or None (as the report's meta says)" if none else "")
+        raise ArgumentError(f"strict {strict!r:.60} is {what}, not a bool; valid: {valid}")
 
 
 def _totals_fields(totals: Totals, *, strict: bool) -> dict[str, Any]:

@@ -65,6 +65,7 @@ from ort_layouts.reports.report import (
     Totals,
     atomic_write_text,
     atomic_write_texts,
+    checked_strict,
     close_later,
     foreign_result,
     is_failure,
@@ -97,13 +98,14 @@ def write_report(
         The paths written, keyed "json", "junit", "html".
 
     Raises:
-        ArgumentError: ``report`` is not a :class:`Report`, or ``directory`` is no str or
-            os.PathLike.
+        ArgumentError: ``report`` is not a :class:`Report`, ``strict`` is neither a bool nor
+            None, or ``directory`` is no str or os.PathLike: nothing is written.
         ReportError: ``directory`` is empty (it would name the current directory), or is a file.
     """
     if not isinstance(report, Report):
         raise ArgumentError(f"report {report!r:.60} is {a_type(report)}, not a Report; valid: a Report "
                             "(e.g. load_report(path) or ReportWriter.report())")
+    checked_strict(strict, none=True)
     _check_directory(directory)
     return _write_files(report, directory, strict=strict, lines=None)
 
@@ -463,14 +465,15 @@ class ReportWriter:
             shards); the ``shard-K-of-N`` directories, reports of their own, stay.
         force: replace a report of another selection.
         strict: known issues and unsupported cases count as failures in report.json, JUnit
-            and HTML.
+            and HTML (a bool).
         interval_s: the summaries are rewritten at most this often while results arrive, in
             seconds (0: after every result; ``float("inf")``: only when the run starts and ends).
 
     Raises:
         ArgumentError: the directory is no str or os.PathLike, ``meta`` (or its selection) is
             not a mapping, ``planned`` is not a
-            sequence of str (one str is refused), or ``interval_s`` is not a number >= 0.
+            sequence of str (one str is refused), ``strict`` is not a bool, or ``interval_s``
+            is not a number >= 0.
         ReportError: the directory is empty or a file, is in use by another run, holds a report of
             another selection (resuming, or without ``force``), or a damaged one; resuming, its
             results.jsonl holds a result of a case that is not planned.
@@ -502,6 +505,7 @@ class ReportWriter:
                 or math.isnan(interval_s) or interval_s < 0):
             raise ArgumentError(f"interval_s {interval_s!r} is not a number of seconds >= 0; valid: e.g. "
                                 "30.0 (0: after every result; inf: only when the run starts and ends)")
+        checked_strict(strict)
         self.strict = strict
         self.interval_s = interval_s
         self._results: list[CaseResult] = []  # as they arrived
