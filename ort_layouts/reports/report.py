@@ -55,7 +55,7 @@ import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 from ort_layouts._errors import ArgumentError, OrtLayoutsError, ReportError, a_type, path_argument
 from ort_layouts.descriptors.dtypes import DataType
@@ -624,34 +624,41 @@ _VALID_REPORT_JSON = (f"valid: a {JSON_FILE} that ort-layouts validate wrote (sc
                       f"directory or a {RESULTS_FILE}")
 
 
-def _checked_field(fields: Mapping[str, Any], key: str, kind: type, source: str, damaged: str) -> Any:
-    """``fields[key]`` (None where absent), refused where it is neither null nor a ``kind`` (a
-    bool is no integer here, as JSON tells them apart); ``damaged`` ends the message."""
+_MetaT = TypeVar("_MetaT", bound=Mapping[str, Any])
+
+
+def _checked_field(fields: Mapping[str, Any], key: str, kind: type, source: str, damaged: str, *,
+                   error: type[OrtLayoutsError] = ReportError) -> Any:
+    """``fields[key]`` (None where absent), refused (``error``) where it is neither null nor a
+    ``kind`` (a bool is no integer here, as JSON tells them apart); ``damaged`` ends the message."""
     value = fields.get(key)
     if value is not None and (not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool)):
-        raise ReportError(f"{source}: {key!r} is {type(value).__name__} {value!r:.60}, not a JSON "
-                          f"{_JSON_NAMES[kind]}; {damaged}")
+        raise error(f"{source}: {key!r} is {type(value).__name__} {value!r:.60}, not a JSON "
+                    f"{_JSON_NAMES[kind]}; {damaged}")
     return value
 
 
-def checked_meta(meta: dict[str, Any], source: str) -> dict[str, Any]:
+def checked_meta(meta: _MetaT, source: str, *, error: type[OrtLayoutsError] = ReportError,
+                 damaged: str = "the file is damaged") -> _MetaT:
     """``meta`` (of a meta.json or report.json), its fields of the types readers take them as.
+    A writer checks a meta it is given with it (``error``: what it raises; ``damaged``: how its
+    message ends, saying what is valid), so that it never writes one that is read back as damaged.
 
     Raises:
-        ReportError: a field of another type, or an array field holding other than strings (the
-            file is damaged, or not this package's).
+        ReportError: (``error``) a field of another type, or an array field holding other than
+            strings (the file is damaged, or not this package's).
     """
     for key, kind in _META_TYPES.items():
-        value = _checked_field(meta, key, kind, source, "the file is damaged")
+        value = _checked_field(meta, key, kind, source, damaged, error=error)
         if isinstance(value, list):  # of strings
             for item in value:
                 if not isinstance(item, str):
-                    raise ReportError(f"{source}: {key!r} holds {type(item).__name__} {item!r:.60}, "
-                                      "not only strings; the file is damaged")
+                    raise error(f"{source}: {key!r} holds {type(item).__name__} {item!r:.60}, "
+                                f"not only strings; {damaged}")
     versions = (meta.get("environment") or {}).get("versions")
     if versions is not None and not isinstance(versions, dict):
-        raise ReportError(f"{source}: 'environment.versions' is {type(versions).__name__}, not a JSON "
-                          "object; the file is damaged")
+        raise error(f"{source}: 'environment.versions' is {type(versions).__name__}, not a JSON "
+                    f"object; {damaged}")
     return meta
 
 

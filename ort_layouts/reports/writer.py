@@ -65,6 +65,7 @@ from ort_layouts.reports.report import (
     Totals,
     atomic_write_text,
     atomic_write_texts,
+    checked_meta,
     checked_strict,
     close_later,
     foreign_result,
@@ -98,16 +99,93 @@ def write_report(
         The paths written, keyed "json", "junit", "html".
 
     Raises:
-        ArgumentError: ``report`` is not a :class:`Report`, ``strict`` is neither a bool nor
-            None, or ``directory`` is no str or os.PathLike: nothing is written.
+        ArgumentError: ``report`` is not a :class:`Report`, its meta holds a value JSON cannot
+            hold (a numpy integer, a Path; the message names its place), ``strict`` is neither
+            a bool nor None, or ``directory`` is no str or os.PathLike: nothing is written.
         ReportError: ``directory`` is empty (it would name the current directory), or is a file.
     """
     if not isinstance(report, Report):
         raise ArgumentError(f"report {report!r:.60} is {a_type(report)}, not a Report; valid: a Report "
                             "(e.g. load_report(path) or ReportWriter.report())")
     checked_strict(strict, none=True)
+    found = _json_refusal(report.meta, [k for k in report.meta if k != "planned"], "report.meta")
+    if found:  # (report.json holds no planned ids; a report made elsewhere renders whatever its fields)
+        raise ArgumentError(found)
     _check_directory(directory)
     return _write_files(report, directory, strict=strict, lines=None)
+
+
+# what a meta's fields may hold, as meta.json and report.json hold them and load_report reads them
+_VALID_JSON = ("valid: a JSON value: a str, int, float, bool or None, or a list or dict of them (e.g. int(v) "
+               "for a numpy integer, str(p) for a path)")
+_VALID_META_TYPES = ("valid: as load_report reads a report's meta: 'environment', 'selection' and 'stack' "
+                     "dicts, 'environment.versions' a dict, 'planned' and 'resumed' lists of str, "
+                     "'strict' a bool (or these fields absent or None)")
+
+
+def _check_meta(meta: Mapping[str, Any], keys: Iterable[str], *, source: str = "meta") -> None:
+    """Refuse a meta that a report cannot be written of (before anything is written): a field
+    of ``keys`` that JSON cannot hold (a numpy integer, a Path, a dict that holds itself),
+    named by its place (``meta['selection']['device_id']``), or a field of another type than
+    a report's reader takes (:func:`~ort_layouts.reports.report.checked_meta`, and ``strict``
+    a bool), which the report it wrote would be refused for as damaged.
+
+    Raises:
+        ArgumentError: naming the field, its value and what is valid.
+    """
+    checked_meta(meta, source, error=ArgumentError, damaged=_VALID_META_TYPES)
+    strict = meta.get("strict")
+    if strict is not None and type(strict) is not bool:
+        raise ArgumentError(f"{source}: 'strict' is {type(strict).__name__} {strict!r:.60}, not a JSON "
+                            f"boolean; {_VALID_META_TYPES}")
+    found = _json_refusal(meta, keys, source)
+    if found:
+        raise ArgumentError(found)
+
+
+def _json_refusal(meta: Mapping[str, Any], keys: Iterable[str], source: str) -> str | None:
+    """Why the fields ``keys`` of ``meta`` cannot be written as JSON, naming the place of the
+    first value that cannot be; None when they can."""
+    keys = list(keys)
+    try:
+        json.dumps({key: meta[key] for key in keys})
+        return None
+    except (TypeError, ValueError, RecursionError):
+        pass
+    for key in keys:
+        found = _not_json_at(meta[key], f"{source}[{key!r}]", set())
+        if found:
+            return found
+    return f"{source} cannot be written as JSON; {_VALID_JSON}"
+
+
+def _not_json_at(value: object, place: str, inside: set[int]) -> str | None:
+    """Why ``value`` (at ``place``) cannot be written as JSON, naming the place of the first
+    value that cannot be; None when it can. ``inside``: the ids of the lists and dicts it is in
+    (one that holds itself cannot be written)."""
+    if value is None or isinstance(value, (str, int, float)):  # bool is an int; subclasses are written too
+        return None
+    if not isinstance(value, (dict, list, tuple)):
+        return f"{place} {value!r:.60} is {a_type(value)}, which JSON cannot hold; {_VALID_JSON}"
+    if id(value) in inside:
+        return f"{place} holds itself (a circular reference), which JSON cannot hold; {_VALID_JSON}"
+    if len(inside) >= 64:
+        return f"{place} is nested too deeply to write as JSON; {_VALID_JSON}"
+    inside = {*inside, id(value)}
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not (key is None or isinstance(key, (str, int, float))):
+                return (f"{place} has the key {key!r:.60}, {a_type(key)}, which JSON cannot hold; valid: "
+                        "str keys (or int, float, bool, None)")
+            found = _not_json_at(item, f"{place}[{key!r}]", inside)
+            if found:
+                return found
+        return None
+    for k, item in enumerate(value):
+        found = _not_json_at(item, f"{place}[{k}]", inside)
+        if found:
+            return found
+    return None
 
 
 def _check_directory(directory: object) -> Path:
@@ -471,9 +549,11 @@ class ReportWriter:
 
     Raises:
         ArgumentError: the directory is no str or os.PathLike, ``meta`` (or its selection) is
-            not a mapping, ``planned`` is not a
+            not a mapping, ``meta`` holds a value JSON cannot hold (a numpy integer, a Path; the
+            message names its place) or a field of another type than a report's reader takes
+            (``environment`` not a dict, ``strict`` not a bool...), ``planned`` is not a
             sequence of str (one str is refused), ``strict`` is not a bool, or ``interval_s``
-            is not a number >= 0.
+            is not a number >= 0: refused before anything in the directory changes.
         ReportError: the directory is empty or a file, is in use by another run, holds a report of
             another selection (resuming, or without ``force``), or a damaged one; resuming, its
             results.jsonl holds a result of a case that is not planned.
@@ -546,6 +626,8 @@ class ReportWriter:
         new_meta["planned"] = list(planned)
         new_meta.setdefault("started", now_iso())
         new_meta.setdefault("strict", strict)
+        # meta.json can be written of it, and read back (the planned ids are checked above)
+        _check_meta(new_meta, [key for key in new_meta if key != "planned"])
         self.directory.mkdir(parents=True, exist_ok=True)
         self._lock = DirectoryLock(self.directory, command=str(new_meta.get("command", "")),
                                    started=str(new_meta["started"]))
@@ -612,6 +694,7 @@ class ReportWriter:
                         f"made with {differences}; use another directory, or --force to replace it "
                         "(validate --resume continues a report of the same selection)")
         self.meta = new_meta
+        meta_text = self._meta_json()  # made before anything in the directory changes
         # a stop (Ctrl-C, SIGTERM) waits until the directory holds this report's start: never an
         # earlier run's finished meta.json beside an emptied results.jsonl and no summaries
         with signals_held():
@@ -620,7 +703,7 @@ class ReportWriter:
                 # the old report's summaries, and the listing of the shards it was merged from
                 for name in (JSON_FILE, JUNIT_FILE, HTML_FILE, SHARDS_FILE):
                     (self.directory / name).unlink(missing_ok=True)
-            atomic_write_text(meta_path, self._meta_json())
+            atomic_write_text(meta_path, meta_text)
             self._file = open(results_path, "ab", buffering=0)  # noqa: SIM115 - closed in close()
             self.write_summaries()
 
