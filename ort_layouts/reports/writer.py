@@ -717,10 +717,24 @@ class ReportWriter:
         return tuple(self._results)
 
     def update_meta(self, **values: Any) -> None:
-        """Change meta fields (e.g. the device once the first result names it)."""
+        """Change meta fields (e.g. the device once the first result names it) and rewrite
+        meta.json with them.
+
+        Raises:
+            ArgumentError: a value JSON cannot hold (a numpy integer, a Path; the message names
+                its place), or a field of another type than a report's reader takes
+                (``planned`` not a list of str, ``selection`` not a dict, ``strict`` not a
+                bool...): the meta and meta.json are left as they were.
+        """
+        meta = {**self.meta, **values}
+        _check_meta(meta, [key for key in values if key != "planned"])
+        if "planned" in values and not isinstance(values["planned"], list):  # None too: a writer plans
+            planned = values["planned"]
+            raise ArgumentError(f"meta: 'planned' is {type(planned).__name__} {planned!r:.60}, not a JSON "
+                                "array; valid: a list of str, the ids of the cases the run plans")
+        atomic_write_text(self.directory / META_FILE, self._meta_json(meta))
         self.meta.update(values)
         self._finished_written = False
-        atomic_write_text(self.directory / META_FILE, self._meta_json())
 
     def add(self, result: CaseResult) -> None:
         """Append one result to results.jsonl and flush it to the operating system at once (a
@@ -830,13 +844,15 @@ class ReportWriter:
         self._make()
         return Report(dict(self.meta), tuple(self._order.view()[0]))
 
-    def _meta_json(self) -> str:
-        """The text of meta.json, the planned ids' JSON made once."""
-        planned = self.meta.get("planned")
+    def _meta_json(self, meta: Mapping[str, Any] | None = None) -> str:
+        """The text of meta.json of ``meta`` (None: the writer's), the planned ids' JSON made once."""
+        if meta is None:
+            meta = self.meta
+        planned = meta.get("planned")
         if planned != self._planned_for_json:
             self._planned_for_json = list(planned) if isinstance(planned, list) else planned
             self._planned_json = _planned_json(planned)
-        return _meta_text(self.meta, self._planned_json)
+        return _meta_text(meta, self._planned_json)
 
     def write_summaries(self, *, finished: bool = False) -> Report:
         """Rewrite report.json, junit.xml and report.html from what has arrived so far.

@@ -100,6 +100,39 @@ def test_a_value_json_holds_as_it_is_is_written(tmp_path: Path) -> None:
     assert (meta["ratio"], meta["dims"]) == (0.5, [1, 2])
 
 
+@pytest.mark.parametrize(("values", "message"), [
+    ({"device_id": np.int64(0)}, BAD_META[0][2]),
+    ({"device": "gpu", "model": Path("m.onnx")}, BAD_META[1][2]),
+    ({"selection": {"ops": ("Transpose", Path("m.onnx"))}},
+     f"meta['selection']['ops'][1] {Path('m.onnx')!r} is a {type(Path()).__name__}, which JSON cannot hold; "
+     f"{JSON_VALUE}"),
+    ({"planned": "x"}, f"meta: 'planned' is str 'x', not a JSON array; {READER_TYPES}"),
+    ({"planned": [PLANNED[0], 7]}, f"meta: 'planned' holds int 7, not only strings; {READER_TYPES}"),
+    ({"planned": None}, "meta: 'planned' is NoneType None, not a JSON array; valid: a list of str, the ids "
+                        "of the cases the run plans"),
+    ({"selection": []}, f"meta: 'selection' is list [], not a JSON object; {READER_TYPES}"),
+    ({"strict": 1}, f"meta: 'strict' is int 1, not a JSON boolean; {READER_TYPES}"),
+], ids=["numpy-int", "path-beside-a-good-field", "nested-path", "planned-str", "planned-int", "planned-none",
+        "selection-list", "strict-int"])
+def test_update_meta_refuses_a_value_and_leaves_the_meta_as_it_was(
+        tmp_path: Path, values: dict[str, Any], message: str) -> None:
+    with ReportWriter(tmp_path, meta=META, planned=PLANNED) as w:
+        w.add(_result(CASES[0]))
+        meta, written = dict(w.meta), (tmp_path / META_FILE).read_bytes()
+        with pytest.raises(ArgumentError) as info:
+            w.update_meta(**values)
+        assert str(info.value) == message
+        assert w.meta == meta and "device" not in w.meta
+        assert (tmp_path / META_FILE).read_bytes() == written
+        for case in CASES[1:]:
+            w.add(_result(case))
+        w.update_meta(device="cpu")  # a good one still goes
+        w.write_summaries()  # and the summaries are still written
+    report = load_report(tmp_path)  # finished by the block, readable
+    assert (report.meta["device"], [r.case.id for r in report.results]) == ("cpu", PLANNED)
+    assert "finished" in report.meta
+
+
 def test_write_report_refuses_a_meta_json_cannot_hold_before_making_the_directory(tmp_path: Path) -> None:
     from ort_layouts.reports.report import Report
 
