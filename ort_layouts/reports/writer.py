@@ -528,7 +528,7 @@ class ReportWriter:
     A run ends with ``write_summaries(finished=True)`` and :meth:`close`, as ``validate`` ends
     one; a ``with`` block does both as it ends (``with ReportWriter(...) as w: w.add(...)``
     leaves the reports ``validate`` leaves; a block that raises leaves the summaries of what
-    arrived, unfinished).
+    arrived, unfinished). A closed writer writes nothing more: the directory may be another's.
 
     Args:
         directory: the report directory (created if missing).
@@ -725,7 +725,10 @@ class ReportWriter:
                 its place), or a field of another type than a report's reader takes
                 (``planned`` not a list of str, ``selection`` not a dict, ``strict`` not a
                 bool...): the meta and meta.json are left as they were.
+            ReportError: the writer is closed (nothing is written).
         """
+        if self._closed:
+            self._refuse_closed()
         meta = {**self.meta, **values}
         _check_meta(meta, [key for key in values if key != "planned"])
         if "planned" in values and not isinstance(values["planned"], list):  # None too: a writer plans
@@ -736,6 +739,11 @@ class ReportWriter:
         self.meta.update(values)
         self._finished_written = False
 
+    def _refuse_closed(self) -> None:
+        raise ReportError(f"ReportWriter for {self.directory} is closed: it writes nothing more (the "
+                          "directory is let go, and another writer may hold it now); valid: a writer "
+                          "not yet closed (ReportWriter(..., resume=True) continues its report)")
+
     def add(self, result: CaseResult) -> None:
         """Append one result to results.jsonl and flush it to the operating system at once (a
         crash of the process or a GPU reset loses nothing already run); fsync it to the disk
@@ -745,7 +753,10 @@ class ReportWriter:
 
         Raises:
             ArgumentError: ``result`` is not a CaseResult (nothing is written).
+            ReportError: the writer is closed (nothing is written).
         """
+        if self._closed:
+            self._refuse_closed()
         if not isinstance(result, CaseResult):
             raise ArgumentError(f"result {result!r:.60} is {a_type(result)}, not a CaseResult; valid: a "
                                 "CaseResult, as a run's on_result gets it")
@@ -767,7 +778,10 @@ class ReportWriter:
 
         Raises:
             TypeError: an ``encoded`` is not what :attr:`encode_results` makes.
+            ReportError: the writer is closed (nothing is written).
         """
+        if self._closed:
+            self._refuse_closed()
         for _, encoded in pairs:
             if (type(encoded) is not tuple or len(encoded) != 5 or type(encoded[3]) is not bool
                     or type(encoded[0]) is not str or type(encoded[1]) is not str
@@ -864,7 +878,13 @@ class ReportWriter:
         Ctrl-C, SIGTERM and SIGHUP are held while they are written (in the main thread;
         :func:`~ort_layouts.reports.report.signals_held`): one that comes then is acted on once
         the files agree.
+
+        Raises:
+            ReportError: the writer is closed (nothing is written: the directory may be another
+                writer's now).
         """
+        if self._closed:
+            self._refuse_closed()
         with signals_held():
             return self._write_summaries(finished=finished)
 
@@ -968,7 +988,9 @@ class ReportWriter:
     def close(self) -> None:
         """Flush and sync results.jsonl and let the directory go; the summaries stay as last
         written (:meth:`write_summaries`; a ``with`` block writes them as it ends). Closing a
-        closed writer does nothing."""
+        closed writer does nothing; a closed writer writes nothing more (:meth:`add`,
+        :meth:`add_encoded_all`, :meth:`write_summaries` and :meth:`update_meta` are refused),
+        and still gives what it holds (:meth:`report`, :attr:`results`)."""
         if self._closed:
             return
         with self._file_lock:
