@@ -91,6 +91,10 @@ def write_report(
 ) -> dict[str, Path]:
     """Write ``report.json``, ``junit.xml`` and ``report.html`` into ``directory``, atomically.
 
+    The directory is locked while they are written, with the
+    :class:`~ort_layouts.reports.lock.DirectoryLock` a :class:`ReportWriter` holds for its life:
+    a directory a run (or another write) is writing is refused, never written over.
+
     Args:
         strict: known issues and unsupported cases fail the run in all three; None: as the
             report's meta says (``strict``).
@@ -102,7 +106,8 @@ def write_report(
         ArgumentError: ``report`` is not a :class:`Report`, its meta holds a value JSON cannot
             hold (a numpy integer, a Path; the message names its place), ``strict`` is neither
             a bool nor None, or ``directory`` is no str or os.PathLike: nothing is written.
-        ReportError: ``directory`` is empty (it would name the current directory), or is a file.
+        ReportError: ``directory`` is empty (it would name the current directory), is a file,
+            or is in use by another run (the message names its pid, host, command and start).
     """
     if not isinstance(report, Report):
         raise ArgumentError(f"report {report!r:.60} is {a_type(report)}, not a Report; valid: a Report "
@@ -111,8 +116,14 @@ def write_report(
     found = _json_refusal(report.meta, [k for k in report.meta if k != "planned"], "report.meta")
     if found:  # (report.json holds no planned ids; a report made elsewhere renders whatever its fields)
         raise ArgumentError(found)
-    _check_directory(directory)
-    return _write_files(report, directory, strict=strict, lines=None)
+    out = _check_directory(directory)
+    lines = [result_json(r) for r in report.results]
+    out.mkdir(parents=True, exist_ok=True)
+    lock = DirectoryLock(out, command="write_report", started=now_iso())
+    try:
+        return _write_files(report, directory, strict=strict, lines=lines)
+    finally:
+        lock.release()
 
 
 # what a meta's fields may hold, as meta.json and report.json hold them and load_report reads them
