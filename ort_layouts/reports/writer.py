@@ -780,34 +780,73 @@ class ReportWriter:
         (picklable: a parallel run's workers make it beside the results)."""
         return ResultEncoder(self.strict)
 
-    def add_encoded_all(self, pairs: Sequence[tuple[CaseResult, Encoded]]) -> None:
+    def add_encoded_all(self, pairs: Iterable[tuple[CaseResult, Encoded]]) -> None:
         """:meth:`add` of each result of the (result, encoded) pairs, in turn, with ``encoded``,
         what :attr:`encode_results` made of it (its line of results.jsonl, its JUnit testcase
         and HTML row, already made); the lines are written to results.jsonl at once (results
-        that arrive together: a worker's unit). Every pair is checked before anything is
-        written.
+        that arrive together: a worker's unit). ``pairs`` is read once (a generator too), and
+        every pair is checked before anything is written: each ``encoded`` must be of its own
+        result, its line that result's (it ends with the result's case id, as
+        :func:`result_json` writes it, or is that result's line), so that results.jsonl holds
+        the results in the order the writer counts them.
 
         Raises:
-            TypeError: an ``encoded`` is not what :attr:`encode_results` makes.
+            ArgumentError: ``pairs`` is not an iterable of (result, encoded) pairs, a result is
+                not a CaseResult, an ``encoded`` is not what :attr:`encode_results` makes, or
+                its line is not its result's (nothing is written).
             ReportError: the writer is closed (nothing is written).
         """
         if self._closed:
             self._refuse_closed()
-        for _, encoded in pairs:
+        if type(pairs) is not list:  # read once: a generator's pairs are checked, then written
+            if isinstance(pairs, (str, bytes)) or not isinstance(pairs, Iterable):
+                raise ArgumentError(f"pairs {pairs!r:.60} is {a_type(pairs)}, not an iterable of (result, "
+                                    "encoded) pairs; valid: e.g. "
+                                    "list(zip(results, writer.encode_results(results)))")
+            pairs = list(pairs)
+        writer_strict = self.strict
+        results: list[CaseResult] = []
+        ids: list[str] = []
+        lines: list[str] = []
+        pieces: list[tuple[str, str, bool] | None] = []
+        drawn: list[tuple[str, CaseResult, str]] = []
+        for k, pair in enumerate(pairs):
+            try:
+                result, encoded = pair
+            except (TypeError, ValueError):
+                raise ArgumentError(f"pairs[{k}] {pair!r:.60} is not a (result, encoded) pair; valid: e.g. "
+                                    "list(zip(results, writer.encode_results(results)))") from None
             if (type(encoded) is not tuple or len(encoded) != 5 or type(encoded[3]) is not bool
                     or type(encoded[0]) is not str or type(encoded[1]) is not str
                     or type(encoded[2]) is not str or type(encoded[4]) is not str):
-                raise TypeError(f"encoded {type(encoded).__name__} is not what encode_results makes: "
-                                "(line, testcase, row, strict, section)")
-        results = [result for result, _ in pairs]
-        ids = [result.case.id for result in results]
+                raise ArgumentError(f"pairs[{k}]: encoded {type(encoded).__name__} is not what "
+                                    "encode_results makes: (line, testcase, row, strict, section)")
+            if not isinstance(result, CaseResult):
+                raise ArgumentError(f"pairs[{k}]: result {result!r:.60} is {a_type(result)}, not a "
+                                    "CaseResult; valid: a CaseResult, with what encode_results made of it")
+            case_id = result.case.id
+            line = encoded[0]
+            # result_json's line ends with the case id (its last field); one that does not, made
+            # otherwise (a result of a class with a to_dict of its own), is made again to compare
+            if (not line.endswith(f',"id":{encode_basestring_ascii(case_id)}}}')
+                    and line != result_json(result, case_id)):
+                raise ArgumentError(
+                    f"pairs[{k}]: the encoded line ...{line[-60:]!r} is not the line of its result, of case "
+                    f"{case_id!r}; valid: each result with what encode_results made of that result, e.g. "
+                    "list(zip(results, writer.encode_results(results)))")
+            results.append(result)
+            ids.append(case_id)
+            lines.append(line)
+            pieces.append((encoded[1], encoded[2], encoded[3]))
+            if encoded[4] and encoded[3] == writer_strict:
+                drawn.append((case_id, result, encoded[4]))
         sections = self._sections
-        for cid, (result, (_, _, _, strict, section)) in zip(ids, pairs, strict=True):
+        for case_id, result, section in drawn:
             # kept for as many cases as the page draws at most (about 25 KB each); the page
             # draws any of its first MAX_PICTURES failing cases it was not given
-            if section and strict == self.strict and (cid in sections or len(sections) < MAX_PICTURES):
-                sections[cid] = (result, section)
-        self._added(results, ids, [e[0] for _, e in pairs], [(e[1], e[2], e[3]) for _, e in pairs])
+            if case_id in sections or len(sections) < MAX_PICTURES:
+                sections[case_id] = (result, section)
+        self._added(results, ids, lines, pieces)
 
     def _added(self, results: list[CaseResult], ids: list[str], lines: list[str],
                pieces: list[tuple[str, str, bool] | None]) -> None:
