@@ -609,18 +609,30 @@ def merge_reports(sources: Sequence[str | os.PathLike[str] | Report]) -> Matrix:
 def write_matrix(matrix: Matrix, directory: str | os.PathLike[str], *, text: bool = False) -> dict[str, Path]:
     """Write matrix.json and matrix.html (and, with ``text``, matrix.txt: :meth:`Matrix.text_table`)
     into ``directory`` (created if missing), atomically and together: each is made before any
-    replaces the one there, so an interrupted or failed write leaves the earlier ones whole."""
+    replaces the one there (and before the directory is made), so an interrupted or failed write
+    leaves the earlier ones whole.
+
+    Raises:
+        ArgumentError: ``matrix`` is not a :class:`Matrix`, or ``text`` not a bool: nothing is made.
+        ReportError: ``directory`` is no path (None), empty, or a file.
+    """
+    if not isinstance(matrix, Matrix):
+        raise ArgumentError(f"matrix {matrix!r:.60} is {a_type(matrix)}, not a Matrix; valid: a Matrix, e.g. "
+                            "merge_reports(['report-a', 'report-b'])")
+    if type(text) is not bool:
+        raise ArgumentError(f"text {text!r:.60} is {a_type(text)}, not a bool; valid: True (matrix.txt "
+                            "too) or False")
     out = path_argument(directory, "directory", "the directory to write into (a str or os.PathLike)",
                         ReportError)
     if out.exists() and not out.is_dir():
         raise ReportError(f"output directory {str(out)!r} is a file")
-    out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / MATRIX_JSON, "html": out / MATRIX_HTML}
     files: list[tuple[str | os.PathLike[str], str]] = [
         (paths["json"], json.dumps(matrix.to_dict(), indent=1) + "\n"), (paths["html"], matrix.to_html())]
     if text:
         paths["text"] = out / MATRIX_TEXT
         files.append((paths["text"], matrix.text_table()))
+    out.mkdir(parents=True, exist_ok=True)
     atomic_write_texts(files)
     return paths
 

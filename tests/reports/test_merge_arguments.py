@@ -73,3 +73,31 @@ def test_an_empty_path_is_refused_not_taken_for_the_current_directory(
         ol.load_report("")
     with pytest.raises(ReportError, match=r"^sources\[0\] '' is an empty path"):
         find_shards([""])
+
+
+@pytest.mark.parametrize(("matrix", "text", "message"), [
+    (None, False, "matrix None is a NoneType, not a Matrix; valid: a Matrix, e.g. "
+                  "merge_reports(['report-a', 'report-b'])"),
+    ("m", False, "matrix 'm' is a str, not a Matrix; valid: a Matrix, e.g. "
+                 "merge_reports(['report-a', 'report-b'])"),
+    (Matrix((), (), {}), 1, "text 1 is an int, not a bool; valid: True (matrix.txt too) or False"),
+    (Matrix((), (), {}), "yes", "text 'yes' is a str, not a bool; valid: True (matrix.txt too) or False"),
+], ids=["matrix-none", "matrix-str", "text-int", "text-str"])
+def test_write_matrix_refuses_what_is_no_matrix_before_making_the_directory(
+        tmp_path: Path, matrix: Any, text: Any, message: str) -> None:
+    """write_matrix(None, out) made ``out`` and then raised AttributeError."""
+    with pytest.raises(ol.ArgumentError) as info:
+        write_matrix(matrix, tmp_path / "out", text=text)
+    assert str(info.value) == message
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_matrix_that_cannot_be_made_makes_no_directory(tmp_path: Path) -> None:
+    """Its files are made before the directory is: a matrix whose page fails leaves none."""
+    class Broken(Matrix):
+        def to_html(self) -> str:
+            raise RuntimeError("no page")
+
+    with pytest.raises(RuntimeError, match="no page"):
+        write_matrix(Broken((), (), {}), tmp_path / "out")
+    assert list(tmp_path.iterdir()) == []
