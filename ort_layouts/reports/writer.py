@@ -615,6 +615,9 @@ class ReportWriter:
         self._order = _Order(None, strict=strict)
         self._planned_for_json: object = None  # the planned ids (a copy) of _planned_json
         self._planned_json: str | None = None
+        # the meta's planned ids that _own_ids holds (add refuses a result of another case)
+        self._own_for: object = None
+        self._own_ids: frozenset[str] | None = None
         self._last_write = time.monotonic()
         self._last_fsync = time.monotonic()
         self._closed = False
@@ -729,7 +732,9 @@ class ReportWriter:
 
     def update_meta(self, **values: Any) -> None:
         """Change meta fields (e.g. the device once the first result names it) and rewrite
-        meta.json with them.
+        meta.json with them. A change of the planned ids leaves the results of cases no longer
+        planned in the report as unplanned ones (:meth:`report`), as :meth:`add` then refuses
+        a result of such a case.
 
         Raises:
             ArgumentError: a value JSON cannot hold (a numpy integer, a Path; the message names
@@ -755,6 +760,31 @@ class ReportWriter:
                           "directory is let go, and another writer may hold it now); valid: a writer "
                           "not yet closed (ReportWriter(..., resume=True) continues its report)")
 
+    def _own(self) -> tuple[frozenset[str] | None, str]:
+        """What a result must be of to be added: one of these planned case ids (None: any; the
+        meta names no list of them), and of this provider ("": any; the meta names none)."""
+        meta = self.meta
+        planned = meta.get("planned")
+        if planned is not self._own_for:  # the meta's planned ids changed (update_meta)
+            self._own_for = planned
+            self._own_ids = frozenset(planned) if isinstance(planned, list) else None
+        provider = meta.get("provider")
+        return self._own_ids, provider if type(provider) is str else ""
+
+    def _refuse_foreign(self, result: CaseResult, case_id: str, where: str) -> None:
+        """Refuse a result of a case the report does not plan, or of another provider: what
+        the report's resume refuses to count (:func:`~ort_layouts.reports.report.foreign_result`)."""
+        own, provider = self._own()
+        if own is not None and case_id not in own:
+            raise ArgumentError(
+                f"{where}result of case {case_id!r} is not one of this report's {len(own)} planned cases; "
+                "valid: a result of a planned case (ReportWriter's planned): a report holds its own "
+                "selection's results, as its resume counts no other")
+        raise ArgumentError(
+            f"{where}result of {case_id!r} on {result.provider!r} is not of this report's provider "
+            f"{provider!r} (its meta's); valid: a result on {provider!r}: a report holds one provider's "
+            "results, as its resume counts no other's")
+
     def add(self, result: CaseResult) -> None:
         """Append one result to results.jsonl and flush it to the operating system at once (a
         crash of the process or a GPU reset loses nothing already run); fsync it to the disk
@@ -762,8 +792,13 @@ class ReportWriter:
         loses at most that much: the writer's thread syncs an append that waits), and rewrite
         the summaries when ``interval_s`` has passed since the last time.
 
+        A result must be of a planned case (the meta's ``planned``), and on the meta's
+        ``provider`` where it names one: a resume of the report counts no other
+        (:func:`~ort_layouts.reports.report.foreign_result`), so none is written.
+
         Raises:
-            ArgumentError: ``result`` is not a CaseResult (nothing is written).
+            ArgumentError: ``result`` is not a CaseResult, or is of a case not planned or of
+                another provider (nothing is written).
             ReportError: the writer is closed (nothing is written).
         """
         if self._closed:
@@ -772,6 +807,9 @@ class ReportWriter:
             raise ArgumentError(f"result {result!r:.60} is {a_type(result)}, not a CaseResult; valid: a "
                                 "CaseResult, as a run's on_result gets it")
         case_id = result.case.id
+        own, provider = self._own()
+        if (own is not None and case_id not in own) or (provider and result.provider != provider):
+            self._refuse_foreign(result, case_id, "")
         self._added([result], [case_id], [result_json(result, case_id)], [None])
 
     @property
@@ -792,8 +830,9 @@ class ReportWriter:
 
         Raises:
             ArgumentError: ``pairs`` is not an iterable of (result, encoded) pairs, a result is
-                not a CaseResult, an ``encoded`` is not what :attr:`encode_results` makes, or
-                its line is not its result's (nothing is written).
+                not a CaseResult or is of a case not planned or of another provider (as
+                :meth:`add`), an ``encoded`` is not what :attr:`encode_results` makes, or its
+                line is not its result's (nothing is written).
             ReportError: the writer is closed (nothing is written).
         """
         if self._closed:
@@ -804,6 +843,7 @@ class ReportWriter:
                                     "encoded) pairs; valid: e.g. "
                                     "list(zip(results, writer.encode_results(results)))")
             pairs = list(pairs)
+        own, provider = self._own()
         writer_strict = self.strict
         results: list[CaseResult] = []
         ids: list[str] = []
@@ -834,6 +874,8 @@ class ReportWriter:
                     f"pairs[{k}]: the encoded line ...{line[-60:]!r} is not the line of its result, of case "
                     f"{case_id!r}; valid: each result with what encode_results made of that result, e.g. "
                     "list(zip(results, writer.encode_results(results)))")
+            if (own is not None and case_id not in own) or (provider and result.provider != provider):
+                self._refuse_foreign(result, case_id, f"pairs[{k}]: ")
             results.append(result)
             ids.append(case_id)
             lines.append(line)
@@ -903,7 +945,9 @@ class ReportWriter:
 
     def report(self) -> Report:
         """The results so far as a :class:`Report`: the last result of each case, in planned
-        order, unplanned ones after in the order they last arrived (what the summaries hold).
+        order, unplanned ones after in the order they last arrived (what the summaries hold;
+        :meth:`add` takes only planned cases' results, so those are of cases whose planned ids
+        :meth:`update_meta` changed since).
         A result the summaries cannot hold raises here what :meth:`write_summaries` raises."""
         self._make()
         return Report(dict(self.meta), tuple(self._order.view()[0]))

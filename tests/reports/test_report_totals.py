@@ -78,10 +78,15 @@ def _suite_counts(suite: ET.Element) -> tuple[int, ...]:
 
 
 def _written(directory: Path, arrived: list[CaseResult]) -> Report:
-    """A run's report directory of ``arrived`` (the planned cases: PLANNED), finished."""
-    with ReportWriter(directory, meta=META, planned=PLANNED_IDS, interval_s=math.inf) as writer:
+    """A run's report directory of ``arrived`` (the planned cases: PLANNED), finished. A writer
+    takes only results of planned cases: those of UNPLANNED among them were planned when they
+    arrived, and are no longer (the planned ids changed)."""
+    unplanned = [cid for cid in dict.fromkeys(r.case.id for r in arrived) if cid not in PLANNED_IDS]
+    with ReportWriter(directory, meta=META, planned=[*PLANNED_IDS, *unplanned],
+                      interval_s=math.inf) as writer:
         for r in arrived:
             writer.add(r)
+        writer.update_meta(planned=PLANNED_IDS)
         return writer.write_summaries(finished=True)
 
 

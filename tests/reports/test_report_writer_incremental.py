@@ -213,26 +213,33 @@ def test_a_run_in_planned_order_keeps_its_results_file(tmp_path: Path, sample: l
 
 
 def test_unplanned_missing_and_twice_planned_cases(tmp_path: Path, sample: list[CaseResult]) -> None:
-    """Results of cases not planned come after the planned ones, in the order they last
-    arrived; planned cases without a result leave the report incomplete; a case planned twice
-    takes its last place."""
+    """Planned cases without a result leave the report incomplete; a case planned twice takes
+    its last place; results of cases no longer planned (the planned ids changed: a writer takes
+    only planned cases' results) come after the planned ones, in the order they last arrived."""
     ids = [r.case.id for r in sample]
-    planned = [*ids[40:], "Transpose-never-run-1", "Transpose-never-run-2"]
-    planned.insert(3, ids[-1])  # planned twice: its place is the last
+    missing = ["Transpose-never-run-1", "Transpose-never-run-2"]
+    first = [*ids, *missing]
+    first.insert(3, ids[-1])  # planned twice: its place is the last
+    planned = [*ids[40:], *missing]  # then the first 40 cases are planned no more
+    planned.insert(3, ids[-1])
     arrived = _arrivals(sample, seed=8)
-    arrived += [r for r in sample[:40:7]]  # unplanned ones arriving again, later
+    arrived += [r for r in sample[:40:7]]  # some of those arriving again, later
     directory = tmp_path / "run"
-    with ReportWriter(directory, meta=META, planned=planned, interval_s=math.inf) as writer:
+    with ReportWriter(directory, meta=META, planned=first, interval_s=math.inf) as writer:
         for n, r in enumerate(arrived, 1):
             writer.add(r)
             if n in (100, 200):
                 writer.write_summaries()
-                _check(directory, arrived[:n], planned, strict=False, finished=False)
+                _check(directory, arrived[:n], first, strict=False, finished=False)
             if n in (130, 131):  # the results so far, in the report's order
-                assert writer.report().results == tuple(_in_report_order(arrived[:n], planned))
+                assert writer.report().results == tuple(_in_report_order(arrived[:n], first))
         from ort_layouts.reports.writer import _MAKE_BATCH
 
         assert writer._made > len(arrived) - _MAKE_BATCH  # put in order as they arrived, a batch at a time
+        writer.update_meta(planned=planned)
+        assert writer.report().results == tuple(_in_report_order(arrived, planned))
+        writer.write_summaries()
+        _check(directory, arrived, planned, strict=False, finished=False)
         report = writer.write_summaries(finished=True)
     assert not report.complete
     assert report.results == tuple(_in_report_order(arrived, planned))
