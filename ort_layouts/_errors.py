@@ -45,9 +45,13 @@ def path_argument(value: object, name: str, valid: str, error: type[OrtLayoutsEr
 
 
 def a_type(value: object) -> str:
-    """The type of ``value`` with its article, for a message: "a str", "an int", "a NoneType"."""
+    """The type of ``value`` with its article, as the name is said: "a str", "an int", "a
+    NoneType", "a uint32" ("you-int"), "an ndarray" ("en-dee")."""
     name = type(value).__name__
-    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+    lower = name.lower()
+    said_with_a_vowel = lower.startswith("nd") or (
+        lower[:1] in "aeiou" and not lower.startswith(("uint", "ufunc", "uuid")))
+    return f"{'an' if said_with_a_vowel else 'a'} {name}"
 
 
 class OrtLayoutsError(Exception):

@@ -174,7 +174,7 @@ CATALOGUE: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
     ("validate-is-output-text", lambda: F32_3x4.validate(is_output="no"), DescriptorError,  # type: ignore[arg-type]
      "is_output 'no' is a str; valid: True or False"),
     ("validate-is-output-array", lambda: F32_3x4.validate(is_output=np.ones(2, bool)), DescriptorError,  # type: ignore[arg-type]
-     "is_output array([ True,  True]) is a ndarray; valid: True or False"),
+     "is_output array([ True,  True]) is an ndarray; valid: True or False"),
     ("validate-min-zero", lambda: F32_3x4.validate(min_dimension_count=0), DescriptorError,
      "min_dimension_count 0, max_dimension_count 8 is not valid; valid: integers 1 <= min_dimension_count <= "
      "max_dimension_count <= 8"),

@@ -35,7 +35,7 @@ JOIN_BUFFERS = [np.zeros(24, np.uint8), np.zeros(16, np.uint8)]
 @pytest.mark.parametrize(("call", "error", "message"), [
     (lambda: execute_all(JOIN, None), DescriptorError,
      "input_buffers None is a NoneType; valid: a list with one per tensor of the operator"),
-    (lambda: execute_all(OP, BUFFER), DescriptorError, "is a ndarray; valid: a list with one per tensor"),
+    (lambda: execute_all(OP, BUFFER), DescriptorError, "is an ndarray; valid: a list with one per tensor"),
     (lambda: execute_all(JOIN, JOIN_BUFFERS, outs=5), DescriptorError, "outs 5 is an int; valid: a list"),
     (lambda: verify_all(JOIN, JOIN_BUFFERS, None), DescriptorError,
      "actuals None is a NoneType; valid: a list"),
