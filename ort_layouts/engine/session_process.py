@@ -174,12 +174,11 @@ def _hurried() -> bool:
 QUIT_TIMEOUT_S = 5.0
 
 
-def await_exit(procs: Sequence[subprocess.Popen[Any]], timeout_s: float | None = None) -> None:
-    """Wait for processes that were asked to end: they have ``timeout_s`` (None:
-    :data:`QUIT_TIMEOUT_S`) between them, not each; those still running then are killed, and
-    all of them at once when the stop is hurried (:func:`ort_layouts._startup.hurry`, also
-    while this waits)."""
-    deadline = time.monotonic() + (QUIT_TIMEOUT_S if timeout_s is None else timeout_s)
+def await_exit(procs: Sequence[subprocess.Popen[Any]]) -> None:
+    """Wait for processes that were asked to end: they have :data:`QUIT_TIMEOUT_S` between
+    them, not each; those still running then are killed, and all of them at once when the stop
+    is hurried (:func:`ort_layouts._startup.hurry`, also while this waits)."""
+    deadline = time.monotonic() + QUIT_TIMEOUT_S
     for proc in procs:
         while proc.poll() is None:
             if _hurried() or time.monotonic() >= deadline:
