@@ -771,13 +771,21 @@ class ReportWriter:
         provider = meta.get("provider")
         return self._own_ids, provider if type(provider) is str else ""
 
-    def _refuse_foreign(self, result: CaseResult, case_id: str, where: str) -> None:
-        """Refuse a result of a case the report does not plan, or of another provider: what
-        the report's resume refuses to count (:func:`~ort_layouts.reports.report.foreign_result`)."""
-        own, provider = self._own()
-        if own is not None and case_id not in own:
+    @staticmethod
+    def _check_own(result: CaseResult, case_id: str, own: tuple[frozenset[str] | None, str],
+                   pair: int | None = None) -> None:
+        """Refuse a result of a case the report does not plan, or of another provider (``own``:
+        :meth:`_own`'s): what the report's resume refuses to count
+        (:func:`~ort_layouts.reports.report.foreign_result`). ``pair``: the result's place in
+        :meth:`add_encoded_all`'s pairs, which the message names."""
+        ids, provider = own
+        planned = ids is None or case_id in ids
+        if planned and (not provider or result.provider == provider):
+            return
+        where = "" if pair is None else f"pairs[{pair}]: "
+        if ids is not None and not planned:
             raise ArgumentError(
-                f"{where}result of case {case_id!r} is not one of this report's {len(own)} planned cases; "
+                f"{where}result of case {case_id!r} is not one of this report's {len(ids)} planned cases; "
                 "valid: a result of a planned case (ReportWriter's planned): a report holds its own "
                 "selection's results, as its resume counts no other")
         raise ArgumentError(
@@ -807,9 +815,7 @@ class ReportWriter:
             raise ArgumentError(f"result {result!r:.60} is {a_type(result)}, not a CaseResult; valid: a "
                                 "CaseResult, as a run's on_result gets it")
         case_id = result.case.id
-        own, provider = self._own()
-        if (own is not None and case_id not in own) or (provider and result.provider != provider):
-            self._refuse_foreign(result, case_id, "")
+        self._check_own(result, case_id, self._own())
         self._added([result], [case_id], [result_json(result, case_id)], [None])
 
     @property
@@ -843,7 +849,7 @@ class ReportWriter:
                                     "encoded) pairs; valid: e.g. "
                                     "list(zip(results, writer.encode_results(results)))")
             pairs = list(pairs)
-        own, provider = self._own()
+        own = self._own()
         writer_strict = self.strict
         results: list[CaseResult] = []
         ids: list[str] = []
@@ -874,8 +880,7 @@ class ReportWriter:
                     f"pairs[{k}]: the encoded line ...{line[-60:]!r} is not the line of its result, of case "
                     f"{case_id!r}; valid: each result with what encode_results made of that result, e.g. "
                     "list(zip(results, writer.encode_results(results)))")
-            if (own is not None and case_id not in own) or (provider and result.provider != provider):
-                self._refuse_foreign(result, case_id, f"pairs[{k}]: ")
+            self._check_own(result, case_id, own, k)
             results.append(result)
             ids.append(case_id)
             lines.append(line)
