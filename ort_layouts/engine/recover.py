@@ -208,7 +208,7 @@ class Recovery:
                    data["names"], data["text"])
 
 
-_RECOVERY_FIELDS = ("kind", "operator", "applied", "expected", "names", "text")
+_RECOVERY_FIELDS = tuple(f.name for f in dataclasses.fields(Recovery))
 
 
 # ---- unique inputs ----------------------------------------------------------------------------
