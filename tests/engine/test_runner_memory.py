@@ -49,3 +49,21 @@ def test_a_case_over_the_available_memory_is_an_error_and_is_not_made(
     assert [r.status for r in run_cases([big, small], provider="cpu", jobs=1)] == [Status.PASS] * 2
     monkeypatch.setattr(runner, "available_memory_bytes", lambda: None)  # unknown: not held back
     assert [r.status for r in run_cases([big], provider="cpu", jobs=1)] == [Status.PASS]
+
+
+def test_a_large_output_is_counted_once_as_its_expected_values_are_never_held(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An output of LARGE_OUTPUT_BYTES or more with a DirectML operator is checked from the
+    descriptors: the case holds its input and the output ONNX Runtime returns, no expected copy."""
+    from ort_layouts.reference.execute import LARGE_OUTPUT_BYTES
+
+    big = Case("Transpose", "float32", (1, 64, 256, 257), perm=(0, 2, 3, 1))
+    size = 4 * 64 * 256 * 257  # by hand: the input's bytes, and the output's
+    assert size >= LARGE_OUTPUT_BYTES
+    monkeypatch.setattr(runner, "MEMORY_CHECK_BYTES", 1)
+    monkeypatch.setattr(runner, "available_memory_bytes", lambda: 2 * size - 1)
+    (over,) = run_cases([big], provider="cpu", jobs=1)
+    assert over.status is Status.ERROR and "it was not run" in over.message
+    monkeypatch.setattr(runner, "available_memory_bytes", lambda: 2 * size)
+    (fits,) = run_cases([big], provider="cpu", jobs=1)
+    assert fits.status is Status.PASS
