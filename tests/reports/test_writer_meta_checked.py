@@ -152,3 +152,16 @@ def test_results_jsonl_is_not_touched_by_a_refused_meta(tmp_path: Path) -> None:
     with pytest.raises(ArgumentError):
         ReportWriter(tmp_path, meta={**META, "device_id": np.int64(0)}, planned=PLANNED)
     assert (tmp_path / RESULTS_FILE).read_text(encoding="utf-8").splitlines() == lines
+
+
+def test_a_meta_nested_deeper_than_json_writes_is_refused_naming_where(tmp_path: Path) -> None:
+    """json.dumps raises RecursionError on it; the refusal names the place, 64 levels down,
+    where the search for it stops, and nothing is made."""
+    deep: list[Any] = []
+    for _ in range(100_000):
+        deep = [deep]
+    with pytest.raises(ArgumentError) as info:
+        ReportWriter(tmp_path / "new", meta={**META, "stack": {"a": deep}}, planned=PLANNED)
+    place = "meta['stack']['a']" + "[0]" * 63
+    assert str(info.value) == f"{place} is nested too deeply to write as JSON; {JSON_VALUE}"
+    assert not (tmp_path / "new").exists()
