@@ -153,18 +153,16 @@ def selection_list(option: str) -> Callable[[str], tuple[Any, ...]]:
 
 class _Once(argparse.Action):
     """An option given at most once: a list option's second value would replace its first
-    (``--ops Transpose --ops Pad`` ran Pad alone), so it is refused, naming both."""
+    (``--ops Transpose --ops Pad`` ran Pad alone), so it is refused, naming both. Given before
+    is the namespace holding a value other than the default (a parsed value is never it)."""
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
                  option_string: str | None = None) -> None:
-        given = namespace.__dict__.setdefault("_given_once", {})
-        if self.dest in given:
-            how = f", comma-separated ({option_string} {given[self.dest]},{_shown_value(values)})" \
-                if isinstance(values, tuple) else ""
-            raise argparse.ArgumentError(
-                self, f"given twice ({_shown_value(given[self.dest])!s}, then {_shown_value(values)}); "
-                      f"valid: once{how}")
-        given[self.dest] = _shown_value(values)
+        earlier = getattr(namespace, self.dest, self.default)
+        if earlier is not self.default:
+            first, then = _shown_value(earlier), _shown_value(values)
+            how = f", comma-separated ({option_string} {first},{then})" if isinstance(values, tuple) else ""
+            raise argparse.ArgumentError(self, f"given twice ({first}, then {then}); valid: once{how}")
         setattr(namespace, self.dest, values)
 
 
