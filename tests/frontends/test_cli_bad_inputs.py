@@ -134,6 +134,13 @@ BAD: dict[str, tuple[list[str], str]] = {
                               "argument --report: given twice (a, then b); valid: once"),
     "export-ops-twice": (["export", "--ops", "Transpose", "--ops", "Pad", "--out", "e"],
                          "argument --ops: given twice (Transpose, then Pad)"),
+    "export-dtypes-twice": (["export", "--dtypes", "int8", "--dtypes", "float16", "--out", "e"],
+                            "argument --dtypes: given twice (int8, then float16)"),
+    "export-ranks-twice": (["export", "--ranks", "1", "--ranks", "2", "--out", "e"],
+                           "argument --ranks: given twice (1, then 2)"),
+    "bench-suite-ranks-twice": (["bench", "--suite-ranks", "1", "--suite-ranks", "2"],
+                                "argument --suite-ranks: given twice (1, then 2); valid: once, "
+                                "comma-separated (--suite-ranks 1,2)"),
     "validate-ops-empty": ([*V, "--ops", ""], "empty"),
     "validate-ops-unknown": ([*V, "--ops", "Conv"], "'Conv'"),
     "validate-ranks-ten": ([*V, "--ranks", "10"], "[10]"),
