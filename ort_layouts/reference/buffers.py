@@ -16,7 +16,7 @@ import numpy as np
 from ort_layouts._errors import ArgumentError, DataTypeError, DescriptorError, ShapeError, a_type
 from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
 from ort_layouts.descriptors.dtypes import DataType
-from ort_layouts.descriptors.sequences import is_integer
+from ort_layouts.descriptors.sequences import TEXT_TYPES, is_integer
 from ort_layouts.reference.copy import strided_copy
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "check_threads",
     "check_view_lists",
     "check_views",
+    "is_list",
     "is_nibble",
     "nibble_values",
     "pack",
@@ -214,6 +215,14 @@ def unpack(desc: BufferTensorDesc, buffer: Any) -> np.ndarray:
 _SAME_DTYPE = "valid: views of one dtype (the unsigned integers of the element width)"
 
 
+def is_list(items: Any) -> bool:
+    """Whether ``items`` can be a list of buffers or views, one per tensor: a list, a tuple or
+    another sequence, but not text or bytes (a sequence of characters or ints) nor an array (one
+    buffer, not a list of them)."""
+    return type(items) is list or type(items) is tuple or (
+        not isinstance(items, (*TEXT_TYPES, np.ndarray)) and isinstance(items, Sequence))
+
+
 def check_threads(threads: Any) -> None:
     """Refuse a ``threads`` argument that is neither None (one per CPU) nor an integer >= 1.
 
@@ -274,8 +283,7 @@ def check_view_lists(dsts: Any, srcs: Any, dst_descs: Sequence[BufferTensorDesc]
         ArgumentError: ``threads`` is not valid.
     """
     for views, descs, name in ((dsts, dst_descs, names[0]), (srcs, src_descs, names[1])):
-        if type(views) is not list and type(views) is not tuple and (
-                isinstance(views, (str, bytes, np.ndarray)) or not isinstance(views, Sequence)):
+        if not is_list(views):
             raise DescriptorError("view-count", views,
                                   f"{name} {views!r:.80} is {a_type(views)}; valid: a list of {len(descs)} "
                                   "numpy arrays, one per descriptor")

@@ -28,6 +28,7 @@ from ort_layouts.reference.buffers import (
     buffer_elements,
     check_buffer_size,
     check_threads,
+    is_list,
     is_nibble,
     raw_bytes,
     store_nibbles,
@@ -155,9 +156,7 @@ def _no_operator(op: Any, valid: str) -> ArgumentError:
 
 def _check_list(items: Any, what: str) -> None:
     """Refuse ``items`` (buffers or arrays, one per tensor) that are no list or tuple of them."""
-    if type(items) is not list and type(items) is not tuple and (
-            isinstance(items, (str, bytes, bytearray, memoryview, np.ndarray))
-            or not isinstance(items, Sequence)):
+    if not is_list(items):
         raise DescriptorError("buffer-count", items,
                               f"{what} {items!r:.80} is {a_type(items)}; valid: a list with one per tensor "
                               "of the operator, in its order (e.g. [buffer] for one input)")
