@@ -346,8 +346,8 @@ def _as_cases(cases_or_model: Any, dims: dict[str, int] | None) -> list[Case]:
     return cases
 
 
-def _check_opset(opset: Any) -> int | None:
-    """``opset`` (an ai.onnx opset, or None) as an int.
+def _check_opset(opset: Any) -> int:
+    """``opset`` (an ai.onnx opset) as an int; None is the DML EP's (:func:`provider_opset`).
 
     Raises:
         ArgumentError: not an integer (a bool, a str), or an opset ONNX does not define: below 1
@@ -355,7 +355,7 @@ def _check_opset(opset: Any) -> int | None:
             which ONNX Runtime cannot load.
     """
     if opset is None:
-        return None
+        return provider_opset("DmlExecutionProvider")
     newest = onnx.defs.onnx_opset_version()
     if not is_integer(opset):
         raise ArgumentError(f"opset {opset!r:.80} is {a_type(opset)}, not an integer; valid: an opset "
@@ -460,12 +460,10 @@ def export_test_dir(
     """
     out = _directory(out_dir, "out_dir")
     batched, replace = _flag(batched, "batched"), _flag(replace, "replace")
-    checked_opset = _check_opset(opset)
+    opset = _check_opset(opset)
     ir_version = _check_ir_version(ir_version)
     cases = _as_cases(cases_or_model, dims)
-    if checked_opset is None:
-        checked_opset = provider_opset("DmlExecutionProvider")
-    _check_case_opsets(cases, checked_opset)
+    _check_case_opsets(cases, opset)
     _earlier_export(out, replace=replace)  # refused before anything is made
     _check_memory(cases)
     made = not out.exists()
@@ -474,7 +472,7 @@ def export_test_dir(
     # that the export holds only its own directories and cases.json
     lock = DirectoryLock(out, command="ort-layouts export", started=now_iso(), what="export directory")
     try:
-        return _export_locked(cases, out, batched=batched, opset=checked_opset, ir_version=ir_version,
+        return _export_locked(cases, out, batched=batched, opset=opset, ir_version=ir_version,
                               replace=replace)
     finally:
         with contextlib.suppress(OSError):
