@@ -163,3 +163,19 @@ def test_a_failure_while_writing_leaves_the_directory_as_it_was(
         write_test_dir(F16, [X16 + 1], [X16 + 1], tmp_path / "new" / "t")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["new", "t"]  # no staging folder left
     assert list((tmp_path / "new").iterdir()) == []
+
+
+def test_a_directory_that_is_a_file_is_refused_and_the_file_kept(tmp_path: Path) -> None:
+    from ort_layouts.models.testdata import export_test_dir
+    from ort_layouts.operators.case import Case
+
+    afile = tmp_path / "afile"
+    afile.write_text("the user's own file\n")
+    with pytest.raises(ReportError, match=rf"^test directory {re.escape(repr(str(afile)))} is a file; valid: "
+                                          r"a directory, or a path where none is yet$"):
+        write_test_dir(F16, [X16], [X16], afile)
+    with pytest.raises(ReportError, match=rf"^export directory {re.escape(repr(str(afile)))} is a file; "
+                                          r"valid: a new or empty directory$"):
+        export_test_dir(Case("Transpose", "float32", (2, 3), perm=(1, 0)), afile)
+    assert [p.name for p in tmp_path.iterdir()] == ["afile"]  # no staging folder either
+    assert afile.read_text() == "the user's own file\n"
