@@ -79,6 +79,12 @@ def test_a_pickled_case_is_the_case_with_its_id_when_made_and_reads_no_checks() 
     assert pickle.loads(pickle.dumps(made))._id == expected_id  # kept, not made again
     unmade = pickle.loads(pickle.dumps(fresh))
     assert not hasattr(unmade, "_id") and unmade.id == expected_id
+    with pytest.MonkeyPatch.context() as patch:  # the fields are a made case's: not checked again
+        def checked(self: Case) -> None:
+            raise AssertionError("a case was checked when unpickled")
+
+        patch.setattr(Case, "__post_init__", checked)
+        assert pickle.loads(pickle.dumps(made)) == made
     # the dataclass's own state, as Python pickles a slotted dataclass without a __reduce__
     class StatePickler(pickle.Pickler):
         def reducer_override(self, obj):
