@@ -1571,7 +1571,7 @@ def _add_extract(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the layout ops as JSON")
     p.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
                    help="pin a dynamic dimension, e.g. --dim batch=1 (repeatable)")
-    p.add_argument("--ops", type=_layout_ops, default=None,
+    p.add_argument("--ops", action=_Once, type=_layout_ops, default=None,
                    help=f"only these op types, comma-separated (default all: {','.join(LAYOUT_OPS)})")
 
 

@@ -247,6 +247,9 @@ BAD: dict[str, tuple[list[str], str]] = {
     "extract-directory": (["extract", "dir.onnx"], "is a directory"),
     "extract-json": (["extract", "data.json"], "'data.json'"),
     "extract-missing": (["extract", "missing.onnx"], "'missing.onnx'"),
+    "extract-ops-twice": (["extract", "model.onnx", "--ops", "Transpose", "--ops", "Pad"],
+                          "argument --ops: given twice (Transpose, then Pad); valid: once, comma-separated "
+                          "(--ops Transpose,Pad)"),
     "extract-shape-inference": (["extract", "foreign.onnx"],
                                 "shape inference failed on model 'foreign.onnx'"),
     "export-model-shape-inference": (["export", "--out", "e", "--model", "foreign.onnx"],
