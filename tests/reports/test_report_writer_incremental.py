@@ -536,7 +536,7 @@ def test_a_writer_that_fails_to_open_closes_its_file_and_lets_the_directory_go(
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(writer_module, "open", tracked, raising=False)
-    monkeypatch.setattr(writer_module.ReportWriter, "write_summaries", full_disk)
+    monkeypatch.setattr(writer_module.ReportWriter, "_write_summaries", full_disk)
     with pytest.raises(OSError, match="No space left"):
         writer_module.ReportWriter(tmp_path / "r", meta={}, planned=["a"])
     assert opened and all(f.closed for f in opened)
