@@ -758,7 +758,20 @@ def _collector_paused() -> Iterator[None]:
         if shorten:
             sys.setswitchinterval(interval)
         if enabled:
-            gc.enable()
+            _enable_collector()
+
+
+def _enable_collector() -> None:
+    """Turn the cycle collector back on, with the objects made while it was off (a run's
+    results, cases and descriptors: hundreds of thousands on the standard suite) counted among
+    the oldest, which a full collection scans, not among the youngest, which the next
+    allocation's collection would scan one by one (11-22 ms on this suite on a 2-core host,
+    about 30 ms on a 16-core one). Where something of the process is frozen (``gc.freeze``,
+    as a server does before it forks), nothing of it is moved: the collector is only turned on."""
+    if gc.get_freeze_count() == 0:
+        gc.freeze()  # everything tracked, the permanent generation's now
+        gc.unfreeze()  # and the oldest generation's
+    gc.enable()
 
 
 def _group_key(run: _Run, case: Case) -> tuple[int, str, int]:

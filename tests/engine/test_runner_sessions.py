@@ -107,6 +107,25 @@ def test_a_disabled_collector_stays_disabled() -> None:
         gc.enable()
 
 
+def test_a_run_s_objects_join_the_oldest_generation_when_the_collector_resumes() -> None:
+    # else the first allocation after the run scans every one of them in a young collection
+    results = run_cases(standard_suite(ops=["Transpose"], dtypes=["float32"], ranks=[2]), provider="cpu")
+    oldest = {id(o) for o in gc.get_objects(generation=2)}
+    assert all(id(r) in oldest and id(r.descriptors) in oldest for r in results)
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_a_process_s_frozen_objects_stay_frozen() -> None:
+    frozen = [object(), {"made": "before"}]
+    gc.freeze()
+    try:
+        run_cases([Case("Transpose", "float32", (2, 3), perm=(1, 0))], provider="cpu")
+        assert gc.get_freeze_count() > 0 and gc.isenabled()
+        assert id(frozen[1]) not in {id(o) for g in range(3) for o in gc.get_objects(generation=g)}
+    finally:
+        gc.unfreeze()
+
+
 def test_plan_batches_are_the_sessions_run_cases_creates(recorded: dict[str, list[Any]]) -> None:
     cases = standard_suite(ops=["Concat", "Expand", "Pad"], dtypes=["float16", "int16"], ranks=[0, 1, 2])
     run_cases(cases, provider="cpu", batch_size=16)
