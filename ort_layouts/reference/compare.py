@@ -275,16 +275,20 @@ def _value_repr(array: np.ndarray, flat_index: int) -> str:
     return repr(array.reshape(-1)[flat_index].item())
 
 
-def compare(expected: np.ndarray, actual: np.ndarray) -> Comparison:
+def compare(expected: np.ndarray | None, actual: np.ndarray | None) -> Comparison:
     """Compare two tensors bit for bit (NaN payloads and the sign of zero included).
 
     Shapes must be equal and the element types must be the same DirectML data type (bool and
     uint8 are both UINT8); otherwise the result is a mismatch with a message, not an exception.
-    Mismatch details are computed only when the bits differ.
+    A missing tensor (None: no output was produced) is a mismatch of every element of the other.
+    The mismatch count is never above the element count (every element when they differ in
+    shape or type). Mismatch details are computed only when the bits differ.
 
     >>> bool(compare(np.float32([0.0]), np.float32([-0.0])))
     False
     """
+    if expected is None or actual is None:
+        return _missing(expected, actual)
     exp = np.asarray(expected)
     act = np.asarray(actual)
     count = int(exp.size)
@@ -292,7 +296,7 @@ def compare(expected: np.ndarray, actual: np.ndarray) -> Comparison:
             and exp.nbytes <= _BYTES_FIRST_LIMIT and exp.tobytes() == act.tobytes()):
         return Comparison(True, count)  # one data type, native order: equal bytes are equal bits
     if exp.shape != act.shape:
-        return Comparison(False, count, max(count, int(act.size)), message=(
+        return Comparison(False, count, count, message=(
             f"shape {list(act.shape)} differs from the expected {list(exp.shape)}"))
     exp_type, act_type = _element_type(exp.dtype), _element_type(act.dtype)
     if exp.dtype.itemsize != act.dtype.itemsize or exp_type is None or exp_type != act_type:
@@ -320,3 +324,16 @@ def compare(expected: np.ndarray, actual: np.ndarray) -> Comparison:
         False, count, mismatches, index, exp_hex, act_hex, exp_value, act_value,
         f"{mismatches} of {count} elements differ; first at {list(index)}: expected "
         f"{exp_value} (0x{exp_hex}) got {act_value} (0x{act_hex})")
+
+
+def _missing(expected: np.ndarray | None, actual: np.ndarray | None) -> Comparison:
+    """:func:`compare` where a tensor is None (none was produced): every element of the other
+    one mismatched (none where both are missing)."""
+    if expected is None and actual is None:
+        return Comparison(False, 0, 0, message="neither the expected nor the actual tensor was produced")
+    present = np.asarray(expected if actual is None else actual)
+    count = int(present.size)
+    side, other = ("actual", "expected") if actual is None else ("expected", "actual")
+    return Comparison(False, count, count, message=(
+        f"no {side} tensor was produced; the {other} one has shape {list(present.shape)} "
+        f"({count} elements)"))

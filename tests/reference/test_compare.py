@@ -192,3 +192,25 @@ def test_one_numpy_type_of_no_directml_type_is_refused_by_name() -> None:
         assert "'float32'" in got.message and "differs" not in got.message
     other = compare(np.zeros(3, np.float32), np.zeros(3, np.int32))
     assert other.message == "element type int32 differs from the expected float32"
+
+
+def test_a_missing_output_mismatches_every_element_of_the_other() -> None:
+    """No tensor produced (None) on either side: a 2x3 tensor has 6 elements, all 6 mismatched
+    (the mismatch count was 6 of 1 element for a missing expected tensor: None's own size)."""
+    tensor = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for expected, actual, missing in ((tensor, None, "actual"), (None, tensor, "expected")):
+        got = compare(expected, actual)
+        assert not got.passed
+        assert (got.element_count, got.mismatch_count, got.first_mismatch_index) == (6, 6, None)
+        assert got.message.startswith(f"no {missing} tensor was produced") and "[2, 3]" in got.message
+    both = compare(None, None)
+    assert not both.passed and (both.element_count, both.mismatch_count) == (0, 0)
+
+
+def test_a_larger_actual_shape_mismatches_at_most_the_expected_elements() -> None:
+    """A 3x3 actual against a 2x3 expected: the 6 expected elements are compared and all 6
+    mismatch (the count was 9 of 6: more mismatches than elements)."""
+    got = compare(np.zeros((2, 3), np.float32), np.zeros((3, 3), np.float32))
+    assert (got.passed, got.element_count, got.mismatch_count) == (False, 6, 6)
+    smaller = compare(np.zeros((3, 3), np.float32), np.zeros((2, 3), np.float32))
+    assert (smaller.element_count, smaller.mismatch_count) == (9, 9)
