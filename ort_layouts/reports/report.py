@@ -385,12 +385,20 @@ class Report:
         return Coverage(count, run, len(ids) - run)
 
     def verdict(self, *, strict: bool | None = None) -> str:
-        """:meth:`Totals.verdict` of the report (``strict``: None: :attr:`strict`)."""
+        """:meth:`Totals.verdict` of the report (``strict``: None: :attr:`strict`).
+
+        Raises:
+            ArgumentError: ``strict`` is neither a bool nor None (:func:`checked_strict`)."""
+        checked_strict(strict, none=True)
         return Totals.of(self).verdict(strict=self.strict if strict is None else strict)
 
     def failures(self, *, strict: bool = False) -> tuple[CaseResult, ...]:
         """Errors and the mismatches no known issue explains; with ``strict`` also the known
-        issues and the unsupported cases."""
+        issues and the unsupported cases.
+
+        Raises:
+            ArgumentError: ``strict`` is not a bool (:func:`checked_strict`)."""
+        checked_strict(strict)
         return tuple(r for r in not_passed(self.results) if is_failure(r, strict=strict))
 
     def known_issues(self) -> tuple[CaseResult, ...]:
@@ -872,7 +880,11 @@ def summary_line(report: Report, *, strict: bool = False, seconds: float | None 
     Where names the provider and its device; on DirectML, the device (the stack: DirectML, its
     Direct3D 12 and Vulkan driver) and the ONNX Runtime whose DML EP ran it. The per-case lines
     of a run (its progress, its failures) name only the case: the run's summary line names the
-    stack once for all of them."""
+    stack once for all of them.
+
+    Raises:
+        ArgumentError: ``strict`` is not a bool (:func:`checked_strict`)."""
+    checked_strict(strict)
     counts = report.counts()
     device = str(report.meta.get("device") or "")
     ep = _dml_ep_text(report.meta)
