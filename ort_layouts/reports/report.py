@@ -556,7 +556,9 @@ def report_header(
     report: Report, *, strict: bool | None = None, totals: Totals | None = None
 ) -> dict[str, Any]:
     """:meth:`Report.to_dict` but its ``results``: every field before them, in order
-    (``totals``: the report's, found before; None: found here).
+    (``totals``: the report's, found before; None: found here). Its own ``schema`` (the
+    format's version, which :meth:`Report.from_dict` reads by) is written in place of a meta
+    field of that name: a meta's ``schema`` stays in meta.json only.
 
     Raises:
         ArgumentError: ``strict`` is neither a bool nor None (:func:`checked_strict`)."""
@@ -565,7 +567,7 @@ def report_header(
     checked_strict(strict)
     if totals is None:
         totals = Totals.of(report)
-    meta = {k: v for k, v in report.meta.items() if k not in ("planned", *_HEADER_COUNT_KEYS)}
+    meta = {k: v for k, v in report.meta.items() if k not in ("schema", "planned", *_HEADER_COUNT_KEYS)}
     return {"schema": SCHEMA, **meta, **_totals_fields(totals, strict=strict)}
 
 
