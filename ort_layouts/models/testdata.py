@@ -633,8 +633,8 @@ def write_suite_models(
     out_dir: str | Path,
     cases: Sequence[Case] | None = None,
     *,
-    opset: int = SUITE_MODELS_OPSET,
-    ir_version: int = SUITE_MODELS_IR_VERSION,
+    opset: int | None = SUITE_MODELS_OPSET,
+    ir_version: int | None = SUITE_MODELS_IR_VERSION,
 ) -> dict[str, list[str]]:
     """Write the standard suite as ONNX models, one per op x data type (x opset where a case asks
     for its own), plus ``MANIFEST.json`` listing the case ids of each file.
@@ -642,11 +642,23 @@ def write_suite_models(
     The output is reproducible byte for byte: fixed opset, IR version and producer, no
     timestamps, files and ids in a fixed order.
 
+    ``opset`` and ``ir_version`` are checked as :func:`export_test_dir` checks them (None
+    means its defaults), and each case's opset (its own, else ``opset``) against its
+    operator's, before anything is written.
+
     Returns:
         The manifest: file name -> case ids (graph input ``x{i}`` is the i-th id).
+
+    Raises:
+        ArgumentError: ``opset`` or ``ir_version`` is not an integer, or out of
+            :func:`export_test_dir`'s ranges.
+        ModelError: a case's opset is one its operator does not have.
     """
+    opset = _check_opset(opset)
+    ir_version = _check_ir_version(ir_version)
     if cases is None:
         cases = standard_suite()
+    _check_case_opsets(cases, opset)
     groups: dict[str, list[Case]] = {}
     for c in cases:
         name = f"{c.op.lower()}_{c.data_type.name.lower()}"
