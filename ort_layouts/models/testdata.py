@@ -152,17 +152,38 @@ def _checked_array(array: np.ndarray, name: str, what: str, elem_type: int) -> n
     return array
 
 
+def _check_shape(array: np.ndarray, name: str, what: str, tensor_type: onnx.TypeProto.Tensor) -> None:
+    """Refuse ``array``, a graph tensor's data, where its shape is not the one the graph
+    declares for the tensor: its rank, and each dimension of a fixed size (a symbolic or unset
+    one takes any size; a tensor of no declared shape, any shape).
+
+    Raises:
+        ShapeError: naming the tensor, the array's shape and the graph's.
+    """
+    if not tensor_type.HasField("shape"):
+        return
+    dims = tensor_type.shape.dim
+    if len(dims) == array.ndim and all(not d.HasField("dim_value") or d.dim_value == n
+                                       for d, n in zip(dims, array.shape, strict=True)):
+        return
+    declared = [d.dim_value if d.HasField("dim_value") else d.dim_param or "?" for d in dims]
+    raise ShapeError(f"{what} {name!r} has shape {list(array.shape)}, and the graph's {what} {name!r} has "
+                     f"shape {declared}; valid: an array of the graph's shape (a symbolic dimension takes "
+                     "any size)")
+
+
 def _data_arrays(model: onnx.ModelProto, inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray],
                  outputs: Sequence[np.ndarray] | Mapping[str, np.ndarray],
                  ) -> list[tuple[str, list[tuple[str, np.ndarray]]]]:
     """A data set's arrays matched to the graph's inputs (initializers excluded) and outputs,
-    each checked against its tensor (:func:`_checked_array`): ``[("input", [(name, array),
-    ...]), ("output", [...])]``.
+    each checked against its tensor (:func:`_checked_array`, :func:`_check_shape`):
+    ``[("input", [(name, array), ...]), ("output", [...])]``.
 
     Raises:
         ArgumentError: ``inputs`` or ``outputs`` is neither a sequence nor a mapping.
         ModelError: arrays that do not match the graph's tensors in number or in names.
         DataTypeError: an array of another type than its tensor's, or of none ONNX has.
+        ShapeError: an array of another shape than its tensor's.
     """
     graph = model.graph
     initializers = {t.name for t in graph.initializer}
@@ -170,8 +191,12 @@ def _data_arrays(model: onnx.ModelProto, inputs: Sequence[np.ndarray] | Mapping[
     for what, given, values in (("input", inputs, [v for v in graph.input if v.name not in initializers]),
                                 ("output", outputs, list(graph.output))):
         named = _named(given, [v.name for v in values], what)
-        prepared.append((what, [(name, _checked_array(array, name, what, value.type.tensor_type.elem_type))
-                                for (name, array), value in zip(named, values, strict=True)]))
+        checked = []
+        for (name, array), value in zip(named, values, strict=True):
+            tensor_type = value.type.tensor_type
+            checked.append((name, _checked_array(array, name, what, tensor_type.elem_type)))
+            _check_shape(array, name, what, tensor_type)
+        prepared.append((what, checked))
     return prepared
 
 
@@ -215,7 +240,8 @@ def write_test_dir(
 
     Arrays are matched to the graph's inputs (initializers excluded) and outputs by position, or
     by name when given as a mapping; each TensorProto is named after its graph tensor. Each
-    array must be of its tensor's element type, as the graph declares it: it is never cast.
+    array must be of its tensor's element type and shape, as the graph declares them: it is
+    never cast or reshaped (a symbolic dimension takes any size).
 
     Every argument is checked before anything is written. Into a directory that is there, the
     files are written into a hidden folder beside it (``.NAME.*.partial``) and moved into place
@@ -231,6 +257,8 @@ def write_test_dir(
         ModelError: arrays that do not match the graph's inputs or outputs in number or names.
         DataTypeError: an array of another element type than its graph tensor's, or of none
             ONNX has (an object array of other things than strs and bytes).
+        ShapeError: an array of another shape than its graph tensor's (its rank, or a fixed
+            dimension's size), naming the tensor and both shapes.
         ReportError: ``directory`` is empty ('' would be the current directory: '.' names it)
             or is a file.
     """

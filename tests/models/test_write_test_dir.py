@@ -12,7 +12,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from ort_layouts import ArgumentError, DataTypeError, ReportError
+from ort_layouts import ArgumentError, DataTypeError, ReportError, ShapeError
 from ort_layouts.models.testdata import read_test_dir, write_test_dir
 
 
@@ -119,6 +119,53 @@ def test_an_array_of_the_other_byte_order_is_written_with_its_values(tmp_path: P
     data = read_test_dir(tmp_path / "t")
     assert data.inputs["data"].dtype == np.float32
     assert data.inputs["data"].tobytes() == x.astype("<f4").tobytes()
+
+
+# ---- arrays of the graph's shapes -----------------------------------------------------------
+@pytest.mark.parametrize(("inputs", "outputs", "refusal"), [
+    ([X16.T], [X16], "input 'data' has shape [3, 2], and the graph's input 'data' has shape [2, 3]"),
+    ([X16], [X16.reshape(6)],
+     "output 'result' has shape [6], and the graph's output 'result' has shape [2, 3]"),
+    ([X16.reshape(1, 2, 3)], [X16],
+     "input 'data' has shape [1, 2, 3], and the graph's input 'data' has shape [2, 3]"),
+    ({"data": X16}, {"result": X16[:1]},
+     "output 'result' has shape [1, 3], and the graph's output 'result' has shape [2, 3]"),
+], ids=["transposed-input", "flat-output", "other-rank", "mapping"])
+def test_an_array_of_another_shape_than_the_graphs_is_refused_before_anything_is_written(
+        tmp_path: Path, inputs: object, outputs: object, refusal: str) -> None:
+    """A 3x2 array for a 2x3 graph input was written as is: ONNX Runtime refuses to run the
+    model on it ("Got invalid dimensions"), so the test could never pass."""
+    session = ort.InferenceSession(F16.SerializeToString(), providers=["CPUExecutionProvider"])
+    with pytest.raises(Exception, match=r"(?i)dimensions"):  # what a replay of such a file meets
+        session.run(None, {"data": X16.T.copy()})
+    with pytest.raises(ShapeError, match=rf"^{re.escape(refusal)}; valid: an array of the graph's shape "
+                                         r"\(a symbolic dimension takes any size\)$"):
+        write_test_dir(F16, inputs, outputs, tmp_path / "t")  # type: ignore[arg-type]
+    assert list(tmp_path.iterdir()) == []
+    write_test_dir(F16, [X16], [X16], tmp_path / "kept")
+    before = _tree(tmp_path / "kept")
+    with pytest.raises(ShapeError):
+        write_test_dir(F16, inputs, outputs, tmp_path / "kept")  # type: ignore[arg-type]
+    assert _tree(tmp_path / "kept") == before
+
+
+def test_a_symbolic_or_unset_dimension_takes_any_size_and_its_name_is_shown(tmp_path: Path) -> None:
+    model = _identity(TensorProto.FLOAT16, ["N", 3])  # type: ignore[list-item]
+    model.graph.output[0].type.tensor_type.shape.dim[0].Clear()  # neither a size nor a name
+    for rows in (1, 2, 5):
+        x = np.zeros((rows, 3), np.float16)
+        write_test_dir(model, [x], [x], tmp_path / f"n{rows}")
+        assert read_test_dir(tmp_path / f"n{rows}").outputs["result"].shape == (rows, 3)
+    with pytest.raises(ShapeError, match=r"^input 'data' has shape \[2, 4\], and the graph's input 'data' "
+                                         r"has shape \['N', 3\]; "):
+        write_test_dir(model, [np.zeros((2, 4), np.float16)], [X16], tmp_path / "t")
+    with pytest.raises(ShapeError, match=r"^output 'result' has shape \[2\], and the graph's output 'result' "
+                                         r"has shape \['\?', 3\]; "):
+        write_test_dir(model, [X16], [np.zeros(2, np.float16)], tmp_path / "t")
+    unshaped = _identity(TensorProto.FLOAT16)
+    unshaped.graph.input[0].type.tensor_type.ClearField("shape")  # no shape declared: any goes
+    write_test_dir(unshaped, [X16.reshape(6)], [X16], tmp_path / "u")
+    assert not (tmp_path / "t").exists()
 
 
 # ---- the other arguments ----------------------------------------------------------------------
