@@ -10,7 +10,7 @@ from typing import Any
 
 from ort_layouts.reference.compare import comparison_kernel
 
-__all__ = ["MEMORY_CHECK_BYTES", "available_memory_bytes", "environment"]
+__all__ = ["MEMORY_CHECK_BYTES", "available_memory_bytes", "environment", "short_of_memory"]
 
 _RUNTIME_DISTRIBUTIONS = (
     "onnxruntime", "onnxruntime-directml", "onnxruntime-gpu", "onnxruntime-ep-webgpu",
@@ -49,6 +49,20 @@ def environment() -> dict[str, Any]:
 # a case that needs at least this many bytes is held to available_memory_bytes() before it is
 # made (by a run and by an export); smaller ones are made without asking
 MEMORY_CHECK_BYTES = 256 << 20
+
+
+def short_of_memory(needed: int) -> int | None:
+    """The bytes this machine has available, where they are fewer than ``needed`` (what a
+    case holds at once): the one check a run and an export refuse a case by before making it.
+    None where the case may be made: it needs less than :data:`MEMORY_CHECK_BYTES` (the
+    machine is not asked), the machine has the memory, or it cannot tell
+    (:func:`available_memory_bytes` is None)."""
+    if needed < MEMORY_CHECK_BYTES:
+        return None
+    available = available_memory_bytes()
+    if available is None or needed <= available:
+        return None
+    return available
 
 
 def available_memory_bytes() -> int | None:

@@ -49,7 +49,7 @@ from ort_layouts._errors import (
     path_argument,
 )
 from ort_layouts.descriptors.sequences import is_integer
-from ort_layouts.engine.environment import MEMORY_CHECK_BYTES, available_memory_bytes
+from ort_layouts.engine.environment import short_of_memory
 from ort_layouts.engine.graphs import build_model, provider_opset
 from ort_layouts.engine.suite import standard_suite
 from ort_layouts.models.extract import ModelFile, load_model, model_cases
@@ -552,21 +552,18 @@ def _export_locked(cases: Sequence[Case], out: Path, *, batched: bool, opset: in
 
 def _check_memory(cases: Sequence[Case]) -> None:
     """Refuse a case whose input and expected outputs, which its export holds at once, need more
-    memory than this machine has available, naming it, before any case is made.
+    memory than this machine has available (:func:`short_of_memory`, as a run checks a case),
+    naming it, before any case is made.
 
     Raises:
         ShapeError: naming the case, its shape, the MiB it needs and the MiB available.
     """
-    available: int | None = None
     for case in cases:
         itemsize = max(1, case.data_type.bitwidth // 8)
         _, output_shapes = operator_for_type(case.op).tensor_shapes(case)
         needed = (math.prod(case.shape) + sum(math.prod(s) for s in output_shapes)) * itemsize
-        if needed < MEMORY_CHECK_BYTES:
-            continue
-        if available is None:
-            available = available_memory_bytes() or -1
-        if 0 <= available < needed:
+        available = short_of_memory(needed)
+        if available is not None:
             raise ShapeError(
                 f"case {case.id} (input {list(case.shape)}, {case.origin or 'the suite'}) needs "
                 f"{-(-needed >> 20):,} MiB for its input and expected outputs, and this machine has "

@@ -437,9 +437,10 @@ def test_an_export_of_a_case_larger_than_the_memory_names_it_before_any_is_made(
     """It failed with a MemoryError, which the command line could only call "the input is too
     large for this machine's memory"."""
     from ort_layouts import ShapeError
-    from ort_layouts.models import testdata
+    from ort_layouts.engine import environment
 
-    monkeypatch.setattr(testdata, "available_memory_bytes", lambda: 300 << 20)
+    # the runner's check (engine.environment.short_of_memory), not one of the export's own
+    monkeypatch.setattr(environment, "available_memory_bytes", lambda: 300 << 20)
     big = Case("Transpose", DataType.FLOAT32, (1 << 13, 1 << 13), perm=(1, 0))  # 256 MiB in, 256 out
     out = tmp_path / "out"
     with pytest.raises(ShapeError, match=rf"^case {re.escape(big.id)} \(input \[8192, 8192\], suite\) "
