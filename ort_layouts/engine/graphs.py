@@ -24,7 +24,7 @@ from ort_layouts._errors import ModelError
 from ort_layouts.operators.base import input_name, output_name
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.onnx_nodes import value_info
-from ort_layouts.operators.registry import operator_for_type
+from ort_layouts.operators.registry import case_opsets, operator_for_type
 
 __all__ = [
     "provider_ir_version",
@@ -176,8 +176,9 @@ def build_model(
             and ``output_shapes`` give them, when the caller has them already.
 
     Raises:
-        ModelError: no cases, cases that ask for different opsets, or an operator / Pad feature
-            the opset does not have (Expand < 8, Pad axes < 18, wrap < 19).
+        ModelError: no cases, cases that ask for different opsets, an opset out of a case's
+            :func:`~ort_layouts.operators.registry.case_opsets` (Expand < 8, one above the
+            newest onnx defines), or a Pad feature the opset does not have (axes < 18, wrap < 19).
     """
     if not cases:
         raise ModelError("build_model needs at least one case")
@@ -200,8 +201,10 @@ def build_model(
     for i, case in enumerate(cases):
         elem = case.data_type.to_onnx()
         operator = operator_for_type(case.op)
-        if opset < operator.min_opset:
-            raise ModelError(f"case {case.id}: {case.op} needs opset >= {operator.min_opset}, got {opset}")
+        opsets = case_opsets(case.op)
+        if opset not in opsets:
+            raise ModelError(f"case {case.id}: opset {opset} is not an opset of {case.op} that ONNX defines; "
+                             f"valid: {opsets.start}..{opsets[-1]}")
         operator.add_node(graph, i, case, opset)
         if shapes is None:
             in_shapes, out_shapes = operator.input_shapes(case), operator.output_shapes(case)

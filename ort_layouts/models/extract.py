@@ -65,7 +65,7 @@ from ort_layouts.operators.onnx_nodes import (
     schema_version,
     static,
 )
-from ort_layouts.operators.registry import CASE_OPS, LAYOUT_OPS, check_op_type, operator_for_type
+from ort_layouts.operators.registry import CASE_OPS, LAYOUT_OPS, case_opsets, check_op_type, operator_for_type
 from ort_layouts.reference.buffers import is_nibble
 
 __all__ = [
@@ -523,7 +523,7 @@ def _opset_reason(op_type: str, opset: int) -> str:
     if version is None:
         return (f"opset: ONNX defines no {op_type} at opset {opset}, the model's: ONNX Runtime refuses the "
                 "model")
-    first = operator_for_type(op_type).min_opset
+    first = case_opsets(op_type).start
     if opset < first:
         return (f"opset: {op_type} cases start at opset {first}; the model's opset {opset} makes no case "
                 f"(its {op_type}-{version} takes other inputs)")

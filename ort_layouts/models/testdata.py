@@ -57,7 +57,7 @@ from ort_layouts.operators.base import input_name, output_name
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.expected import expected_outputs, input_feeds
 from ort_layouts.operators.onnx_nodes import OVERRIDABLE_IR_VERSION
-from ort_layouts.operators.registry import operator_for_type
+from ort_layouts.operators.registry import case_opsets, operator_for_type
 from ort_layouts.operators.values import check_case, make_input
 from ort_layouts.reports.lock import LOCK_FILE, DirectoryLock
 from ort_layouts.reports.report import now_iso
@@ -426,14 +426,13 @@ def _check_case_opsets(cases: Sequence[Case], opset: int) -> None:
     Raises:
         ModelError: naming the case, the opset and the valid ones.
     """
-    newest = onnx.defs.onnx_opset_version()
     for case in cases:
-        first = operator_for_type(case.op).min_opset
+        opsets = case_opsets(case.op)
         at = case.opset or opset
-        if not first <= at <= newest:
+        if at not in opsets:
             whose = "its own" if case.opset else "the export's"
             raise ModelError(f"case {case.id}: opset {at} ({whose}) is not an opset of {case.op} that ONNX "
-                             f"defines; valid: {first}..{newest}")
+                             f"defines; valid: {opsets.start}..{opsets[-1]}")
 
 
 def export_test_dir(

@@ -129,7 +129,7 @@ class Case(_IdSlot):
     origin: str = "suite"
 
     def __post_init__(self) -> None:
-        from ort_layouts.operators.registry import check_op_type, operator_for_type
+        from ort_layouts.operators.registry import case_opsets, check_op_type, operator_for_type
 
         check_op_type(self.op, cases=True)
         check_value_kind(self.values)
@@ -142,8 +142,9 @@ class Case(_IdSlot):
         for name in ("axis", "num_outputs", "blocksize"):
             object.__setattr__(self, name, _int(getattr(self, name), name))
         object.__setattr__(self, "opset", _int(self.opset, "opset", 1))
-        if self.opset is not None and self.opset < operator.min_opset:
-            first = operator.min_opset
+        # below the start of its opsets (a later one than the installed onnx defines is refused
+        # where a model is made of the case: build_model, an export)
+        if self.opset is not None and self.opset < (first := case_opsets(self.op).start):
             raise ShapeError(f"{self.op} at opset {self.opset}: {self.op} cases start at opset {first} "
                              f"(Operator.min_opset); valid: opset >= {first}, or None (the run's)")
         object.__setattr__(self, "seed", check_seed(self.seed))

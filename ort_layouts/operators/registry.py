@@ -6,6 +6,8 @@ subclass) and adding one line to ``_MODULES`` below.
 
 from __future__ import annotations
 
+import onnx
+
 from ort_layouts._errors import ShapeError
 from ort_layouts.operators.base import Operator
 from ort_layouts.operators.concat import Concat
@@ -18,7 +20,7 @@ from ort_layouts.operators.split import Split
 from ort_layouts.operators.tile import Tile
 from ort_layouts.operators.transpose import Transpose
 
-__all__ = ["CASE_OPS", "LAYOUT_OPS", "case_operators", "check_op_type", "operator_for_type"]
+__all__ = ["CASE_OPS", "LAYOUT_OPS", "case_operators", "case_opsets", "check_op_type", "operator_for_type"]
 
 # one line per operator module, in the order of the standard suite and of reports
 _MODULES: tuple[Operator, ...] = (
@@ -84,3 +86,17 @@ def operator_for_type(op_type: str) -> Operator:
     """
     found = _BY_TYPE.get(op_type) if isinstance(op_type, str) else None
     return found if found is not None else _BY_TYPE[check_op_type(op_type)]
+
+
+def case_opsets(op_type: str) -> range:
+    """The ai.onnx opsets at which cases of ``op_type`` are built: from its operator's first
+    (:attr:`~ort_layouts.operators.base.Operator.min_opset`) to the newest the installed onnx
+    defines (``onnx.defs.onnx_opset_version()``; ONNX Runtime loads no model of a later one).
+    The one range every check of a case's opset takes: a Case's own (from its start; a case
+    may ask for a later opset than this onnx knows, refused where a model is made of it),
+    :func:`~ort_layouts.engine.graphs.build_model`, an export and a model's nodes.
+
+    Raises:
+        ShapeError: ort_layouts does not know the op type (:func:`operator_for_type`).
+    """
+    return range(operator_for_type(op_type).min_opset, onnx.defs.onnx_opset_version() + 1)
