@@ -79,7 +79,7 @@ from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.sequences import is_integer
 from ort_layouts.descriptors.size import packed_strides
 from ort_layouts.engine.dml.client import DmlWorkerTimeoutError
-from ort_layouts.engine.environment import MEMORY_CHECK_BYTES, available_memory_bytes
+from ort_layouts.engine.environment import short_of_memory
 from ort_layouts.engine.graphs import build_model, provider_ir_version, provider_opset
 from ort_layouts.engine.inputs import generator_states, make_inputs
 from ort_layouts.engine.known_issues import known_issue_for
@@ -1327,13 +1327,12 @@ def _unplanned(prep: _Prepared, provider: str) -> tuple[Status, str] | None:
     if unsupported:
         return Status.UNSUPPORTED, unsupported
     needed = _needed_bytes(prep)
-    if needed >= MEMORY_CHECK_BYTES:
-        available = available_memory_bytes()
-        if available is not None and needed > available:
-            return Status.ERROR, (
-                f"the case needs {-(-needed >> 20):,} MiB of memory (its input, ONNX Runtime's outputs and "
-                f"the expected ones) and this machine has {available >> 20:,} MiB available: it was not run "
-                "(validate it on a machine with more memory)")
+    available = short_of_memory(needed)
+    if available is not None:
+        return Status.ERROR, (
+            f"the case needs {-(-needed >> 20):,} MiB of memory (its input, ONNX Runtime's outputs and "
+            f"the expected ones) and this machine has {available >> 20:,} MiB available: it was not run "
+            "(validate it on a machine with more memory)")
     return None
 
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from ort_layouts.engine import runner
+from ort_layouts.engine import environment, runner
 from ort_layouts.engine.environment import available_memory_bytes
 from ort_layouts.engine.result import Status
 from ort_layouts.engine.runner import run_cases
@@ -38,16 +38,16 @@ def test_a_case_over_the_available_memory_is_an_error_and_is_not_made(
         return real(cases, states)
 
     monkeypatch.setattr(runner, "make_inputs", recording)
-    monkeypatch.setattr(runner, "MEMORY_CHECK_BYTES", 1)
-    monkeypatch.setattr(runner, "available_memory_bytes", lambda: 3 * MIB - 1)
+    monkeypatch.setattr(environment, "MEMORY_CHECK_BYTES", 1)
+    monkeypatch.setattr(environment, "available_memory_bytes", lambda: 3 * MIB - 1)
     over, fine = run_cases([big, small], provider="cpu", jobs=1)
     assert over.status is Status.ERROR and fine.status is Status.PASS
     assert "needs 3 MiB of memory" in over.message and "has 2 MiB available" in over.message
     assert "it was not run" in over.message
     assert made == [small]  # nothing of the large case was made
-    monkeypatch.setattr(runner, "available_memory_bytes", lambda: 3 * MIB)
+    monkeypatch.setattr(environment, "available_memory_bytes", lambda: 3 * MIB)
     assert [r.status for r in run_cases([big, small], provider="cpu", jobs=1)] == [Status.PASS] * 2
-    monkeypatch.setattr(runner, "available_memory_bytes", lambda: None)  # unknown: not held back
+    monkeypatch.setattr(environment, "available_memory_bytes", lambda: None)  # unknown: not held back
     assert [r.status for r in run_cases([big], provider="cpu", jobs=1)] == [Status.PASS]
 
 
@@ -60,10 +60,10 @@ def test_a_large_output_is_counted_once_as_its_expected_values_are_never_held(
     big = Case("Transpose", "float32", (1, 64, 256, 257), perm=(0, 2, 3, 1))
     size = 4 * 64 * 256 * 257  # by hand: the input's bytes, and the output's
     assert size >= LARGE_OUTPUT_BYTES
-    monkeypatch.setattr(runner, "MEMORY_CHECK_BYTES", 1)
-    monkeypatch.setattr(runner, "available_memory_bytes", lambda: 2 * size - 1)
+    monkeypatch.setattr(environment, "MEMORY_CHECK_BYTES", 1)
+    monkeypatch.setattr(environment, "available_memory_bytes", lambda: 2 * size - 1)
     (over,) = run_cases([big], provider="cpu", jobs=1)
     assert over.status is Status.ERROR and "it was not run" in over.message
-    monkeypatch.setattr(runner, "available_memory_bytes", lambda: 2 * size)
+    monkeypatch.setattr(environment, "available_memory_bytes", lambda: 2 * size)
     (fits,) = run_cases([big], provider="cpu", jobs=1)
     assert fits.status is Status.PASS
