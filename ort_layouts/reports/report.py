@@ -714,7 +714,7 @@ def planned_slots(planned: Iterable[str] | None) -> dict[str, int]:
     """Each planned case id's place among a report's planned results, in that order: an id
     planned twice takes its last place."""
     planned = list(planned or ())
-    place = {cid: i for i, cid in enumerate(planned)}
+    place = dict(zip(planned, range(len(planned)), strict=True))
     if len(place) == len(planned):  # each id planned once
         return place
     return {cid: k for k, cid in enumerate(sorted(place, key=place.__getitem__))}

@@ -312,14 +312,21 @@ def _meta_text(meta: Mapping[str, Any], planned_json: str | None = None) -> str:
 def _planned_json(planned: object) -> str | None:
     """The planned case ids as ``json.dumps(meta, indent=1)`` writes them in meta.json; None
     where :func:`_meta_text` leaves them to ``json.dumps`` (not a list of str, or empty)."""
-    if not (isinstance(planned, list) and planned and all(type(cid) is str for cid in planned)):
+    if not (isinstance(planned, list) and planned and set(map(type, planned)) == {str}):
         return None
     return "[\n  " + ",\n  ".join(map(encode_basestring_ascii, planned)) + "\n ]"
 
 
 def cases_sha256(case_ids: Sequence[str]) -> str:
     """The SHA-256 of a selection's case ids, in order (one per line), in hex."""
-    return hashlib.sha256("".join(f"{cid}\n" for cid in case_ids).encode("utf-8")).hexdigest()
+    return hashlib.sha256("".join(_lines_of(case_ids)).encode("utf-8")).hexdigest()
+
+
+def _lines_of(case_ids: Sequence[str]) -> Iterable[str]:
+    """The case ids, each with a newline after it (those of a list joined at once)."""
+    if type(case_ids) is list and case_ids and set(map(type, case_ids)) == {str}:
+        return (("\n".join(case_ids)), "\n")
+    return (f"{cid}\n" for cid in case_ids)
 
 
 def _not_json(value: object) -> Any:
@@ -589,7 +596,7 @@ class ReportWriter:
             raise ArgumentError(f"meta's selection {meta['selection']!r:.60} is {a_type(meta['selection'])}, "
                                 "not a mapping; valid: a dict of the selection's fields (or none)")
         if (isinstance(planned, (str, bytes)) or not isinstance(planned, Sequence)
-                or not all(isinstance(cid, str) for cid in planned)):
+                or not all(map(isinstance, planned, itertools.repeat(str)))):
             raise ArgumentError(f"planned {planned!r:.60} is not a sequence of case ids; valid: a list of "
                                 "str, e.g. [case.id for case in cases]")
         if (not isinstance(interval_s, (int, float, numbers.Real)) or isinstance(interval_s, bool)
