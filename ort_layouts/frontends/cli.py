@@ -272,12 +272,37 @@ def _nearest_existing(path: Path) -> Path:
     return p
 
 
+def _dangling_link(path: Path) -> Path | None:
+    """The first of ``path`` and its missing parents that is a symbolic link to nothing (a
+    directory cannot be made there: the link is in the way), or None."""
+    p = path.absolute()
+    while not p.exists() and p != p.parent:
+        if p.is_symlink():
+            return p
+        p = p.parent
+    return None
+
+
+def _link_target(link: Path) -> str:
+    try:
+        return os.readlink(link)
+    except OSError:  # pragma: no cover - it was a link a moment ago
+        return "?"
+
+
 def check_output_dir(path: str, flag: str) -> Path:
     """A directory the command will write into (made if missing): refused now, before any work,
-    when it is a file, lies under a file, or cannot be written."""
+    when it is a file, lies under a file, is (or lies under) a symbolic link to nothing, or
+    cannot be written."""
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise UsageError(f"argument {flag}: {path!r} is a file, not a directory")
+    link = _dangling_link(p)
+    if link is not None:
+        where = f"{path!r} is" if link == p.absolute() else f"{path!r} lies under {str(link)!r},"
+        raise UsageError(f"argument {flag}: {where} a symbolic link to {_link_target(link)!r}, which does "
+                         "not exist; valid: a directory (or a link to one), or a path where nothing is yet "
+                         "(the directory is made)")
     base = _nearest_existing(p)
     if not base.is_dir():
         raise UsageError(f"argument {flag}: {path!r} lies under {str(base)!r}, which is a file")
@@ -822,8 +847,8 @@ def _check_validate(args: argparse.Namespace, model: ModelFile | None = None) ->
     if args.report:
         check_output_dir(args.report, "--report")
         report_dir = shard_directory(args.report, args.shard) if args.shard else Path(args.report)
-        if report_dir.exists() and not report_dir.is_dir():
-            raise UsageError(f"argument --report: {str(report_dir)!r} is a file, not a directory")
+        if args.shard:  # the shard's own directory: a file, or a link to nothing, there too
+            check_output_dir(str(report_dir), "--report")
     provider = _argument("--provider", resolve_validation_provider, args.provider)
     _argument("--device-id", lambda d: check_device_id(provider, d), args.device_id)
     _argument("--jobs", lambda j: resolve_jobs(j, provider, 0), args.jobs)

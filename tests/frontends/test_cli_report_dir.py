@@ -1,0 +1,90 @@
+"""validate --report DIR where DIR cannot hold a report: refused in one line that names the path
+and what is wrong, exit status 2, no traceback."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from ort_layouts.frontends.cli import main
+
+Cap = pytest.CaptureFixture[str]
+SMALL = ["--provider", "cpu", "--ops", "Transpose", "--dtypes", "float32", "--ranks", "2",
+         "--progress", "none"]
+posix_only = pytest.mark.skipif(sys.platform == "win32", reason="symbolic links need privileges on Windows")
+
+
+@pytest.fixture
+def no_provider(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The provider is neither resolved nor started: a refusal must come before."""
+    import ort_layouts.engine.session as session
+
+    def started(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the provider was looked at before the report directory was refused")
+
+    monkeypatch.setattr(session, "resolve_validation_provider", started)
+    monkeypatch.setattr(session, "check_provider_start", started)
+
+
+def _one_error(capsys: Cap) -> str:
+    out, err = capsys.readouterr()
+    lines = err.splitlines()
+    assert out == "" and len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+@posix_only
+@pytest.mark.parametrize("given", ["link", "link/sub"], ids=["the-link", "under-the-link"])
+def test_a_report_directory_at_a_link_to_nothing_is_refused_before_any_work(
+        given: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_provider: None, capsys: Cap) -> None:
+    """It was refused only once the provider had started, as a bare "File exists"."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "link").symlink_to(tmp_path / "missing")
+    assert main(["validate", *SMALL, "--report", given]) == 2
+    where = "is" if given == "link" else f"lies under {str(tmp_path / 'link')!r},"
+    assert _one_error(capsys) == (
+        f"ort-layouts: error: argument --report: {given!r} {where} a symbolic link to "
+        f"{str(tmp_path / 'missing')!r}, which does not exist; valid: a directory (or a link to one), or a "
+        "path where nothing is yet (the directory is made)")
+    assert sorted(os.listdir(tmp_path)) == ["link"] and not (tmp_path / "missing").exists()
+
+
+@posix_only
+def test_a_shard_directory_at_a_link_to_nothing_is_refused_before_any_work(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_provider: None, capsys: Cap) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "shard-1-of-2").symlink_to("/nonexistent-ort-layouts-target")
+    assert main(["validate", *SMALL, "--report", "r", "--shard", "1/2"]) == 2
+    assert _one_error(capsys) == (
+        "ort-layouts: error: argument --report: 'r/shard-1-of-2' is a symbolic link to "
+        "'/nonexistent-ort-layouts-target', which does not exist; valid: a directory (or a link to one), "
+        "or a path where nothing is yet (the directory is made)")
+
+
+@posix_only
+def test_a_report_directory_at_a_link_to_a_directory_is_written(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    assert main(["validate", *SMALL, "--report", "link"]) == 0
+    assert (tmp_path / "real" / "report.json").is_file()
+
+
+@posix_only
+@pytest.mark.parametrize("argv", [["export", "--ops", "Transpose", "--out", "link"],
+                                  ["merge", "--shards", "reports", "--out", "link"]], ids=["export", "merge"])
+def test_other_output_directories_at_a_link_to_nothing_are_refused_too(
+        argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Cap) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "link").symlink_to("missing")
+    assert main(argv) == 2
+    assert _one_error(capsys) == (
+        "ort-layouts: error: argument --out: 'link' is a symbolic link to 'missing', which does not exist; "
+        "valid: a directory (or a link to one), or a path where nothing is yet (the directory is made)")
+    assert sorted(os.listdir(tmp_path)) == ["link", "reports"]
