@@ -828,6 +828,7 @@ def _check_validate(args: argparse.Namespace, model: ModelFile | None = None) ->
         check_provider_options,
         resolve_validation_provider,
     )
+    from ort_layouts.reports.lock import check_lock_file
     from ort_layouts.reports.merge import shard_directory
 
     if args.resume and not args.report:
@@ -849,6 +850,7 @@ def _check_validate(args: argparse.Namespace, model: ModelFile | None = None) ->
         report_dir = shard_directory(args.report, args.shard) if args.shard else Path(args.report)
         if args.shard:  # the shard's own directory: a file, or a link to nothing, there too
             check_output_dir(str(report_dir), "--report")
+        _argument("--report", check_lock_file, report_dir)  # a lock file that is a directory, say
     provider = _argument("--provider", resolve_validation_provider, args.provider)
     _argument("--device-id", lambda d: check_device_id(provider, d), args.device_id)
     _argument("--jobs", lambda j: resolve_jobs(j, provider, 0), args.jobs)

@@ -18,6 +18,7 @@ import contextvars
 import json
 import os
 import platform
+import stat
 import sys
 import time
 from collections.abc import Iterator
@@ -26,7 +27,7 @@ from typing import IO, Any
 
 from ort_layouts._errors import ArgumentError, ReportError, a_type
 
-__all__ = ["LOCK_FILE", "DirectoryLock", "holding_as"]
+__all__ = ["LOCK_FILE", "DirectoryLock", "check_lock_file", "holding_as"]
 
 LOCK_FILE = ".lock"
 _WINDOWS_LOCK_OFFSET = 1 << 20  # msvcrt locks a byte range; one past the holder's text
@@ -115,8 +116,8 @@ class DirectoryLock:
             directory").
 
     Raises:
-        ReportError: another process holds the directory; the message names its pid, host,
-            command and start time.
+        ReportError: another process holds the directory (the message names its pid, host,
+            command and start time), or its ``.lock`` is not a regular file (a directory).
     """
 
     def __init__(self, directory: str | os.PathLike[str], *, command: str = "", started: str = "",
@@ -126,7 +127,7 @@ class DirectoryLock:
         if override is not None:
             command, started = override
         self.path = self.directory / LOCK_FILE
-        self._file: IO[bytes] | None = open(self.path, "a+b")  # noqa: SIM115 - closed in release()
+        self._file: IO[bytes] | None = self._open(what)
         holder = self._take()
         if holder is not None:
             self._file.close()
@@ -140,6 +141,20 @@ class DirectoryLock:
         self._file.truncate()
         self._file.write(json.dumps(self.info).encode("utf-8") + b"\n")
         self._file.flush()
+
+    def _open(self, what: str) -> IO[bytes]:
+        """The lock file, opened (made if missing); one that is not a regular file (a directory, a
+        FIFO) is refused, naming it, before it is opened (a FIFO's open may wait for a writer)."""
+        check_lock_file(self.directory, what=what)
+        try:
+            f = open(self.path, "a+b")  # noqa: SIM115 - closed in release()
+        except IsADirectoryError:  # made since
+            raise _not_a_file(self.path, stat.S_IFDIR, what) from None
+        mode = os.fstat(f.fileno()).st_mode
+        if not stat.S_ISREG(mode):
+            f.close()
+            raise _not_a_file(self.path, mode, what)
+        return f
 
     def _take(self, timeout_s: float = 2.0) -> dict[str, Any] | None:
         """Take the lock (None), or the record of the process that holds it ({} when none came
@@ -197,6 +212,29 @@ class DirectoryLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+def check_lock_file(directory: str | os.PathLike[str], *, what: str = "report directory") -> None:
+    """Refuse ``directory`` when its lock file is there and is not a regular file (a directory,
+    a FIFO): :class:`DirectoryLock` could not take it. A missing one is made when it is taken.
+
+    Raises:
+        ReportError: naming the lock file, what it is and what to do.
+    """
+    path = Path(directory) / LOCK_FILE
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:  # missing: made; unreadable: the open says why
+        return
+    if not stat.S_ISREG(mode):
+        raise _not_a_file(path, mode, what)
+
+
+def _not_a_file(path: Path, mode: int, what: str) -> ReportError:
+    kind = "a directory" if stat.S_ISDIR(mode) else "a special file (a FIFO, a socket or a device)"
+    return ReportError(
+        f"{what} {str(path.parent)!r}: its lock file {str(path)!r} is {kind}, not a regular file; move it "
+        f"away (the lock file is made again), or use another {what}")
 
 
 def _holder_text(holder: dict[str, Any]) -> str:

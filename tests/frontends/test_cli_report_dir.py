@@ -88,3 +88,18 @@ def test_other_output_directories_at_a_link_to_nothing_are_refused_too(
         "ort-layouts: error: argument --out: 'link' is a symbolic link to 'missing', which does not exist; "
         "valid: a directory (or a link to one), or a path where nothing is yet (the directory is made)")
     assert sorted(os.listdir(tmp_path)) == ["link", "reports"]
+
+
+@pytest.mark.parametrize("shard", [False, True], ids=["report", "shard"])
+def test_a_report_directory_whose_lock_is_a_directory_is_refused_before_any_work(
+        shard: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_provider: None, capsys: Cap) -> None:
+    """It failed once the provider had started, with a bare "Is a directory"."""
+    monkeypatch.chdir(tmp_path)
+    directory = Path("r/shard-1-of-2" if shard else "r")
+    (tmp_path / directory / ".lock").mkdir(parents=True)
+    assert main(["validate", *SMALL, "--report", "r", *(["--shard", "1/2"] if shard else [])]) == 2
+    assert _one_error(capsys) == (
+        f"ort-layouts: error: argument --report: report directory {str(directory)!r}: its lock file "
+        f"{str(directory / '.lock')!r} is a directory, not a regular file; move it away (the lock file is "
+        "made again), or use another report directory")
+    assert os.listdir(tmp_path / directory) == [".lock"]
