@@ -227,19 +227,24 @@ def resolve_dtypes(names: Iterable[DataType | str] | None) -> list[DataType] | N
 
 
 def resolve_value_kinds(kinds: Iterable[str] | None) -> list[str] | None:
-    """Input value kinds (random, special, iota); None (or an empty list) for every one.
+    """Input value kinds in any case (``"Random"``), as :data:`VALUE_KINDS` spells them
+    (random, special, iota), as :func:`resolve_ops` and :func:`resolve_dtypes` take their
+    names; None (or an empty list) for every one.
 
     Raises:
         ShapeError: an unknown kind, or one str or no iterable given for the list.
     """
-    kinds = list_argument(kinds, "values", "value kinds", ShapeError, example="['random', 'special']",
+    given = list_argument(kinds, "values", "value kinds", ShapeError, example="['random', 'special']",
                           of_str=True)
-    if not kinds:
+    if not given:
         return None
-    unknown = [v for v in kinds if v not in VALUE_KINDS]
-    if unknown:
-        raise ShapeError(f"unknown kind {unknown[0]!r}; valid: {list(VALUE_KINDS)}")
-    return kinds
+    found = []
+    for v in given:
+        kind = v.lower() if isinstance(v, str) else v
+        if kind not in VALUE_KINDS:
+            raise ShapeError(f"unknown kind {v!r}; valid: {list(VALUE_KINDS)}")
+        found.append(kind)
+    return found
 
 
 # ---- values the Python API takes as well as the command line ---------------------------------
