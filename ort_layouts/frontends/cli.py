@@ -952,8 +952,20 @@ def _nothing_to_validate(setup: _ValidateSetup, layout: Sequence[Any] | None) ->
     return EXIT_NOTHING
 
 
+# values of CI that say it is not CI (in any case, blanks around ignored): CI=false, CI=0, CI=
+_NOT_CI = frozenset({"", "0", "false", "no", "off"})
+
+
+def in_ci(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether ``environ`` (default ``os.environ``) says the command runs in CI: ``CI`` set to a
+    true-ish value (``true``, ``1``, ``yes``; any but empty, ``0``, ``false``, ``no``, ``off``)."""
+    value = (os.environ if environ is None else environ).get("CI")
+    return value is not None and value.strip().lower() not in _NOT_CI
+
+
 class Progress:
-    """Progress on stderr: a redrawn bar on a terminal, plain lines otherwise (CI).
+    """Progress on stderr: a redrawn bar on a terminal, plain lines otherwise or in CI
+    (:func:`in_ci`).
 
     Failing cases are always printed as a line of their own (in every mode but "none"), as the
     run counts them: with ``strict`` (``--strict``) the known issues and the unsupported cases too.
@@ -963,13 +975,11 @@ class Progress:
 
     def __init__(self, total: int, *, mode: str = "auto", stream: IO[str] | None = None,
                  done: int = 0, strict: bool = False) -> None:
-        import os
-
         self.stream = stream or sys.stderr
         self.strict = strict
         if mode == "auto":
             tty = bool(getattr(self.stream, "isatty", lambda: False)())
-            mode = "bar" if tty and not os.environ.get("CI") else "lines"
+            mode = "bar" if tty and not in_ci() else "lines"
         self.mode = mode
         self.total = total
         self.done = done
