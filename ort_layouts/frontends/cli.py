@@ -31,7 +31,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
 
@@ -916,7 +916,7 @@ def _empty_shard(args: argparse.Namespace, setup: _ValidateSetup, layout: Sequen
     """A shard whose share of a selection of ``total`` cases is empty (its K > ``total``): its
     report, empty and passing, so that ``merge --shards`` finds every shard of the run; one line
     says so. A fixed CI matrix of N shards over a selection of fewer cases makes such shards."""
-    from ort_layouts.reports.report import Report
+    from ort_layouts.reports.report import META_FILE, Report
     from ort_layouts.reports.writer import ReportWriter
 
     k, n = args.shard
@@ -924,12 +924,15 @@ def _empty_shard(args: argparse.Namespace, setup: _ValidateSetup, layout: Sequen
     if report_dir is None:
         report = Report(meta, ())
     else:
-        writer = ReportWriter(report_dir, meta=meta, planned=[], resume=args.resume, force=args.force,
-                              strict=args.strict)
-        try:
-            report = writer.write_summaries(finished=True)
-        finally:
-            writer.close()
+        with _stop_says_what_was_written(report_dir / META_FILE,
+                                         lambda begun: _opening_kept_text(report_dir, [], begun)):
+            writer = ReportWriter(report_dir, meta=meta, planned=[], resume=args.resume, force=args.force,
+                                  strict=args.strict)
+            try:
+                report = writer.write_summaries(finished=True)
+            finally:
+                writer.close()
+        args.kept = _kept_text(writer, [])  # what a stop from here on keeps: the report, complete
     if setup.model is not None and layout is not None:  # how its layout nodes became the selection's cases
         _model_coverage_notes(setup.model, layout, setup.selection["ops"])
     if not quiet:
@@ -1235,7 +1238,7 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False, model: ModelFile
     ``model`` and ``selected``: --model as read and :func:`_select_cases`' cases and layout ops,
     made before (by the run of several DirectML releases, once for all of them)."""
     from ort_layouts.engine.session import ValidationSession, check_provider_start, validation_meta
-    from ort_layouts.reports.report import RESULTS_FILE, Report, summary_line
+    from ort_layouts.reports.report import META_FILE, RESULTS_FILE, Report, summary_line
     from ort_layouts.reports.writer import ReportWriter
 
     setup = _check_validate(args, model)
@@ -1257,10 +1260,13 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False, model: ModelFile
     check_provider_start(provider, device_id=args.device_id, provider_options=setup.provider_options,
                          optimize=args.optimize)
     report_dir = setup.report_dir
-    writer = ReportWriter(report_dir, meta=meta, planned=[c.id for c in cases], resume=args.resume,
-                          force=args.force, strict=args.strict) if report_dir is not None else None
+    begun = _file_stamp(report_dir / META_FILE) if report_dir is not None else None  # as it was
+    writer: ReportWriter | None = None
     progress: Progress | None = None
     try:  # from here a stop, or an error, closes the writer (its directory let go) and says what it kept
+        if report_dir is not None:
+            writer = ReportWriter(report_dir, meta=meta, planned=[c.id for c in cases], resume=args.resume,
+                                  force=args.force, strict=args.strict)
         if setup.model is not None and layout is not None:  # how its layout nodes became these cases
             _model_coverage_notes(setup.model, layout, setup.selection["ops"])
         session = ValidationSession(cases, provider=provider, device_id=args.device_id,
@@ -1283,6 +1289,9 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False, model: ModelFile
                 raise ReportError(f"{_describe_exception(e)}; {len(writer.results)} results kept in "
                                   f"{writer.directory / RESULTS_FILE} (--resume continues, and writes the "
                                   "summaries)") from e
+        elif report_dir is not None and isinstance(e, KeyboardInterrupt):
+            # a stop while the writer opened the directory (it let the directory go as it stopped)
+            _stopped(e, _opening_kept_text(report_dir, cases, _file_stamp(report_dir / META_FILE) != begun))
         raise
     if writer:  # written and closed: what a stop from here on keeps
         args.kept = _kept_text(writer, cases)
@@ -1301,10 +1310,31 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False, model: ModelFile
 
 def _kept_text(writer: Any, cases: Sequence[Any]) -> str:
     """What a stopped run with a report keeps (its writer's summaries written, the writer closed)."""
-    done = writer.done_ids
-    complete = all(c.id in done for c in cases)
-    return (f"{len(writer.results)} results kept in {writer.directory} "
+    return _results_kept_text(writer.directory, len(writer.results), writer.done_ids, cases)
+
+
+def _results_kept_text(directory: Path, count: int, done: Iterable[str], cases: Sequence[Any]) -> str:
+    """"N results kept in DIR", and whether the report is complete or --resume continues it."""
+    ids = set(done)
+    complete = all(c.id in ids for c in cases)
+    return (f"{count} results kept in {directory} "
             f"({'the report is complete' if complete else '--resume continues'})")
+
+
+def _opening_kept_text(directory: Path, cases: Sequence[Any], begun: bool) -> str:
+    """What a run stopped while its report writer opened ``directory`` keeps, as
+    :func:`_kept_text` says it: ``begun``, the directory holds this run's report (the writer
+    writes its start whole, or not at all: meta.json is written with it), with the results
+    in its results.jsonl (none; a resumed report's); else nothing of this run is written there."""
+    from ort_layouts.reports.report import RESULTS_FILE, read_results
+
+    if not begun:
+        return f"nothing written in {directory} (this run's report not begun)"
+    try:
+        results = read_results(directory / RESULTS_FILE)
+    except (OSError, ValueError):  # unreadable now: what it holds is kept all the same
+        return f"the results so far kept in {directory} (--resume continues)"
+    return _results_kept_text(directory, len(results), (r.case.id for r in results), cases)
 
 
 # ---- merge ---------------------------------------------------------------------------------

@@ -311,6 +311,96 @@ atexit.register(free)
     _complete(report)
 
 
+# the child waits in the report writer's first write of the summaries: inside the block that writes the
+# directory's start (meta.json, an emptied results.jsonl, the summaries) whole, with stops held until it ends
+WHILE_IT_OPENS = """
+import ort_layouts.reports.writer as w
+real = w.ReportWriter.write_summaries
+waited = []
+def write_summaries(self, *a, **k):
+    if not waited:
+        waited.append(True)
+        wait_for_test({marker!r})
+    return real(self, *a, **k)
+w.ReportWriter.write_summaries = write_summaries
+"""
+
+
+@pytest.mark.parametrize("signum", SIGNALS)
+def test_a_stop_while_the_report_directory_opens_says_what_it_keeps(tmp_path: Path, signum: int) -> None:
+    """A stop while the report writer wrote the directory's start: the stop was acted on as the
+    writer's constructor ended, and the line said only "interrupted", not that the report was
+    begun and --resume continues it, as a stop a moment later says."""
+    report = tmp_path / "r"
+    marker = tmp_path / "marker"
+    child = _run_code(WHILE_IT_OPENS.format(marker=str(marker)), report)
+    _, err = _signal_at(child, marker, signum)
+    assert child.returncode == 128 + signum, err
+    _one_line(err, signum, rf"0 results kept in {re.escape(str(report))} \(--resume continues\)")
+    assert _lock_free(report)
+    data = json.loads((report / JSON_FILE).read_text())
+    assert data["complete"] is False and data["results"] == []
+    _resumes(report)
+    _complete(report)
+
+
+@pytest.mark.parametrize("signum", SIGNALS)
+def test_a_stop_while_a_complete_report_is_resumed_says_it_is_complete(tmp_path: Path, signum: int) -> None:
+    report = tmp_path / "r"
+    _resumes(report)  # a whole run (nothing there to resume: a new report)
+    planned = _complete(report)["planned_count"]
+    marker = tmp_path / "marker"
+    child = _run_code(WHILE_IT_OPENS.format(marker=str(marker)), report, "--resume")
+    _, err = _signal_at(child, marker, signum)
+    assert child.returncode == 128 + signum, err
+    _one_line(err, signum, rf"{planned} results kept in {re.escape(str(report))} \(the report is complete\)")
+    assert _lock_free(report)
+    _complete(report)
+
+
+@pytest.mark.parametrize("signum", SIGNALS)
+def test_a_stop_while_an_empty_shard_s_report_opens_says_what_it_keeps(tmp_path: Path, signum: int) -> None:
+    """A shard that holds no case writes an empty report: a stop as it was written said only
+    "interrupted"."""
+    report = tmp_path / "r"
+    marker = tmp_path / "marker"
+    # Transpose in float32 at rank 1: 5 cases (as test_cli_empty_shard's), none in shard 7 of 7
+    child = _program(WHILE_IT_OPENS.format(marker=str(marker)), "validate", "--provider", "cpu", "--ops",
+                     "Transpose", "--ranks", "1", "--dtypes", "float32", "--progress", "none",
+                     "--shard", "7/7", "--report", str(report))
+    out, err = _signal_at(child, marker, signum)
+    assert child.returncode == 128 + signum, err
+    shard = report / "shard-7-of-7"
+    _one_line(err, signum, rf"0 results kept in {re.escape(str(shard))} \(the report is complete\)")
+    assert out == "" and _lock_free(shard)
+    data = json.loads((shard / JSON_FILE).read_text())
+    assert data["complete"] is True and data["results"] == [] and data["planned_count"] == 0
+
+
+@pytest.mark.parametrize("signum", SIGNALS)
+def test_a_stop_before_the_report_directory_is_begun_says_nothing_is_written(tmp_path: Path,
+                                                                           signum: int) -> None:
+    """A stop as the writer took the directory, before it wrote anything: it said only
+    "interrupted"."""
+    report = tmp_path / "r"
+    marker = tmp_path / "marker"
+    code = f"""
+import ort_layouts.reports.writer as w
+real = w.ReportWriter._open
+def _open(self, *a, **k):
+    wait_for_test({str(marker)!r})
+    return real(self, *a, **k)
+w.ReportWriter._open = _open
+"""
+    child = _run_code(code, report)
+    _, err = _signal_at(child, marker, signum)
+    assert child.returncode == 128 + signum, err
+    _one_line(err, signum, rf"nothing written in {re.escape(str(report))} \(this run's report not begun\)")
+    assert sorted(p.name for p in report.iterdir()) == [".lock"] and _lock_free(report)
+    _resumes(report)
+    _complete(report)
+
+
 @pytest.mark.parametrize("signum", SIGNALS)
 def test_a_stop_while_the_workers_start_stops_them(tmp_path: Path, signum: int) -> None:
     """A stop while the worker processes of a --jobs 2 run import: one line, the workers gone."""
