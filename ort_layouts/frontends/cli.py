@@ -513,7 +513,7 @@ def _op_case(args: argparse.Namespace) -> Any:
     """The Case that ``describe --op`` names (every value checked before any work)."""
     from ort_layouts.descriptors.dtypes import DataType
     from ort_layouts.operators.case import Case
-    from ort_layouts.operators.registry import check_op_type, operator_for_type
+    from ort_layouts.operators.registry import case_opsets, check_op_type, operator_for_type
 
     op = _argument("--op", lambda name: check_op_type(name, cases=True, any_case=True), args.op)
     takes = operator_for_type(op).case_fields.get(op, ())
@@ -562,12 +562,10 @@ def _op_case(args: argparse.Namespace) -> Any:
                            "--value" if args.value is not None else "--param")
         fields["pad_value_hex"] = value_hex(value, dtype)
     if "opset" in fields:
-        import onnx
-
-        low, high = operator_for_type(op).min_opset, onnx.defs.onnx_opset_version()
-        if not low <= fields["opset"] <= high:
+        opsets = case_opsets(op)
+        if fields["opset"] not in opsets:
             raise UsageError(f"argument --param: opset={fields['opset']} is not an opset of {op}; "
-                             f"valid: {low}..{high}")
+                             f"valid: {opsets.start}..{opsets[-1]}")
     return Case(op, dtype, args.shape, **fields)
 
 
