@@ -315,14 +315,14 @@ atexit.register(free)
 # directory's start (meta.json, an emptied results.jsonl, the summaries) whole, with stops held until it ends
 WHILE_IT_OPENS = """
 import ort_layouts.reports.writer as w
-real = w.ReportWriter.write_summaries
+real = w.ReportWriter._write_summaries
 waited = []
 def write_summaries(self, *a, **k):
     if not waited:
         waited.append(True)
         wait_for_test({marker!r})
     return real(self, *a, **k)
-w.ReportWriter.write_summaries = write_summaries
+w.ReportWriter._write_summaries = write_summaries
 """
 
 
