@@ -702,6 +702,8 @@ class ReportWriter:
             self._lines = [result_json(r, cid) for r, cid in zip(self._results, self._ids, strict=True)]
             self._pieces = [None] * len(self._results)
             new_meta["started"] = old.get("started", new_meta["started"])
+            if isinstance(old.get("command"), str):  # the command that started it (a resume adds --resume)
+                new_meta["command"] = old["command"]
             new_meta["resumed"] = [*(old.get("resumed") or ()), now_iso()]
             self.resumed = True
         else:

@@ -155,6 +155,21 @@ def test_resume_keeps_results_and_continues(tmp_path: Path) -> None:
     assert report.meta.get("resumed")
 
 
+def test_a_resumed_report_keeps_the_command_that_started_it(tmp_path: Path) -> None:
+    results = make_results()
+    planned = [r.case.id for r in results]
+    with ReportWriter(tmp_path, meta=META, planned=planned) as w:
+        w.add(results[0])
+    resuming = {**META, "command": "ort-layouts validate --resume"}
+    with ReportWriter(tmp_path, meta=resuming, planned=planned, resume=True) as w:
+        for result in results[1:]:
+            w.add(result)
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    assert meta["command"] == "ort-layouts validate" and len(meta["resumed"]) == 1
+    junit = ET.parse(tmp_path / "junit.xml").getroot()
+    assert junit.find(".//property[@name='command']").get("value") == "ort-layouts validate"  # type: ignore[union-attr]
+
+
 @pytest.mark.parametrize("key, value", [("provider", "DmlExecutionProvider"), ("ops", ["Pad"]),
                                         ("shard", "2/4")], ids=["provider", "ops", "shard"])
 def test_resume_refuses_another_selection(tmp_path: Path, key: str, value: object) -> None:
