@@ -52,3 +52,19 @@ def dml_stack() -> Any:
             pytest.fail(reason + " (and ORT_LAYOUTS_REQUIRE_DML is set)")
         pytest.skip(reason)
     return stack
+
+
+@pytest.fixture
+def cases_built(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every Case constructed (``dataclasses.replace`` included) from here on, in order."""
+    from ort_layouts.operators.case import Case
+
+    built: list[Case] = []
+    post_init = Case.__post_init__
+
+    def counted(self: Case) -> None:
+        built.append(self)
+        post_init(self)
+
+    monkeypatch.setattr(Case, "__post_init__", counted)
+    return built

@@ -181,12 +181,11 @@ def load_node_test(path: str | os.PathLike[str], *, seed: int = 0) -> NodeTest:
     origin = f"onnx-node-test:{root.name}"
     try:
         case = operator.case_from_node(data_type, shape, dict(params), values="random", seed=seed,
-                                       origin=origin)
+                                       origin=origin, opset=opset)
     except (ShapeError, DataTypeError) as e:
         raise ModelError(f"{root.name}: makes no case: {e}") from None
     if case is None:
         raise ModelError(f"{root.name}: makes no case ({'; '.join(flags) or 'parameters not read'})")
-    case = dataclasses.replace(case, opset=opset, seed=seed, origin=origin)
     count = len(operator.input_shapes(case))
     feeds = [view.value(name) for name in node.input[:count]]
     if len(feeds) != count or any(f is None for f in feeds):

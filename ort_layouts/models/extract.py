@@ -398,10 +398,9 @@ class LayoutOp:
         if self.output_shape is None:
             return None
         try:
-            case = operator_for_type(self.op_type).case_from_node(
+            return operator_for_type(self.op_type).case_from_node(
                 self.data_type, self.input_shape, dict(self.params), values=values, seed=seed,
-                origin=self.origin)
-            return case if case is None or not self.opset else dataclasses.replace(case, opset=self.opset)
+                origin=self.origin, opset=self.opset or None)
         except (ShapeError, DataTypeError):
             return None
 

@@ -329,6 +329,7 @@ class Operator:
         raise NotImplementedError(f"{self.op_type} nodes cannot be described yet")
 
     def case_from_node(self, dtype: DataType, shape: tuple[int, ...], params: dict[str, Any], *,
-                       values: str, seed: int, origin: str) -> Case | None:
-        """The validation case of a described node, or None when it makes none."""
+                       values: str, seed: int, origin: str, opset: int | None = None) -> Case | None:
+        """The validation case of a described node, built at ``opset`` (None: the builder's
+        default), or None when it makes none."""
         return None

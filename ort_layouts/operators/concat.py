@@ -276,9 +276,9 @@ class Concat(Operator):
         return out_shape, op.to_dict(), descs, False
 
     def case_from_node(self, dtype: DataType, shape: tuple[int, ...], params: dict[str, Any], *,
-                       values: str, seed: int, origin: str) -> Case | None:
+                       values: str, seed: int, origin: str, opset: int | None = None) -> Case | None:
         axis, parts = params.get("axis"), params.get("parts")
         if axis is None or parts is None or not shape:
             return None
         return Case("Concat", dtype, _whole(shape, axis, parts), axis=axis, parts=parts, values=values,
-                    seed=seed, origin=origin)
+                    seed=seed, origin=origin, opset=opset)

@@ -628,7 +628,7 @@ class DepthSpace(Operator):
         return op.output.sizes, op.to_dict(), {"input": op.input, "output": op.output}, False
 
     def case_from_node(self, dtype: DataType, shape: tuple[int, ...], params: dict[str, Any], *,
-                       values: str, seed: int, origin: str) -> Case | None:
+                       values: str, seed: int, origin: str, opset: int | None = None) -> Case | None:
         """A DepthToSpace case where the node's reading kept a mode (describe_node keeps one for
         every DepthToSpace node it reads, and none for a SpaceToDepth node), a SpaceToDepth case
         otherwise; none where no blocksize was kept (a node whose mode is refused keeps nothing)."""
@@ -636,7 +636,7 @@ class DepthSpace(Operator):
             return None
         op_type = "DepthToSpace" if "mode" in params else "SpaceToDepth"
         return Case(op_type, dtype, shape, blocksize=params["blocksize"], mode=params.get("mode", ""),
-                    values=values, seed=seed, origin=origin)
+                    values=values, seed=seed, origin=origin, opset=opset)
 
 
 _CRD = DepthSpaceOrder.COLUMN_ROW_DEPTH

@@ -199,8 +199,8 @@ class Expand(Operator):
         return out_shape, op.to_dict(), {"input": op.input, "output": op.output}, True
 
     def case_from_node(self, dtype: DataType, shape: tuple[int, ...], params: dict[str, Any], *,
-                       values: str, seed: int, origin: str) -> Case | None:
+                       values: str, seed: int, origin: str, opset: int | None = None) -> Case | None:
         if params.get("target_shape") is None:
             return None
         return Case("Expand", dtype, shape, target_shape=params["target_shape"], values=values,
-                    seed=seed, origin=origin)
+                    seed=seed, origin=origin, opset=opset)

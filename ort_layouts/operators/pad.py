@@ -461,9 +461,9 @@ class Pad(Operator):
         return out_shape, op.to_dict(), {"input": op.input, "output": op.output}, False
 
     def case_from_node(self, dtype: DataType, shape: tuple[int, ...], params: dict[str, Any], *,
-                       values: str, seed: int, origin: str) -> Case | None:
+                       values: str, seed: int, origin: str, opset: int | None = None) -> Case | None:
         if params.get("pads") is None or params.get("value_hex") is None:
             return None
         return Case("Pad", dtype, shape, pads=params["pads"], mode=params.get("mode", "constant"),
                     pad_value_hex=params["value_hex"], axes=params.get("axes"), values=values, seed=seed,
-                    origin=origin)
+                    origin=origin, opset=opset)

@@ -420,7 +420,7 @@ class ReshapeLike(Operator):
         return out_shape, dml, {"input": desc, "output": desc}, True
 
     def case_from_node(self, dtype: DataType, shape: tuple[int, ...], params: dict[str, Any], *,
-                       values: str, seed: int, origin: str) -> Case | None:
+                       values: str, seed: int, origin: str, opset: int | None = None) -> Case | None:
         op = params.get("op_type")
         if op not in OP_TYPES:
             return None
@@ -438,7 +438,7 @@ class ReshapeLike(Operator):
             if op == "Unsqueeze" and axes is None:
                 return None
             fields["axes"] = axes or None  # Squeeze: no axes, or empty ones, squeeze every size-1 axis
-        return Case(op, dtype, shape, values=values, seed=seed, origin=origin, **fields)
+        return Case(op, dtype, shape, values=values, seed=seed, origin=origin, opset=opset, **fields)
 
 
 def _shifted(ctx: DiagnosisContext, shift_in_bytes: int) -> Callable[[], CandidateResult]:

@@ -833,7 +833,7 @@ class Slice(Operator):
         return out_shape, op.to_dict(), {"input": op.input, "output": op.output}, False
 
     def case_from_node(self, dtype: DataType, shape: tuple[int, ...], params: dict[str, Any], *,
-                       values: str, seed: int, origin: str) -> Case | None:
+                       values: str, seed: int, origin: str, opset: int | None = None) -> Case | None:
         if params.get("starts") is None or params.get("ends") is None:
             return None
         starts, ends, axes, steps = params["starts"], params["ends"], params.get("axes"), params.get("steps")
@@ -841,7 +841,7 @@ class Slice(Operator):
         if _cpu_reading(shape, starts, ends, axes, steps):
             return None  # ONNX Runtime's CPU EP and ONNX disagree (describe_node's cpu-divergence flag)
         return Case("Slice", dtype, shape, starts=starts, ends=ends, axes=axes, steps=steps, values=values,
-                    seed=seed, origin=origin)
+                    seed=seed, origin=origin, opset=opset)
 
 
 def _axis_patterns(n: int) -> list[tuple[int, int, int]]:

@@ -388,7 +388,7 @@ class Split(Operator):
         return shapes[0], op.to_dict(), descs, False
 
     def case_from_node(self, dtype: DataType, shape: tuple[int, ...], params: dict[str, Any], *,
-                       values: str, seed: int, origin: str) -> Case | None:
+                       values: str, seed: int, origin: str, opset: int | None = None) -> Case | None:
         if params.get("parts") is None or not shape:
             return None
         split, num_outputs = params.get("split"), params.get("num_outputs")
@@ -396,5 +396,5 @@ class Split(Operator):
             num_outputs = params.get("outputs")
         return Case("Split", dtype, shape, axis=params.get("axis"), parts=split,
                     num_outputs=None if split is not None else num_outputs, values=values, seed=seed,
-                    origin=origin)
+                    origin=origin, opset=opset)
 

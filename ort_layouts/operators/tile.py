@@ -438,7 +438,8 @@ class Tile(Operator):
         return out_shape, op.to_dict(), {"input": op.input, "output": op.output}, False
 
     def case_from_node(self, dtype: DataType, shape: tuple[int, ...], params: dict[str, Any], *,
-                       values: str, seed: int, origin: str) -> Case | None:
+                       values: str, seed: int, origin: str, opset: int | None = None) -> Case | None:
         if params.get("repeats") is None:
             return None
-        return Case("Tile", dtype, shape, repeats=params["repeats"], values=values, seed=seed, origin=origin)
+        return Case("Tile", dtype, shape, repeats=params["repeats"], values=values, seed=seed, origin=origin,
+                    opset=opset)

@@ -224,10 +224,10 @@ class Transpose(Operator):
         return out_shape, op.to_dict(), {"input": op.input, "output": op.output}, True
 
     def case_from_node(self, dtype: DataType, shape: tuple[int, ...], params: dict[str, Any], *,
-                       values: str, seed: int, origin: str) -> Case | None:
+                       values: str, seed: int, origin: str, opset: int | None = None) -> Case | None:
         # a refused node keeps no perm (its reading keeps None for none); a rank-0 one is flagged
         if "perm" not in params or not shape:
             return None
         return Case("Transpose", dtype, shape, perm=params["perm"], values=values, seed=seed,
-                    origin=origin)
+                    origin=origin, opset=opset)
 

@@ -168,3 +168,12 @@ def test_ops_that_are_no_list_of_names_are_refused_before_any_test_is_read(
     with pytest.raises(ModelError, match=re.escape(named)):
         materialize_node_tests(tmp_path / "out", ops=ops)  # type: ignore[arg-type]
     assert not (tmp_path / "out").exists()
+
+
+def test_a_node_test_s_case_is_built_once(tmp_path: Path, cases_built: list[object]) -> None:
+    """The case is built at the node's opset, seed and origin directly."""
+    root = materialize_node_tests(tmp_path, ["Transpose"])
+    test = load_node_test(root / "test_transpose_default", seed=7)
+    assert cases_built == [test.case]
+    assert (test.case.seed, test.case.origin) == (7, "onnx-node-test:test_transpose_default")
+    assert test.case.opset is not None

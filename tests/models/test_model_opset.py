@@ -71,3 +71,36 @@ def test_a_node_older_than_its_operator_s_cases_makes_no_case_and_says_so(
     (op,) = ol.extract(model)
     assert "opset: Transpose cases start at opset 13; the model's opset 7 makes no case" in op.flags[0]
     assert ol.model_cases(model) == []
+
+
+@pytest.mark.parametrize(("op", "opset", "attrs", "shape_input"), [
+    ("Unsqueeze", 10, {"axes": [-1]}, None),  # negative axes need opset 11
+    ("Flatten", 10, {"axis": -1}, None),
+    ("Pad", 18, {"mode": "wrap"}, [0, 1, 1, 0, 1, 1]),  # wrap needs opset 19
+], ids=["unsqueeze-negative-axes", "flatten-negative-axis", "pad-wrap"])
+def test_a_node_whose_case_its_operator_refuses_at_the_model_s_opset_makes_none(
+        tmp_path: Path, op: str, opset: int, attrs: dict[str, Any], shape_input: list[int] | None) -> None:
+    """The operator's check_case refuses the case at the model's opset (not at the run's): the
+    node makes no case, unflagged, and its coverage gives the reason it always gave."""
+    from ort_layouts.operators.registry import operator_for_type
+
+    model = _model(tmp_path / "m.onnx", op, opset, attrs=attrs, shape_input=shape_input)
+    (node,) = ol.extract(model)
+    assert node.opset == opset and node.flags == ()
+    assert node.to_case() is None and ol.model_cases(model) == []
+    (coverage,) = ol.model_coverage(model, ops=[op])
+    assert coverage.without_case == ((node.node_name, "the node's parameters are not constant"),)
+    operator = operator_for_type(op)
+    made = dict(values="random", seed=0, origin="model")
+    assert operator.case_from_node(node.data_type, node.input_shape, dict(node.params), **made) is not None
+    with pytest.raises(ol.ShapeError, match=f"opset.*{opset}|{opset}.*opset"):
+        operator.case_from_node(node.data_type, node.input_shape, dict(node.params), **made, opset=opset)
+
+
+def test_a_node_s_case_is_built_once(tmp_path: Path, cases_built: list[object]) -> None:
+    """to_case builds the case at the model's opset directly (the operator's checks see it)."""
+    model = _model(tmp_path / "m.onnx", "Transpose", 13, attrs={"perm": [2, 0, 1]})
+    (node,) = ol.extract(model)
+    assert cases_built == []  # extract builds no case
+    case = node.to_case()
+    assert case is not None and case.opset == 13 and cases_built == [case]
