@@ -18,6 +18,7 @@ from ort_layouts.reports.report import (
     NOT_XML,
     Report,
     Totals,
+    checked_strict,
     failure_text,
     is_failure,
     meta_object,
@@ -411,7 +412,12 @@ class MatrixTally:
     def text(groups: Iterable[MatrixGroup], place: Callable[[str], Any], *, strict: bool = False) -> str:
         """The matrix of the results counted, as :func:`_matrix` makes it of them in a report's
         order: ``groups`` the groups in the order of their first results in the report,
-        ``place`` the key of a case id that sorts the cases that did not pass in that order."""
+        ``place`` the key of a case id that sorts the cases that did not pass in that order.
+
+        Raises:
+            ArgumentError: ``strict`` is not a bool (:func:`~ort_layouts.reports.report.checked_strict`).
+        """
+        checked_strict(strict)
         cells: dict[tuple[str, str, int], _Cell] = {}
         for group in groups:  # one a key: a DataType's name is its own
             others = sorted(group.others.values(), key=lambda r: place(r.case.id))
@@ -477,7 +483,11 @@ def render_report_html(report: Report, *, strict: bool = False) -> str:
     case with its descriptors, layout picture and diagnosis.
 
     With ``strict`` the known issues and the unsupported cases are failing cases here as in
-    JUnit and report.json: in the verdict, the matrix colours and the failing cases' list."""
+    JUnit and report.json: in the verdict, the matrix colours and the failing cases' list.
+
+    Raises:
+        ArgumentError: ``strict`` is not a bool (:func:`~ort_layouts.reports.report.checked_strict`).
+    """
     return "".join(report_html_pieces(report, strict=strict))
 
 
@@ -495,7 +505,20 @@ def report_html_pieces(
         totals: the report's totals, found before; None: found here.
         sections: a failing result's drawn section (:func:`failure_section_text`), when it
             was made before (None: made here).
+
+    Raises:
+        ArgumentError: ``strict`` is not a bool (:func:`~ort_layouts.reports.report.checked_strict`),
+            when called, before any piece is made.
     """
+    checked_strict(strict)
+    return _report_html_pieces(report, strict, rows, matrix, totals, sections)
+
+
+def _report_html_pieces(
+    report: Report, strict: bool, rows: Sequence[str] | None, matrix: str | None, totals: Totals | None,
+    sections: Callable[[CaseResult], str | None] | None,
+) -> Iterator[str]:
+    """:func:`report_html_pieces` once its arguments are checked."""
     if totals is None:
         totals = Totals.of(report)
     counts = totals.counts

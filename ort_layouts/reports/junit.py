@@ -23,6 +23,7 @@ from ort_layouts.reports.report import (
     Coverage,
     Report,
     Totals,
+    checked_strict,
     failure_text,
     meta_object,
     replace_not_xml,
@@ -256,7 +257,12 @@ def testcase_texts(
     results: Sequence[CaseResult], *, strict: bool = False, ids: Sequence[str] | None = None
 ) -> list[str]:
     """The ``<testcase>`` element of each result, as :func:`junit_pieces` writes it (indented
-    for its place in the file); ``ids``: their case ids, when the caller has them."""
+    for its place in the file); ``ids``: their case ids, when the caller has them.
+
+    Raises:
+        ArgumentError: ``strict`` is not a bool (:func:`~ort_layouts.reports.report.checked_strict`).
+    """
+    checked_strict(strict)
     plain_ids = _plain("".join(map(_CASE_ID_OF, results) if ids is None else ids))
     passed = Status.PASS
     texts = []
@@ -287,6 +293,9 @@ def render_junit(report: Report, *, strict: bool = False) -> str:
     ``<properties>`` (a pass: those that are not empty) and, unless it passed, in
     ``<system-out>``. The testsuite's ``timestamp`` is the run's start in UTC without an offset,
     as JUnit's schema has it (:func:`junit_timestamp`).
+
+    Raises:
+        ArgumentError: ``strict`` is not a bool (:func:`~ort_layouts.reports.report.checked_strict`).
     """
     return "".join(junit_pieces(report, strict=strict))
 
@@ -306,7 +315,18 @@ def junit_pieces(
             the same ``strict``), made before (a run makes them as its results arrive); None:
             made here.
         totals: the report's totals, found before; None: found here.
+
+    Raises:
+        ArgumentError: ``strict`` is not a bool (:func:`~ort_layouts.reports.report.checked_strict`),
+            when called, before any piece is made.
     """
+    checked_strict(strict)
+    return _junit_pieces(report, strict, testcases, totals)
+
+
+def _junit_pieces(report: Report, strict: bool, testcases: Sequence[str] | None,
+                  totals: Totals | None) -> Iterator[str]:
+    """:func:`junit_pieces` once its arguments are checked."""
     if totals is None:
         totals = Totals.of(report)
     counts = totals.counts
