@@ -505,10 +505,39 @@ def _describe_node(node: onnx.NodeProto, index: int, graph: Graph, opset: int) -
         out_shape = static(inferred_out, out, flags, graph.advice)
     if data_type is not None and data_type.is_64bit_integer and "input" in descs:
         descs = {**descs, "input_uint32_view": descs["input"].as_uint32_view()}
+    refused = _refused_at_opset(node.op_type, data_type, in_shape, out_shape, params, opset, flags)
+    if refused:
+        flags.append(refused)
     return {"node_name": name, "op_type": node.op_type, "inputs": tuple(node.input),
             "outputs": tuple(node.output), "data_type": data_type, "input_shape": in_shape,
             "output_shape": out_shape, "params": params, "dml_operator": dml, "descriptors": descs,
             "flags": tuple(dict.fromkeys(flags)), "stride_view": stride_view}
+
+
+def _refused_at_opset(op_type: str, data_type: DataType | None, in_shape: tuple[int, ...] | None,
+                      out_shape: tuple[int, ...] | None, params: Mapping[str, Any], opset: int,
+                      flags: Sequence[str]) -> str:
+    """The ``opset`` flag of a node whose case its operator refuses at the model's opset only (a
+    feature that opset has not: Unsqueeze's negative axes before 11, Pad's wrap before 19),
+    naming why; "" for any other node, flagged already or not a case's."""
+    if (op_type not in CASE_OPS or data_type is None or in_shape is None or out_shape is None or opset <= 0
+            or any(f.startswith(_NO_CASE_TAGS) for f in flags)):
+        return ""
+    operator = operator_for_type(op_type)
+
+    def build(at: int | None) -> None:
+        operator.case_from_node(data_type, in_shape, dict(params), values="random", seed=0, origin="model",
+                                opset=at)
+
+    try:
+        build(opset)
+    except (ShapeError, DataTypeError) as e:
+        try:
+            build(None)
+        except (ShapeError, DataTypeError):
+            return ""  # refused at any opset: not the opset's doing
+        return f"opset: the model's opset {opset} makes no case of the node: {e}"
+    return ""
 
 
 def _opset_reason(op_type: str, opset: int) -> str:

@@ -5,6 +5,7 @@ writes that opset. A node whose case cannot be built there is flagged ``opset`` 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -81,15 +82,18 @@ def test_a_node_older_than_its_operator_s_cases_makes_no_case_and_says_so(
 def test_a_node_whose_case_its_operator_refuses_at_the_model_s_opset_makes_none(
         tmp_path: Path, op: str, opset: int, attrs: dict[str, Any], shape_input: list[int] | None) -> None:
     """The operator's check_case refuses the case at the model's opset (not at the run's): the
-    node makes no case, unflagged, and its coverage gives the reason it always gave."""
+    node makes no case, flagged ``opset`` with the operator's reason, which its coverage gives."""
     from ort_layouts.operators.registry import operator_for_type
 
     model = _model(tmp_path / "m.onnx", op, opset, attrs=attrs, shape_input=shape_input)
     (node,) = ol.extract(model)
-    assert node.opset == opset and node.flags == ()
+    (flag,) = node.flags
+    assert node.opset == opset
+    assert flag.startswith(f"opset: the model's opset {opset} makes no case of the node: ")
+    assert re.search(f"opset.*{opset}|{opset}.*opset", flag.split(": ", 2)[2]), flag
     assert node.to_case() is None and ol.model_cases(model) == []
     (coverage,) = ol.model_coverage(model, ops=[op])
-    assert coverage.without_case == ((node.node_name, "the node's parameters are not constant"),)
+    assert coverage.without_case == ((node.node_name, flag),)
     operator = operator_for_type(op)
     made = dict(values="random", seed=0, origin="model")
     assert operator.case_from_node(node.data_type, node.input_shape, dict(node.params), **made) is not None
@@ -101,6 +105,7 @@ def test_a_node_s_case_is_built_once(tmp_path: Path, cases_built: list[object]) 
     """to_case builds the case at the model's opset directly (the operator's checks see it)."""
     model = _model(tmp_path / "m.onnx", "Transpose", 13, attrs={"perm": [2, 0, 1]})
     (node,) = ol.extract(model)
-    assert cases_built == []  # extract builds no case
+    assert [c.opset for c in cases_built] == [13]  # extract's check that the opset takes the case
+    cases_built.clear()
     case = node.to_case()
     assert case is not None and case.opset == 13 and cases_built == [case]
