@@ -286,15 +286,9 @@ def test_a_stop_before_the_first_result_closes_the_report(tmp_path: Path, signum
     until the process ended) and did not say what the directory held."""
     report = tmp_path / "r"
     marker = tmp_path / "marker"
-    code = f"""
+    code = _waiting_in("ort_layouts.engine.session", "ValidationSession", "__init__", marker) + f"""
 import atexit, os
-import ort_layouts.engine.session as s
 from ort_layouts.reports.lock import DirectoryLock
-real = s.ValidationSession.__init__
-def init(self, *a, **k):
-    wait_for_test({str(marker)!r})
-    real(self, *a, **k)
-s.ValidationSession.__init__ = init
 def free():  # as the process exits, before the exit ends it: the directory is let go already
     DirectoryLock({str(report)!r}).release()
     open({str(marker)!r} + ".free", "w").close()
@@ -311,19 +305,27 @@ atexit.register(free)
     _complete(report)
 
 
-# the child waits in the report writer's first write of the summaries: inside the block that writes the
-# directory's start (meta.json, an emptied results.jsonl, the summaries) whole, with stops held until it ends
-WHILE_IT_OPENS = """
-import ort_layouts.reports.writer as w
-real = w.ReportWriter._write_summaries
-waited = []
-def write_summaries(self, *a, **k):
-    if not waited:
-        waited.append(True)
-        wait_for_test({marker!r})
-    return real(self, *a, **k)
-w.ReportWriter._write_summaries = write_summaries
+def _waiting_in(module: str, owner: str, method: str, marker: Path) -> str:
+    """A child's code that makes ``module.owner.method`` wait for the test's marker the first
+    time it is called, then go on."""
+    return f"""
+import {module} as _waits_module
+_real = _waits_module.{owner}.{method}
+_waited = []
+def _waiting(self, *a, **k):
+    if not _waited:
+        _waited.append(True)
+        wait_for_test({str(marker)!r})
+    return _real(self, *a, **k)
+_waits_module.{owner}.{method} = _waiting
 """
+
+
+def _while_it_opens(marker: Path) -> str:
+    """The child waits in the report writer's first write of the summaries (with meta.json):
+    inside the block that writes the directory's start (meta.json, an emptied results.jsonl,
+    the summaries) whole, with stops held until it ends."""
+    return _waiting_in("ort_layouts.reports.writer", "ReportWriter", "_write_summaries", marker)
 
 
 @pytest.mark.parametrize("signum", SIGNALS)
@@ -333,7 +335,7 @@ def test_a_stop_while_the_report_directory_opens_says_what_it_keeps(tmp_path: Pa
     begun and --resume continues it, as a stop a moment later says."""
     report = tmp_path / "r"
     marker = tmp_path / "marker"
-    child = _run_code(WHILE_IT_OPENS.format(marker=str(marker)), report)
+    child = _run_code(_while_it_opens(marker), report)
     _, err = _signal_at(child, marker, signum)
     assert child.returncode == 128 + signum, err
     _one_line(err, signum, rf"0 results kept in {re.escape(str(report))} \(--resume continues\)")
@@ -350,7 +352,7 @@ def test_a_stop_while_a_complete_report_is_resumed_says_it_is_complete(tmp_path:
     _resumes(report)  # a whole run (nothing there to resume: a new report)
     planned = _complete(report)["planned_count"]
     marker = tmp_path / "marker"
-    child = _run_code(WHILE_IT_OPENS.format(marker=str(marker)), report, "--resume")
+    child = _run_code(_while_it_opens(marker), report, "--resume")
     _, err = _signal_at(child, marker, signum)
     assert child.returncode == 128 + signum, err
     _one_line(err, signum, rf"{planned} results kept in {re.escape(str(report))} \(the report is complete\)")
@@ -365,7 +367,7 @@ def test_a_stop_while_an_empty_shard_s_report_opens_says_what_it_keeps(tmp_path:
     report = tmp_path / "r"
     marker = tmp_path / "marker"
     # Transpose in float32 at rank 1: 5 cases (as test_cli_empty_shard's), none in shard 7 of 7
-    child = _program(WHILE_IT_OPENS.format(marker=str(marker)), "validate", "--provider", "cpu", "--ops",
+    child = _program(_while_it_opens(marker), "validate", "--provider", "cpu", "--ops",
                      "Transpose", "--ranks", "1", "--dtypes", "float32", "--progress", "none",
                      "--shard", "7/7", "--report", str(report))
     out, err = _signal_at(child, marker, signum)
@@ -384,15 +386,7 @@ def test_a_stop_before_the_report_directory_is_begun_says_nothing_is_written(tmp
     "interrupted"."""
     report = tmp_path / "r"
     marker = tmp_path / "marker"
-    code = f"""
-import ort_layouts.reports.writer as w
-real = w.ReportWriter._open
-def _open(self, *a, **k):
-    wait_for_test({str(marker)!r})
-    return real(self, *a, **k)
-w.ReportWriter._open = _open
-"""
-    child = _run_code(code, report)
+    child = _run_code(_waiting_in("ort_layouts.reports.writer", "ReportWriter", "_open", marker), report)
     _, err = _signal_at(child, marker, signum)
     assert child.returncode == 128 + signum, err
     _one_line(err, signum, rf"nothing written in {re.escape(str(report))} \(this run's report not begun\)")
