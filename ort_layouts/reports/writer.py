@@ -474,6 +474,8 @@ class ResultEncoder:
     __slots__ = ("_sections_left", "_token", "strict")
 
     def __init__(self, strict: bool = False) -> None:
+        """Raises: ArgumentError: ``strict`` is not a bool (named, with the valid values)."""
+        checked_strict(strict)
         self.strict = strict
         self._sections_left = MAX_PICTURES
         self._token = ""  # the name its copies are loaded by (made when first pickled)

@@ -6,6 +6,7 @@ any work (the pieces: when called, not when their first piece is asked for)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -86,3 +87,12 @@ def test_the_page_with_a_bool_decides_as_before() -> None:
     tally, groups = _tally()
     matrices = tally.text(groups, str, strict=True), tally.text(groups, str)
     assert matrices[0] in strict and matrices[1] in lax and matrices[0] != matrices[1]
+
+
+@pytest.mark.parametrize("strict", ["no", 1, None])
+def test_a_result_encoder_refuses_a_strict_that_is_no_bool(strict: object) -> None:
+    from ort_layouts.reports.writer import ResultEncoder
+
+    message = rf"strict {re.escape(repr(strict))} is .*, not a bool; valid: True or False$"
+    with pytest.raises(ArgumentError, match=message):
+        ResultEncoder(strict)  # type: ignore[arg-type]
