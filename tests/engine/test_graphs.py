@@ -118,6 +118,16 @@ def test_opset_features_rejected(fields: dict, opset: int, match: str) -> None:
         build_model([Case(data_type="float32", shape=(3,), **fields)], opset=opset)
 
 
+def test_each_op_of_a_model_is_held_to_its_own_opsets() -> None:
+    """A model of several ops checks each op's opsets, not only the first case's: an Expand
+    (opset 8 on) after Transpose cases in a model of opset 7 is refused, naming that case."""
+    transposes = [Case("Transpose", "float32", (2, 3), perm=(1, 0)), Case("Transpose", "float32", (3, 2))]
+    expand = Case("Expand", "float32", (3,), target_shape=(2, 3))
+    with pytest.raises(ModelError, match=rf"^case {expand.id}: opset 7 is not an opset of Expand"):
+        build_model([*transposes, expand], opset=7)
+    assert len(build_model([*transposes, expand], opset=8).graph.node) == 3
+
+
 def test_mixed_opsets_rejected() -> None:
     with pytest.raises(ModelError, match="different opsets"):
         build_model([Case("Transpose", "float32", (2,), opset=13),
