@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -67,3 +68,40 @@ def test_a_lock_file_that_links_to_a_directory_is_refused(tmp_path: Path) -> Non
     (tmp_path / LOCK_FILE).symlink_to(tmp_path / "elsewhere")
     with pytest.raises(ReportError, match="is a directory, not a regular file"):
         DirectoryLock(tmp_path)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a directory's open: IsADirectoryError on POSIX")
+def test_a_lock_file_made_a_directory_after_the_check_is_refused_by_its_open(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lock file's open refuses it too: one made a directory between the check and the open."""
+    from ort_layouts.reports import lock as lock_module
+
+    def made_since(directory: Path, *, what: str) -> None:
+        (Path(directory) / LOCK_FILE).mkdir()
+
+    monkeypatch.setattr(lock_module, "check_lock_file", made_since)
+    with pytest.raises(ReportError) as refused:
+        DirectoryLock(tmp_path)
+    assert str(refused.value) == _directory_refusal(tmp_path)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a link to /dev/null, opened for appending")
+def test_a_lock_file_made_a_device_after_the_check_is_refused_once_opened(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the open gives is checked as well: a lock file made a link to a device (/dev/null)
+    between the check and the open is closed and refused."""
+    from ort_layouts.reports import lock as lock_module
+
+    opened: list[Any] = []
+    real_open = open
+
+    def tracked(*args: Any, **kwargs: Any) -> Any:
+        opened.append(real_open(*args, **kwargs))
+        return opened[-1]
+
+    monkeypatch.setattr(lock_module, "check_lock_file", lambda directory, *, what: (
+        Path(directory) / LOCK_FILE).symlink_to(os.devnull))
+    monkeypatch.setattr(lock_module, "open", tracked, raising=False)
+    with pytest.raises(ReportError, match=r"is a special file \(a FIFO, a socket or a device\), not a "):
+        DirectoryLock(tmp_path)
+    assert len(opened) == 1 and opened[0].closed
