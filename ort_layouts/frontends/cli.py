@@ -266,21 +266,12 @@ def _writable(directory: Path) -> bool:
 
 
 def _nearest_existing(path: Path) -> Path:
+    """The first of ``path`` and its parents that is there: a symbolic link to nothing counts
+    (a directory cannot be made where it is)."""
     p = path.absolute()
-    while not p.exists() and p != p.parent:
+    while not os.path.lexists(p) and p != p.parent:
         p = p.parent
     return p
-
-
-def _dangling_link(path: Path) -> Path | None:
-    """The first of ``path`` and its missing parents that is a symbolic link to nothing (a
-    directory cannot be made there: the link is in the way), or None."""
-    p = path.absolute()
-    while not p.exists() and p != p.parent:
-        if p.is_symlink():
-            return p
-        p = p.parent
-    return None
 
 
 def _link_target(link: Path) -> str:
@@ -297,13 +288,12 @@ def check_output_dir(path: str, flag: str) -> Path:
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise UsageError(f"argument {flag}: {path!r} is a file, not a directory")
-    link = _dangling_link(p)
-    if link is not None:
-        where = f"{path!r} is" if link == p.absolute() else f"{path!r} lies under {str(link)!r},"
-        raise UsageError(f"argument {flag}: {where} a symbolic link to {_link_target(link)!r}, which does "
+    base = _nearest_existing(p)
+    if not base.exists():  # a symbolic link to nothing
+        where = f"{path!r} is" if base == p.absolute() else f"{path!r} lies under {str(base)!r},"
+        raise UsageError(f"argument {flag}: {where} a symbolic link to {_link_target(base)!r}, which does "
                          "not exist; valid: a directory (or a link to one), or a path where nothing is yet "
                          "(the directory is made)")
-    base = _nearest_existing(p)
     if not base.is_dir():
         raise UsageError(f"argument {flag}: {path!r} lies under {str(base)!r}, which is a file")
     if not _writable(base):
