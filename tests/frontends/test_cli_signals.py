@@ -33,7 +33,8 @@ SMALL = ["--provider", "cpu", "--ops", "Transpose,Expand", "--dtypes", "float32,
 SIGNALS = [pytest.param(signal.SIGINT, id="SIGINT"), pytest.param(signal.SIGTERM, id="SIGTERM")]
 LINE_TEXT = {signal.SIGINT: "interrupted", signal.SIGTERM: r"terminated \(SIGTERM\)"}
 
-# waits (in the child) until the test says it has signalled, at most 20 s
+# waits (in the child) until the test says it has signalled, at most 20 s; wait_in makes a method
+# wait so the first time it is called (each patch with names of its own)
 WAIT = """
 def wait_for_test(marker):
     import os, time
@@ -41,6 +42,16 @@ def wait_for_test(marker):
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline and not os.path.exists(marker + ".go"):
         time.sleep(0.005)
+
+def wait_in(owner, method, marker):
+    real = getattr(owner, method)
+    waited = []
+    def waiting(self, *a, **k):
+        if not waited:
+            waited.append(True)
+            wait_for_test(marker)
+        return real(self, *a, **k)
+    setattr(owner, method, waiting)
 """
 
 
@@ -307,18 +318,8 @@ atexit.register(free)
 
 def _waiting_in(module: str, owner: str, method: str, marker: Path) -> str:
     """A child's code that makes ``module.owner.method`` wait for the test's marker the first
-    time it is called, then go on."""
-    return f"""
-import {module} as _waits_module
-_real = _waits_module.{owner}.{method}
-_waited = []
-def _waiting(self, *a, **k):
-    if not _waited:
-        _waited.append(True)
-        wait_for_test({str(marker)!r})
-    return _real(self, *a, **k)
-_waits_module.{owner}.{method} = _waiting
-"""
+    time it is called, then go on (``wait_in`` of :data:`WAIT`)."""
+    return f"\nimport {module}\nwait_in({module}.{owner}, {method!r}, {str(marker)!r})\n"
 
 
 def _while_it_opens(marker: Path) -> str:
