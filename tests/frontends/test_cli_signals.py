@@ -401,15 +401,8 @@ def test_a_stop_while_the_workers_start_stops_them(tmp_path: Path, signum: int) 
     """A stop while the worker processes of a --jobs 2 run import: one line, the workers gone."""
     report = tmp_path / "r"
     marker = tmp_path / "marker"
-    code = f"""
-import ort_layouts.engine.parallel as p
-real = p._Worker.wait_ready
-def wait_ready(self):
-    wait_for_test({str(marker)!r})
-    real(self)
-p._Worker.wait_ready = wait_ready
-"""
-    child = _run_code(code, report, "--jobs", "2")
+    child = _run_code(_waiting_in("ort_layouts.engine.parallel", "_Worker", "wait_ready", marker), report,
+                      "--jobs", "2")
     _wait_for(Path(f"{marker}.here"), child)
     workers = _workers(child.pid)
     _, err = _signal_at(child, marker, signum)
