@@ -655,7 +655,7 @@ def _put_in_place(staging: Path, out: Path, names: Sequence[str], earlier: Seque
 
 def write_suite_models(
     out_dir: str | Path,
-    cases: Sequence[Case] | None = None,
+    cases: Iterable[Case] | None = None,
     *,
     opset: int | None = SUITE_MODELS_OPSET,
     ir_version: int | None = SUITE_MODELS_IR_VERSION,
@@ -680,8 +680,7 @@ def write_suite_models(
     """
     opset = _check_opset(opset)
     ir_version = _check_ir_version(ir_version)
-    if cases is None:
-        cases = standard_suite()
+    cases = standard_suite() if cases is None else list(cases)  # checked, then grouped: read twice
     _check_case_opsets(cases, opset)
     groups: dict[str, list[Case]] = {}
     for c in cases:

@@ -58,3 +58,12 @@ def test_the_opset_and_ir_version_given_are_written(tmp_path: Path) -> None:
     assert ([(o.domain, o.version) for o in model.opset_import], model.ir_version) == ([("", 13)], 8)
     document = json.loads((tmp_path / "suite" / "MANIFEST.json").read_text())
     assert (document["opset"], document["ir_version"]) == (13, 8)
+
+
+def test_cases_given_as_an_iterator_are_all_written(tmp_path: Path) -> None:
+    """The opset check read an iterator to its end before the cases were grouped: an empty
+    manifest, and no model, came back."""
+    manifest = write_suite_models(tmp_path / "suite", iter([TRANSPOSE, PAD]))
+    assert manifest == {"pad_float32.onnx": [PAD.id], "transpose_float32.onnx": [TRANSPOSE.id]}
+    assert sorted(p.name for p in (tmp_path / "suite").iterdir()) == [
+        "MANIFEST.json", "pad_float32.onnx", "transpose_float32.onnx"]
