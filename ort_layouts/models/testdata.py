@@ -667,8 +667,8 @@ def write_suite_models(
     timestamps, files and ids in a fixed order.
 
     ``opset`` and ``ir_version`` are checked as :func:`export_test_dir` checks them (None
-    means its defaults), and each case's opset (its own, else ``opset``) against its
-    operator's, before anything is written.
+    means export_test_dir's defaults: the DML EP's opset, and IR 9), and each case's opset
+    (its own, else ``opset``) against its operator's, before anything is written.
 
     Returns:
         The manifest: file name -> case ids (graph input ``x{i}`` is the i-th id).

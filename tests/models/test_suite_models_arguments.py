@@ -67,3 +67,14 @@ def test_cases_given_as_an_iterator_are_all_written(tmp_path: Path) -> None:
     assert manifest == {"pad_float32.onnx": [PAD.id], "transpose_float32.onnx": [TRANSPOSE.id]}
     assert sorted(p.name for p in (tmp_path / "suite").iterdir()) == [
         "MANIFEST.json", "pad_float32.onnx", "transpose_float32.onnx"]
+
+
+def test_none_is_the_opset_and_ir_version_export_takes_for_none(tmp_path: Path) -> None:
+    (directory,) = export_test_dir([TRANSPOSE], tmp_path / "export")
+    exported = onnx.load(str(directory / "model.onnx"))
+    write_suite_models(tmp_path / "suite", [TRANSPOSE], opset=None, ir_version=None)
+    model = onnx.load(str(tmp_path / "suite" / "transpose_float32.onnx"))
+    assert (list(model.opset_import), model.ir_version) == (list(exported.opset_import), exported.ir_version)
+    document = json.loads((tmp_path / "suite" / "MANIFEST.json").read_text())
+    assert (document["opset"], document["ir_version"]) == (exported.opset_import[0].version,
+                                                           exported.ir_version)
