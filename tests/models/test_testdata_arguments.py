@@ -38,11 +38,15 @@ def test_an_opset_onnx_does_not_define_is_refused(tmp_path: Path, opset: int) ->
     _nothing_written(tmp_path)
 
 
-@pytest.mark.parametrize("opset", [True, "19", 19.0, [19]])
-def test_an_opset_that_is_no_integer_is_refused(tmp_path: Path, opset: object) -> None:
-    with pytest.raises(ArgumentError, match=rf"^opset {re.escape(repr(opset))} is an? \w+, not an integer; "
-                                            rf"valid: an opset 1\.\.{NEWEST_OPSET}, or None"):
-        export_test_dir([TRANSPOSE], tmp_path / "out", opset=opset)  # type: ignore[arg-type]
+@pytest.mark.parametrize(("argument", "value", "valid"), [
+    *[("opset", value, rf"an opset 1\.\.{NEWEST_OPSET}, or None") for value in (True, "19", 19.0, [19])],
+    *[("ir_version", value, rf"4\.\.{NEWEST_IR} ") for value in (True, "9", 9.0)],
+])
+def test_an_opset_or_ir_version_that_is_no_integer_is_refused(tmp_path: Path, argument: str, value: object,
+                                                              valid: str) -> None:
+    with pytest.raises(ArgumentError, match=rf"^{argument} {re.escape(repr(value))} is an? \w+, not an "
+                                            rf"integer; valid: {valid}"):
+        export_test_dir([PAD], tmp_path / "out", **{argument: value})  # type: ignore[arg-type]
     _nothing_written(tmp_path)
 
 
@@ -96,14 +100,6 @@ def test_an_ir_version_the_models_cannot_have_is_refused(tmp_path: Path, ir_vers
     with pytest.raises(ArgumentError, match=rf"^ir_version {ir_version} is not an IR version these models "
                                             rf"can have; valid: 4\.\.{NEWEST_IR} "):
         export_test_dir([PAD], tmp_path / "out", ir_version=ir_version)
-    _nothing_written(tmp_path)
-
-
-@pytest.mark.parametrize("ir_version", [True, "9", 9.0])
-def test_an_ir_version_that_is_no_integer_is_refused(tmp_path: Path, ir_version: object) -> None:
-    with pytest.raises(ArgumentError, match=rf"^ir_version {re.escape(repr(ir_version))} is an? \w+, not an "
-                                            rf"integer; valid: 4\.\.{NEWEST_IR} "):
-        export_test_dir([PAD], tmp_path / "out", ir_version=ir_version)  # type: ignore[arg-type]
     _nothing_written(tmp_path)
 
 
