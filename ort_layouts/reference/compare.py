@@ -63,8 +63,10 @@ class Comparison:
 
     Attributes:
         passed: shapes, element types and every element's bits agree.
-        element_count: elements compared (the expected tensor's, when shapes differ).
-        mismatch_count: elements whose bits differ (all of them when shapes or types differ).
+        element_count: elements compared (the expected tensor's, when shapes differ; the one
+            produced, when the other is missing).
+        mismatch_count: elements whose bits differ (all of them when shapes or types differ, or
+            a tensor is missing).
         first_mismatch_index: logical index (C order) of the first differing element, or None.
         expected_hex: raw bits of that element in ``expected``, little-endian bytes in hex.
         actual_hex: raw bits of that element in ``actual``.
