@@ -728,9 +728,11 @@ class ReportWriter:
                 # the old report's summaries, and the listing of the shards it was merged from
                 for name in (JSON_FILE, JUNIT_FILE, HTML_FILE, SHARDS_FILE):
                     (self.directory / name).unlink(missing_ok=True)
+            # meta.json in place on its own, before the summaries: summaries that fail to be written
+            # leave this run's meta beside the emptied results.jsonl, never the earlier run's
+            atomic_write_text(meta_path, meta_text)
             self._file = open(results_path, "ab", buffering=0)  # noqa: SIM115 - closed in close()
-            # meta.json first, with the summaries: synced together, then put in place in turn
-            self._write_summaries(finished=False, meta_text=meta_text)
+            self._write_summaries(finished=False)
 
     @property
     def done_ids(self) -> frozenset[str]:
@@ -998,14 +1000,11 @@ class ReportWriter:
         with signals_held():
             return self._write_summaries(finished=finished)
 
-    def _write_summaries(self, *, finished: bool, meta_text: str | None = None) -> Report:
-        """:meth:`write_summaries`; ``meta_text``: meta.json's text, written first, with them."""
+    def _write_summaries(self, *, finished: bool) -> Report:
         self._make()
         order = self._order
         results, ids, lines, testcases, rows = order.view()
-        # written before the summaries, with them
-        first: list[tuple[Path, str | Iterable[str]]] = (
-            [] if meta_text is None else [(self.directory / META_FILE, meta_text)])
+        first: list[tuple[Path, str | Iterable[str]]] = []  # written before the summaries, with them
         replaced = None  # results.jsonl as it was, open for appending
         # a new report's results.jsonl holds self._lines; in planned order, it is as it must be
         reorder = finished and (self.resumed or self._results != results)

@@ -542,3 +542,30 @@ def test_a_writer_that_fails_to_open_closes_its_file_and_lets_the_directory_go(
     assert opened and all(f.closed for f in opened)
     monkeypatch.undo()
     writer_module.ReportWriter(tmp_path / "r", meta={}, planned=["a"]).close()  # not locked
+
+
+def test_summaries_that_fail_as_a_new_report_opens_leave_its_meta_beside_the_emptied_results(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # never the earlier run's finished meta.json beside an emptied results.jsonl
+    import os
+
+    ids = ["a", "b"]
+    earlier = {**META, "selection": {**META.get("selection", {}), "ops": ["Transpose"]}}
+    with ReportWriter(tmp_path, meta=earlier, planned=ids) as w:
+        w.write_summaries(finished=True)
+    real, synced = os.fsync, []
+
+    def fsync(fd: int) -> None:  # the disk fails every file after the first synced
+        synced.append(fd)
+        if len(synced) > 1:
+            raise OSError(5, "Input/output error")
+        real(fd)
+
+    monkeypatch.setattr("os.fsync", fsync)
+    later = {**META, "selection": {**META.get("selection", {}), "ops": ["Pad"]}}
+    with pytest.raises(OSError, match="Input/output error"):
+        ReportWriter(tmp_path, meta=later, planned=ids, force=True)
+    monkeypatch.undo()
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    assert meta["selection"]["ops"] == ["Pad"] and "finished" not in meta
+    assert (tmp_path / "results.jsonl").read_bytes() == b""
