@@ -675,12 +675,14 @@ def write_suite_models(
 
     Raises:
         ArgumentError: ``opset`` or ``ir_version`` is not an integer, or out of
-            :func:`export_test_dir`'s ranges.
+            :func:`export_test_dir`'s ranges; an item of ``cases`` is not a Case, naming it.
         ModelError: a case's opset is one its operator does not have.
     """
     opset = _check_opset(opset)
     ir_version = _check_ir_version(ir_version)
     cases = standard_suite() if cases is None else list(cases)  # checked, then grouped: read twice
+    for index, case in enumerate(cases):
+        check_case(case, f"cases[{index}]")
     _check_case_opsets(cases, opset)
     groups: dict[str, list[Case]] = {}
     for c in cases:

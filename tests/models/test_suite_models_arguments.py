@@ -78,3 +78,11 @@ def test_none_is_the_opset_and_ir_version_export_takes_for_none(tmp_path: Path) 
     document = json.loads((tmp_path / "suite" / "MANIFEST.json").read_text())
     assert (document["opset"], document["ir_version"]) == (exported.opset_import[0].version,
                                                            exported.ir_version)
+
+
+@pytest.mark.parametrize("item", ["Transpose-float32-2x3-perm1.0-random-s0", None, {"op": "Transpose"}])
+def test_an_item_that_is_no_case_is_refused_naming_it_before_anything_is_written(
+        tmp_path: Path, item: object) -> None:
+    with pytest.raises(ArgumentError, match=r"^cases\[1\] .*Case"):
+        write_suite_models(tmp_path / "suite", [TRANSPOSE, item])  # type: ignore[list-item]
+    assert not (tmp_path / "suite").exists()
