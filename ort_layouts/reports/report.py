@@ -259,12 +259,10 @@ class _Syncer:
     def __init__(self) -> None:
         self._failed: dict[int, BaseException] = {}  # by the file's place in the order given
         self._threads: list[threading.Thread] = []
-        self._given = 0
 
     def sync(self, fd: int) -> None:
-        thread = threading.Thread(target=self._run, args=(fd, self._given), name="ort_layouts_report_sync",
-                                  daemon=True)
-        self._given += 1
+        thread = threading.Thread(target=self._run, args=(fd, len(self._threads)),
+                                  name="ort_layouts_report_sync", daemon=True)
         thread.start()
         self._threads.append(thread)  # only once started: finish joins it (an interrupt may come between)
 

@@ -319,14 +319,12 @@ def _planned_json(planned: object) -> str | None:
 
 def cases_sha256(case_ids: Sequence[str]) -> str:
     """The SHA-256 of a selection's case ids, in order (one per line), in hex."""
-    return hashlib.sha256("".join(_lines_of(case_ids)).encode("utf-8")).hexdigest()
-
-
-def _lines_of(case_ids: Sequence[str]) -> Iterable[str]:
-    """The case ids, each with a newline after it (those of a list joined at once)."""
-    if type(case_ids) is list and case_ids and set(map(type, case_ids)) == {str}:
-        return (("\n".join(case_ids)), "\n")
-    return (f"{cid}\n" for cid in case_ids)
+    ids = list(case_ids)
+    if set(map(type, ids)) <= {str}:  # joined at once
+        text = "\n".join(ids) + "\n" if ids else ""
+    else:
+        text = "".join(f"{cid}\n" for cid in ids)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _not_json(value: object) -> Any:
