@@ -71,6 +71,12 @@ def _alive(pid: object, host: object) -> bool:
     return True
 
 
+# the lock file's open: read and append, made if missing, never waiting for a FIFO's writer,
+# not inherited by child processes, binary on Windows
+_OPEN_FLAGS = (os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_NONBLOCK", 0)
+               | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+
+
 def _try_lock(f: IO[bytes]) -> bool:
     if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
         import msvcrt
@@ -146,15 +152,15 @@ class DirectoryLock:
         """The lock file, opened (made if missing); one that is not a regular file (a directory, a
         FIFO) is refused, naming it, before it is opened (a FIFO's open may wait for a writer)."""
         check_lock_file(self.directory, what=what)
-        try:
-            f = open(self.path, "a+b")  # noqa: SIM115 - closed in release()
+        try:  # without waiting: a FIFO made since is opened at once, and refused below
+            fd = os.open(self.path, _OPEN_FLAGS, 0o666)
         except IsADirectoryError:  # made since
             raise _not_a_file(self.path, stat.S_IFDIR, what) from None
-        mode = os.fstat(f.fileno()).st_mode
+        mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            f.close()
+            os.close(fd)
             raise _not_a_file(self.path, mode, what)
-        return f
+        return os.fdopen(fd, "a+b")
 
     def _take(self, timeout_s: float = 2.0) -> dict[str, Any] | None:
         """Take the lock (None), or the record of the process that holds it ({} when none came

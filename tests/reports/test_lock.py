@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -85,23 +84,39 @@ def test_a_lock_file_made_a_directory_after_the_check_is_refused_by_its_open(
     assert str(refused.value) == _directory_refusal(tmp_path)
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a link to /dev/null, opened for appending")
+def _open_descriptors() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a link to /dev/null; /proc/self/fd")
 def test_a_lock_file_made_a_device_after_the_check_is_refused_once_opened(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """What the open gives is checked as well: a lock file made a link to a device (/dev/null)
     between the check and the open is closed and refused."""
     from ort_layouts.reports import lock as lock_module
 
-    opened: list[Any] = []
-    real_open = open
-
-    def tracked(*args: Any, **kwargs: Any) -> Any:
-        opened.append(real_open(*args, **kwargs))
-        return opened[-1]
-
     monkeypatch.setattr(lock_module, "check_lock_file", lambda directory, *, what: (
         Path(directory) / LOCK_FILE).symlink_to(os.devnull))
-    monkeypatch.setattr(lock_module, "open", tracked, raising=False)
+    before = _open_descriptors()
     with pytest.raises(ReportError, match=r"is a special file \(a FIFO, a socket or a device\), not a "):
         DirectoryLock(tmp_path)
-    assert len(opened) == 1 and opened[0].closed
+    assert _open_descriptors() <= before
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="FIFOs; /proc/self/fd")
+def test_a_lock_file_made_a_fifo_after_the_check_is_refused_without_waiting(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A FIFO made as the lock file between the check and the open is opened without waiting for
+    a writer, then closed and refused; it was a bare "File or stream is not seekable"."""
+    from ort_layouts.reports import lock as lock_module
+
+    monkeypatch.setattr(lock_module, "check_lock_file",
+                        lambda directory, *, what: os.mkfifo(Path(directory) / LOCK_FILE))
+    before = _open_descriptors()
+    with pytest.raises(ReportError) as refused:
+        DirectoryLock(tmp_path, what="export directory")
+    assert str(refused.value) == (
+        f"export directory {str(tmp_path)!r}: its lock file {str(tmp_path / LOCK_FILE)!r} is a special file "
+        "(a FIFO, a socket or a device), not a regular file; move it away (the lock file is made again), or "
+        "use another export directory")
+    assert _open_descriptors() <= before
