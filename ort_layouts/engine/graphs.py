@@ -24,7 +24,7 @@ from ort_layouts._errors import ModelError
 from ort_layouts.operators.base import input_name, output_name
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.onnx_nodes import value_info
-from ort_layouts.operators.registry import case_opsets, operator_for_type
+from ort_layouts.operators.registry import operator_for_type, opset_refusal
 
 __all__ = [
     "provider_ir_version",
@@ -203,10 +203,9 @@ def build_model(
         elem = case.data_type.to_onnx()
         operator = operator_for_type(case.op)
         if case.op not in checked:
-            opsets = case_opsets(case.op)
-            if opset not in opsets:
-                raise ModelError(f"case {case.id}: opset {opset} is not an opset of {case.op} that ONNX "
-                                 f"defines; valid: {opsets.start}..{opsets[-1]}")
+            refusal = opset_refusal(case.op, opset)
+            if refusal:
+                raise ModelError(f"case {case.id}: {refusal}")
             checked.add(case.op)
         operator.add_node(graph, i, case, opset)
         if shapes is None:

@@ -57,7 +57,7 @@ from ort_layouts.operators.base import input_name, output_name
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.expected import expected_outputs, input_feeds
 from ort_layouts.operators.onnx_nodes import OVERRIDABLE_IR_VERSION
-from ort_layouts.operators.registry import case_opsets, operator_for_type
+from ort_layouts.operators.registry import operator_for_type, opset_refusal
 from ort_layouts.operators.values import check_case, make_input
 from ort_layouts.reports.lock import LOCK_FILE, DirectoryLock
 from ort_layouts.reports.report import now_iso
@@ -427,12 +427,9 @@ def _check_case_opsets(cases: Sequence[Case], opset: int) -> None:
         ModelError: naming the case, the opset and the valid ones.
     """
     for case in cases:
-        opsets = case_opsets(case.op)
-        at = case.opset or opset
-        if at not in opsets:
-            whose = "its own" if case.opset else "the export's"
-            raise ModelError(f"case {case.id}: opset {at} ({whose}) is not an opset of {case.op} that ONNX "
-                             f"defines; valid: {opsets.start}..{opsets[-1]}")
+        refusal = opset_refusal(case.op, case.opset or opset, "its own" if case.opset else "the export's")
+        if refusal:
+            raise ModelError(f"case {case.id}: {refusal}")
 
 
 def export_test_dir(

@@ -20,7 +20,8 @@ from ort_layouts.operators.split import Split
 from ort_layouts.operators.tile import Tile
 from ort_layouts.operators.transpose import Transpose
 
-__all__ = ["CASE_OPS", "LAYOUT_OPS", "case_operators", "case_opsets", "check_op_type", "operator_for_type"]
+__all__ = ["CASE_OPS", "LAYOUT_OPS", "case_operators", "case_opsets", "check_op_type", "operator_for_type",
+           "opset_refusal"]
 
 # one line per operator module, in the order of the standard suite and of reports
 _MODULES: tuple[Operator, ...] = (
@@ -100,3 +101,18 @@ def case_opsets(op_type: str) -> range:
         ShapeError: ort_layouts does not know the op type (:func:`operator_for_type`).
     """
     return range(operator_for_type(op_type).min_opset, onnx.defs.onnx_opset_version() + 1)
+
+
+def opset_refusal(op_type: str, opset: int, whose: str = "") -> str:
+    """Why a model of ``op_type`` cannot be built at ``opset`` (out of :func:`case_opsets`),
+    naming the valid ones; "" where it can. ``whose`` says whose opset it is ("its own").
+
+    Raises:
+        ShapeError: ort_layouts does not know the op type (:func:`operator_for_type`).
+    """
+    opsets = case_opsets(op_type)
+    if opset in opsets:
+        return ""
+    said = f" ({whose})" if whose else ""
+    return (f"opset {opset}{said} is not an opset of {op_type} that ONNX defines; "
+            f"valid: {opsets.start}..{opsets[-1]}")

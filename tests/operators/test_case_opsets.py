@@ -15,7 +15,7 @@ from ort_layouts._errors import ModelError, ShapeError
 from ort_layouts.engine.graphs import build_model
 from ort_layouts.models.testdata import export_test_dir
 from ort_layouts.operators.case import Case
-from ort_layouts.operators.registry import case_opsets
+from ort_layouts.operators.registry import case_opsets, opset_refusal
 from ort_layouts.operators.transpose import Transpose
 
 NEWEST = onnx.defs.onnx_opset_version()
@@ -35,6 +35,17 @@ def test_the_range_runs_from_the_operators_first_opset_to_the_newest_onnx_define
 def test_an_unknown_op_is_refused() -> None:
     with pytest.raises(ShapeError, match=r"^op 'Conv' is not a layout op here; valid: \["):
         case_opsets("Conv")
+
+
+def test_the_refusal_names_the_opset_whose_it_is_and_the_valid_ones() -> None:
+    """One text for build_model's and the export's refusals; "" for an opset in the range."""
+    assert opset_refusal("Expand", 8) == "" and opset_refusal("Expand", NEWEST) == ""
+    assert opset_refusal("Expand", 7) == (
+        f"opset 7 is not an opset of Expand that ONNX defines; valid: 8..{NEWEST}")
+    assert opset_refusal("Tile", NEWEST + 1, "the export's") == (
+        f"opset {NEWEST + 1} (the export's) is not an opset of Tile that ONNX defines; valid: 6..{NEWEST}")
+    with pytest.raises(ShapeError, match=r"^op 'Conv' is not a layout op here"):
+        opset_refusal("Conv", 13)
 
 
 def test_build_model_refuses_an_opset_above_the_newest_onnx_defines() -> None:
