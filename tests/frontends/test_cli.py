@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -616,11 +617,6 @@ def test_a_model_whose_path_is_not_utf_8_is_validated_into_utf_8_reports(tmp_pat
 
 
 # ---- progress and interruption -------------------------------------------------------------------
-class _Tty(io.StringIO):
-    def isatty(self) -> bool:
-        return True
-
-
 def _result(status: str) -> object:
     from ort_layouts.engine.result import CaseResult, Status
     from ort_layouts.operators.case import Case
@@ -631,11 +627,12 @@ def _result(status: str) -> object:
 
 
 @pytest.mark.parametrize("ci, mode", [("", "bar"), ("true", "lines")], ids=["terminal", "ci"])
-def test_progress_bar_on_a_terminal_lines_in_ci(monkeypatch: pytest.MonkeyPatch, ci: str, mode: str) -> None:
+def test_progress_bar_on_a_terminal_lines_in_ci(monkeypatch: pytest.MonkeyPatch, ci: str, mode: str,
+                                                terminal: Callable[[], io.StringIO]) -> None:
     from ort_layouts.frontends.cli import Progress
 
     monkeypatch.setenv("CI", ci) if ci else monkeypatch.delenv("CI", raising=False)
-    stream = _Tty()
+    stream = terminal()
     progress = Progress(3, stream=stream)
     assert progress.mode == mode
     for status in ("pass", "error", "pass"):

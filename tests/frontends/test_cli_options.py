@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -37,33 +38,29 @@ def test_an_unknown_kind_is_one_line_with_the_valid_ones(capsys: Cap) -> None:
                                  "['random', 'special', 'iota']\n")
 
 
-class _Terminal(io.StringIO):
-    def isatty(self) -> bool:
-        return True
-
-
 NOT_CI = ["false", "False", "FALSE", "0", "", " ", "no", "No", "off", " false "]
 CI = ["true", "True", "1", "yes", "on", "github-actions"]
 
 
 @pytest.mark.parametrize("value", [*NOT_CI, None], ids=[*(repr(v) for v in NOT_CI), "unset"])
-def test_ci_false_zero_or_empty_is_not_ci_a_terminal_gets_the_bar(value: str | None,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ci_false_zero_or_empty_is_not_ci_a_terminal_gets_the_bar(
+        value: str | None, monkeypatch: pytest.MonkeyPatch, terminal: Callable[[], io.StringIO]) -> None:
     """CI=false (or 0, or empty) switched the progress to lines, as if in CI."""
     if value is None:
         monkeypatch.delenv("CI", raising=False)
     else:
         monkeypatch.setenv("CI", value)
     assert not in_ci()
-    assert Progress(3, stream=_Terminal()).mode == "bar"
+    assert Progress(3, stream=terminal()).mode == "bar"
 
 
 @pytest.mark.parametrize("value", CI)
-def test_a_true_ish_ci_gets_lines_on_a_terminal_too(value: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_true_ish_ci_gets_lines_on_a_terminal_too(value: str, monkeypatch: pytest.MonkeyPatch,
+                                                    terminal: Callable[[], io.StringIO]) -> None:
     monkeypatch.setenv("CI", value)
     assert in_ci()
-    assert Progress(3, stream=_Terminal()).mode == "lines"
-    assert Progress(3, stream=_Terminal(), mode="bar").mode == "bar"  # asked for: as asked
+    assert Progress(3, stream=terminal()).mode == "lines"
+    assert Progress(3, stream=terminal(), mode="bar").mode == "bar"  # asked for: as asked
 
 
 def test_in_ci_reads_the_environment_given() -> None:
