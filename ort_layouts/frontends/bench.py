@@ -231,6 +231,72 @@ def _bare_loop(plans: Sequence[Any]) -> int:
     return ran
 
 
+# the stages of a validation timed on their own (:func:`_stage_seconds`), in the order they run
+_STAGES = ("descriptors", "inputs", "oracle", "models", "sessions", "encoding")
+
+
+def _stage_seconds(batches: Sequence[Sequence[Any]], results: Sequence[Any],
+                   repeats: int) -> dict[str, float]:
+    """Processor seconds of each stage of a validation, in this process, over the cases the
+    sessions hold (``batches``, as :func:`~ort_layouts.engine.runner.batch_cases` gives them),
+    through the library's public functions, each stage its least of ``repeats``: the DirectML
+    operator and its descriptors' dicts (``dml_operator(case).to_dict()``), the inputs
+    (``make_inputs`` of each batch, from ``generator_states`` of all cases), the expected
+    outputs (``expected_outputs``, given the operator), the models (``build_model`` of each
+    batch, serialized) and the reports' text of ``results`` (a
+    :class:`~ort_layouts.reports.writer.ResultEncoder`'s, as each worker makes it).
+    The sessions' own time is the bare loop's."""
+    from ort_layouts._errors import OrtLayoutsError
+    from ort_layouts.engine.graphs import build_model
+    from ort_layouts.engine.inputs import generator_states, make_inputs
+    from ort_layouts.operators.expected import dml_operator, expected_outputs
+    from ort_layouts.reports.writer import ResultEncoder
+
+    cases = [c for batch in batches for c in batch]
+    ops: list[Any] = []
+    inputs: list[Any] = []
+
+    def descriptors() -> None:
+        ops.clear()
+        for case in cases:
+            op: Any = None
+            try:
+                op = dml_operator(case)
+                op.to_dict()
+            except OrtLayoutsError:  # no DirectML operator (an empty tensor, a Pad that crops):
+                pass  # numpy's reading is the oracle
+            ops.append(op)
+
+    def make() -> None:  # the generators' states of all cases at once, as the runner makes them
+        inputs.clear()
+        states = generator_states(cases)
+        start = 0
+        for batch in batches:
+            inputs.extend(make_inputs(batch, states[start:start + len(batch)]))
+            start += len(batch)
+
+    def oracle() -> None:
+        for case, op, x in zip(cases, ops, inputs, strict=True):
+            expected_outputs(case, x, op=op, reason=None if op is None else "")
+
+    def models() -> None:
+        for batch in batches:
+            build_model(batch).SerializeToString()
+
+    def encoding() -> None:
+        ResultEncoder()(results)
+
+    timed = {"descriptors": descriptors, "inputs": make, "oracle": oracle, "models": models,
+             "encoding": encoding}
+    least = dict.fromkeys(timed, float("inf"))
+    for _ in range(max(1, repeats)):
+        for stage, fn in timed.items():
+            start = time.process_time()
+            fn()
+            least[stage] = min(least[stage], time.process_time() - start)
+    return least
+
+
 def bench_floor(*, provider: str = "cpu", repeats: int = 2, ranks: Sequence[int] | None = None,
                 batch_size: int = 256, jobs: int | None = None) -> list[Figure]:
     """The standard suite, interleaved, best of ``repeats``: ONNX Runtime alone creating and
@@ -316,7 +382,32 @@ def bench_floor(*, provider: str = "cpu", repeats: int = 2, ranks: Sequence[int]
                detail=f"bare {cpu[0]:.2f} s, run_cases {cpu[1]:.2f} s, validate {cpu[2]:.2f} s "
                       f"({processes})"),
     ]
-    return figures
+    return figures + _stage_figures(cases, name, batch_size, repeats, n, t_bare, cpu)
+
+
+def _stage_figures(cases: Sequence[Any], name: str, batch_size: int, repeats: int, n: int, t_bare: float,
+                   cpu: Sequence[float]) -> list[Figure]:
+    """Where a validation's processor time goes, per case of the suite (:func:`_stage_seconds`),
+    and the most it may take for 0.8x of the bare rate with every CPU of this machine busy."""
+    from ort_layouts.engine.runner import batch_cases, run_cases
+
+    batches = batch_cases(cases, provider=name, batch_size=batch_size)
+    results = run_cases(cases, provider=name, batch_size=batch_size, jobs=1)
+    seconds = _stage_seconds(batches, results, repeats)
+    seconds["sessions"] = cpu[0]
+    per_case = {stage: 1e6 * seconds[stage] / n for stage in _STAGES}
+    validate = 1e6 * cpu[2] / n
+    rest = validate - sum(per_case.values())
+    cpus = os.cpu_count() or 1
+    budget = 1e6 * t_bare / 0.8 * cpus / n
+    stages = ", ".join(f"{stage} {us:.1f}" for stage, us in per_case.items())
+    return [
+        Figure("floor", "processor time of validate with reports, per case", validate, "us",
+               detail=f"{stages}, the rest {rest:.1f} (comparison, results, batching, the workers' "
+                      "transfers, the writer); each stage timed on its own in one process"),
+        Figure("floor", f"processor time per case for 0.8x on {cpus} CPUs, at most", budget, "us",
+               detail=f"bare {t_bare:.2f} s / 0.8 x {cpus} CPUs / {n} cases, every CPU busy throughout"),
+    ]
 
 
 # ---- diagnosis -----------------------------------------------------------------------------

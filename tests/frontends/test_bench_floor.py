@@ -4,6 +4,7 @@ section's batches: their figures on a tiny suite (no timing is asserted)."""
 from __future__ import annotations
 
 import io
+import os
 import re
 import time
 from typing import Any
@@ -27,6 +28,8 @@ def test_floor_prints_the_three_rates_their_ratios_and_the_reports_share() -> No
         "validate with reports / bare",
         "reports' share of the validation",
         "processor time: bare / validate with reports",
+        "processor time of validate with reports, per case",
+        f"processor time per case for 0.8x on {os.cpu_count()} CPUs, at most",
     ]
     by_name = {f.name: f for f in figures}
     cpu = by_name["processor time: bare / validate with reports"]
@@ -50,6 +53,18 @@ def test_floor_prints_the_three_rates_their_ratios_and_the_reports_share() -> No
     match = re.search(r"(\d+) sessions of (\d+)-(\d+) nodes", bare.detail)
     assert match and (int(match[1]), int(match[2]), int(match[3])) == (len(sizes), min(sizes), max(sizes))
     assert bare.detail.startswith(f"{len(suite)} cases") and sum(sizes) <= len(suite)
+    # each stage's share of the validation's processor time, per case: they and the rest add up to it
+    per_case = by_name["processor time of validate with reports, per case"]
+    stages = dict(re.findall(r"(descriptors|inputs|oracle|models|sessions|encoding|the rest) (-?[\d.]+)",
+                             per_case.detail))
+    assert list(stages) == ["descriptors", "inputs", "oracle", "models", "sessions", "encoding", "the rest"]
+    assert all(float(stages[k]) > 0 for k in stages if k != "the rest")
+    assert abs(sum(float(v) for v in stages.values()) - per_case.value) <= 0.05 * len(stages) + 1e-6
+    validate_us = 1e6 * float(seconds[3]) / len(suite)  # from the seconds above, rounded to 0.01 s
+    assert per_case.unit == "us" and abs(per_case.value - validate_us) <= 1e6 * 0.005 / len(suite) + 1e-6
+    # the most a case may take for 0.8x: the bare time over 0.8, times the CPUs, over the cases
+    budget = by_name[f"processor time per case for 0.8x on {os.cpu_count()} CPUs, at most"]
+    assert abs(budget.value - 1e6 / (0.8 * bare.value) * (os.cpu_count() or 1)) <= 1e-6 * budget.value
 
 
 def test_floor_on_an_unknown_provider_is_skipped_with_the_reason() -> None:
