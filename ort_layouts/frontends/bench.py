@@ -95,6 +95,8 @@ def machine() -> dict[str, Any]:
     """The machine the figures were measured on."""
     import onnxruntime as ort
 
+    from ort_layouts.engine.parallel import usable_cores
+
     cpu = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
@@ -103,7 +105,8 @@ def machine() -> dict[str, Any]:
     except OSError:
         pass
     return {"date": time.strftime("%Y-%m-%d %H:%M %Z"), "platform": platform.platform(), "cpu": cpu,
-            "cpu_count": os.cpu_count(), "python": platform.python_version(), "numpy": np.__version__,
+            "cpu_count": os.cpu_count(), "usable_cpus": usable_cores(), "python": platform.python_version(),
+            "numpy": np.__version__,
             "onnxruntime": ort.__version__}
 
 
@@ -389,6 +392,7 @@ def _stage_figures(cases: Sequence[Any], name: str, batch_size: int, repeats: in
                    cpu: Sequence[float]) -> list[Figure]:
     """Where a validation's processor time goes, per case of the suite (:func:`_stage_seconds`),
     and the most it may take for 0.8x of the bare rate with every CPU of this machine busy."""
+    from ort_layouts.engine.parallel import usable_cores
     from ort_layouts.engine.runner import batch_cases, run_cases
 
     batches = batch_cases(cases, provider=name, batch_size=batch_size)
@@ -398,14 +402,14 @@ def _stage_figures(cases: Sequence[Any], name: str, batch_size: int, repeats: in
     per_case = {stage: 1e6 * seconds[stage] / n for stage in _STAGES}
     validate = 1e6 * cpu[2] / n
     rest = validate - sum(per_case.values())
-    cpus = os.cpu_count() or 1
+    cpus = usable_cores()  # those this process may run on (a pinned run has fewer than the machine)
     budget = 1e6 * t_bare / 0.8 * cpus / n
     stages = ", ".join(f"{stage} {us:.1f}" for stage, us in per_case.items())
     return [
         Figure("floor", "processor time of validate with reports, per case", validate, "us",
                detail=f"{stages}, the rest {rest:.1f} (comparison, results, batching, the workers' "
                       "transfers, the writer); each stage timed on its own in one process"),
-        Figure("floor", f"processor time per case for 0.8x on {cpus} CPUs, at most", budget, "us",
+        Figure("floor", f"processor time per case for 0.8x on {cpus} usable CPUs, at most", budget, "us",
                detail=f"bare {t_bare:.2f} s / 0.8 x {cpus} CPUs / {n} cases, every CPU busy throughout"),
     ]
 
@@ -864,8 +868,9 @@ def run_benchmarks(
     if unknown:
         raise ValueError(f"unknown bench sections {unknown}; valid: {list(SECTIONS)}")
     m = machine()
-    print(f"# ort_layouts bench  {m['date']}  {m['platform']}  {m['cpu']}  cpus={m['cpu_count']}  "
-          f"python {m['python']}  numpy {m['numpy']}  onnxruntime {m['onnxruntime']}",
+    print(f"# ort_layouts bench  {m['date']}  {m['platform']}  {m['cpu']}  "
+          f"cpus={m['cpu_count']} ({m['usable_cpus']} usable)  python {m['python']}  numpy {m['numpy']}  "
+          f"onnxruntime {m['onnxruntime']}",
           file=stream, flush=True)
     runners: dict[str, Callable[[], list[Figure]]] = {
         "suite": lambda: bench_suite(provider=provider, sample_size=suite_sample, ranks=suite_ranks,

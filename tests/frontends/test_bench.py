@@ -109,11 +109,20 @@ def test_figure_line_states_target_and_verdict() -> None:
     assert plain.line().endswith("12.500 GB/s")
 
 
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="a process's CPUs: Linux")
+def test_the_header_names_the_cpus_a_pinned_run_may_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run pinned to 2 of a machine's CPUs (taskset) says so: the machine's count alone hid it."""
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    out = io.StringIO()
+    assert run_benchmarks((), out=out) == []
+    assert f"cpus={os.cpu_count()} (2 usable)  python " in out.getvalue()
+
+
 def test_main_writes_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "bench.json"
     assert main(["--sections", "oracle", "--oracle-mb", "0.5", "--repeats", "1", "--json", str(path)]) == 0
     data = json.loads(path.read_text())
-    assert {"date", "platform", "cpu", "cpu_count", "onnxruntime"} <= set(data["machine"])
+    assert {"date", "platform", "cpu", "cpu_count", "usable_cpus", "onnxruntime"} <= set(data["machine"])
     names = [f["name"] for f in data["figures"]]
     assert len(names) == (12 if comparison_kernel() == "numpy" else 15)
     assert all(f["section"] == "oracle" for f in data["figures"])
