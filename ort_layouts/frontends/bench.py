@@ -333,8 +333,10 @@ def bench_floor(*, provider: str = "cpu", repeats: int = 2, ranks: Sequence[int]
         session_process().start()
     _bare_loop(plans[:4])
 
+    results: list[Any] = []  # the last run's, whose report text the stages time
+
     def engine() -> None:
-        run_cases(cases, provider=name, batch_size=batch_size, jobs=workers)
+        results[:] = run_cases(cases, provider=name, batch_size=batch_size, jobs=workers)
 
     written: list[str] = []  # the validations' report directories, removed after the timings
 
@@ -385,18 +387,19 @@ def bench_floor(*, provider: str = "cpu", repeats: int = 2, ranks: Sequence[int]
                detail=f"bare {cpu[0]:.2f} s, run_cases {cpu[1]:.2f} s, validate {cpu[2]:.2f} s "
                       f"({processes})"),
     ]
-    return figures + _stage_figures(cases, name, batch_size, repeats, n, t_bare, cpu)
+    return figures + _stage_figures(cases, results, name, batch_size, repeats, t_bare, cpu)
 
 
-def _stage_figures(cases: Sequence[Any], name: str, batch_size: int, repeats: int, n: int, t_bare: float,
-                   cpu: Sequence[float]) -> list[Figure]:
-    """Where a validation's processor time goes, per case of the suite (:func:`_stage_seconds`),
-    and the most it may take for 0.8x of the bare rate with every CPU of this machine busy."""
+def _stage_figures(cases: Sequence[Any], results: Sequence[Any], name: str, batch_size: int, repeats: int,
+                   t_bare: float, cpu: Sequence[float]) -> list[Figure]:
+    """Where a validation's processor time goes, per case of the suite (:func:`_stage_seconds`;
+    ``results``: a run's of ``cases``), and the most it may take for 0.8x of the bare rate with
+    every CPU this process may use busy."""
     from ort_layouts.engine.parallel import usable_cores
-    from ort_layouts.engine.runner import batch_cases, run_cases
+    from ort_layouts.engine.runner import batch_cases
 
+    n = len(cases)
     batches = batch_cases(cases, provider=name, batch_size=batch_size)
-    results = run_cases(cases, provider=name, batch_size=batch_size, jobs=1)
     seconds = _stage_seconds(batches, results, repeats)
     seconds["sessions"] = cpu[0]
     per_case = {stage: 1e6 * seconds[stage] / n for stage in _STAGES}
