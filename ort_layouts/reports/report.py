@@ -52,7 +52,7 @@ import stat
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
@@ -73,6 +73,7 @@ __all__ = [
     "atomic_write_bytes",
     "atomic_write_text",
     "atomic_write_texts",
+    "foreign_kind",
     "foreign_result",
     "load_report",
 ]
@@ -737,13 +738,21 @@ def foreign_result(numbered: Iterable[tuple[int, CaseResult]], planned: Iterable
     device is not compared: a meta names it as the run describes it, a result as the provider
     does). None when every one counts."""
     own = planned if isinstance(planned, (set, frozenset)) else set(planned)
-    check_provider = isinstance(provider, str) and bool(provider)
     for number, result in numbered:
-        if result.case.id not in own:
-            return number, result, "case"
-        if check_provider and result.provider != provider:
-            return number, result, "provider"
+        kind = foreign_kind(result, own, provider)
+        if kind:
+            return number, result, kind
     return None
+
+
+def foreign_kind(result: CaseResult, planned: Container[str], provider: object) -> str:
+    """Why a report of the ``planned`` case ids on ``provider`` cannot count ``result``:
+    ``"case"``, ``"provider"`` (as :func:`foreign_result` says), or "" when it counts."""
+    if result.case.id not in planned:
+        return "case"
+    if isinstance(provider, str) and provider and result.provider != provider:
+        return "provider"
+    return ""
 
 
 def read_numbered_results(

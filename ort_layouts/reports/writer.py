@@ -68,6 +68,7 @@ from ort_layouts.reports.report import (
     checked_meta,
     checked_strict,
     close_later,
+    foreign_kind,
     foreign_result,
     is_failure,
     now_iso,
@@ -622,9 +623,8 @@ class ReportWriter:
         self._order = _Order(None, strict=strict)
         self._planned_for_json: object = None  # the planned ids (a copy) of _planned_json
         self._planned_json: str | None = None
-        # the meta's planned ids that _own_ids holds (add refuses a result of another case)
-        self._own_for: object = None
-        self._own_ids: frozenset[str] | None = None
+        # the meta's planned ids (add refuses a result of another case)
+        self._own_ids: frozenset[str] = frozenset()
         self._last_write = time.monotonic()
         self._last_fsync = time.monotonic()
         self._closed = False
@@ -717,6 +717,7 @@ class ReportWriter:
                         f"made with {differences}; use another directory, or --force to replace it "
                         "(validate --resume continues a report of the same selection)")
         self.meta = new_meta
+        self._own_ids = frozenset(new_meta["planned"])
         meta_text = self._meta_json()  # made before anything in the directory changes
         # a stop (Ctrl-C, SIGTERM) waits until the directory holds this report's start: never an
         # earlier run's finished meta.json beside an emptied results.jsonl and no summaries
@@ -762,8 +763,11 @@ class ReportWriter:
             planned = values["planned"]
             raise ArgumentError(f"meta: 'planned' is {type(planned).__name__} {planned!r:.60}, not a JSON "
                                 "array; valid: a list of str, the ids of the cases the run plans")
+        if "planned" in values:  # the writer's own copy: a caller's list may change after
+            meta["planned"] = values["planned"] = list(values["planned"])
         atomic_write_text(self.directory / META_FILE, self._meta_json(meta))
         self.meta.update(values)
+        self._own_ids = frozenset(self.meta["planned"])
         self._finished_written = False
 
     def _refuse_closed(self) -> None:
@@ -771,30 +775,24 @@ class ReportWriter:
                           "directory is let go, and another writer may hold it now); valid: a writer "
                           "not yet closed (ReportWriter(..., resume=True) continues its report)")
 
-    def _own(self) -> tuple[frozenset[str] | None, str]:
-        """What a result must be of to be added: one of these planned case ids (None: any; the
-        meta names no list of them), and of this provider ("": any; the meta names none)."""
-        meta = self.meta
-        planned = meta.get("planned")
-        if planned is not self._own_for:  # the meta's planned ids changed (update_meta)
-            self._own_for = planned
-            self._own_ids = frozenset(planned) if isinstance(planned, list) else None
-        provider = meta.get("provider")
-        return self._own_ids, provider if type(provider) is str else ""
+    def _own(self) -> tuple[frozenset[str], object]:
+        """What a result must be of to be added: one of the meta's planned case ids, and of its
+        provider where it names one."""
+        return self._own_ids, self.meta.get("provider")
 
     @staticmethod
-    def _check_own(result: CaseResult, case_id: str, own: tuple[frozenset[str] | None, str],
+    def _check_own(result: CaseResult, case_id: str, own: tuple[frozenset[str], object],
                    pair: int | None = None) -> None:
         """Refuse a result of a case the report does not plan, or of another provider (``own``:
         :meth:`_own`'s): what the report's resume refuses to count
-        (:func:`~ort_layouts.reports.report.foreign_result`). ``pair``: the result's place in
+        (:func:`~ort_layouts.reports.report.foreign_kind`). ``pair``: the result's place in
         :meth:`add_encoded_all`'s pairs, which the message names."""
         ids, provider = own
-        planned = ids is None or case_id in ids
-        if planned and (not provider or result.provider == provider):
+        kind = foreign_kind(result, ids, provider)
+        if not kind:
             return
         where = "" if pair is None else f"pairs[{pair}]: "
-        if ids is not None and not planned:
+        if kind == "case":
             raise ArgumentError(
                 f"{where}result of case {case_id!r} is not one of this report's {len(ids)} planned cases; "
                 "valid: a result of a planned case (ReportWriter's planned): a report holds its own "

@@ -84,3 +84,18 @@ def test_a_case_planned_no_more_is_refused_and_its_result_kept_as_unplanned(tmp_
         report = w.report()
     assert [r.case.id for r in report.results] == [*PLANNED, STRANGER.id]
     assert report.coverage().unplanned == 1 and report.results[2].seconds == 0.25
+
+
+def test_planned_ids_given_to_update_meta_are_the_writer_s_own_copy(tmp_path: Path) -> None:
+    """A caller's list that changes after update_meta changes neither what add takes nor what the
+    report plans: the writer had kept the list itself, and its cache of the ids had not seen the
+    change, so a result of the id appended was refused while the report counted 3 planned cases."""
+    ids = list(PLANNED)
+    with ReportWriter(tmp_path, meta=META, planned=[]) as w:
+        w.update_meta(planned=ids)
+        ids.append(STRANGER.id)
+        w.add(_result(CASES[0]))
+        with pytest.raises(ArgumentError) as info:
+            w.add(_result(STRANGER))
+        assert str(info.value) == NOT_PLANNED
+        assert w.meta["planned"] == PLANNED and w.report().meta["planned"] == PLANNED
