@@ -65,6 +65,7 @@ from ort_layouts.reports.report import (
     Totals,
     atomic_write_text,
     atomic_write_texts,
+    checked_field,
     checked_meta,
     checked_strict,
     close_later,
@@ -122,7 +123,7 @@ def write_report(
     out.mkdir(parents=True, exist_ok=True)
     lock = DirectoryLock(out, command="write_report", started=now_iso())
     try:
-        return _write_files(report, directory, strict=strict, lines=lines)
+        return _write_files(report, out, strict=strict, lines=lines)
     finally:
         lock.release()
 
@@ -146,10 +147,7 @@ def _check_meta(meta: Mapping[str, Any], keys: Iterable[str], *, source: str = "
         ArgumentError: naming the field, its value and what is valid.
     """
     checked_meta(meta, source, error=ArgumentError, damaged=_VALID_META_TYPES)
-    strict = meta.get("strict")
-    if strict is not None and type(strict) is not bool:
-        raise ArgumentError(f"{source}: 'strict' is {type(strict).__name__} {strict!r:.60}, not a JSON "
-                            f"boolean; {_VALID_META_TYPES}")
+    checked_field(meta, "strict", bool, source, _VALID_META_TYPES, error=ArgumentError)
     found = _json_refusal(meta, keys, source)
     if found:
         raise ArgumentError(found)
@@ -162,19 +160,22 @@ def _json_refusal(meta: Mapping[str, Any], keys: Iterable[str], source: str) -> 
     try:
         json.dumps({key: meta[key] for key in keys})
         return None
-    except (TypeError, ValueError, RecursionError):
-        pass
+    except (TypeError, ValueError):
+        too_deep = False
+    except RecursionError:
+        too_deep = True
     for key in keys:
-        found = _not_json_at(meta[key], f"{source}[{key!r}]", set())
+        found = _not_json_at(meta[key], f"{source}[{key!r}]", set(), too_deep)
         if found:
             return found
     return f"{source} cannot be written as JSON; {_VALID_JSON}"
 
 
-def _not_json_at(value: object, place: str, inside: set[int]) -> str | None:
+def _not_json_at(value: object, place: str, inside: set[int], too_deep: bool) -> str | None:
     """Why ``value`` (at ``place``) cannot be written as JSON, naming the place of the first
-    value that cannot be; None when it can. ``inside``: the ids of the lists and dicts it is in
-    (one that holds itself cannot be written)."""
+    value that cannot be; None when it can, or where it is not found within 64 levels.
+    ``inside``: the ids of the lists and dicts it is in (one that holds itself cannot be
+    written); ``too_deep``: JSON's encoder gave up for the depth, so 64 levels are the place."""
     if value is None or isinstance(value, (str, int, float)):  # bool is an int; subclasses are written too
         return None
     if not isinstance(value, (dict, list, tuple)):
@@ -182,19 +183,19 @@ def _not_json_at(value: object, place: str, inside: set[int]) -> str | None:
     if id(value) in inside:
         return f"{place} holds itself (a circular reference), which JSON cannot hold; {_VALID_JSON}"
     if len(inside) >= 64:
-        return f"{place} is nested too deeply to write as JSON; {_VALID_JSON}"
+        return f"{place} is nested too deeply to write as JSON; {_VALID_JSON}" if too_deep else None
     inside = {*inside, id(value)}
     if isinstance(value, dict):
         for key, item in value.items():
             if not (key is None or isinstance(key, (str, int, float))):
                 return (f"{place} has the key {key!r:.60}, {a_type(key)}, which JSON cannot hold; valid: "
                         "str keys (or int, float, bool, None)")
-            found = _not_json_at(item, f"{place}[{key!r}]", inside)
+            found = _not_json_at(item, f"{place}[{key!r}]", inside, too_deep)
             if found:
                 return found
         return None
     for k, item in enumerate(value):
-        found = _not_json_at(item, f"{place}[{k}]", inside)
+        found = _not_json_at(item, f"{place}[{k}]", inside, too_deep)
         if found:
             return found
     return None
@@ -222,13 +223,13 @@ def _check_directory(directory: object) -> Path:
 
 
 def _write_files(
-    report: Report, directory: str | os.PathLike[str], *, strict: bool | None, lines: Sequence[str] | None,
+    report: Report, directory: str | os.PathLike[str], *, strict: bool | None, lines: Sequence[str],
     also: Sequence[tuple[Path, str | Iterable[str]]] = (), testcases: Sequence[str] | None = None,
     rows: Sequence[str] | None = None, matrix: Callable[[], str] | None = None,
     coverage: Coverage | None = None, sections: Callable[[CaseResult], str | None] | None = None,
 ) -> dict[str, Path]:
     """:func:`write_report`, with the results' JSON (``lines``, one per result, as
-    :func:`result_json` makes them) already made, or None to make them here; ``also``: other
+    :func:`result_json` makes them) already made; ``also``: other
     files (path, text) to write first, with them; ``testcases`` and ``rows``: the results' JUnit
     testcases and their rows of the HTML list of all cases, already made
     (:func:`~ort_layouts.reports.junit.junit_pieces` and
@@ -239,8 +240,6 @@ def _write_files(
     files are being written meanwhile), the report's totals once for all three."""
     if strict is None:
         strict = report.strict
-    if lines is None:
-        lines = [result_json(r) for r in report.results]
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / JSON_FILE, "junit": out / JUNIT_FILE, "html": out / HTML_FILE}
@@ -321,10 +320,7 @@ def _planned_json(planned: object) -> str | None:
 def cases_sha256(case_ids: Sequence[str]) -> str:
     """The SHA-256 of a selection's case ids, in order (one per line), in hex."""
     ids = list(case_ids)
-    if set(map(type, ids)) <= {str}:  # joined at once
-        text = "\n".join(ids) + "\n" if ids else ""
-    else:
-        text = "".join(f"{cid}\n" for cid in ids)
+    text = "\n".join(ids) + "\n" if ids else ""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

@@ -165,3 +165,16 @@ def test_a_meta_nested_deeper_than_json_writes_is_refused_naming_where(tmp_path:
     place = "meta['stack']['a']" + "[0]" * 63
     assert str(info.value) == f"{place} is nested too deeply to write as JSON; {JSON_VALUE}"
     assert not (tmp_path / "new").exists()
+
+
+def test_a_value_json_cannot_hold_70_levels_down_is_not_called_nested_too_deeply(tmp_path: Path) -> None:
+    """json.dumps writes 70 levels; the numpy integer there is what it refuses. The search stops
+    at 64 levels and the refusal says the meta cannot be written as JSON; it said the place was
+    nested too deeply."""
+    deep: list[Any] = [np.int64(1)]
+    for _ in range(70):
+        deep = [deep]
+    with pytest.raises(ArgumentError) as info:
+        ReportWriter(tmp_path / "new", meta={**META, "stack": {"a": deep}}, planned=PLANNED)
+    assert str(info.value) == f"meta cannot be written as JSON; {JSON_VALUE}"
+    assert not (tmp_path / "new").exists()
