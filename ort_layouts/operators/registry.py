@@ -104,8 +104,10 @@ def case_opsets(op_type: str) -> range:
 
 
 def opset_refusal(op_type: str, opset: int, whose: str = "") -> str:
-    """Why a model of ``op_type`` cannot be built at ``opset`` (out of :func:`case_opsets`),
-    naming the valid ones; "" where it can. ``whose`` says whose opset it is ("its own").
+    """Why a model of ``op_type`` cannot be built at ``opset`` (out of :func:`case_opsets`):
+    before the operator's first (ONNX may define an older version of the op there, whose
+    inputs the cases do not take) or after the newest onnx defines, naming the valid ones; ""
+    where it can. ``whose`` says whose opset it is ("its own").
 
     Raises:
         ShapeError: ort_layouts does not know the op type (:func:`operator_for_type`).
@@ -114,5 +116,8 @@ def opset_refusal(op_type: str, opset: int, whose: str = "") -> str:
     if opset in opsets:
         return ""
     said = f" ({whose})" if whose else ""
-    return (f"opset {opset}{said} is not an opset of {op_type} that ONNX defines; "
-            f"valid: {opsets.start}..{opsets[-1]}")
+    if opset < opsets.start:
+        why = f"before opset {opsets.start}, the first {op_type} cases are built at"
+    else:
+        why = f"after opset {opsets[-1]}, the newest the installed onnx defines"
+    return f"opset {opset}{said} is {why}; valid: {opsets.start}..{opsets[-1]}"

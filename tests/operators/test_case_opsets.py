@@ -41,16 +41,18 @@ def test_the_refusal_names_the_opset_whose_it_is_and_the_valid_ones() -> None:
     """One text for build_model's and the export's refusals; "" for an opset in the range."""
     assert opset_refusal("Expand", 8) == "" and opset_refusal("Expand", NEWEST) == ""
     assert opset_refusal("Expand", 7) == (
-        f"opset 7 is not an opset of Expand that ONNX defines; valid: 8..{NEWEST}")
+        f"opset 7 is before opset 8, the first Expand cases are built at; valid: 8..{NEWEST}")
     assert opset_refusal("Tile", NEWEST + 1, "the export's") == (
-        f"opset {NEWEST + 1} (the export's) is not an opset of Tile that ONNX defines; valid: 6..{NEWEST}")
+        f"opset {NEWEST + 1} (the export's) is after opset {NEWEST}, the newest the installed onnx defines; "
+        f"valid: 6..{NEWEST}")
     with pytest.raises(ShapeError, match=r"^op 'Conv' is not a layout op here"):
         opset_refusal("Conv", 13)
 
 
 def test_build_model_refuses_an_opset_above_the_newest_onnx_defines() -> None:
-    with pytest.raises(ModelError, match=rf"^case {re.escape(TRANSPOSE.id)}: opset {NEWEST + 1} is not an "
-                                         rf"opset of Transpose that ONNX defines; valid: 1\.\.{NEWEST}$"):
+    refused = (rf"^case {re.escape(TRANSPOSE.id)}: opset {NEWEST + 1} is after opset {NEWEST}, the newest "
+               rf"the installed onnx defines; valid: 1\.\.{NEWEST}$")
+    with pytest.raises(ModelError, match=refused):
         build_model([TRANSPOSE], opset=NEWEST + 1)
     model = build_model([TRANSPOSE], opset=NEWEST)
     assert [(o.domain, o.version) for o in model.opset_import] == [("", NEWEST)]
@@ -64,12 +66,12 @@ def test_every_check_takes_the_one_range(tmp_path: Path, monkeypatch: pytest.Mon
     assert case_opsets("Transpose") == range(13, 18)
     with pytest.raises(ShapeError, match=r"Transpose cases start at opset 13 .*valid: opset >= 13"):
         Case("Transpose", "float32", (2, 3), perm=(1, 0), opset=12)
-    for opset in (12, 18):
-        with pytest.raises(ModelError, match=rf": opset {opset} is not an opset of Transpose that ONNX "
-                                             r"defines; valid: 13\.\.17$"):
+    for opset, why in ((12, "before opset 13, the first Transpose cases are built at"),
+                       (18, "after opset 17, the newest the installed onnx defines")):
+        with pytest.raises(ModelError, match=rf": opset {opset} is {why}; valid: 13\.\.17$"):
             build_model([TRANSPOSE], opset=opset)
     asking = Case("Transpose", "float32", (2, 3), perm=(1, 0), opset=18)  # a later one is taken here
-    with pytest.raises(ModelError, match=r"opset 18 \(its own\) is not an opset of Transpose that ONNX "
-                                         r"defines; valid: 13\.\.17$"):
+    with pytest.raises(ModelError, match=r"opset 18 \(its own\) is after opset 17, the newest the installed "
+                                         r"onnx defines; valid: 13\.\.17$"):
         export_test_dir([asking], tmp_path / "out", opset=13)
     assert list(tmp_path.iterdir()) == []
