@@ -542,16 +542,22 @@ def _refused_at_opset(op_type: str, data_type: DataType | None, in_shape: tuple[
 
 def _opset_reason(op_type: str, opset: int) -> str:
     """The ``opset`` flag of a node whose case cannot be built at the model's opset: ONNX
-    defines no ``op_type`` there (ONNX Runtime refuses the model), or the operator's cases start
-    at a later opset (:attr:`~ort_layouts.operators.base.Operator.min_opset`); "" otherwise, and
-    where the opset is unknown (0)."""
+    defines no ``op_type`` there (ONNX Runtime refuses the model), the operator's cases start
+    at a later opset (:attr:`~ort_layouts.operators.base.Operator.min_opset`), or the opset is
+    after the newest the installed onnx defines (out of
+    :func:`~ort_layouts.operators.registry.case_opsets` either way); "" otherwise, and where
+    the opset is unknown (0)."""
     if opset <= 0:
         return ""
+    opsets = case_opsets(op_type)
+    if opset > opsets[-1]:
+        return (f"opset: the model's opset {opset} is after opset {opsets[-1]}, the newest the installed "
+                "onnx defines: no case is built at it")
     version = schema_version(op_type, opset)
     if version is None:
         return (f"opset: ONNX defines no {op_type} at opset {opset}, the model's: ONNX Runtime refuses the "
                 "model")
-    first = case_opsets(op_type).start
+    first = opsets.start
     if opset < first:
         return (f"opset: {op_type} cases start at opset {first}; the model's opset {opset} makes no case "
                 f"(its {op_type}-{version} takes other inputs)")

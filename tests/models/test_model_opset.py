@@ -109,3 +109,16 @@ def test_a_node_s_case_is_built_once(tmp_path: Path, cases_built: list[object]) 
     cases_built.clear()
     case = node.to_case()
     assert case is not None and case.opset == 13 and cases_built == [case]
+
+
+def test_a_node_of_an_opset_after_the_newest_onnx_defines_makes_no_case_and_says_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """onnx made to define up to opset 17: a model of opset 18 was not flagged (onnx's schemas
+    resolve any later opset to the newest), and its case was listed, to be refused later by
+    build_model and the export."""
+    model = _model(tmp_path / "m.onnx", "Transpose", 18, attrs={"perm": [2, 0, 1]})
+    monkeypatch.setattr(onnx.defs, "onnx_opset_version", lambda: 17)
+    (op,) = ol.extract(model)
+    assert ("opset: the model's opset 18 is after opset 17, the newest the installed onnx defines: no case "
+            "is built at it") in op.flags
+    assert ol.model_cases(model) == []
