@@ -242,33 +242,41 @@ def _stage_seconds(batches: Sequence[Sequence[Any]], results: Sequence[Any],
                    repeats: int) -> dict[str, float]:
     """Processor seconds of each stage of a validation, in this process, over the cases the
     sessions hold (``batches``, as :func:`~ort_layouts.engine.runner.batch_cases` gives them),
-    through the library's public functions, each stage its least of ``repeats``: the DirectML
-    operator and its descriptors' dicts (``dml_operator(case).to_dict()``), the inputs
+    through the library's public functions, each stage its least of ``repeats``, each given
+    what the runner has by then: the DirectML operator and its descriptors' dicts (the
+    operator's ``inexpressible_reason``, then ``dml_operator(case).to_dict()``), the inputs
     (``make_inputs`` of each batch, from ``generator_states`` of all cases), the expected
-    outputs (``expected_outputs``, given the operator), the models (``build_model`` of each
-    batch, serialized) and the reports' text of ``results`` (a
-    :class:`~ort_layouts.reports.writer.ResultEncoder`'s, as each worker makes it).
-    The sessions' own time is the bare loop's."""
+    outputs (``expected_outputs``, given the operator, its reason and the output shapes), the
+    models (``build_model`` of each batch given its shapes, serialized) and the reports' text of
+    ``results`` (a :class:`~ort_layouts.reports.writer.ResultEncoder`'s, as each worker makes it).
+    The sessions' own time is the bare loop's; the tensor shapes are found ahead, untimed."""
     from ort_layouts._errors import OrtLayoutsError
     from ort_layouts.engine.graphs import build_model
     from ort_layouts.engine.inputs import generator_states, make_inputs
     from ort_layouts.operators.expected import dml_operator, expected_outputs
+    from ort_layouts.operators.registry import operator_for_type
     from ort_layouts.reports.writer import ResultEncoder
 
     cases = [c for batch in batches for c in batch]
+    shapes = [operator_for_type(c.op).tensor_shapes(c) for c in cases]
     ops: list[Any] = []
+    reasons: list[str] = []
     inputs: list[Any] = []
 
     def descriptors() -> None:
         ops.clear()
+        reasons.clear()
         for case in cases:
             op: Any = None
-            try:
-                op = dml_operator(case)
-                op.to_dict()
-            except OrtLayoutsError:  # no DirectML operator (an empty tensor, a Pad that crops):
-                pass  # numpy's reading is the oracle
+            reason = operator_for_type(case.op).inexpressible_reason(case)
+            if not reason:
+                try:
+                    op = dml_operator(case)
+                    op.to_dict()
+                except OrtLayoutsError:  # no DirectML operator (an empty tensor): numpy's reading
+                    pass
             ops.append(op)
+            reasons.append(reason)
 
     def make() -> None:  # the generators' states of all cases at once, as the runner makes them
         inputs.clear()
@@ -279,12 +287,14 @@ def _stage_seconds(batches: Sequence[Sequence[Any]], results: Sequence[Any],
             start += len(batch)
 
     def oracle() -> None:
-        for case, op, x in zip(cases, ops, inputs, strict=True):
-            expected_outputs(case, x, op=op, reason=None if op is None else "")
+        for case, op, reason, x, (_, out_shapes) in zip(cases, ops, reasons, inputs, shapes, strict=True):
+            expected_outputs(case, x, op=op, reason=None if op is None else reason, shapes=out_shapes)
 
     def models() -> None:
+        start = 0
         for batch in batches:
-            build_model(batch).SerializeToString()
+            build_model(batch, shapes=shapes[start:start + len(batch)]).SerializeToString()
+            start += len(batch)
 
     def encoding() -> None:
         ResultEncoder()(results)
@@ -387,14 +397,14 @@ def bench_floor(*, provider: str = "cpu", repeats: int = 2, ranks: Sequence[int]
                detail=f"bare {cpu[0]:.2f} s, run_cases {cpu[1]:.2f} s, validate {cpu[2]:.2f} s "
                       f"({processes})"),
     ]
-    return figures + _stage_figures(cases, results, name, batch_size, repeats, t_bare, cpu)
+    return figures + _stage_figures(cases, results, name, batch_size, repeats, t_bare, cpu, workers)
 
 
 def _stage_figures(cases: Sequence[Any], results: Sequence[Any], name: str, batch_size: int, repeats: int,
-                   t_bare: float, cpu: Sequence[float]) -> list[Figure]:
+                   t_bare: float, cpu: Sequence[float], workers: int) -> list[Figure]:
     """Where a validation's processor time goes, per case of the suite (:func:`_stage_seconds`;
     ``results``: a run's of ``cases``), and the most it may take for 0.8x of the bare rate with
-    every CPU this process may use busy."""
+    every CPU the run can keep busy busy: its ``workers`` and this process, of those it may use."""
     from ort_layouts.engine.parallel import usable_cores
     from ort_layouts.engine.runner import batch_cases
 
@@ -405,15 +415,16 @@ def _stage_figures(cases: Sequence[Any], results: Sequence[Any], name: str, batc
     per_case = {stage: 1e6 * seconds[stage] / n for stage in _STAGES}
     validate = 1e6 * cpu[2] / n
     rest = validate - sum(per_case.values())
-    cpus = usable_cores()  # those this process may run on (a pinned run has fewer than the machine)
+    cpus = min(usable_cores(), workers + 1)  # a pinned run may use fewer than the machine has
     budget = 1e6 * t_bare / 0.8 * cpus / n
     stages = ", ".join(f"{stage} {us:.1f}" for stage, us in per_case.items())
     return [
         Figure("floor", "processor time of validate with reports, per case", validate, "us",
                detail=f"{stages}, the rest {rest:.1f} (comparison, results, batching, the workers' "
                       "transfers, the writer); each stage timed on its own in one process"),
-        Figure("floor", f"processor time per case for 0.8x on {cpus} usable CPUs, at most", budget, "us",
-               detail=f"bare {t_bare:.2f} s / 0.8 x {cpus} CPUs / {n} cases, every CPU busy throughout"),
+        Figure("floor", f"processor time per case for 0.8x on {cpus} CPUs, at most", budget, "us",
+               detail=f"bare {t_bare:.2f} s / 0.8 x {cpus} CPUs / {n} cases, every one busy throughout: "
+                      f"{workers} worker process(es) and this one, of the {usable_cores()} it may use"),
     ]
 
 
