@@ -44,13 +44,17 @@ def path_argument(value: object, name: str, valid: str, error: type[OrtLayoutsEr
     return Path(value)
 
 
+# names that start with a "u" said "you": numpy's unsigned types, UserDict, UnicodeError, uuid
+_SAID_WITH_YOU = ("uint", "ulong", "ushort", "ubyte", "ufunc", "uuid", "user", "uni")
+
+
 def a_type(value: object) -> str:
     """The type of ``value`` with its article, as the name is said: "a str", "an int", "a
     NoneType", "a uint32" ("you-int"), "an ndarray" ("en-dee")."""
     name = type(value).__name__
     lower = name.lower()
     said_with_a_vowel = lower.startswith("nd") or (
-        lower[:1] in "aeiou" and not lower.startswith(("uint", "ufunc", "uuid")))
+        lower[:1] in "aeiou" and not lower.startswith(_SAID_WITH_YOU))
     return f"{'an' if said_with_a_vowel else 'a'} {name}"
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 import pytest
 
@@ -11,7 +13,8 @@ from ort_layouts._errors import a_type
 @pytest.mark.parametrize(("value", "said"), [
     ("x", "a str"), (1, "an int"), (None, "a NoneType"), ([], "a list"), (np.zeros(1), "an ndarray"),
     (np.uint32(1), "a uint32"), (np.uint8(1), "a uint8"), (np.int64(1), "an int64"), (1.5, "a float"),
-    (object(), "an object"),
+    (object(), "an object"), (np.ulonglong(1), "a ulonglong"), (np.ushort(1), "a ushort"),
+    (collections.UserDict(), "a UserDict"),
 ])
 def test_a_type_puts_the_article_the_name_is_said_with(value: object, said: str) -> None:
     assert a_type(value) == said
