@@ -120,17 +120,17 @@ BAD: dict[str, tuple[list[str], str]] = {
     "validate-dtypes-trailing-comma": (["validate", *SMALL[:4], "--dtypes", "float32,"], "'float32,'"),
     "validate-ops-empty-item": ([*V, "--ops", "Transpose,,Pad"], "'Transpose,,Pad'"),
     # a list option given twice ran its last value alone; --report twice wrote the last
-    "validate-ops-twice": (["validate", "--provider", "cpu", "--ops", "Transpose", "--ops", "Pad"],
+    "validate-ops-twice": ([*V, "--ops", "Transpose", "--ops", "Pad"],
                            "argument --ops: given twice (Transpose, then Pad); valid: once, comma-separated "
                            "(--ops Transpose,Pad)"),
-    "validate-ranks-twice": (["validate", "--provider", "cpu", "--ranks", "1", "--ranks", "2-3"],
+    "validate-ranks-twice": ([*V, "--ranks", "1", "--ranks", "2-3"],
                              "argument --ranks: given twice (1, then 2,3); valid: once, comma-separated "
                              "(--ranks 1,2,3)"),
-    "validate-dtypes-twice": (["validate", "--provider", "cpu", "--dtypes", "int8", "--dtypes", "int8"],
+    "validate-dtypes-twice": ([*V, "--dtypes", "int8", "--dtypes", "int8"],
                               "argument --dtypes: given twice (int8, then int8)"),
-    "validate-values-twice": (["validate", "--provider", "cpu", "--values", "iota", "--values", "random"],
+    "validate-values-twice": ([*V, "--values", "iota", "--values", "random"],
                               "argument --values: given twice (iota, then random)"),
-    "validate-report-twice": (["validate", "--provider", "cpu", "--report", "a", "--report", "b"],
+    "validate-report-twice": ([*V, "--report", "a", "--report", "b"],
                               "argument --report: given twice (a, then b); valid: once"),
     "export-ops-twice": (["export", "--ops", "Transpose", "--ops", "Pad", "--out", "e"],
                          "argument --ops: given twice (Transpose, then Pad)"),
