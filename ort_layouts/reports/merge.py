@@ -165,6 +165,8 @@ class Change:
         version, status: the first release with the new status.
         diagnosis: what that release's result says (its failure text, or "" when it passed).
         before_diagnosis: what the release before said (its failure text, or "" when it passed).
+        line: the provider, device and machine whose releases changed ("" where the merged
+            releases ran on one only; :meth:`Matrix.bisect`).
     """
 
     case_id: str
@@ -174,12 +176,18 @@ class Change:
     status: str
     diagnosis: str
     before_diagnosis: str = ""
+    line: str = ""
 
     def __str__(self) -> str:
         why = f": {self.diagnosis}" if self.diagnosis else ""
         was = f" (was: {_shorten(self.before_diagnosis, 200)})" if self.before_diagnosis and not why else ""
         return (f"{self.case_id}: {self.before_status} on DirectML {self.before_version}, "
-                f"{self.status} from {self.version}{why}{was}")
+                f"{self.status} from {self.version}{_on_line(self.line)}{why}{was}")
+
+
+def _on_line(line: str) -> str:
+    """" on LINE" for a change of one of several lines of releases (:attr:`Change.line`)."""
+    return f" on {line}" if line else ""
 
 
 def _cases(n: int) -> str:
@@ -200,6 +208,7 @@ class ChangeGroup:
         case_ids: the cases, in the matrix's order.
         dtypes: their data types, in first-seen order.
         diagnosis, before_diagnosis: the first case's (:class:`Change`).
+        line: as in :class:`Change`.
     """
 
     op: str
@@ -212,14 +221,15 @@ class ChangeGroup:
     dtypes: tuple[str, ...]
     diagnosis: str
     before_diagnosis: str
+    line: str = ""
 
     def __str__(self) -> str:
         why = (f": {_shorten(self.diagnosis)}" if self.diagnosis
                else f" (was: {_shorten(self.before_diagnosis)})" if self.before_diagnosis else "")
         mode = f" mode {self.mode}" if self.mode else ""
         return (f"{self.op}{mode} ({_cases(len(self.case_ids))}; {', '.join(self.dtypes)}): "
-                f"{self.before_status} on DirectML {self.before_version}, {self.status} from {self.version}; "
-                f"e.g. {self.case_ids[0]}{why}")
+                f"{self.before_status} on DirectML {self.before_version}, {self.status} from {self.version}"
+                f"{_on_line(self.line)}; e.g. {self.case_ids[0]}{why}")
 
 
 def _shorten(text: str, limit: int = 300) -> str:
@@ -345,54 +355,69 @@ class Matrix:
                 counts[_UNSUPPORTED_OK] += 1
         return counts
 
-    def bisect(self) -> tuple[Change, ...]:
-        """For each case whose status changes along the DirectML releases of the columns (those
-        with a ``directml_version``, oldest first; a release run twice counts once, first
-        column wins), each change: the first release with the new status and its diagnosis."""
-        order: dict[str, int] = {}
+    def release_lines(self) -> dict[str, dict[str, int]]:
+        """The DirectML releases of each line of columns that ran them: one provider on one
+        device (and driver) on one machine, the only columns whose releases compare. By line
+        (its device and machine, "" where one line holds all the releases merged), each
+        release the line ran to its first column; lines of fewer than two releases are left
+        out."""
+        lines: dict[tuple[str, str, str, str], dict[str, int]] = {}
         for i, c in enumerate(self.columns):
-            if c.directml_version and c.directml_version not in order:
-                order[c.directml_version] = i
-        releases = sorted(order, key=_version_key)
+            if c.directml_version:
+                line = lines.setdefault((c.provider, c.device, c.driver, c.hostname), {})
+                line.setdefault(c.directml_version, i)
+        kept = {key: order for key, order in lines.items() if len(order) > 1}
+        if len(kept) == 1:
+            return {"": next(iter(kept.values()))}
+        return {" on ".join(p for p in (device or "?", driver, hostname) if p) + f" ({provider})": order
+                for (provider, device, driver, hostname), order in kept.items()}
+
+    def bisect(self) -> tuple[Change, ...]:
+        """For each case whose status changes along the DirectML releases one line of columns
+        ran (:meth:`release_lines`: one provider, device and machine; oldest release first; a
+        release run twice there counts once, first column wins), each change: the first
+        release with the new status and its diagnosis. Columns of other devices or machines are
+        never compared: a difference between devices is no change between releases."""
         out: list[Change] = []
-        if len(releases) < 2:
-            return ()
-        for case in self.cases:
-            row = self.results[case.id]
-            seen = [(v, row[order[v]]) for v in releases if row[order[v]] is not None]
-            for (v0, r0), (v1, r1) in itertools.pairwise(seen):
-                assert r0 is not None and r1 is not None
-                if r0.status is not r1.status:
-                    diagnosis = "" if r1.status is Status.PASS else " ".join(failure_text(r1).split())
-                    before = "" if r0.status is Status.PASS else " ".join(failure_text(r0).split())
-                    out.append(Change(case.id, v0, _SHORT[r0.status], v1, _SHORT[r1.status], diagnosis,
-                                      before))
+        for line, order in self.release_lines().items():
+            releases = sorted(order, key=_version_key)
+            for case in self.cases:
+                row = self.results[case.id]
+                seen = [(v, row[order[v]]) for v in releases if row[order[v]] is not None]
+                for (v0, r0), (v1, r1) in itertools.pairwise(seen):
+                    assert r0 is not None and r1 is not None
+                    if r0.status is not r1.status:
+                        diagnosis = "" if r1.status is Status.PASS else " ".join(failure_text(r1).split())
+                        before = "" if r0.status is Status.PASS else " ".join(failure_text(r0).split())
+                        out.append(Change(case.id, v0, _SHORT[r0.status], v1, _SHORT[r1.status], diagnosis,
+                                          before, line))
         return tuple(out)
 
     def bisect_groups(self) -> tuple[ChangeGroup, ...]:
         """:meth:`bisect`'s changes grouped by op and mode and by the change (the two releases
         and the two statuses), in the order of their first case."""
         cases = {c.id: c for c in self.cases}
-        groups: dict[tuple[str, str, str, str, str, str], list[Change]] = {}
+        groups: dict[tuple[str, str, str, str, str, str, str], list[Change]] = {}
         for change in self.bisect():
             case = cases[change.case_id]
             key = (case.op, case.mode, change.before_version, change.before_status, change.version,
-                   change.status)
+                   change.status, change.line)
             groups.setdefault(key, []).append(change)
         return tuple(
             ChangeGroup(op, mode, v0, s0, v1, s1, tuple(c.case_id for c in changes),
                         tuple(dict.fromkeys(cases[c.case_id].data_type.name.lower() for c in changes)),
-                        changes[0].diagnosis, changes[0].before_diagnosis)
-            for (op, mode, v0, s0, v1, s1), changes in groups.items())
+                        changes[0].diagnosis, changes[0].before_diagnosis, line)
+            for (op, mode, v0, s0, v1, s1, line), changes in groups.items())
 
     def bisect_lines(self, *, cases: int = 50) -> list[str]:
         """The bisect summary as text: a head line, one line per :class:`ChangeGroup`, then up to
         ``cases`` changes one by one ("no difference found" when nothing changed); [] unless
-        two DirectML releases or more are merged."""
-        if sum(1 for c in self.columns if c.directml_version) < 2:
+        two DirectML releases or more ran on one line of columns (:meth:`release_lines`)."""
+        ran = self.release_lines()
+        if not ran:
             return []
         changes = self.bisect()
-        releases = sorted({c.directml_version for c in self.columns if c.directml_version}, key=_version_key)
+        releases = sorted({v for order in ran.values() for v in order}, key=_version_key)
         lines = [f"bisect over DirectML releases: {len(changes)} change{'' if len(changes) == 1 else 's'}"
                  + ("" if changes else " (no difference found)") + f" across {', '.join(releases)}"]
         lines += [f"  {g}" for g in self.bisect_groups()]
@@ -500,7 +525,7 @@ class Matrix:
                             f'{"".join(cells)}</tr>')
             body.append("</table>")
         body.append("</section>")
-        if sum(1 for c in self.columns if c.directml_version) > 1:
+        if self.release_lines():
             changes = self.bisect()
             body.append(f'<section id="bisect"><h2>Changes between DirectML releases ({len(changes)})</h2>')
             groups = self.bisect_groups()

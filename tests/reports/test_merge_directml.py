@@ -154,3 +154,40 @@ def test_the_matrix_keeps_each_release_s_recovered_descriptor() -> None:
     old, new = row["results"]
     assert old["recovered"] == recovered
     assert "recovered" not in new
+
+
+def _on(version: str, device: str, *results: CaseResult) -> Report:
+    return Report({**_meta(version), "device": device}, tuple(results))
+
+
+def test_bisect_never_compares_one_device_with_another() -> None:
+    # GPU A passes the Pad on both releases, GPU B fails it on both: no release changed anything
+    # (the first column of 1.13.1 is GPU A's and the first of 1.15.4 GPU B's)
+    fail = _error(P, "run failed: zeros")
+    matrix = merge_reports([_on("1.13.1", "GPU A", _ok(P)), _on("1.13.1", "GPU B", fail),
+                            _on("1.15.4", "GPU B", fail), _on("1.15.4", "GPU A", _ok(P))])
+    assert matrix.bisect() == ()
+    assert "bisect over DirectML releases: 0 changes (no difference found)" in matrix.text_table()
+
+
+def test_bisect_names_the_line_of_each_change_where_several_ran_the_releases() -> None:
+    # GPU B breaks the Pad from 1.15.4; GPU A does not change
+    matrix = merge_reports([_on("1.13.1", "GPU A", _ok(P)), _on("1.13.1", "GPU B", _ok(P)),
+                            _on("1.15.4", "GPU B", _error(P, "run failed: zeros")),
+                            _on("1.15.4", "GPU A", _ok(P))])
+    (change,) = matrix.bisect()
+    assert (change.before_version, change.version, change.status) == ("1.13.1", "1.15.4", "ERROR")
+    assert change.line == f"GPU B on h ({DML})"
+    assert str(change).startswith(f"{P.id}: ok on DirectML 1.13.1, ERROR from 1.15.4 on GPU B on h ({DML}): ")
+    (group,) = matrix.bisect_groups()
+    assert group.line == change.line and f"from 1.15.4 on GPU B on h ({DML}); e.g." in str(group)
+
+
+def test_one_release_on_several_devices_has_no_bisect(tmp_path: Path) -> None:
+    # the devices differ, but no line ran two releases: nothing to bisect, and no "no difference found"
+    matrix = merge_reports([_on("1.15.4", "GPU A", _ok(P)),
+                            _on("1.15.4", "GPU B", _error(P, "run failed: z"))])
+    assert matrix.release_lines() == {}
+    assert "bisect" not in matrix.text_table()
+    paths = write_matrix(matrix, tmp_path / "m")
+    assert 'id="bisect"' not in paths["html"].read_text()
