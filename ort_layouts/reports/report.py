@@ -805,7 +805,9 @@ def load_report(path: str | os.PathLike[str]) -> Report:
     """A report from a report directory, a ``report.json`` or a ``results.jsonl``.
 
     A directory is read from ``meta.json`` and ``results.jsonl`` when it has them (they are
-    never staler than ``report.json``), else from its ``report.json``.
+    never staler than ``report.json``), else from its ``report.json``: a directory of
+    ``results.jsonl`` and ``report.json`` without ``meta.json`` takes its meta from
+    ``report.json`` and its results from ``results.jsonl``.
 
     Raises:
         ReportError: ``path`` is no str or os.PathLike (None, an int), or holds no report.
@@ -815,9 +817,11 @@ def load_report(path: str | os.PathLike[str]) -> Report:
     if p.is_dir():
         results_path = p / RESULTS_FILE
         if results_path.is_file():
-            meta: dict[str, Any] = {}
+            meta: Mapping[str, Any] = {}
             if (p / META_FILE).is_file():
                 meta = read_meta(p / META_FILE)
+            elif (p / JSON_FILE).is_file():  # its run, provider, strict and versions: report.json's
+                meta = Report.from_dict(read_json(p / JSON_FILE), source=str(p / JSON_FILE)).meta
             return Report(meta, ordered_results(read_results(results_path), meta.get("planned")))
         if (p / JSON_FILE).is_file():
             return Report.from_dict(read_json(p / JSON_FILE), source=str(p / JSON_FILE))

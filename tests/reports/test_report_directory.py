@@ -508,6 +508,22 @@ def test_an_incomplete_report_reads_back_incomplete_from_its_report_json(tmp_pat
     assert (again.complete, again.planned_count) == (False, 5)
 
 
+def test_a_directory_without_its_meta_json_takes_the_meta_of_its_report_json(tmp_path: Path) -> None:
+    # a strict run stopped after two results, its meta.json lost: report.json says strict, the
+    # provider and the planned cases; results.jsonl the results
+    planned = [c.id for c in _cases()]
+    with ReportWriter(tmp_path, meta={**_meta(), "device": "GPU A", "strict": True}, planned=planned,
+                      strict=True) as w:
+        w.add(_results()[0])
+        w.add(_results()[2])
+        w.write_summaries(finished=True)
+    (tmp_path / META_FILE).unlink()
+    report = load_report(tmp_path)
+    assert (report.meta["provider"], report.meta["device"], report.strict) == (CPU, "GPU A", True)
+    assert (report.complete, report.planned_count, len(report.results)) == (False, 5, 2)
+    assert report.verdict(strict=report.strict) != "pass"
+
+
 @pytest.mark.parametrize("key, old, new", [
     ("device", "GPU A", "GPU B"), ("driver", "31.0.1", "32.0.2"),
     ("stack", {"directml_version": "1.13.1"}, {"directml_version": "1.15.4"}),
