@@ -185,6 +185,21 @@ class Change:
                 f"{self.status} from {self.version}{_on_line(self.line)}{why}{was}")
 
 
+def _line_of(column: Column) -> tuple[tuple[Any, ...], str]:
+    """What a column's DirectML release is compared along (:meth:`Matrix.release_lines`): its
+    provider, device (the release's number taken out of it: a worker run's device names it),
+    driver, machine and DirectML stack but the release's own fields (``directml_*``); and its
+    name."""
+    c = column
+    device = c.device.replace(c.directml_version, "") if c.directml_version else c.device
+    stack = tuple(sorted((k, str(v)) for k, v in c.stack.items() if not k.startswith("directml_")))
+    name = str(c.stack.get("adapter_name") or "") if c.stack else ""
+    if not name or (c.device and not c.device.startswith("DirectML ")):  # a device of its own name
+        name = c.device or "?"
+    return ((c.provider, device, c.driver, c.hostname, stack),
+            " on ".join(p for p in (name, c.driver, c.hostname) if p) + f" ({c.provider})")
+
+
 def _on_line(line: str) -> str:
     """" on LINE" for a change of one of several lines of releases (:attr:`Change.line`)."""
     return f" on {line}" if line else ""
@@ -357,20 +372,26 @@ class Matrix:
 
     def release_lines(self) -> dict[str, dict[str, int]]:
         """The DirectML releases of each line of columns that ran them: one provider on one
-        device (and driver) on one machine, the only columns whose releases compare. By line
-        (its device and machine, "" where one line holds all the releases merged), each
-        release the line ran to its first column; lines of fewer than two releases are left
-        out."""
-        lines: dict[tuple[str, str, str, str], dict[str, int]] = {}
+        device (and driver) on one machine, the only columns whose releases compare (a worker
+        run's device is its stack but the DirectML release: its adapter, D3D12, Wine and Vulkan
+        driver). By line (its device and machine, "" where one line holds all the releases
+        merged), each release the line ran to its first column; lines of fewer than two
+        releases are left out."""
+        lines: dict[tuple[Any, ...], dict[str, int]] = {}
+        names: dict[tuple[Any, ...], str] = {}
         for i, c in enumerate(self.columns):
             if c.directml_version:
-                line = lines.setdefault((c.provider, c.device, c.driver, c.hostname), {})
-                line.setdefault(c.directml_version, i)
+                key, name = _line_of(c)
+                lines.setdefault(key, {}).setdefault(c.directml_version, i)
+                names.setdefault(key, name)
         kept = {key: order for key, order in lines.items() if len(order) > 1}
         if len(kept) == 1:
             return {"": next(iter(kept.values()))}
-        return {" on ".join(p for p in (device or "?", driver, hostname) if p) + f" ({provider})": order
-                for (provider, device, driver, hostname), order in kept.items()}
+        out: dict[str, dict[str, int]] = {}
+        for key, order in kept.items():
+            name = names[key]
+            out[name if name not in out else f"{name} #{len(out) + 1}"] = order
+        return out
 
     def bisect(self) -> tuple[Change, ...]:
         """For each case whose status changes along the DirectML releases one line of columns
