@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import math
 import numbers
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -165,11 +166,12 @@ class CaseResult:
                                     "of integers >= 0, or None")
             object.__setattr__(self, "first_mismatch_index", tuple(
                 _checked_int("first_mismatch_index", i, none=False) for i in index))
-        if type(self.seconds) is not float:
-            if isinstance(self.seconds, bool) or not isinstance(self.seconds, numbers.Real):
-                raise ArgumentError(f"seconds {self.seconds!r:.60} is {a_type(self.seconds)}; valid: a "
+        seconds = self.seconds
+        if type(seconds) is not float or seconds - seconds != 0.0:  # (NaN and the infinities too)
+            if not _is_seconds(seconds):
+                raise ArgumentError(f"seconds {seconds!r:.60} is {a_type(seconds)}; valid: a finite "
                                     "number of seconds")
-            object.__setattr__(self, "seconds", float(self.seconds))
+            object.__setattr__(self, "seconds", float(seconds))
 
     def __bool__(self) -> bool:
         return self.status is Status.PASS
@@ -255,7 +257,17 @@ def _is_index(value: Any) -> bool:
 
 
 def _is_seconds(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, numbers.Real)
+    """A finite number (JSON's NaN and Infinity are no time, and a report of them no JSON)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int over a float's range
+        return False
+
+
+class _NoType:
+    """The type no value of a field is taken at once for: each is checked (seconds)."""
 
 
 # what each field of a result (but its case and status) must be where from_dict reads it: the
@@ -272,7 +284,7 @@ _FIELD_KINDS: dict[str, tuple[type, Callable[[Any], bool], str]] = {
     "input_offset_in_elements": _OFFSET, "output_offset_in_elements": _OFFSET,
     "expected_hex": _TEXT, "actual_hex": _TEXT, "diagnosis": _TEXT, "known_issue": _TEXT,
     "recovered": _OBJECT, "message": _TEXT, "descriptors": _OBJECT,
-    "seconds": (float, _is_seconds, "a number"),
+    "seconds": (_NoType, _is_seconds, "a finite number"),
 }
 if set(_FIELD_KINDS) != {f.name for f in dataclasses.fields(CaseResult)} - {"case", "status"}:
     raise ImportError("CaseResult.from_dict's field checks do not match CaseResult's fields")

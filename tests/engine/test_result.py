@@ -46,8 +46,11 @@ def test_pickling_and_the_dict_round_trip_are_unchanged() -> None:
 @pytest.mark.parametrize(("field", "value", "named"), [
     ("recovered", ["x"], "recovered is list ['x'], not a JSON object"),
     ("descriptors", "x", "descriptors is str 'x', not a JSON object"),
-    ("seconds", "x", "seconds is str 'x', not a number"),
-    ("seconds", True, "seconds is bool True, not a number"),
+    ("seconds", "x", "seconds is str 'x', not a finite number"),
+    ("seconds", True, "seconds is bool True, not a finite number"),
+    ("seconds", float("nan"), "seconds is float nan, not a finite number"),
+    ("seconds", float("inf"), "seconds is float inf, not a finite number"),
+    ("seconds", 10 ** 400, "seconds is int 1000000"),
     ("message", None, "message is NoneType None, not a string"),
     ("provider", 5, "provider is int 5, not a string"),
     ("element_count", "6", "element_count is str '6', not an integer"),
@@ -55,7 +58,8 @@ def test_pickling_and_the_dict_round_trip_are_unchanged() -> None:
     ("first_mismatch_index", {"a": 1}, "first_mismatch_index is dict {'a': 1}, not a list of integers"),
     ("first_mismatch_index", [0, "1"], "first_mismatch_index is list [0, '1'], not a list of integers"),
     ("input_offset", "3", "input_offset_in_elements is str '3', not an integer or null"),
-], ids=["recovered-list", "descriptors-str", "seconds-str", "seconds-bool", "message-null", "provider-int",
+], ids=["recovered-list", "descriptors-str", "seconds-str", "seconds-bool", "seconds-nan", "seconds-inf",
+        "seconds-over-a-float", "message-null", "provider-int",
         "count-str", "count-float", "index-dict", "index-str-item", "old-offset-str"])
 def test_a_field_of_another_kind_is_a_value_error_naming_it(field: str, value: object, named: str) -> None:
     """A damaged line of results.jsonl (valid JSON, a field of another kind) is refused where it
@@ -64,6 +68,12 @@ def test_a_field_of_another_kind_is_a_value_error_naming_it(field: str, value: o
     data[field] = value
     with pytest.raises(ValueError, match=re.escape(named)):
         CaseResult.from_dict(data)
+
+
+@pytest.mark.parametrize("seconds", [float("nan"), float("-inf"), 10 ** 400, "1"])
+def test_seconds_that_are_no_finite_number_are_refused_naming_them(seconds: object) -> None:
+    with pytest.raises(ArgumentError, match=r"valid: a finite number of seconds"):
+        CaseResult(CASE, Status.PASS, "CPUExecutionProvider", seconds=seconds)  # type: ignore[arg-type]
 
 
 def test_the_kinds_a_field_may_have_read_back() -> None:
@@ -109,5 +119,5 @@ def test_numpy_integers_are_taken_as_ints_and_bad_counts_are_refused() -> None:
         assert str(raised.value) == f"{field} {shown!r} is not valid; valid: {valid}"
     with pytest.raises(ArgumentError, match=r"^first_mismatch_index '10' is a str; valid: a tuple of "):
         CaseResult(CASE, Status.PASS, "cpu", first_mismatch_index="10")  # type: ignore[arg-type]
-    with pytest.raises(ArgumentError, match=r"^seconds '1' is a str; valid: a number of seconds$"):
+    with pytest.raises(ArgumentError, match=r"^seconds '1' is a str; valid: a finite number of seconds$"):
         CaseResult(CASE, Status.PASS, "cpu", seconds="1")  # type: ignore[arg-type]

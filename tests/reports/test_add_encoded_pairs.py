@@ -28,7 +28,7 @@ def _results() -> list[CaseResult]:
     a, b, c = CASES
     return [CaseResult(a, Status.PASS, CPU, element_count=6, descriptors={"operator": "X"}, seconds=0.25),
             CaseResult(b, Status.MISMATCH, CPU, element_count=6, mismatch_count=2,
-                       first_mismatch_index=(0, 1), seconds=float("nan")),
+                       first_mismatch_index=(0, 1), seconds=0.0),
             CaseResult(c, Status.ERROR, CPU, message="boom")]
 
 

@@ -51,8 +51,10 @@ def _damage_line(path: Path, number: int, **fields: Any) -> None:
     ({"recovered": ["x"]}, "recovered is list ['x'], not a JSON object"),
     ({"status": "mismatch", "mismatch_count": 1, "descriptors": "x"},
      "descriptors is str 'x', not a JSON object"),
-    ({"seconds": "x"}, "seconds is str 'x', not a number"),
-], ids=["recovered-list", "descriptors-str", "seconds-str"])
+    ({"seconds": "x"}, "seconds is str 'x', not a finite number"),
+    ({"seconds": float("nan")}, "seconds is float nan, not a finite number"),  # written NaN
+    ({"seconds": float("inf")}, "seconds is float inf, not a finite number"),  # written Infinity
+], ids=["recovered-list", "descriptors-str", "seconds-str", "seconds-nan", "seconds-infinity"])
 def test_a_line_with_a_field_of_another_kind_is_a_damaged_line(
         tmp_path: Path, fields: dict[str, Any], named: str) -> None:
     from ort_layouts.reports.report import read_results
