@@ -18,6 +18,7 @@ case; one line on stderr, nothing written); 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import codecs
 import contextlib
 import dataclasses
 import functools
@@ -1928,13 +1929,34 @@ def parse_command_line(argv: Sequence[str]) -> argparse.Namespace:
     return build_parser().parse_args(_join_negative_values(list(argv)))
 
 
+def _escaped_or_replaced(error: UnicodeError) -> tuple[str | bytes, int]:
+    """A stream's error handler: surrogateescape's bytes where it has them (a file name's bytes
+    that are not UTF-8, written back as they were), else backslashreplace's escapes (a lone
+    surrogate of a label, ``\\ud800``)."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    try:
+        return codecs.lookup_error("surrogateescape")(error)
+    except UnicodeError:
+        return codecs.lookup_error("backslashreplace")(error)
+
+
+_ESCAPED_OR_REPLACED = "ort_layouts.escaped_or_replaced"
+codecs.register_error(_ESCAPED_OR_REPLACED, _escaped_or_replaced)
+
+
 def _printable_streams() -> None:
     """Standard output and error write what they cannot encode as escapes (``\\udcff``) instead
     of failing: a path or name that is not UTF-8 (decoded with surrogateescape) must not turn
-    a finished run into an error at its last line. Python's standard error already does so."""
+    a finished run into an error at its last line. Python's standard error already does so. A
+    stream that writes surrogateescape's bytes (under the C or C.UTF-8 locale) keeps writing
+    them, and escapes what they are not (a lone surrogate, ``\\ud800``)."""
     for stream in (sys.stdout, sys.stderr):
-        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
-            stream.reconfigure(errors="backslashreplace")
+        if isinstance(stream, io.TextIOWrapper):
+            if stream.errors == "strict":
+                stream.reconfigure(errors="backslashreplace")
+            elif stream.errors == "surrogateescape":
+                stream.reconfigure(errors=_ESCAPED_OR_REPLACED)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -592,6 +592,44 @@ def test_a_report_directory_that_is_not_utf_8_is_printed_escaped_under_a_strict_
     assert b"reports: " + os.fsencode(str(tmp_path)) + b"/r-\\udcff/report.html" in proc.stdout
 
 
+def test_a_lone_surrogate_in_a_label_is_printed_escaped_under_a_surrogateescape_stdout(
+        tmp_path: Path) -> None:
+    """Under the C or C.UTF-8 locale Python's standard output writes surrogateescape's bytes and
+    fails on a lone surrogate that is not one (a device named ``\\ud800`` in a report's meta):
+    merge prints it escaped and writes its matrix."""
+    from ort_layouts.engine.result import CaseResult, Status
+    from ort_layouts.operators.case import Case
+    from ort_layouts.reports.writer import ReportWriter
+
+    case = Case("Transpose", "float32", (2, 3), perm=(1, 0))
+    report = os.fsdecode(os.fsencode(str(tmp_path)) + b"/r-\xff")
+    try:
+        with ReportWriter(report, meta={"provider": "CPUExecutionProvider", "device": "GPU \ud800",
+                                        "selection": {}}, planned=[case.id]) as w:
+            w.add(CaseResult(case, Status.PASS, "CPUExecutionProvider", device="GPU \ud800"))
+    except (OSError, UnicodeError):
+        pytest.skip("this file system takes only UTF-8 names")
+    proc = subprocess.run([sys.executable, "-m", "ort_layouts", "merge", os.fsencode(report), "--out",
+                           str(tmp_path / "m")], capture_output=True, timeout=120,
+                          env={**_env(), "PYTHONIOENCODING": "utf-8:surrogateescape"})
+    assert proc.returncode == 0, proc.stderr
+    assert b"GPU \\ud800" in proc.stdout
+    assert (tmp_path / "m" / "matrix.json").is_file()
+
+
+def test_a_surrogateescape_stdout_keeps_a_file_name_s_bytes_and_escapes_a_lone_surrogate(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from ort_layouts.frontends.cli import _printable_streams
+
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape")
+    monkeypatch.setattr(sys, "stdout", stream)
+    _printable_streams()
+    stream.write(os.fsdecode(b"r-\xff") + " GPU \ud800 \udcff\ud801x\n")
+    stream.flush()
+    assert raw.getvalue() == b"r-\xff GPU \\ud800 \\udcff\\ud801x\n"
+
+
 @needs_engine
 def test_a_model_whose_path_is_not_utf_8_is_validated_into_utf_8_reports(tmp_path: Path) -> None:
     """A file name that is not UTF-8 reaches Python as lone surrogates (surrogateescape): the
