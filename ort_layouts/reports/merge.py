@@ -53,6 +53,7 @@ from ort_layouts.reports.report import (
     Report,
     atomic_write_text,
     atomic_write_texts,
+    checked_bool,
     failure_text,
     foreign_result,
     is_failure,
@@ -758,6 +759,9 @@ def _read_shard(directory: Path) -> _Shard:
     match = re.fullmatch(r"(\d+)/(\d+)", shard)
     if match is None:
         raise ReportError(f"{str(directory)!r} is not a shard's report (its selection has no shard K/N)")
+    if not 1 <= int(match.group(1)) <= int(match.group(2)):
+        raise ReportError(f"{str(meta_path)!r} names shard {shard!r}, which no run makes; valid: K/N "
+                          "with 1 <= K <= N")
     planned = meta.get("planned")
     if not isinstance(planned, list):
         raise ReportError(f"{str(directory / META_FILE)!r} lists no planned cases")
@@ -909,11 +913,13 @@ def merge_shards(
             of a case its shard did not plan (another shard's, or none's), or an
             ``out`` in use or holding a report of another selection; ``sources`` given as one
             str or no iterable (:func:`find_shards`), an ``out`` that is no path (None).
-        ArgumentError: ``command`` is neither None nor a str.
+        ArgumentError: ``command`` is neither None nor a str, or ``force`` not a bool: nothing
+            is read or written.
     """
     if command is not None and not isinstance(command, str):
         raise ArgumentError(f"command {command!r:.60} is {a_type(command)}, not a str; valid: the merge's "
                             "command line, e.g. 'ort-layouts merge --shards reports', or None")
+    checked_bool(force, "force")
     path_argument(out, "out", "the merged report's directory (a str or os.PathLike)", ReportError)
     directories = find_shards(sources)
     if command is None:

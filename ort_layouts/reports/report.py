@@ -578,11 +578,21 @@ def checked_strict(strict: object, *, none: bool = False) -> None:
     Raises:
         ArgumentError: naming the value and what is valid.
     """
-    if type(strict) is not bool and not (none and strict is None):
-        kind = type(strict)
-        what = a_type(strict) if kind.__module__ == "builtins" else f"a {kind.__module__}.{kind.__qualname__}"
-        valid = "True or False" + (", or None (as the report's meta says)" if none else "")
-        raise ArgumentError(f"strict {strict!r:.60} is {what}, not a bool; valid: {valid}")
+    checked_bool(strict, "strict", none="as the report's meta says" if none else "")
+
+
+def checked_bool(value: object, name: str, *, none: str = "") -> None:
+    """Refuse a flag ``name`` that is not a bool (None too, unless ``none`` says what None
+    means): a str "no" is true, and must not replace a report, say.
+
+    Raises:
+        ArgumentError: naming the value and what is valid.
+    """
+    if type(value) is not bool and not (none and value is None):
+        kind = type(value)
+        what = a_type(value) if kind.__module__ == "builtins" else f"a {kind.__module__}.{kind.__qualname__}"
+        valid = "True or False" + (f", or None ({none})" if none else "")
+        raise ArgumentError(f"{name} {value!r:.60} is {what}, not a bool; valid: {valid}")
 
 
 def _totals_fields(totals: Totals, *, strict: bool) -> dict[str, Any]:

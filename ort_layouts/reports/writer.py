@@ -65,6 +65,7 @@ from ort_layouts.reports.report import (
     Totals,
     atomic_write_text,
     atomic_write_texts,
+    checked_bool,
     checked_field,
     checked_meta,
     checked_strict,
@@ -601,6 +602,8 @@ class ReportWriter:
             raise ArgumentError(f"interval_s {interval_s!r} is not a number of seconds >= 0; valid: e.g. "
                                 "30.0 (0: after every result; inf: only when the run starts and ends)")
         checked_strict(strict)
+        checked_bool(resume, "resume")
+        checked_bool(force, "force")
         self.strict = strict
         self.interval_s = interval_s
         self._results: list[CaseResult] = []  # as they arrived

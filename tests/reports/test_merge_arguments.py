@@ -47,6 +47,15 @@ def test_merge_shards_refuses_an_out_that_is_no_path(tmp_path: Path) -> None:
                                "(a str or os.PathLike)")
 
 
+def test_merge_shards_refuses_a_force_that_is_no_bool_before_reading_anything(tmp_path: Path) -> None:
+    """force="no" is true: it replaced a report of another selection in out."""
+    (tmp_path / "out").mkdir()
+    with pytest.raises(ol.ArgumentError) as info:
+        ol.merge_shards([tmp_path / "missing"], tmp_path / "out", force="no")  # type: ignore[arg-type]
+    assert str(info.value) == "force 'no' is a str, not a bool; valid: True or False"
+    assert list((tmp_path / "out").iterdir()) == []
+
+
 def test_find_shards_refuses_an_item_that_is_no_path() -> None:
     with pytest.raises(ReportError, match=r"^sources\[1\] 5 is an int, not a path; valid: a shard's report"):
         find_shards(["a", 5])  # type: ignore[list-item]

@@ -608,6 +608,23 @@ def test_a_report_that_is_not_a_file_or_a_directory_is_named_so(capsys: Cap) -> 
         "directory, a report.json or a results.jsonl"]
 
 
+@pytest.mark.parametrize("shard", ["1/0", "0/2", "3/2"])
+def test_a_shard_that_no_run_makes_is_a_one_line_error_of_merge_shards(tmp_path: Path, shard: str,
+                                                                       capsys: Cap) -> None:
+    results = _results()
+    ids = [r.case.id for r in results]
+    _write_shard(tmp_path, 1, 2, ids[0::2], results[0::2])
+    _write_shard(tmp_path, 2, 2, ids[1::2], results[1::2])
+    meta_path = tmp_path / "shard-1-of-2" / META_FILE
+    meta = json.loads(meta_path.read_text())
+    meta["selection"]["shard"] = shard
+    meta_path.write_text(json.dumps(meta))
+    assert main(["merge", "--shards", str(tmp_path), "--out", str(tmp_path / "merged")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"ort-layouts: error: {str(meta_path)!r} names shard {shard!r}, which no run makes; "
+                   "valid: K/N with 1 <= K <= N"]
+
+
 @pytest.mark.parametrize(("key", "value"), [("environment", "vm"), ("selection", "x")])
 def test_a_shard_whose_meta_is_damaged_is_a_one_line_error_of_merge_shards(
         tmp_path: Path, key: str, value: str, capsys: Cap) -> None:

@@ -50,6 +50,8 @@ def _writer(directory: Any = "d", **options: Any) -> Callable[[], object]:
     (_writer(interval_s="30"), ArgumentError, "interval_s '30' is not a number of seconds >= 0"),
     (_writer(interval_s=True), ArgumentError, "interval_s True is not a number of seconds >= 0"),
     (_writer(directory="afile"), ReportError, "report directory 'afile' is a file; valid: a directory"),
+    (_writer(force="no"), ArgumentError, "force 'no' is a str, not a bool; valid: True or False"),
+    (_writer(resume=1), ArgumentError, "resume 1 is an int, not a bool; valid: True or False"),
     (lambda: write_report(Report({}, ()), ""), ReportError, "report directory '' is empty"),
     (lambda: write_report(Report({}, ()), "afile"), ReportError,
      "report directory 'afile' is a file; valid: a directory"),
@@ -57,7 +59,8 @@ def _writer(directory: Any = "d", **options: Any) -> Callable[[], object]:
      "report None is a NoneType, not a Report; valid: a Report"),
     (lambda: write_report("r1", "d"), ArgumentError, "report 'r1' is a str, not a Report"),  # type: ignore[arg-type]
 ], ids=["writer-empty-dir", "writer-int-dir", "meta-none", "selection-str", "planned-str", "planned-ints",
-        "interval-negative", "interval-nan", "interval-str", "interval-bool", "writer-file",
+        "interval-negative", "interval-nan", "interval-str", "interval-bool", "writer-file", "force-str",
+        "resume-int",
         "write-empty-dir", "write-file", "report-none", "report-str"])
 def test_bad_arguments_are_refused_before_anything_is_written(
         cwd: Path, make: Callable[[], object], error: type[Exception], message: str) -> None:
