@@ -153,7 +153,25 @@ def _opset_problem(case: Case, opset: int) -> str:
     if case.axes is not None and opset < PAD_AXES_OPSET:
         return (f"Pad's axes input came with opset {PAD_AXES_OPSET}, and the opset is {opset}; valid: "
                 f"opset >= {PAD_AXES_OPSET}, or no axes")
+    if opset < PAD_INPUTS_OPSET and case.pad_value_hex:
+        value = _pad_value(case)
+        assert value is not None
+        held = _as_float_attribute(value)
+        if held.tobytes() != value.tobytes():
+            return (f"Pad's constant is a float attribute before opset {PAD_INPUTS_OPSET} (the opset is "
+                    f"{opset}), and pad_value_hex {case.pad_value_hex!r} ({case.data_type.name} "
+                    f"{value.item()!r}) does not survive it: it reads back as {held.tobytes().hex()!r}; "
+                    f"valid: a constant that a float32 holds exactly (no signalling NaN), or "
+                    f"opset >= {PAD_INPUTS_OPSET}")
     return ""
+
+
+def _as_float_attribute(value: np.ndarray) -> np.ndarray:
+    """``value`` as a Pad before opset 11 holds it: a Python float (:meth:`Pad.add_node`) in an
+    ONNX float attribute, which the EPs read as a float32 (``DmlOperatorPadding.cpp``:
+    ``GetOptionalAttribute<float>``) and cast to the tensor's type; its bytes in that type."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.asarray(np.float32(float(value))).astype(value.dtype)
 
 
 class Pad(Operator):

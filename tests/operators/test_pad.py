@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ort_layouts._errors import ShapeError
+from ort_layouts._errors import ModelError, ShapeError
+from ort_layouts.engine.graphs import build_model
 from ort_layouts.engine.result import Status
 from ort_layouts.engine.runner import run_cases
 from ort_layouts.operators.case import Case
@@ -110,3 +111,29 @@ def test_a_rank_0_pad_is_refused_when_the_case_is_made() -> None:
     with pytest.raises(ShapeError, match=r"a rank-0 Pad is not defined .*valid: an input of rank >= 1"):
         Case("Pad", "float32", (), pads=())
     assert Case("Pad", "float32", (1,), pads=(0, 0)).rank == 1
+
+
+@pytest.mark.parametrize(("dtype", "value_hex", "back_hex"), [
+    ("float64", "9a9999999999b93f", "000000a09999b93f"),  # 0.1: a float32 holds 0.100000001490116...
+    ("float32", "0100807f", "0100c07f"),  # a signalling NaN: a float conversion quiets it
+], ids=["float64-0.1", "float32-signalling-nan"])
+def test_a_constant_a_float_attribute_cannot_hold_is_refused_before_opset_11(
+        dtype: str, value_hex: str, back_hex: str) -> None:
+    """Before Pad-11 the constant is the float attribute ``value``: ONNX Runtime (CPU and DML
+    EPs) and ONNX's reference pad with its float32, not the case's exact bytes."""
+    with pytest.raises(ShapeError, match=rf"pad_value_hex '{value_hex}' .* reads back as '{back_hex}'; "
+                                         r"valid: a constant that a float32 holds exactly"):
+        Case("Pad", dtype, (3, 4), pads=(1, 1, 1, 1), pad_value_hex=value_hex, opset=10)
+    case = Case("Pad", dtype, (3, 4), pads=(1, 1, 1, 1), pad_value_hex=value_hex)  # taken at opset 11+
+    with pytest.raises(ModelError, match="a float attribute before opset 11"):
+        build_model([case], opset=10)
+
+
+def test_a_constant_a_float32_holds_is_padded_bit_for_bit_before_opset_11() -> None:
+    half = "000000000000e03f"  # 0.5
+    case = Case("Pad", "float64", (3, 4), pads=(1, 1, 1, 1), pad_value_hex=half, opset=10)
+    (result,) = run_cases([case], provider="cpu")
+    assert result.status is Status.PASS, result.message
+    model = build_model([case], opset=10)
+    (value,) = [a.f for a in model.graph.node[0].attribute if a.name == "value"]
+    assert value == 0.5
