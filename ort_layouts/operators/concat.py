@@ -113,6 +113,15 @@ def _check_axis_parts(case: Case, what: str) -> None:
                          "the axis")
 
 
+def _opset_problem(case: Case, opset: int) -> str:
+    """Why a Concat case cannot be a node at ``opset`` ("" when it can): a negative axis came
+    with Concat-11."""
+    if case.axis is not None and case.axis < 0 and opset < CONCAT_NEGATIVE_AXIS_OPSET:
+        return (f"a negative Concat axis needs opset >= {CONCAT_NEGATIVE_AXIS_OPSET}, got {opset}; valid: "
+                f"axis {case.axis + case.rank} (the same axis), or opset >= {CONCAT_NEGATIVE_AXIS_OPSET}")
+    return ""
+
+
 class Concat(Operator):
     op_types = ("Concat",)
     case_fields: ClassVar[Mapping[str, tuple[str, ...]]] = {"Concat": ("axis", "parts")}
@@ -128,6 +137,9 @@ class Concat(Operator):
         if case.parts is None:
             raise ShapeError("a Concat case needs parts (the inputs' sizes along the axis)")
         _check_axis_parts(case, "inputs' sizes")
+        problem = "" if case.opset is None else _opset_problem(case, case.opset)
+        if problem:
+            raise ShapeError(problem)
 
     def id_parts(self, case: Case) -> list[str]:
         return [f"axis{case.axis}".replace("-", "m"), "parts" + ".".join(map(str, case.parts or ()))]
@@ -172,10 +184,10 @@ class Concat(Operator):
     # ---- graphs ------------------------------------------------------------------------------
     def add_node(self, graph: onnx.GraphProto, index: int, case: Case, opset: int) -> None:
         """``Concat(x{i}, x{i}_1, ..., axis=axis)``; a negative axis from opset 11."""
+        problem = _opset_problem(case, opset)
+        if problem:
+            raise ModelError(f"case {case.id}: {problem}")
         axis = case.axis if case.axis is not None else 0
-        if axis < 0 and opset < CONCAT_NEGATIVE_AXIS_OPSET:
-            raise ModelError(f"case {case.id}: a negative Concat axis needs opset >= "
-                             f"{CONCAT_NEGATIVE_AXIS_OPSET}, got {opset}")
         inputs = [input_name(index, k) for k in range(len(case.parts or ()))]
         node = add_node(graph, "Concat", inputs, output_name(index), f"n{index}_{case.op}", case.id)
         attr = node.attribute.add()

@@ -133,6 +133,15 @@ def _parts(case: Case) -> tuple[int, ...]:
 
 
 
+
+def _opset_problem(case: Case, opset: int) -> str:
+    """Why a Split case cannot be a node at ``opset`` ("" when it can): a negative axis came
+    with Split-11."""
+    if case.axis is not None and case.axis < 0 and opset < SPLIT_NEGATIVE_AXIS_OPSET:
+        return (f"a negative Split axis needs opset >= {SPLIT_NEGATIVE_AXIS_OPSET}, got {opset}; valid: "
+                f"axis {case.axis + case.rank} (the same axis), or opset >= {SPLIT_NEGATIVE_AXIS_OPSET}")
+    return ""
+
 class Split(Operator):
     op_types = ("Split",)
     case_fields: ClassVar[Mapping[str, tuple[str, ...]]] = {"Split": ("axis", "parts", "num_outputs")}
@@ -149,6 +158,9 @@ class Split(Operator):
                              f"(valid: {-rank}..{rank - 1})")
         if (case.parts is None) == (case.num_outputs is None):
             raise ShapeError("a Split case needs parts (the split sizes) or num_outputs, one of the two")
+        problem = "" if case.opset is None else _opset_problem(case, case.opset)
+        if problem:
+            raise ShapeError(problem)
         dim = case.shape[_axis(case)]
         if case.parts is not None:
             split_sizes(dim, len(case.parts), case.parts)
@@ -204,9 +216,9 @@ class Split(Operator):
     def add_node(self, graph: onnx.GraphProto, index: int, case: Case, opset: int) -> None:
         """``Split(x{i}) -> y{i}, y{i}_1, ...``: ``split`` as an attribute before opset 13, as the
         input ``split{i}`` from 13; without parts, ``num_outputs`` from 18, an even split before."""
-        if case.axis is not None and case.axis < 0 and opset < SPLIT_NEGATIVE_AXIS_OPSET:
-            raise ModelError(f"case {case.id}: a negative Split axis needs opset >= "
-                             f"{SPLIT_NEGATIVE_AXIS_OPSET}, got {opset}")
+        problem = _opset_problem(case, opset)
+        if problem:
+            raise ModelError(f"case {case.id}: {problem}")
         parts = _parts(case)
         if case.parts is None and opset < SPLIT_NUM_OUTPUTS_OPSET and case.shape[_axis(case)] % len(parts):
             raise ModelError(f"case {case.id}: uneven chunks {list(parts)} need num_outputs (opset >= "

@@ -78,7 +78,10 @@ def test_a_node_older_than_its_operator_s_cases_makes_no_case_and_says_so(
     ("Unsqueeze", 10, {"axes": [-1]}, None),  # negative axes need opset 11
     ("Flatten", 10, {"axis": -1}, None),
     ("Pad", 18, {"mode": "wrap"}, [0, 1, 1, 0, 1, 1]),  # wrap needs opset 19
-], ids=["unsqueeze-negative-axes", "flatten-negative-axis", "pad-wrap"])
+    ("Concat", 9, {"axis": -1}, None),  # a negative axis needs opset 11
+    ("Split", 9, {"axis": -1}, None),
+], ids=["unsqueeze-negative-axes", "flatten-negative-axis", "pad-wrap", "concat-negative-axis",
+        "split-negative-axis"])
 def test_a_node_whose_case_its_operator_refuses_at_the_model_s_opset_makes_none(
         tmp_path: Path, op: str, opset: int, attrs: dict[str, Any], shape_input: list[int] | None) -> None:
     """The operator's check_case refuses the case at the model's opset (not at the run's): the

@@ -401,3 +401,10 @@ def test_join_to_cpp_names_the_onnx_inputs_its_input_tensors_are_when_an_empty_o
     assert "// InputTensors are ONNX inputs 0, 2 (the empty ones are not bound)\n" \
            "DML_TENSOR_DESC joinInputTensors[2] = {joinInput0Tensor, joinInput1Tensor};" in gap
     assert "are ONNX inputs" not in JoinOp.from_onnx("float32", [(2, 3), (2, 2)], 1).to_cpp()
+
+
+def test_a_negative_axis_at_an_opset_before_11_is_refused_when_the_case_is_made() -> None:
+    """Concat-4 takes only axis >= 0: the case was made, and failed later as an error."""
+    with pytest.raises(ShapeError, match=r"^a negative Concat axis needs opset >= 11, got 4; valid: axis 1 "):
+        Case("Concat", "float32", (2, 3), axis=-1, parts=(1, 2), opset=4)
+    assert Case("Concat", "float32", (2, 3), axis=1, parts=(1, 2), opset=4).axis == 1

@@ -222,8 +222,8 @@ def test_nodes_at_each_opset_match_the_onnx_reference(op: str, mode: str, opset:
 
 
 def test_crd_needs_opset_11() -> None:
-    with pytest.raises(ModelError, match="opset >= 11"):
-        build_model([Case("DepthToSpace", "float32", (1, 8, 2, 3), blocksize=2, mode="CRD", opset=10)])
+    with pytest.raises(ModelError, match="opset >= 11"):  # a case of no opset of its own, at the run's
+        build_model([Case("DepthToSpace", "float32", (1, 8, 2, 3), blocksize=2, mode="CRD")], opset=10)
 
 
 @pytest.fixture(scope="module")
@@ -360,3 +360,10 @@ def test_a_depth_to_space_of_an_invalid_mode_is_flagged_and_makes_no_case(mode: 
     assert node.dml_operator is None and node.to_case() is None and model_cases(model) == []
     (flag,) = node.flags
     assert flag.startswith(f"mode: DepthToSpace mode {mode!r} (opset 13) is not valid; valid: 'DCR' or 'CRD'")
+
+
+def test_a_crd_depth_to_space_at_an_opset_before_11_is_refused_when_the_case_is_made() -> None:
+    """DepthToSpace-1 has no mode (always DCR)."""
+    with pytest.raises(ShapeError, match=r"^DepthToSpace mode 'CRD' needs opset >= 11 .*got 10; valid: "):
+        Case("DepthToSpace", "float32", (1, 8, 2, 2), blocksize=2, mode="CRD", opset=10)
+    assert Case("DepthToSpace", "float32", (1, 8, 2, 2), blocksize=2, mode="DCR", opset=10).mode == "DCR"

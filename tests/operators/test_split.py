@@ -417,3 +417,9 @@ def test_empty_outputs_run_on_cpu() -> None:
     case = Case("Split", "float32", (6, 4), parts=(2, 0, 4), seed=2)
     (r,) = run_cases([case], provider="cpu")
     assert r.passed and r.element_count == 24 and r.descriptors == {}
+
+
+def test_a_negative_axis_at_an_opset_before_11_is_refused_when_the_case_is_made() -> None:
+    with pytest.raises(ShapeError, match=r"^a negative Split axis needs opset >= 11, got 2; valid: axis 1 "):
+        Case("Split", "float32", (2, 6), axis=-1, parts=(1, 5), opset=2)
+    assert Case("Split", "float32", (2, 6), axis=1, parts=(1, 5), opset=2).axis == 1
