@@ -19,7 +19,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from ort_layouts._errors import ShapeError
+from ort_layouts._errors import DescriptorError, NotExpressibleError, ShapeError
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.registry import operator_for_type
 from ort_layouts.operators.values import check_case, check_input
@@ -62,10 +62,18 @@ def dml_operator(case: Case) -> AnyDmlOperator:
 
     Raises:
         NotExpressibleError: DirectML cannot express the case (a Pad that crops, a Split with an
-            empty output, a rank-0 Transpose).
+            empty output, a rank-0 Transpose, an empty tensor, more than 8 dimensions), naming
+            why.
         ArgumentError: ``case`` is not a Case.
     """
-    return operator_for_type(check_case(case).op).dml_operator(case)
+    operator = operator_for_type(check_case(case).op)
+    try:
+        return operator.dml_operator(case)
+    except (DescriptorError, ShapeError) as e:  # a descriptor DirectML refuses: say why the EP cannot
+        reason = operator.inexpressible_reason(case)
+        if reason:
+            raise NotExpressibleError(reason) from e
+        raise
 
 
 def output_shape(case: Case) -> tuple[int, ...]:

@@ -58,3 +58,24 @@ def test_the_cases_own_input_in_either_byte_order_gives_numpys_transpose() -> No
     assert expected_output(CASE, x).tobytes() == want
     assert expected_output(CASE, x.astype(">f4")).tobytes() == want  # swapped bit for bit, not cast
     assert reference_output(CASE, x).tobytes() == want
+
+
+@pytest.mark.parametrize("case", [
+    Case("Transpose", "float32", (2, 0, 3), perm=(2, 0, 1)),
+    Case("Expand", "float32", (2, 1), target_shape=(2, 0)),
+    Case("Pad", "float32", (2, 0), pads=(1, 0, 1, 0)),
+    Case("DepthToSpace", "float32", (0, 8, 2, 2), blocksize=2),
+    Case("Reshape", "float32", (2, 0), target_shape=(0, -1)),
+    Case("Transpose", "float32", (1,) * 9, perm=tuple(range(9))),
+], ids=["transpose-empty", "expand-empty", "pad-empty", "depth-to-space-empty", "reshape-empty",
+        "transpose-rank-9"])
+def test_dml_operator_of_a_case_directml_cannot_express_is_a_not_expressible_error(case: Case) -> None:
+    """As documented: a DescriptorError or ShapeError (a 0 size, nine dimensions) escaped a caller
+    that catches NotExpressibleError."""
+    from ort_layouts._errors import NotExpressibleError
+
+    with pytest.raises(NotExpressibleError) as info:
+        dml_operator(case)
+    text = str(info.value)
+    assert (text == "a rank-9 tensor [1, 1, 1, 1, 1, 1, 1, 1, 1] is over DirectML's 8 dimensions"
+            or "has an empty tensor: DirectML has no 0 size" in text), text
