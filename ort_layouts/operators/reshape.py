@@ -50,7 +50,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from ort_layouts._errors import ModelError, ShapeError
+from ort_layouts._errors import ModelError, NotExpressibleError, ShapeError
 from ort_layouts.descriptors.buffer_tensor import MAX_DIMENSION_COUNT, BufferTensorDesc
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.size import packed_strides
@@ -225,6 +225,18 @@ def _dashless(values: Sequence[int], sep: str) -> str:
 
 
 
+
+def _allowzero_reason(case: Case) -> str:
+    """Why the DML EP cannot take an allowzero Reshape with a -1 ("" for another case):
+    ``ReshapeHelper::GetOutputShapes`` takes the shape verbatim under allowzero and infers no
+    -1, so the output gets a dimension of 2^32 - 1 and the kernel's creation fails."""
+    if case.op != "Reshape" or case.mode != ALLOWZERO or -1 not in (case.target_shape or ()):
+        return ""
+    return (f"an allowzero Reshape to {list(case.target_shape or ())} with a -1: the DML EP's "
+            "ReshapeHelper takes the shape verbatim under allowzero and infers no -1, so kernel creation "
+            "fails (E_INVALIDARG)")
+
+
 class ReshapeLike(Operator):
     """Reshape, Flatten, Squeeze, Unsqueeze and Identity: the DML EP's Copy kernel."""
 
@@ -285,10 +297,17 @@ class ReshapeLike(Operator):
             if len(shape) > MAX_DIMENSION_COUNT:
                 return (f"the {case.op} {what} {list(shape)} has {len(shape)} dimensions; the DML EP "
                         f"builds a TensorDesc for it and DirectML takes at most {MAX_DIMENSION_COUNT}")
-        return super().inexpressible_reason(case)
+        return _allowzero_reason(case) or super().inexpressible_reason(case)
 
     def dml_operator(self, case: Case) -> IdentityOp:
-        """ELEMENT_WISE_IDENTITY with both descriptors the input's, packed, at least 4D."""
+        """ELEMENT_WISE_IDENTITY with both descriptors the input's, packed, at least 4D.
+
+        Raises:
+            NotExpressibleError: an allowzero Reshape with a -1, which the DML EP cannot take.
+        """
+        reason = _allowzero_reason(case)
+        if reason:
+            raise NotExpressibleError(reason)
         desc = copy_descriptor(case.data_type, case.shape)
         return IdentityOp(desc, desc)
 

@@ -410,3 +410,22 @@ def test_extract_flags_opsets_without_a_dml_kernel_and_allowzero_minus_one() -> 
     (op,) = extract(_model(node, (2, 3), [_ints("s", [3, -1])], 14))
     assert op.output_shape == (3, 2)
     assert any(f.startswith("allowzero-infer:") for f in op.flags)
+
+
+def test_an_allowzero_reshape_with_a_minus_one_is_no_directml_operator() -> None:
+    """Under allowzero the DML EP's ReshapeHelper infers no -1 and the kernel's creation fails:
+    DirectML 1.15.4 (ONNX Runtime 1.24.4's DML EP, lavapipe) refused the session of each such
+    case of the suite. The CPU EP runs it, against numpy's reshape."""
+    from ort_layouts import NotExpressibleError, dml_operator
+    from ort_layouts.operators.registry import operator_for_type
+
+    case = Case("Reshape", "float32", (2, 3, 4), target_shape=(4, -1, 2), mode="allowzero", opset=14)
+    reason = operator_for_type("Reshape").inexpressible_reason(case)
+    assert reason.startswith("an allowzero Reshape to [4, -1, 2] with a -1: ")
+    with pytest.raises(NotExpressibleError, match=re.escape(reason)):
+        dml_operator(case)
+    (result,) = run_cases([case], provider="cpu")
+    assert result.status is Status.PASS, result.message
+    plain = Case("Reshape", "float32", (2, 3, 4), target_shape=(4, -1, 2), opset=14)
+    assert operator_for_type("Reshape").inexpressible_reason(plain) == ""
+    assert dml_operator(plain).output.sizes == (1, 2, 3, 4)  # the input's, packed, at least 4D
