@@ -179,9 +179,11 @@ def squeeze_output_shape(shape: Sequence[int], axes: Sequence[int] | None) -> tu
     if axes is None:
         return tuple(n for n in shape if n != 1)
     norm = _normalized_axes(axes, len(shape), "Squeeze")
-    wide = [a for a in norm if shape[a] != 1]
+    wide = [(given, a) for given, a in zip(axes, norm, strict=True) if shape[a] != 1]
     if wide:
-        raise ShapeError(f"Squeeze axis {wide[0]} of {list(shape)} has size {shape[wide[0]]}; "
+        given, a = wide[0]
+        named = f"{given}" if given == a else f"{given} (axis {a})"
+        raise ShapeError(f"Squeeze axis {named} of {list(shape)} has size {shape[a]}; "
                          f"valid: axes of size 1 {[i for i, n in enumerate(shape) if n == 1]}")
     return tuple(n for i, n in enumerate(shape) if i not in norm)
 

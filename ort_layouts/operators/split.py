@@ -163,9 +163,11 @@ class Split(Operator):
             raise ShapeError(problem)
         dim = case.shape[_axis(case)]
         if case.parts is not None:
-            split_sizes(dim, len(case.parts), case.parts)
             if not case.parts:
-                raise ShapeError("Split parts is empty; a Split has at least one output")
+                raise ShapeError(f"Split parts is empty; a Split has at least one output; valid: one or "
+                                 f"more sizes >= 0 adding up to dimension {_axis(case)} of "
+                                 f"{list(case.shape)} ({dim})")
+            split_sizes(dim, len(case.parts), case.parts)
             return
         n = case.num_outputs or 0
         check_num_outputs(dim, n)  # before any list of n sizes is made

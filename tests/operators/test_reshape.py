@@ -429,3 +429,9 @@ def test_an_allowzero_reshape_with_a_minus_one_is_no_directml_operator() -> None
     plain = Case("Reshape", "float32", (2, 3, 4), target_shape=(4, -1, 2), opset=14)
     assert operator_for_type("Reshape").inexpressible_reason(plain) == ""
     assert dml_operator(plain).output.sizes == (1, 2, 3, 4)  # the input's, packed, at least 4D
+
+
+def test_a_squeeze_axis_of_another_size_is_named_as_given() -> None:
+    with pytest.raises(ShapeError) as info:
+        Case("Squeeze", "float32", (2, 3), axes=(-2,))
+    assert str(info.value) == "Squeeze axis -2 (axis 0) of [2, 3] has size 2; valid: axes of size 1 []"

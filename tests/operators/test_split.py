@@ -423,3 +423,11 @@ def test_a_negative_axis_at_an_opset_before_11_is_refused_when_the_case_is_made(
     with pytest.raises(ShapeError, match=r"^a negative Split axis needs opset >= 11, got 2; valid: axis 1 "):
         Case("Split", "float32", (2, 6), axis=-1, parts=(1, 5), opset=2)
     assert Case("Split", "float32", (2, 6), axis=1, parts=(1, 5), opset=2).axis == 1
+
+
+def test_empty_parts_are_refused_saying_so() -> None:
+    """The sizes' check ran first and said "must be 0 sizes ... adding up to 3": what was given."""
+    with pytest.raises(ShapeError) as info:
+        Case("Split", "float32", (3, 4), parts=())
+    assert str(info.value) == ("Split parts is empty; a Split has at least one output; valid: one or more "
+                               "sizes >= 0 adding up to dimension 0 of [3, 4] (3)")
