@@ -319,10 +319,26 @@ def read_test_dir(directory: str | Path, *, data_set: int = 0) -> TestData:
             raise ModelError(f"test data file {str(data / stray[0])!r} is not named {prefix}_<N>.pb with N "
                              f"one of 0..{len(names) - 1}; valid: input_<N>.pb and output_<N>.pb numbered "
                              "from 0 without a gap, as ONNX's and ONNX Runtime's test runners read them")
-        found = {}
-        for name in valid:
+        # an unnamed tensor is the graph's input or output at its position, as both runners match
+        # them (a list, in order); a name given twice is refused, not one of them dropped
+        graph = model.graph
+        initialized = {t.name for t in graph.initializer}
+        declared = ([v.name for v in graph.input if v.name not in initialized] if prefix == "input"
+                    else [v.name for v in graph.output])
+        found: dict[str, np.ndarray] = {}
+        for position, name in enumerate(valid):
             tensor = onnx.load_tensor(str(data / name))
-            found[tensor.name] = numpy_helper.to_array(tensor)
+            key = tensor.name
+            if not key:
+                if position >= len(declared):
+                    raise ModelError(f"test data file {str(data / name)!r} holds an unnamed tensor, and the "
+                                     f"model has {len(declared)} {prefix}s {declared} to match it by "
+                                     "position; valid: a tensor named after one of them")
+                key = declared[position]
+            if key in found:
+                raise ModelError(f"test data files {str(data / name)!r} and another of {str(data)!r} both "
+                                 f"hold {prefix} {key!r}; valid: one file for each {prefix}")
+            found[key] = numpy_helper.to_array(tensor)
         return found
 
     return TestData(model, load("input"), load("output"))

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
 from onnx import TensorProto, helper
 
@@ -58,4 +59,43 @@ def test_a_test_data_file_that_is_not_numbered_from_0_is_refused_by_name(tmp_pat
     with pytest.raises(ModelError, match=rf"^test data file '{re.escape(str(data / named))}' is not named "
                                          rf"{prefix}_<N>\.pb with N one of 0\.\.{count - 1}; valid: "
                                          r"input_<N>\.pb and output_<N>\.pb numbered from 0 without a gap"):
+        read_test_dir(directory)
+
+
+def _unname(path: Path) -> None:
+    tensor = onnx.load_tensor(str(path))
+    tensor.name = ""
+    path.write_bytes(tensor.SerializeToString())
+
+
+def test_unnamed_tensors_are_the_graph_s_inputs_and_outputs_by_position(tmp_path: Path) -> None:
+    """Both test runners match a data set's tensors to the model by position: two unnamed inputs
+    were read as one, keyed '', the other lost."""
+    directory, xs = _concat_dir(tmp_path)
+    data = directory / "test_data_set_0"
+    for f in [*data.glob("input_*.pb"), *data.glob("output_*.pb")]:
+        _unname(f)
+    back = read_test_dir(directory)
+    assert list(back.inputs) == [f"in{i}" for i in range(COUNT)]
+    assert [int(v[0]) for v in back.inputs.values()] == [int(x[0]) for x in xs]
+    assert list(back.outputs) == ["out"] and back.outputs["out"].tolist() == list(range(COUNT))
+
+
+def test_two_files_of_one_input_are_refused_naming_it(tmp_path: Path) -> None:
+    directory, _ = _concat_dir(tmp_path)
+    data = directory / "test_data_set_0"
+    tensor = onnx.load_tensor(str(data / "input_0.pb"))  # in0, again as input_1.pb
+    (data / "input_1.pb").write_bytes(tensor.SerializeToString())
+    with pytest.raises(ModelError, match=r"input_1.pb' and another of .* both hold input 'in0'; valid: one "):
+        read_test_dir(directory)
+
+
+def test_an_unnamed_tensor_past_the_graph_s_inputs_is_refused(tmp_path: Path) -> None:
+    directory, _ = _concat_dir(tmp_path)
+    data = directory / "test_data_set_0"
+    extra = onnx.load_tensor(str(data / "input_0.pb"))
+    extra.name = ""
+    (data / f"input_{COUNT}.pb").write_bytes(extra.SerializeToString())
+    with pytest.raises(ModelError, match=rf"input_{COUNT}.pb' holds an unnamed tensor, and the model has "
+                                         rf"{COUNT} inputs"):
         read_test_dir(directory)
