@@ -179,10 +179,20 @@ class Graph:
         return self.value(node.input[index])
 
     def value(self, name: str) -> np.ndarray | None:
-        """The value of a constant tensor (initializer or Constant node), or None."""
+        """The value of a constant tensor (initializer or Constant node), or None.
+
+        Raises:
+            Flagged: ("input: ...") the tensor's data cannot be read as its dims and type say
+                (raw data of another size than its dims hold), which ONNX Runtime refuses too.
+        """
         found = self.constants.get(name)
         if isinstance(found, onnx.TensorProto):
-            found = self.constants[name] = numpy_helper.to_array(found)
+            try:
+                array = numpy_helper.to_array(found)
+            except Exception as e:  # numpy's or onnx's own words, for data its dims do not hold
+                raise Flagged(f"input: the constant {name!r} (dims {list(found.dims)}) cannot be read: "
+                              f"{e}; valid: data of as many values as its dims hold") from None
+            found = self.constants[name] = array
         return found
 
 

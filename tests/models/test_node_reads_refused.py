@@ -212,3 +212,28 @@ def test_the_first_versions_the_cpu_ep_has_kernels_for_make_cases(model: onnx.Mo
     assert _ort_outputs(model, shape)  # ONNX Runtime runs them
     (node,) = extract(model)
     assert node.flags == () and node.to_case() is not None
+
+
+def test_a_constant_whose_data_its_dims_do_not_hold_flags_its_node_and_the_others_are_read(
+        tmp_path: Any) -> None:
+    """Reshape's shape initializer of dims [3] holds two int64s: extract stopped on numpy's
+    "cannot reshape array of size 2 into shape (3,)", naming neither the tensor nor the node,
+    and listed no other node. ONNX Runtime refuses the model."""
+    shape = onnx.TensorProto(name="sh", data_type=TensorProto.INT64, dims=[3],
+                             raw_data=np.array([6, 4], dtype=np.int64).tobytes())
+    graph = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "sh"], ["y"]),
+         helper.make_node("Transpose", ["x"], ["z"], perm=[1, 0])],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, None)], [shape])
+    path = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    with pytest.raises(Exception, match="size"):
+        ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    reshape, transpose = extract(path)
+    (flag,) = reshape.flags
+    assert flag.startswith("input: the constant 'sh' (dims [3]) cannot be read: ")
+    assert reshape.to_case() is None
+    assert transpose.flags == () and transpose.output_shape == (6, 4)
+    assert [c.op for c in model_cases(path)] == ["Transpose"]
