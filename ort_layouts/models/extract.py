@@ -14,9 +14,10 @@ tensor descriptors the DML execution provider builds for it:
 - Slice: SLICE1 over the input window the EP computes (offsets and sizes in input elements,
   signed strides), rank kept; windows that differ from ONNX's result are flagged.
 
-Each :class:`LayoutOp` carries flags for what DirectML cannot take as is. Transpose, Expand and
-Pad with static shapes and constant parameters turn into validation cases (:meth:`LayoutOp.to_case`,
-:func:`model_cases`).
+Concat, Split and Tile are read too (JOIN, SPLIT and TILE), and Identity with the reshapes.
+Each :class:`LayoutOp` carries flags for what DirectML cannot take as is. A node of any of these
+ops (``CASE_OPS``) with static shapes and constant parameters turns into a validation case
+(:meth:`LayoutOp.to_case`, :func:`model_cases`).
 """
 
 from __future__ import annotations
@@ -336,8 +337,8 @@ class LayoutOp:
         descriptors: named buffer tensor descriptors ("input", "output", and for chains the
             intermediate steps).
         flags: what DirectML cannot take as is, each ``"tag: explanation"``.
-        stride_view: whether the op is one strided read of its input (every layout op but Pad
-            and Slice).
+        stride_view: whether the op is one strided read of its input (Transpose, Expand and the
+            reshapes; not Pad, Slice, Concat, Split, Tile, DepthToSpace or SpaceToDepth).
         origin: ``"model:PATH#NODE"``.
         opset: the model's ONNX opset (its ``ai.onnx`` import; 0 when it has none): the node's
             case is built at it, so that a run resolves the node to the version the model does.
