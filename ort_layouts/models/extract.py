@@ -305,10 +305,33 @@ def _crashes_data_propagation(model: onnx.ModelProto) -> bool:
     return False
 
 
+def _aborts_inference(model: onnx.ModelProto) -> str:
+    """What of ``model`` would abort ONNX's shape inference, and the process with it (a C++
+    assertion, no exception): a Split whose ``num_outputs`` is not its number of outputs (onnx
+    1.23 reads past its list of sizes; ONNX Runtime aborts on such a model too); "" for none."""
+    for step in walk(model.graph):
+        node = step.node
+        if node is None or node.op_type != "Split" or node.domain not in ("", "ai.onnx"):
+            continue
+        count = next((a.i for a in node.attribute if a.name == "num_outputs"), None)
+        if count is not None and count != len(node.output):
+            return (f"Split node {node.name or '(unnamed)'!r} has num_outputs {count} and {len(node.output)} "
+                    f"outputs {list(node.output)}; valid: num_outputs equal to its number of outputs")
+    return ""
+
+
 def _infer(model: onnx.ModelProto, source: str) -> onnx.ModelProto:
     """``model`` with its shapes inferred; ``source`` (the path as given) names it in the error.
     Data propagation (shapes computed from Shape nodes) is left out of a model it would crash
-    (:func:`_crashes_data_propagation`)."""
+    (:func:`_crashes_data_propagation`); a model that would abort the inference itself
+    (:func:`_aborts_inference`) is refused.
+
+    Raises:
+        ModelError: the inference failed, or would abort the process."""
+    aborts = _aborts_inference(model)
+    if aborts:
+        raise ModelError(f"model {source!r} cannot be read: {aborts} (ONNX's shape inference and ONNX "
+                         "Runtime abort on it)")
     try:
         if _crashes_data_propagation(model):
             return shape_inference.infer_shapes(model)

@@ -73,3 +73,19 @@ def test_the_crash_guard_reads_a_constant_node_s_value_ints_too() -> None:
     del constant.attribute[:]
     constant.attribute.append(helper.make_attribute("value_ints", [1, 2**31]))
     assert _crashes_data_propagation(model) is True
+
+
+def test_a_split_whose_num_outputs_is_not_its_outputs_count_is_refused_not_aborted(tmp_path: Path) -> None:
+    """ONNX's shape inference aborted the process on it (a C++ assertion: exit -6, no error line)."""
+    graph = helper.make_graph([helper.make_node("Split", ["x"], ["a", "b", "c"], num_outputs=1, axis=0)], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.UINT8, [4])],
+                              [helper.make_tensor_value_info(n, TensorProto.UINT8, None) for n in "abc"])
+    path = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), str(path))
+    done = subprocess.run([sys.executable, "-m", "ort_layouts", "extract", str(path)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.splitlines() == [
+        f"ort-layouts: error: model {str(path)!r} cannot be read: Split node '(unnamed)' has num_outputs 1 "
+        "and 3 outputs ['a', 'b', 'c']; valid: num_outputs equal to its number of outputs (ONNX's shape "
+        "inference and ONNX Runtime abort on it)"]
