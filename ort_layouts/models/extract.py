@@ -313,7 +313,8 @@ def _aborts_inference(model: onnx.ModelProto) -> str:
         node = step.node
         if node is None or node.op_type != "Split" or node.domain not in ("", "ai.onnx"):
             continue
-        count = next((a.i for a in node.attribute if a.name == "num_outputs"), None)
+        count = next((a.i for a in node.attribute  # (one of another type is flagged "attribute:")
+                      if a.name == "num_outputs" and a.type == onnx.AttributeProto.INT), None)
         if count is not None and count != len(node.output):
             return (f"Split node {node.name or '(unnamed)'!r} has num_outputs {count} and {len(node.output)} "
                     f"outputs {list(node.output)}; valid: num_outputs equal to its number of outputs")
