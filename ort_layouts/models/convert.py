@@ -89,18 +89,23 @@ def _why_no_rank(value: onnx.ValueInfoProto) -> str:
            "compute it, so its channel axis is unknown; declare its shape in the model"
 
 
-def _declares(graph: onnx.GraphProto, name: str) -> bool:
-    """Whether ``graph`` defines a value ``name`` of its own before its nodes: an input or an
-    initializer, which in a subgraph shadows the outer value of that name (ONNX's checker and
-    ONNX Runtime let them; a node output may not)."""
-    return any(v.name == name for v in graph.input) or any(t.name == name for t in graph.initializer)
+def _owns(graph: onnx.GraphProto, name: str) -> bool:
+    """Whether the subgraph ``graph`` has a value ``name`` of its own: an input, an initializer
+    or a node's output. ONNX Runtime reads ``name`` everywhere in it, and in the graphs inside
+    it, as that value, never as the outer one it shadows (ONNX's checker lets an input or an
+    initializer shadow any outer value, and a node output one that the outer graph makes only
+    after the node that holds the subgraph, such as that node's own output)."""
+    return (any(v.name == name for v in graph.input) or any(t.name == name for t in graph.initializer)
+            or any(t.values.name == name for t in graph.sparse_initializer)
+            or any(name in node.output for node in graph.node))
 
 
-def _rename(graph: onnx.GraphProto, old: str, new: str) -> None:
-    """Rename tensor ``old`` to ``new`` in every node and value_info entry of ``graph`` and of the
-    graphs its nodes hold, at any depth, but for a subgraph that declares its own ``old`` (a
-    Loop body's input, a branch's initializer): it and the graphs inside it read that one."""
-    for value in graph.value_info:
+def _rename(graph: onnx.GraphProto, old: str, new: str, *, outputs: bool = False) -> None:
+    """Rename tensor ``old`` to ``new`` in every node and value_info entry of ``graph`` (in its
+    outputs too where ``outputs``) and of the graphs its nodes hold, at any depth, outputs
+    included, but for a subgraph that has an ``old`` of its own (:func:`_owns`: a Loop body's
+    input, a branch's initializer or node output): it and the graphs inside it read that one."""
+    for value in (*graph.value_info, *(graph.output if outputs else ())):
         if value.name == old:
             value.name = new
     for node in graph.node:
@@ -109,8 +114,8 @@ def _rename(graph: onnx.GraphProto, old: str, new: str) -> None:
                 if name == old:
                     names[i] = new
         for _, sub in subgraphs(node):
-            if not _declares(sub, old):
-                _rename(sub, old, new)
+            if not _owns(sub, old):
+                _rename(sub, old, new, outputs=True)
 
 
 def _passthrough(name: str) -> str:
@@ -413,7 +418,14 @@ def converted_tensors(model: _ModelLike, original: _ModelLike | None = None) -> 
 # ---- checking ------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True, slots=True)
 class OutputComparison:
-    """Bit-for-bit comparison of one output. Truthy when every byte matches."""
+    """Bit-for-bit comparison of one output. Truthy when every byte matches.
+
+    A tensor is compared byte for byte (NaN payloads included), a string tensor element by
+    element (the same str or bytes; ``dtype`` "string"). A sequence is compared item by item,
+    each as a tensor: its ``shape`` is (number of items,), its ``dtype`` "sequence<float32>",
+    its counts are those of all its items, and ``first_mismatch_index`` starts with the item's
+    index. An optional output without a value in both models is identical.
+    """
 
     name: str
     shape: tuple[int, ...]
@@ -643,21 +655,116 @@ def _run(session: Any, feeds: dict[str, np.ndarray], what: str) -> list[Any]:
                          f"{' '.join(str(e).split())}") from e
 
 
+def _dtype_text(array: np.ndarray) -> str:
+    """``array``'s element type as a comparison names it: numpy's name, "string" for strings."""
+    return "string" if array.dtype == object else str(array.dtype)
+
+
+def _strings_differ(name: str, expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
+    """Where two string tensors of one shape differ: each element a str or bytes, equal when it
+    is the same type and the same characters (bytes).
+
+    Raises:
+        ModelError: an element that is neither, naming the output and where it is.
+    """
+    bad = np.zeros(expected.shape, dtype=np.bool_)
+    for k, (e, a) in enumerate(zip(expected.flat, actual.flat, strict=True)):
+        for value in (e, a):
+            if not isinstance(value, (str, bytes)):
+                index = [int(i) for i in np.unravel_index(k, expected.shape)]
+                raise ModelError(f"output {name!r}: element {index} is {a_type(value)}, which the check "
+                                 "cannot compare; valid: tensors of numbers, bool or strings (str or bytes), "
+                                 "and sequences of them")
+        bad.flat[k] = type(e) is not type(a) or e != a
+    return bad
+
+
 def _compare(name: str, expected: np.ndarray, actual: np.ndarray) -> OutputComparison:
+    """Two tensors compared byte for byte (NaN payloads included), strings element by element."""
     shape = tuple(int(n) for n in np.shape(actual))
     if expected.shape != actual.shape or expected.dtype != actual.dtype:
-        return OutputComparison(name, shape, str(actual.dtype), int(np.size(actual)), int(np.size(actual)),
-                                None, f"expected {expected.dtype} {list(expected.shape)}, got "
-                                      f"{actual.dtype} {list(actual.shape)}")
-    item = expected.dtype.itemsize
-    a = np.ascontiguousarray(expected).view(np.uint8).reshape(*expected.shape, item) if expected.size \
-        else np.zeros((*expected.shape, item), np.uint8)
-    b = np.ascontiguousarray(actual).view(np.uint8).reshape(*actual.shape, item) if actual.size \
-        else np.zeros((*actual.shape, item), np.uint8)
-    bad = np.any(a != b, axis=-1)
+        return OutputComparison(name, shape, _dtype_text(actual), int(np.size(actual)), int(np.size(actual)),
+                                None, f"expected {_dtype_text(expected)} {list(expected.shape)}, got "
+                                      f"{_dtype_text(actual)} {list(actual.shape)}")
+    if expected.dtype == object:
+        bad = _strings_differ(name, expected, actual)
+    else:
+        item = expected.dtype.itemsize
+        a = np.ascontiguousarray(expected).view(np.uint8).reshape(*expected.shape, item) if expected.size \
+            else np.zeros((*expected.shape, item), np.uint8)
+        b = np.ascontiguousarray(actual).view(np.uint8).reshape(*actual.shape, item) if actual.size \
+            else np.zeros((*actual.shape, item), np.uint8)
+        bad = np.any(a != b, axis=-1)
     count = int(bad.sum())
     first = tuple(int(i) for i in np.argwhere(bad)[0]) if count else None
-    return OutputComparison(name, shape, str(actual.dtype), int(expected.size), count, first)
+    return OutputComparison(name, shape, _dtype_text(actual), int(expected.size), count, first)
+
+
+def _kind(value: object) -> str:
+    """What ONNX Runtime gave for an output, as a comparison names it."""
+    if value is None:
+        return "an optional without a value"
+    if isinstance(value, np.ndarray):
+        return f"a tensor ({_dtype_text(value)} {list(value.shape)})"
+    if isinstance(value, list):
+        return f"a sequence of {len(value)}"
+    return f"a map ({a_type(value)})" if isinstance(value, dict) else a_type(value)
+
+
+def _compare_sequence(name: str, expected: list[Any], actual: list[Any]) -> OutputComparison:
+    """Two sequences of tensors compared item by item, each as :func:`_compare` compares tensors."""
+    for seq in (expected, actual):
+        for k, item in enumerate(seq):
+            if not isinstance(item, np.ndarray):
+                raise ModelError(f"output {name!r}: item {k} of the sequence is {_kind(item)}, which the "
+                                 "check cannot compare; valid: tensors of numbers, bool or strings, and "
+                                 "sequences of them")
+    types = list(dict.fromkeys(_dtype_text(item) for item in actual))
+    dtype = f"sequence<{types[0]}>" if len(types) == 1 else "sequence"
+    total = sum(int(item.size) for item in actual)
+    if len(expected) != len(actual):
+        return OutputComparison(name, (len(actual),), dtype, total, total, None,
+                                f"expected a sequence of {len(expected)} tensors, got {len(actual)}")
+    count, first, messages = 0, None, []
+    for k, (e, a) in enumerate(zip(expected, actual, strict=True)):
+        item = _compare(name, e, a)
+        count += item.mismatch_count
+        if first is None and item.first_mismatch_index is not None:
+            first = (k, *item.first_mismatch_index)
+        if item.message:
+            messages.append(f"item {k}: {item.message}")
+    return OutputComparison(name, (len(actual),), dtype, total, count, first, "; ".join(messages))
+
+
+def _compare_output(name: str, expected: object, actual: object, perm: tuple[int, ...] | None
+                    ) -> OutputComparison:
+    """The original's output ``expected`` (transposed by ``perm`` where the output was
+    converted) and the converted model's ``actual`` compared: tensors bit for bit (strings
+    element by element), sequences item by item, optionals without a value alike.
+
+    Raises:
+        ModelError: an output the check cannot compare (a map, a sequence of maps), naming it,
+            what it is, and what the check compares.
+    """
+    if isinstance(expected, np.ndarray) and isinstance(actual, np.ndarray):
+        moved = np.ascontiguousarray(np.transpose(expected, perm)) if perm else expected
+        return _compare(name, moved, actual)
+    if isinstance(expected, list) and isinstance(actual, list):
+        return _compare_sequence(name, expected, actual)
+    if expected is None and actual is None:
+        return OutputComparison(name, (), "optional without a value", 0, 0, None)
+    for value in (expected, actual):
+        if value is not None and not isinstance(value, (np.ndarray, list)):
+            raise ModelError(f"output {name!r} is {_kind(value)}, which the check cannot compare; "
+                             "valid: tensors of numbers, bool or strings, sequences of them, optionals")
+    if isinstance(actual, np.ndarray):
+        shape, dtype, size = tuple(int(n) for n in actual.shape), _dtype_text(actual), int(actual.size)
+    elif isinstance(actual, list):
+        shape, dtype, size = (len(actual),), "sequence", 0
+    else:
+        shape, dtype, size = (), "optional without a value", 0
+    return OutputComparison(name, shape, dtype, size, size, None,
+                            f"expected {_kind(expected)}, got {_kind(actual)}")
 
 
 def _parsed(data: bytes, what: str) -> tuple[onnx.ModelProto, str]:
@@ -712,8 +819,9 @@ def check_conversion(
         ModelError: an input that is no tensor or has no random data (bfloat16, float8,
             string), inputs over ``limit_bytes`` in all (the message names the input that
             takes them over, its shape and the bound), memory for them that cannot be had,
-            ``converted`` bytes that are no ONNX model, or ONNX Runtime fails to load or to run
-            either model (the message names the model and ONNX Runtime's reason).
+            ``converted`` bytes that are no ONNX model, ONNX Runtime fails to load or to run
+            either model (the message names the model and ONNX Runtime's reason), or an output
+            the check cannot compare (a map, a sequence of maps: the message names it).
     """
     check_seed(seed)
     limit = check_limit_bytes(limit_bytes)
@@ -747,9 +855,7 @@ def check_conversion(
     names = [o.name for o in conv.graph.output]
     results = []
     for name, a, b in zip(names, got_orig, got_conv, strict=True):
-        perm = out_perms.get(name)
-        expected = np.ascontiguousarray(np.transpose(a, perm)) if perm else np.asarray(a)
-        results.append(_compare(name, expected, np.asarray(b)))
+        results.append(_compare_output(name, a, b, out_perms.get(name)))
     return ConversionCheck(all(results), tuple(results), in_perms, out_perms)
 
 
