@@ -308,6 +308,9 @@ def check_output_file(path: str, flag: str) -> Path:
     p = Path(path)
     if p.is_dir():
         raise UsageError(f"argument {flag}: {path!r} is a directory, not a file")
+    if path.endswith(("/", os.sep)):  # Path drops the slash: 'new/' would be written as a file 'new'
+        raise UsageError(f"argument {flag}: {path!r} names a directory (it ends with a slash), not a file; "
+                         f"valid: a file's path, e.g. {path.rstrip('/' + os.sep) or '.'}/model.onnx")
     parent = p.parent if str(p.parent) else Path(".")
     if not parent.is_dir():
         what = "is a file" if parent.exists() else "does not exist"

@@ -272,6 +272,8 @@ BAD: dict[str, tuple[list[str], str]] = {
     "convert-input-directory": (["convert", "dir.onnx", "out.onnx"], "is a directory"),
     "convert-output-directory": (["convert", "good.onnx", "dir.onnx"], "'dir.onnx'"),
     "convert-output-under-a-file": (["convert", "good.onnx", "afile/out.onnx"], "'afile/out.onnx'"),
+    "convert-output-new-directory": (["convert", "good.onnx", "newdir/"],  # was written as a file 'newdir'
+                                     "'newdir/' names a directory (it ends with a slash), not a file"),
     "convert-output-unwritable": (["convert", "good.onnx", f"{PROC}/out.onnx"], PROC),
     "convert-output-is-input": (["convert", "good.onnx", "good.onnx"], "'good.onnx'"),
     "convert-dim-without-check": (["convert", "good.onnx", "out.onnx", "--dim", "batch=1"], "--check"),
