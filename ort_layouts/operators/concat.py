@@ -113,12 +113,12 @@ def _check_axis_parts(case: Case, what: str) -> None:
                          "the axis")
 
 
-def _opset_problem(case: Case, opset: int) -> str:
-    """Why a Concat case cannot be a node at ``opset`` ("" when it can): a negative axis came
-    with Concat-11."""
-    if case.axis is not None and case.axis < 0 and opset < CONCAT_NEGATIVE_AXIS_OPSET:
-        return (f"a negative Concat axis needs opset >= {CONCAT_NEGATIVE_AXIS_OPSET}, got {opset}; valid: "
-                f"axis {case.axis + case.rank} (the same axis), or opset >= {CONCAT_NEGATIVE_AXIS_OPSET}")
+def negative_axis_problem(case: Case, opset: int, since: int = CONCAT_NEGATIVE_AXIS_OPSET) -> str:
+    """Why a Concat or Split case cannot be a node at ``opset`` ("" when it can): a negative
+    axis came with the op's version ``since`` (Concat-11, Split-11)."""
+    if case.axis is not None and case.axis < 0 and opset < since:
+        return (f"a negative {case.op} axis needs opset >= {since}, got {opset}; valid: "
+                f"axis {case.axis + case.rank} (the same axis), or opset >= {since}")
     return ""
 
 
@@ -137,7 +137,7 @@ class Concat(Operator):
         if case.parts is None:
             raise ShapeError("a Concat case needs parts (the inputs' sizes along the axis)")
         _check_axis_parts(case, "inputs' sizes")
-        problem = "" if case.opset is None else _opset_problem(case, case.opset)
+        problem = "" if case.opset is None else negative_axis_problem(case, case.opset)
         if problem:
             raise ShapeError(problem)
 
@@ -184,7 +184,7 @@ class Concat(Operator):
     # ---- graphs ------------------------------------------------------------------------------
     def add_node(self, graph: onnx.GraphProto, index: int, case: Case, opset: int) -> None:
         """``Concat(x{i}, x{i}_1, ..., axis=axis)``; a negative axis from opset 11."""
-        problem = _opset_problem(case, opset)
+        problem = negative_axis_problem(case, opset)
         if problem:
             raise ModelError(f"case {case.id}: {problem}")
         axis = case.axis if case.axis is not None else 0

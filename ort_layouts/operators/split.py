@@ -45,7 +45,7 @@ from ort_layouts.operators.base import (
     output_name,
 )
 from ort_layouts.operators.case import Case
-from ort_layouts.operators.concat import axis_parts_cases, cut_along, with_size_along
+from ort_layouts.operators.concat import axis_parts_cases, cut_along, negative_axis_problem, with_size_along
 from ort_layouts.operators.join_split import SplitOp, other_axes, padded_desc, part_orders
 from ort_layouts.operators.onnx_nodes import Graph, attrs, check_size, const_ints, int64_initializer
 from ort_layouts.operators.shapes import SUITE_SHAPES, rotating
@@ -133,15 +133,6 @@ def _parts(case: Case) -> tuple[int, ...]:
 
 
 
-
-def _opset_problem(case: Case, opset: int) -> str:
-    """Why a Split case cannot be a node at ``opset`` ("" when it can): a negative axis came
-    with Split-11."""
-    if case.axis is not None and case.axis < 0 and opset < SPLIT_NEGATIVE_AXIS_OPSET:
-        return (f"a negative Split axis needs opset >= {SPLIT_NEGATIVE_AXIS_OPSET}, got {opset}; valid: "
-                f"axis {case.axis + case.rank} (the same axis), or opset >= {SPLIT_NEGATIVE_AXIS_OPSET}")
-    return ""
-
 class Split(Operator):
     op_types = ("Split",)
     case_fields: ClassVar[Mapping[str, tuple[str, ...]]] = {"Split": ("axis", "parts", "num_outputs")}
@@ -158,7 +149,8 @@ class Split(Operator):
                              f"(valid: {-rank}..{rank - 1})")
         if (case.parts is None) == (case.num_outputs is None):
             raise ShapeError("a Split case needs parts (the split sizes) or num_outputs, one of the two")
-        problem = "" if case.opset is None else _opset_problem(case, case.opset)
+        problem = ("" if case.opset is None
+                   else negative_axis_problem(case, case.opset, SPLIT_NEGATIVE_AXIS_OPSET))
         if problem:
             raise ShapeError(problem)
         dim = case.shape[_axis(case)]
@@ -218,7 +210,7 @@ class Split(Operator):
     def add_node(self, graph: onnx.GraphProto, index: int, case: Case, opset: int) -> None:
         """``Split(x{i}) -> y{i}, y{i}_1, ...``: ``split`` as an attribute before opset 13, as the
         input ``split{i}`` from 13; without parts, ``num_outputs`` from 18, an even split before."""
-        problem = _opset_problem(case, opset)
+        problem = negative_axis_problem(case, opset, SPLIT_NEGATIVE_AXIS_OPSET)
         if problem:
             raise ModelError(f"case {case.id}: {problem}")
         parts = _parts(case)

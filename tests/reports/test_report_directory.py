@@ -608,17 +608,25 @@ def test_a_report_that_is_not_a_file_or_a_directory_is_named_so(capsys: Cap) -> 
         "directory, a report.json or a results.jsonl"]
 
 
+def _two_shards_the_first_s_meta_changed(root: Path, change: Any) -> Path:
+    """Shards 1/2 and 2/2 of :func:`_results` in ``root``, ``change`` applied to the first's meta
+    (a dict); its meta.json's path."""
+    results = _results()
+    ids = [r.case.id for r in results]
+    _write_shard(root, 1, 2, ids[0::2], results[0::2])
+    _write_shard(root, 2, 2, ids[1::2], results[1::2])
+    meta_path = root / "shard-1-of-2" / META_FILE
+    meta = json.loads(meta_path.read_text())
+    change(meta)
+    meta_path.write_text(json.dumps(meta))
+    return meta_path
+
+
 @pytest.mark.parametrize("shard", ["1/0", "0/2", "3/2"])
 def test_a_shard_that_no_run_makes_is_a_one_line_error_of_merge_shards(tmp_path: Path, shard: str,
                                                                        capsys: Cap) -> None:
-    results = _results()
-    ids = [r.case.id for r in results]
-    _write_shard(tmp_path, 1, 2, ids[0::2], results[0::2])
-    _write_shard(tmp_path, 2, 2, ids[1::2], results[1::2])
-    meta_path = tmp_path / "shard-1-of-2" / META_FILE
-    meta = json.loads(meta_path.read_text())
-    meta["selection"]["shard"] = shard
-    meta_path.write_text(json.dumps(meta))
+    meta_path = _two_shards_the_first_s_meta_changed(
+        tmp_path, lambda meta: meta["selection"].update(shard=shard))
     assert main(["merge", "--shards", str(tmp_path), "--out", str(tmp_path / "merged")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"ort-layouts: error: {str(meta_path)!r} names shard {shard!r}, which no run makes; "
@@ -630,14 +638,7 @@ def test_a_shard_whose_meta_is_damaged_is_a_one_line_error_of_merge_shards(
         tmp_path: Path, key: str, value: str, capsys: Cap) -> None:
     """Every meta.json read checks its fields' types: merge --shards raised AttributeError on a
     shard whose environment was a string, where load_report of the same shard said it is damaged."""
-    results = _results()
-    ids = [r.case.id for r in results]
-    _write_shard(tmp_path, 1, 2, ids[0::2], results[0::2])
-    _write_shard(tmp_path, 2, 2, ids[1::2], results[1::2])
-    meta_path = tmp_path / "shard-1-of-2" / META_FILE
-    meta = json.loads(meta_path.read_text())
-    meta[key] = value
-    meta_path.write_text(json.dumps(meta))
+    _two_shards_the_first_s_meta_changed(tmp_path, lambda meta: meta.update({key: value}))
     assert main(["merge", "--shards", str(tmp_path), "--out", str(tmp_path / "merged")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"{key!r} is str" in err[0] and "the file is damaged" in err[0]
