@@ -194,9 +194,7 @@ def _line_of(column: Column) -> tuple[tuple[Any, ...], str]:
     c = column
     device = c.device.replace(c.directml_version, "") if c.directml_version else c.device
     stack = tuple(sorted((k, str(v)) for k, v in c.stack.items() if not k.startswith("directml_")))
-    name = str(c.stack.get("adapter_name") or "") if c.stack else ""
-    if not name or (c.device and not c.device.startswith("DirectML ")):  # a device of its own name
-        name = c.device or "?"
+    name = str(c.stack.get("adapter_name") or "") or c.device or "?"  # (a worker's device names its release)
     return ((c.provider, device, c.driver, c.hostname, stack),
             " on ".join(p for p in (name, c.driver, c.hostname) if p) + f" ({c.provider})")
 
@@ -666,9 +664,7 @@ def write_matrix(matrix: Matrix, directory: str | os.PathLike[str], *, text: boo
     if not isinstance(matrix, Matrix):
         raise ArgumentError(f"matrix {matrix!r:.60} is {a_type(matrix)}, not a Matrix; valid: a Matrix, e.g. "
                             "merge_reports(['report-a', 'report-b'])")
-    if type(text) is not bool:
-        raise ArgumentError(f"text {text!r:.60} is {a_type(text)}, not a bool; valid: True (matrix.txt "
-                            "too) or False")
+    checked_bool(text, "text", true="matrix.txt too")
     out = path_argument(directory, "directory", "the directory to write into (a str or os.PathLike)",
                         ReportError)
     if out.exists() and not out.is_dir():

@@ -581,9 +581,10 @@ def checked_strict(strict: object, *, none: bool = False) -> None:
     checked_bool(strict, "strict", none="as the report's meta says" if none else "")
 
 
-def checked_bool(value: object, name: str, *, none: str = "") -> None:
+def checked_bool(value: object, name: str, *, none: str = "", true: str = "") -> None:
     """Refuse a flag ``name`` that is not a bool (None too, unless ``none`` says what None
-    means): a str "no" is true, and must not replace a report, say.
+    means; ``true``: what True means, said with it): a str "no" is true, and must not replace a
+    report, say.
 
     Raises:
         ArgumentError: naming the value and what is valid.
@@ -591,7 +592,7 @@ def checked_bool(value: object, name: str, *, none: str = "") -> None:
     if type(value) is not bool and not (none and value is None):
         kind = type(value)
         what = a_type(value) if kind.__module__ == "builtins" else f"a {kind.__module__}.{kind.__qualname__}"
-        valid = "True or False" + (f", or None ({none})" if none else "")
+        valid = f"True{f' ({true})' if true else ''} or False" + (f", or None ({none})" if none else "")
         raise ArgumentError(f"{name} {value!r:.60} is {what}, not a bool; valid: {valid}")
 
 

@@ -191,3 +191,20 @@ def test_one_release_on_several_devices_has_no_bisect(tmp_path: Path) -> None:
     assert "bisect" not in matrix.text_table()
     paths = write_matrix(matrix, tmp_path / "m")
     assert 'id="bisect"' not in paths["html"].read_text()
+
+
+def _worker(version: str, adapter: str, *results: CaseResult) -> Report:
+    """A worker run's report: its device names the release, its stack the adapter."""
+    meta = _meta(version)
+    meta["device"] = f"DirectML {version} via Wine/vkd3d 1.6 on Vulkan {adapter}"
+    meta["stack"] = {**meta["stack"], "adapter_name": adapter, "directml_path": f"C:\\dml\\{version}"}
+    return Report(meta, tuple(results))
+
+
+def test_a_worker_run_s_releases_compare_along_its_adapter_though_its_device_names_the_release() -> None:
+    fail = _error(P, "run failed: zeros")
+    matrix = merge_reports([_worker("1.13.1", "llvmpipe", _ok(P)), _worker("1.13.1", "gpu", _ok(P)),
+                            _worker("1.15.4", "gpu", fail), _worker("1.15.4", "llvmpipe", _ok(P))])
+    assert sorted(matrix.release_lines()) == [f"gpu on h ({DML})", f"llvmpipe on h ({DML})"]
+    (change,) = matrix.bisect()
+    assert (change.line, change.before_version, change.version) == (f"gpu on h ({DML})", "1.13.1", "1.15.4")
