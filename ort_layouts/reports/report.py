@@ -431,35 +431,45 @@ class Report:
                 or of another one, without ``results``, or with a field of another type than
                 the one :meth:`to_dict` writes; the message names ``source``.
         """
-        if not isinstance(data, Mapping):
-            raise ReportError(f"{source} is not an ort_layouts report: it is {a_type(data)}, not a JSON "
-                              f"object; {_VALID_REPORT_JSON}")
-        if "schema" not in data:
-            raise ReportError(f"{source} is not an ort_layouts report: it has no 'schema' field; "
-                              f"{_VALID_REPORT_JSON}")
-        if data["schema"] != SCHEMA:
-            raise ReportError(f"{source} has schema {data['schema']!r:.60}, which this version of "
-                              f"ort_layouts does not read; valid: {SCHEMA!r}")
-        if "results" not in data:
-            raise ReportError(f"{source} is not an ort_layouts report: it has no 'results'; "
-                              f"{_VALID_REPORT_JSON}")
-        if not isinstance(data["results"], list):
-            raise ReportError(f"{source}: 'results' is a {type(data['results']).__name__}, not a list")
-        for key, kind in _HEADER_TYPES.items():
-            checked_field(data, key, kind, source, "the file is damaged, or not an ort_layouts report")
-        derived = _derived_keys()
-        # the planned and unplanned counts stay where the planned ids are not there (report.json
-        # leaves them out)
-        with_ids = isinstance(data.get("planned"), list)
-        meta = {k: v for k, v in data.items()
-                if k not in derived and not (with_ids and k in _HEADER_COUNT_KEYS)}
+        meta = _report_meta(data, source)
         try:
             results = tuple(CaseResult.from_dict(r) for r in data["results"])
         except (KeyError, TypeError, ValueError) as e:
             missing = _missing_field(e)
             why = f"lacks the field {missing!r}" if missing else f"cannot be read: {e}"
             raise ReportError(f"{source} holds a result that {why}") from e
-        return cls(checked_meta(meta, source), results)
+        return cls(meta, results)
+
+
+def _report_meta(data: object, source: str) -> dict[str, Any]:
+    """The meta of a ``report.json``'s content (:meth:`Report.from_dict`), its results not read.
+
+    Raises:
+        ReportError: as :meth:`Report.from_dict` says, for all but its results.
+    """
+    if not isinstance(data, Mapping):
+        raise ReportError(f"{source} is not an ort_layouts report: it is {a_type(data)}, not a JSON "
+                          f"object; {_VALID_REPORT_JSON}")
+    if "schema" not in data:
+        raise ReportError(f"{source} is not an ort_layouts report: it has no 'schema' field; "
+                          f"{_VALID_REPORT_JSON}")
+    if data["schema"] != SCHEMA:
+        raise ReportError(f"{source} has schema {data['schema']!r:.60}, which this version of "
+                          f"ort_layouts does not read; valid: {SCHEMA!r}")
+    if "results" not in data:
+        raise ReportError(f"{source} is not an ort_layouts report: it has no 'results'; "
+                          f"{_VALID_REPORT_JSON}")
+    if not isinstance(data["results"], list):
+        raise ReportError(f"{source}: 'results' is a {type(data['results']).__name__}, not a list")
+    for key, kind in _HEADER_TYPES.items():
+        checked_field(data, key, kind, source, "the file is damaged, or not an ort_layouts report")
+    derived = _derived_keys()
+    # the planned and unplanned counts stay where the planned ids are not there (report.json
+    # leaves them out)
+    with_ids = isinstance(data.get("planned"), list)
+    meta = {k: v for k, v in data.items()
+            if k not in derived and not (with_ids and k in _HEADER_COUNT_KEYS)}
+    return checked_meta(meta, source)
 
 
 def _missing_field(error: Exception) -> str | None:
@@ -832,7 +842,7 @@ def load_report(path: str | os.PathLike[str]) -> Report:
             if (p / META_FILE).is_file():
                 meta = read_meta(p / META_FILE)
             elif (p / JSON_FILE).is_file():  # its run, provider, strict and versions: report.json's
-                meta = Report.from_dict(read_json(p / JSON_FILE), source=str(p / JSON_FILE)).meta
+                meta = _report_meta(read_json(p / JSON_FILE), str(p / JSON_FILE))
             return Report(meta, ordered_results(read_results(results_path), meta.get("planned")))
         if (p / JSON_FILE).is_file():
             return Report.from_dict(read_json(p / JSON_FILE), source=str(p / JSON_FILE))
