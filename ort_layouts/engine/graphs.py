@@ -207,6 +207,9 @@ def build_model(
             if refusal:
                 raise ModelError(f"case {case.id}: {refusal}")
             checked.add(case.op)
+        problem = operator.opset_problem(case, opset)
+        if problem:
+            raise ModelError(f"case {case.id}: {problem}")
         operator.add_node(graph, i, case, opset)
         if shapes is None:
             in_shapes, out_shapes = operator.input_shapes(case), operator.output_shapes(case)

@@ -177,6 +177,14 @@ class Operator:
     def check_case(self, case: Case) -> None:
         """Raise ShapeError when the case lacks what the operator needs."""
 
+    def opset_problem(self, case: Case, opset: int) -> str:
+        """Why the case cannot be a node at ``opset`` ("" when it can): a feature of it that a
+        later version of the op brought (a negative axis before 11, Pad's wrap before 19).
+        Asked where a case of an opset of its own is made (``Case``: a ShapeError) and where a
+        model is built at the run's (:func:`~ort_layouts.engine.graphs.build_model`: a
+        ModelError)."""
+        return ""
+
     def id_parts(self, case: Case) -> list[str]:
         """The operator's parts of a case id, after op, data type and shape."""
         return []

@@ -155,6 +155,9 @@ class Case(_IdSlot):
         if stray:
             raise ShapeError(f"a {self.op} case takes {list(own) or 'no parameters'}, not {stray}")
         operator.check_case(self)
+        problem = "" if self.opset is None else operator.opset_problem(self, self.opset)
+        if problem:
+            raise ShapeError(problem)
 
     @property
     def rank(self) -> int:

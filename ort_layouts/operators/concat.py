@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 import numpy as np
 import onnx
 
-from ort_layouts._errors import ModelError, NotExpressibleError, ShapeError
+from ort_layouts._errors import NotExpressibleError, ShapeError
 from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.operators.base import (
@@ -113,7 +113,7 @@ def _check_axis_parts(case: Case, what: str) -> None:
                          "the axis")
 
 
-def negative_axis_problem(case: Case, opset: int, since: int = CONCAT_NEGATIVE_AXIS_OPSET) -> str:
+def negative_axis_problem(case: Case, opset: int, since: int) -> str:
     """Why a Concat or Split case cannot be a node at ``opset`` ("" when it can): a negative
     axis came with the op's version ``since`` (Concat-11, Split-11)."""
     if case.axis is not None and case.axis < 0 and opset < since:
@@ -137,9 +137,9 @@ class Concat(Operator):
         if case.parts is None:
             raise ShapeError("a Concat case needs parts (the inputs' sizes along the axis)")
         _check_axis_parts(case, "inputs' sizes")
-        problem = "" if case.opset is None else negative_axis_problem(case, case.opset)
-        if problem:
-            raise ShapeError(problem)
+
+    def opset_problem(self, case: Case, opset: int) -> str:
+        return negative_axis_problem(case, opset, CONCAT_NEGATIVE_AXIS_OPSET)
 
     def id_parts(self, case: Case) -> list[str]:
         return [f"axis{case.axis}".replace("-", "m"), "parts" + ".".join(map(str, case.parts or ()))]
@@ -184,9 +184,6 @@ class Concat(Operator):
     # ---- graphs ------------------------------------------------------------------------------
     def add_node(self, graph: onnx.GraphProto, index: int, case: Case, opset: int) -> None:
         """``Concat(x{i}, x{i}_1, ..., axis=axis)``; a negative axis from opset 11."""
-        problem = negative_axis_problem(case, opset)
-        if problem:
-            raise ModelError(f"case {case.id}: {problem}")
         axis = case.axis if case.axis is not None else 0
         inputs = [input_name(index, k) for k in range(len(case.parts or ()))]
         node = add_node(graph, "Concat", inputs, output_name(index), f"n{index}_{case.op}", case.id)

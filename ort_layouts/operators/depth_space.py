@@ -45,7 +45,7 @@ import numpy as np
 import onnx
 from numpy.lib.stride_tricks import as_strided
 
-from ort_layouts._errors import ModelError, ShapeError
+from ort_layouts._errors import ShapeError
 from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc, check_cpp_name, full_index
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.sequences import int_tuple
@@ -87,14 +87,6 @@ MODE_OPSET = 11  # DepthToSpace-11: the mode attribute
 S2D_MODE_OPSET = 28  # SpaceToDepth-28: the mode attribute (DCR or CRD)
 
 
-
-def _opset_problem(case: Case, opset: int) -> str:
-    """Why a DepthToSpace or SpaceToDepth case cannot be a node at ``opset`` ("" when it can):
-    DepthToSpace's mode came with DepthToSpace-11 (DepthToSpace-1 is always DCR)."""
-    if case.op == "DepthToSpace" and opset < MODE_OPSET and case.mode != "DCR":
-        return (f"DepthToSpace mode {case.mode!r} needs opset >= {MODE_OPSET} (DepthToSpace-1 is always "
-                f"DCR), got {opset}; valid: mode 'DCR', or opset >= {MODE_OPSET}")
-    return ""
 
 class DepthSpaceOrder(enum.IntEnum):
     """DML_DEPTH_SPACE_ORDER, with DirectML's values."""
@@ -472,15 +464,20 @@ class DepthSpace(Operator):
             if c % (b * b):
                 raise ShapeError(f"DepthToSpace channels {c} are not a multiple of blocksize^2 = {b * b} "
                                  f"(input {list(case.shape)})")
-            problem = "" if case.opset is None else _opset_problem(case, case.opset)
-            if problem:
-                raise ShapeError(problem)
         else:
             if case.mode != "DCR":
                 raise ShapeError(f"SpaceToDepth has no mode (its order is DCR), got {case.mode!r}")
             if h % b or w % b:
                 raise ShapeError(f"SpaceToDepth height {h} and width {w} must be multiples of blocksize {b} "
                                  f"(input {list(case.shape)})")
+
+    def opset_problem(self, case: Case, opset: int) -> str:
+        """Why a DepthToSpace or SpaceToDepth case cannot be a node at ``opset`` ("" when it can):
+        DepthToSpace's mode came with DepthToSpace-11 (DepthToSpace-1 is always DCR)."""
+        if case.op == "DepthToSpace" and opset < MODE_OPSET and case.mode != "DCR":
+            return (f"DepthToSpace mode {case.mode!r} needs opset >= {MODE_OPSET} (DepthToSpace-1 is always "
+                    f"DCR), got {opset}; valid: mode 'DCR', or opset >= {MODE_OPSET}")
+        return ""
 
     def id_parts(self, case: Case) -> list[str]:
         parts = [f"b{case.blocksize}"]
@@ -509,9 +506,6 @@ class DepthSpace(Operator):
     def add_node(self, graph: onnx.GraphProto, index: int, case: Case, opset: int) -> None:
         """The blocksize attribute; DepthToSpace's mode from opset 11 (DepthToSpace-1 has none,
         so a CRD case needs opset >= 11)."""
-        problem = _opset_problem(case, opset)
-        if problem:
-            raise ModelError(f"case {case.id}: {problem}")
         node = add_node(graph, case.op, [f"x{index}"], f"y{index}", f"n{index}_{case.op}", case.id)
         attr = node.attribute.add()
         attr.name = "blocksize"

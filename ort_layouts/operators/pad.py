@@ -20,7 +20,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from ort_layouts._errors import ModelError, NotExpressibleError, ShapeError
+from ort_layouts._errors import NotExpressibleError, ShapeError
 from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.operators.base import (
@@ -144,28 +144,6 @@ def _converted_nan(dtype: DataType, constant: bytes, written: bytes) -> bool:
     return bool(nan.converted(int.from_bytes(constant, "little"), int.from_bytes(written, "little")))
 
 
-def _opset_problem(case: Case, opset: int) -> str:
-    """Why a Pad case cannot be a node at ``opset`` ("" when it can): mode wrap came with
-    Pad-19, the axes input with Pad-18."""
-    if case.mode == "wrap" and opset < PAD_WRAP_OPSET:
-        return (f"Pad mode 'wrap' came with opset {PAD_WRAP_OPSET}, and the opset is {opset}; valid: "
-                f"opset >= {PAD_WRAP_OPSET}, or another mode")
-    if case.axes is not None and opset < PAD_AXES_OPSET:
-        return (f"Pad's axes input came with opset {PAD_AXES_OPSET}, and the opset is {opset}; valid: "
-                f"opset >= {PAD_AXES_OPSET}, or no axes")
-    if opset < PAD_INPUTS_OPSET and case.pad_value_hex:
-        value = _pad_value(case)
-        assert value is not None
-        held = _as_float_attribute(value)
-        if held.tobytes() != value.tobytes():
-            return (f"Pad's constant is a float attribute before opset {PAD_INPUTS_OPSET} (the opset is "
-                    f"{opset}), and pad_value_hex {case.pad_value_hex!r} ({case.data_type.name} "
-                    f"{value.item()!r}) does not survive it: it reads back as {held.tobytes().hex()!r}; "
-                    f"valid: a constant that a float32 holds exactly (no signalling NaN), or "
-                    f"opset >= {PAD_INPUTS_OPSET}")
-    return ""
-
-
 def _as_float_attribute(value: np.ndarray) -> np.ndarray:
     """``value`` as a Pad before opset 11 holds it: a Python float (:meth:`Pad.add_node`) in an
     ONNX float attribute, which the EPs read as a float32 (``DmlOperatorPadding.cpp``:
@@ -187,14 +165,9 @@ class Pad(Operator):
         """A mode of :data:`PAD_MODES`, a constant of the data type's size, pads with a begin
         and an end for each of its axes that leave every axis a size >= 0 (a crop past the
         dimension is no tensor), and a mode other than constant padding only axes with
-        elements left to read once cropped; wrap and the axes input at the case's opset where it
-        has one (a case without one is checked against the run's opset when its graph is built:
-        :meth:`add_node`)."""
+        elements left to read once cropped (what its opset lacks: :meth:`opset_problem`)."""
         if case.pads is None:
             raise ShapeError("a Pad case needs pads")
-        problem = "" if case.opset is None else _opset_problem(case, case.opset)
-        if problem:
-            raise ShapeError(problem)
         if not case.shape:  # ONNX Runtime's CPU EP and ONNX's reference both fail such a node
             raise ShapeError("a rank-0 Pad is not defined (a scalar has no axis to pad); valid: an input of "
                              "rank >= 1")
@@ -223,6 +196,28 @@ class Pad(Operator):
                     f"Pad mode {case.mode!r} pads axis {axis} of the input {list(case.shape)} (pads "
                     f"{list(case.pads)}), which has no element left to read once cropped; valid: mode "
                     "'constant', or pads only on axes with elements")
+
+    def opset_problem(self, case: Case, opset: int) -> str:
+        """Why a Pad case cannot be a node at ``opset`` ("" when it can): mode wrap came with
+        Pad-19, the axes input with Pad-18, and before Pad-11 the constant is a float attribute,
+        which must hold it exactly."""
+        if case.mode == "wrap" and opset < PAD_WRAP_OPSET:
+            return (f"Pad mode 'wrap' came with opset {PAD_WRAP_OPSET}, and the opset is {opset}; valid: "
+                    f"opset >= {PAD_WRAP_OPSET}, or another mode")
+        if case.axes is not None and opset < PAD_AXES_OPSET:
+            return (f"Pad's axes input came with opset {PAD_AXES_OPSET}, and the opset is {opset}; valid: "
+                    f"opset >= {PAD_AXES_OPSET}, or no axes")
+        if opset < PAD_INPUTS_OPSET and case.pad_value_hex:
+            value = _pad_value(case)
+            assert value is not None
+            held = _as_float_attribute(value)
+            if held.tobytes() != value.tobytes():
+                return (f"Pad's constant is a float attribute before opset {PAD_INPUTS_OPSET} (the opset is "
+                        f"{opset}), and pad_value_hex {case.pad_value_hex!r} ({case.data_type.name} "
+                        f"{value.item()!r}) does not survive it: it reads back as {held.tobytes().hex()!r}; "
+                        f"valid: a constant that a float32 holds exactly (no signalling NaN), or "
+                        f"opset >= {PAD_INPUTS_OPSET}")
+        return ""
 
     def id_parts(self, case: Case) -> list[str]:
         parts = [case.mode, "pads" + ".".join(map(str, case.pads or ())).replace("-", "m")]
@@ -271,9 +266,6 @@ class Pad(Operator):
     def add_node(self, graph: onnx.GraphProto, index: int, case: Case, opset: int) -> None:
         """Attributes before opset 11, inputs from 11, the axes input from 18, wrap from 19."""
         x, y, name = f"x{index}", f"y{index}", f"n{index}_{case.op}"
-        problem = _opset_problem(case, opset)
-        if problem:
-            raise ModelError(f"case {case.id}: {problem}")
         value = _pad_value(case)
         pads = [int(p) for p in case.pads or ()]
         if opset < PAD_INPUTS_OPSET:

@@ -149,10 +149,6 @@ class Split(Operator):
                              f"(valid: {-rank}..{rank - 1})")
         if (case.parts is None) == (case.num_outputs is None):
             raise ShapeError("a Split case needs parts (the split sizes) or num_outputs, one of the two")
-        problem = ("" if case.opset is None
-                   else negative_axis_problem(case, case.opset, SPLIT_NEGATIVE_AXIS_OPSET))
-        if problem:
-            raise ShapeError(problem)
         dim = case.shape[_axis(case)]
         if case.parts is not None:
             if not case.parts:
@@ -166,6 +162,9 @@ class Split(Operator):
         if dim % n and case.opset is not None and case.opset < SPLIT_NUM_OUTPUTS_OPSET:
             raise ShapeError(f"Split of {dim} into {n} uneven chunks needs the num_outputs attribute "
                              f"(opset >= {SPLIT_NUM_OUTPUTS_OPSET}), not opset {case.opset}")
+
+    def opset_problem(self, case: Case, opset: int) -> str:
+        return negative_axis_problem(case, opset, SPLIT_NEGATIVE_AXIS_OPSET)
 
     def id_parts(self, case: Case) -> list[str]:
         parts = [] if case.axis is None else [f"axis{case.axis}".replace("-", "m")]
@@ -210,9 +209,6 @@ class Split(Operator):
     def add_node(self, graph: onnx.GraphProto, index: int, case: Case, opset: int) -> None:
         """``Split(x{i}) -> y{i}, y{i}_1, ...``: ``split`` as an attribute before opset 13, as the
         input ``split{i}`` from 13; without parts, ``num_outputs`` from 18, an even split before."""
-        problem = negative_axis_problem(case, opset, SPLIT_NEGATIVE_AXIS_OPSET)
-        if problem:
-            raise ModelError(f"case {case.id}: {problem}")
         parts = _parts(case)
         if case.parts is None and opset < SPLIT_NUM_OUTPUTS_OPSET and case.shape[_axis(case)] % len(parts):
             raise ModelError(f"case {case.id}: uneven chunks {list(parts)} need num_outputs (opset >= "

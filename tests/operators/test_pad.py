@@ -137,3 +137,9 @@ def test_a_constant_a_float32_holds_is_padded_bit_for_bit_before_opset_11() -> N
     model = build_model([case], opset=10)
     (value,) = [a.f for a in model.graph.node[0].attribute if a.name == "value"]
     assert value == 0.5
+
+
+def test_a_constant_that_is_no_hex_is_refused_as_such_at_an_opset_before_11() -> None:
+    """The opset's check read the constant before it was checked: a bare ValueError of bytes.fromhex."""
+    with pytest.raises(ShapeError, match=r"^Pad pad_value_hex 'zz' is not hexadecimal bytes; valid: "):
+        Case("Pad", "float32", (2, 3), pads=(0, 1, 0, 1), pad_value_hex="zz", opset=10)
