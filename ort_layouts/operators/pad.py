@@ -7,6 +7,12 @@ axes input from opset 18) become unsigned start/end padding with leading zeros, 
 CONSTANT, edge -> EDGE, reflect -> REFLECTION, wrap -> WRAP (opset 19, feature level 6.4), and
 the constant is in the tensor's own data type (PADDING1). Negative pads (cropping) cannot be
 expressed: the DML EP cannot run such a Pad, and other EPs are compared with numpy.
+
+A node without a mode attribute is a constant Pad, as ONNX defines it. ``DmlOperatorPadding.cpp``
+reads a missing mode as reflect, but ONNX Runtime gives every attribute a node leaves out its
+schema's default when it resolves the graph (``VerifyNodeAndOpMatch`` in ``graph.cc``), so the
+kernel never sees one missing: on DirectML 1.15.4 such nodes pad the constant
+(``tests/engine/dml/test_dml_pad_default_mode.py``).
 """
 
 from __future__ import annotations
