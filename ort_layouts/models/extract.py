@@ -504,7 +504,7 @@ def _describe_node(node: onnx.NodeProto, index: int, graph: Graph, opset: int) -
         flags.append(f"{data_type.name.lower()}: needs DirectML 64-bit support or the 32-bit emulation "
                      f"(values outside {low} not preserved)")
     # an absent input is flagged "input:"
-    in_shape = static(graph.shape(data), data, flags if data else [], graph.advice)
+    in_shape = static(graph.shape(data), data, flags if data else [], graph.advice_for(data))
     inferred_out = graph.shape(out)
     params: dict[str, Any] = {}
     operator = operator_for_type(node.op_type)
@@ -527,7 +527,7 @@ def _describe_node(node: onnx.NodeProto, index: int, graph: Graph, opset: int) -
         flags.append(no_kernel)
     # a node ONNX Runtime refuses, or ONNX does not define, has no output shape to pin dimensions for
     if out_shape is None and not any(f.startswith(_SHAPE_KNOWN_TAGS) for f in flags) and in_shape is not None:
-        out_shape = static(inferred_out, out, flags, graph.advice)
+        out_shape = static(inferred_out, out, flags, graph.advice_for(out))
     if data_type is not None and data_type.is_64bit_integer and "input" in descs:
         descs = {**descs, "input_uint32_view": descs["input"].as_uint32_view()}
     refused = _refused_at_opset(node.op_type, data_type, in_shape, out_shape, params, opset, flags)
@@ -693,7 +693,8 @@ def _scope(outer: Graph, sub: onnx.GraphProto, dims: dict[str, int], ir_version:
     return Graph({**outside(outer.shapes), **inner.shapes}, {**outside(outer.elem_types), **inner.elem_types},
                  {**outside(outer.constants), **inner.constants},
                  {**outside(outer.external), **inner.external},
-                 dims, (outer.overridable - defined) | inner.overridable, outer.advice)
+                 dims, (outer.overridable - defined) | inner.overridable, outer.advice,
+                 {**outside(outer.unknown_origins), **inner.unknown_origins})
 
 
 def extract(model: _ModelLike, *, dims: Mapping[str, int] | None = None,

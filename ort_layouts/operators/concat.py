@@ -254,7 +254,7 @@ class Concat(Operator):
             axis = CONCAT1_DEFAULT_AXIS
         params["axis"] = axis
         shapes: list[tuple[int, ...] | None] = [shape]
-        shapes += [static(graph.shape(name), name, flags, graph.advice) for name in node.input[1:]]
+        shapes += [static(graph.shape(name), name, flags, graph.advice_for(name)) for name in node.input[1:]]
         if dtype is None or any(s is None for s in shapes):
             return None, None, {}, False
         known = [s for s in shapes if s is not None]

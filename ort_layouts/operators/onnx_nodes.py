@@ -121,6 +121,9 @@ class Graph:
     overridable: set[str] = dataclasses.field(default_factory=set)
     # what a flag of a shape shape inference could not compute advises (:func:`static`)
     advice: str = PIN_ADVICE
+    # tensors whose shape is not known because of a node ONNX's shape inference has no schema
+    # for (a com.microsoft op) upstream -> what a flag of such a shape advises (:meth:`advice_for`)
+    unknown_origins: dict[str, str] = dataclasses.field(default_factory=dict)
 
     @classmethod
     def read(cls, g: onnx.GraphProto, dims: dict[str, int], *, ir_version: int = 0,
@@ -165,7 +168,13 @@ class Graph:
         overridable: set[str] = set()
         if ir_version >= OVERRIDABLE_IR_VERSION:
             overridable = {v.name for v in g.input} & {t.name for t in g.initializer}
-        return cls(shapes, types, constants, external, dims, overridable, advice)
+        return cls(shapes, types, constants, external, dims, overridable, advice, _unknown_origins(g, shapes))
+
+    def advice_for(self, name: str) -> str:
+        """What a flag of tensor ``name``'s shape, which shape inference could not compute,
+        advises: where a node ONNX's shape inference has no schema for made it unknown, giving
+        the model that shape; else :attr:`advice`."""
+        return self.unknown_origins.get(name, self.advice)
 
     def shape(self, name: str) -> tuple[Dim, ...] | None:
         raw = self.shapes.get(name)
@@ -194,6 +203,28 @@ class Graph:
                               f"{e}; valid: data of as many values as its dims hold") from None
             found = self.constants[name] = array
         return found
+
+
+def _unknown_origins(g: onnx.GraphProto, shapes: Mapping[str, tuple[Dim, ...] | None]) -> dict[str, str]:
+    """For :attr:`Graph.unknown_origins`: each tensor of ``g`` (``shapes``: those it gives) whose
+    shape is not wholly known and that a node ONNX's shape inference has no schema for made, or
+    a node made of such a tensor, in graph order -> advice naming that first node."""
+    origins: dict[str, str] = {}
+    for index, node in enumerate(g.node):
+        if node.domain in ("", "ai.onnx") or onnx.defs.has(node.op_type, node.domain):
+            origin = next((origins[name] for name in node.input if name in origins), None)
+        else:  # named as extract names a node
+            origin = (f"it comes from node {node.name or f'{node.op_type}_{index}'!r} ({node.domain} "
+                      f"{node.op_type}), which ONNX's shape inference has no schema for: give the model "
+                      "that node's output shapes as value_info (onnxruntime.tools.symbolic_shape_infer "
+                      "computes them for ONNX Runtime's com.microsoft operators) and read it again")
+        if origin is None:
+            continue
+        for name in node.output:
+            shape = shapes.get(name)
+            if name and (shape is None or not all(isinstance(d, int) for d in shape)):
+                origins[name] = origin
+    return origins
 
 
 def is_constant_node(node: onnx.NodeProto) -> bool:

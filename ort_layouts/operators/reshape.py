@@ -419,7 +419,7 @@ class ReshapeLike(Operator):
             return None, None, {}, True
         out_shape = _node_output_shape(node.op_type, shape, params) if given else None
         if out_shape is None:
-            out_shape = static(inferred, node.output[0], flags, graph.advice)
+            out_shape = static(inferred, node.output[0], flags, graph.advice_for(node.output[0]))
             if out_shape is None:
                 return None, None, {}, True
             if node.op_type == "Reshape":  # the inferred shape is a valid constant target
