@@ -750,10 +750,25 @@ def extract(model: _ModelLike, *, dims: Mapping[str, int] | None = None,
             else:
                 scopes[step.path] = _scope(scopes[step.outer], step.graph, pins, inferred.ir_version, unread)
         elif _is_layout(node, wanted):
-            fields = _describe_node(node, step.index, scopes[step.path], opset)
+            scope = scopes[step.path]
+            fields = _describe_node(node, step.index, scope, opset)
             fields["node_name"] = step.path + fields["node_name"]
+            _learn_output_shape(scope, node, fields["output_shape"])
             result.append(LayoutOp(**fields, origin=f"model:{source}#{fields['node_name']}", opset=opset))
     return result
+
+
+def _learn_output_shape(graph: Graph, node: onnx.NodeProto, shape: tuple[int, ...] | None) -> None:
+    """Give ``graph`` the static output shape a layout node's description computed, where shape
+    inference left that tensor's shape not wholly known (a Reshape in an If branch whose target
+    is an outer constant), so that the layout nodes after it read it; a subgraph entered later
+    sees it too (its scope is made from this one)."""
+    if shape is None or len(node.output) != 1 or not node.output[0]:
+        return
+    known = graph.shapes.get(node.output[0])
+    if known is None or not all(isinstance(d, int) for d in known):
+        graph.shapes[node.output[0]] = tuple(shape)
+        graph.unknown_origins.pop(node.output[0], None)
 
 
 def _wanted(ops: Sequence[str] | None) -> tuple[str, ...]:

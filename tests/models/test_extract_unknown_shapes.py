@@ -87,3 +87,33 @@ def test_a_contrib_op_whose_shape_the_model_gives_makes_its_case() -> None:
     assert read.tobytes() == np.ascontiguousarray(s.reshape(2, 3).T).tobytes()
     # the NonZero after a known shape is data's doing, not the contrib op's
     assert "no schema" not in _dynamic(second)
+
+
+def test_a_layout_node_s_computed_shape_reaches_the_layout_node_after_it() -> None:
+    """A Reshape in an If branch whose target is the outer graph's constant: ONNX's shape
+    inference gives its output rank only, the Reshape's description computes it, and the
+    Transpose after it is described with it, as ONNX Runtime runs the model."""
+    import onnxruntime as ort
+    from onnx import numpy_helper
+
+    then = helper.make_graph([helper.make_node("Reshape", ["x", "shp"], ["r"]),
+                              helper.make_node("Transpose", ["r"], ["t"], perm=[1, 0])], "then", [],
+                             [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)])
+    other = helper.make_graph([helper.make_node("Relu", ["x"], ["e"])], "else", [],
+                              [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)])
+    model = _model([helper.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other)], [2, 3])
+    model.graph.input.append(helper.make_tensor_value_info("c", TensorProto.BOOL, []))
+    model.graph.initializer.append(numpy_helper.from_array(np.array([3, 2], dtype=np.int64), "shp"))
+    inferred = onnx.shape_inference.infer_shapes(model)
+    told = [v for v in inferred.graph.node[0].attribute[0].g.value_info if v.name == "r"]
+    assert all(not d.HasField("dim_value") for v in told for d in v.type.tensor_type.shape.dim)
+    reshape, transpose = extract(model)
+    assert reshape.output_shape == (3, 2)
+    assert (transpose.input_shape, transpose.output_shape, transpose.flags) == ((3, 2), (2, 3), ())
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (y,) = session.run(None, {"x": x, "c": np.array(True)})
+    assert y.shape == transpose.output_shape
+    desc = transpose.descriptors["input"]
+    read = as_strided(x.ravel(), shape=desc.sizes, strides=[4 * st for st in desc.effective_strides])
+    assert read.tobytes() == y.tobytes()
