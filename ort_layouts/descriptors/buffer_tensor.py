@@ -27,6 +27,7 @@ __all__ = [
     "MAX_ELEMENT_COUNT",
     "MINIMUM_BUFFER_ALIGNMENT_IN_BYTES",
     "BufferTensorDesc",
+    "check_memoryview",
 ]
 
 MAX_DIMENSION_COUNT = 8  # DML_TENSOR_DIMENSION_COUNT_MAX1
@@ -618,6 +619,7 @@ class BufferTensorDesc:
                 f"buffer array of dtype {buffer.dtype} and shape {list(buffer.shape)} {problem}; valid: a "
                 "C-contiguous array of numbers (np.ascontiguousarray makes one), bytes, bytearray or "
                 "memoryview")
+        check_memoryview(buffer)
         raw = np.frombuffer(buffer, dtype=np.uint8) if not isinstance(buffer, np.ndarray) \
             else buffer.reshape(-1).view(np.uint8)
         if raw.nbytes < self.total_tensor_size_in_bytes:
@@ -797,3 +799,18 @@ def cpp_struct(type_name: str, name: str, fields: Sequence[tuple[str, str]]) -> 
     """The C++ lines of a struct initializer ``type_name name = {...};``, one field a line: its
     value, then its name in a comment (``fields``: (value, field name) pairs, in order)."""
     return [f"{type_name} {name} = {{", *(f"    {value},  // {field}" for value, field in fields), "};"]
+
+
+def check_memoryview(buffer: object) -> None:
+    """Refuse a memoryview whose bytes are not one run of memory (a strided slice), which numpy
+    cannot read as a buffer; anything else passes.
+
+    Raises:
+        DescriptorError: ("buffer") the memoryview is not C-contiguous, naming its strides.
+    """
+    if isinstance(buffer, memoryview) and not buffer.c_contiguous:
+        raise DescriptorError(
+            "buffer", buffer,
+            f"buffer memoryview of shape {list(buffer.shape or ())} and strides {list(buffer.strides or ())} "
+            "is not C-contiguous; valid: a C-contiguous memoryview (its bytes one run of memory), bytes, "
+            "bytearray or a numpy array")

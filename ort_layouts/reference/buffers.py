@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ort_layouts._errors import ArgumentError, DataTypeError, DescriptorError, ShapeError, a_type
-from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
+from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc, check_memoryview
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.sequences import TEXT_TYPES, is_integer
 from ort_layouts.reference.copy import strided_copy
@@ -51,6 +51,7 @@ def raw_bytes(buffer: Any) -> np.ndarray:
                                   "bytes, bytearray, memoryview or a numpy array of numbers")
         arr = buffer if buffer.flags.c_contiguous else np.ascontiguousarray(buffer)
         return arr.reshape(-1).view(np.uint8)
+    check_memoryview(buffer)
     try:
         return np.frombuffer(buffer, dtype=np.uint8)
     except TypeError as e:
@@ -161,7 +162,11 @@ def pack(desc: BufferTensorDesc, array: np.ndarray) -> np.ndarray:
         DescriptorError: ``desc`` is no BufferTensorDesc ("tensor").
     """
     _check_desc(desc)
-    arr = np.asarray(array)
+    try:
+        arr = np.asarray(array)
+    except (ValueError, TypeError) as e:  # a ragged nested list
+        raise ShapeError(f"array {array!r:.60} is no array ({type(e).__name__}: {e}); valid: a numpy array, "
+                         "or a nested list of one length along each axis") from None
     _check_shape(desc, arr.shape)
     raw = np.zeros(desc.total_tensor_size_in_bytes, dtype=np.uint8)
     if is_nibble(desc.data_type):

@@ -38,8 +38,8 @@ def _load_kernel() -> tuple[Callable[..., bool] | None, int, str]:
 # the most axes the kernel takes (numpy allows 64); without the kernel views_equal compares in numpy
 _c_differs, _KERNEL_MAX_DIMS, _KERNEL = _load_kernel()
 
-__all__ = ["Comparison", "bits_equal", "bits_of", "compare", "comparison_kernel", "numpy_comparison",
-           "views_equal"]
+__all__ = ["Comparison", "as_tensor", "bits_equal", "bits_of", "compare", "comparison_kernel",
+           "numpy_comparison", "views_equal"]
 
 _UINT: dict[int, type[np.unsignedinteger[Any]]] = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _CHUNK_BYTES = 1 << 20  # equality is tested chunk by chunk so the temporary stays in cache
@@ -113,7 +113,7 @@ def bits_of(array: np.ndarray) -> np.ndarray:
 def bits_equal(a: np.ndarray, b: np.ndarray) -> bool:
     """Whether two flat unsigned arrays of the same size hold the same bits (by the C kernel
     where it is built, else chunked, so no full-size temporary is made)."""
-    if a.size != b.size:
+    if a.size != b.size or a.nbytes != b.nbytes:  # elements of another width are other bits
         return False
     kernel = _kernel_for(a, b) if a.dtype == b.dtype else None
     if kernel is not None:
@@ -291,9 +291,13 @@ def compare(expected: np.ndarray | None, actual: np.ndarray | None) -> Compariso
     """
     if expected is None or actual is None:
         return _missing(expected, actual)
-    exp = np.asarray(expected)
-    act = np.asarray(actual)
+    exp = as_tensor(expected)
+    if isinstance(exp, str):
+        return Comparison(False, 0, 0, message=f"the expected {exp}")
+    act = as_tensor(actual)
     count = int(exp.size)
+    if isinstance(act, str):
+        return Comparison(False, count, count, message=f"the actual {act}")
     if (exp.dtype == act.dtype and exp.dtype in _NATIVE_DTYPES and exp.shape == act.shape
             and exp.nbytes <= _BYTES_FIRST_LIMIT and exp.tobytes() == act.tobytes()):
         return Comparison(True, count)  # one data type, native order: equal bytes are equal bits
@@ -326,6 +330,16 @@ def compare(expected: np.ndarray | None, actual: np.ndarray | None) -> Compariso
         False, count, mismatches, index, exp_hex, act_hex, exp_value, act_value,
         f"{mismatches} of {count} elements differ; first at {list(index)}: expected "
         f"{exp_value} (0x{exp_hex}) got {act_value} (0x{act_hex})")
+
+
+def as_tensor(value: Any) -> np.ndarray | str:
+    """``np.asarray(value)``, or what keeps ``value`` from being a tensor (a ragged nested
+    list), as :func:`compare`'s message says it after "the expected" or "the actual"."""
+    try:
+        return np.asarray(value)
+    except (ValueError, TypeError) as e:
+        return (f"tensor {value!r:.60} is no array ({type(e).__name__}: {e}); valid: a numpy array, "
+                "or a nested list of one length along each axis")
 
 
 def _missing(expected: np.ndarray | None, actual: np.ndarray | None) -> Comparison:

@@ -35,7 +35,7 @@ from ort_layouts.reference.buffers import (
     strided_view,
     unpack,
 )
-from ort_layouts.reference.compare import Comparison, compare
+from ort_layouts.reference.compare import Comparison, as_tensor, compare
 
 __all__ = [
     "LARGE_OUTPUT_BYTES",
@@ -290,7 +290,9 @@ def verify(op: DmlOperator, input_buffer: Any, actual: np.ndarray, *,
     op.output.validate(is_output=True)
     raw_in = raw_bytes(input_buffer)
     check_buffer_size(raw_in, op.input, "input", addressed=True)
-    act = np.asarray(actual)
+    act = None if actual is None else as_tensor(actual)
+    if act is None or isinstance(act, str):  # none produced, or no array: compare's message
+        return _not_a_tensor(op.output.sizes, op.output.data_type, actual)
     dtype = op.input.data_type
     fast = (not is_nibble(dtype) and act.size == op.output.element_count
             and act.dtype.byteorder != ">" and _same_type(act.dtype, dtype))
@@ -303,6 +305,13 @@ def verify(op: DmlOperator, input_buffer: Any, actual: np.ndarray, *,
     if expected.size == act.size:
         expected = expected.reshape(act.shape)
     return compare(expected, act)
+
+
+def _not_a_tensor(shape: Sequence[int], data_type: DataType, actual: Any) -> Comparison:
+    """``compare(expected, actual)`` for an ``actual`` that is None or no array, where the
+    expected output has ``shape``: its message and counts need only that shape, so the values
+    are not made (a view of one zero stands for them)."""
+    return compare(np.broadcast_to(np.zeros((), dtype=data_type.to_numpy()), tuple(shape)), actual)
 
 
 # outputs of at least this many bytes are checked from the descriptors, never held
@@ -347,7 +356,9 @@ class PendingOutput:
     def compare(self, actual: np.ndarray) -> Comparison:
         """Exactly ``compare(self.values(), actual)``, without making the values when ``actual``
         has the expected shape."""
-        act = np.asarray(actual)
+        act = None if actual is None else as_tensor(actual)
+        if act is None or isinstance(act, str):  # none produced, or no array: compare's message
+            return _not_a_tensor(self.shape, self.op.output.data_type, actual)
         if act.shape != self.shape:
             return compare(self.values(), act)
         return verify(self.op, self.input_buffer, act)
@@ -524,8 +535,14 @@ def verify_all(op: AnyDmlOperator, input_buffers: Sequence[Any], actuals: Sequen
                               f"{len(actuals)} actual outputs given; the operator has {len(outputs)}")
     for desc in outputs:
         desc.validate(is_output=True)
+    made = [None if a is None else as_tensor(a) for a in actuals]
+    if any(a is None or isinstance(a, str) for a in made):  # compare each, as it has them
+        return [_not_a_tensor(d.sizes, d.data_type, actual) if a is None or isinstance(a, str) else
+                compare(unpack(d, raw).reshape(a.shape) if a.size == d.element_count else unpack(d, raw), a)
+                for d, raw, a, actual in zip(outputs, execute_all(op, input_buffers, threads=threads), made,
+                                             actuals, strict=True)]
+    acts: list[np.ndarray] = made  # type: ignore[assignment]
     srcs = input_views(tuple(multi.inputs), input_buffers)
-    acts = [np.asarray(a) for a in actuals]
     fast = all(not is_nibble(d.data_type) and a.size == d.element_count and a.dtype.byteorder != ">"
                and _same_type(a.dtype, d.data_type) for a, d in zip(acts, outputs, strict=True))
     if fast:
