@@ -179,10 +179,31 @@ def _check_arguments(case: Case, input_array: np.ndarray, acts: Sequence[np.ndar
     return x
 
 
+class _RerunFailed(Exception):
+    """A re-run that raised (a device lost, a session ONNX Runtime refused, a re-run budget
+    spent), told from the recovery's own refusals, which leave no recovery: its message is the
+    re-run's."""
+
+
+def _failing_loudly(rerun: Rerun) -> Rerun:
+    def run(x: np.ndarray) -> Sequence[np.ndarray]:
+        try:
+            return rerun(x)
+        except Exception as e:
+            raise _RerunFailed(str(e)) from e
+
+    return run
+
+
 def _recovered(case: Case, input_array: np.ndarray, acts: Sequence[np.ndarray], expected: np.ndarray,
                act_bits: np.ndarray, rerun: Rerun | None) -> Recovery | None:
+    """The recovery, None where it names nothing or refuses the case (its own typed errors).
+
+    Raises:
+        _RerunFailed: ``rerun`` raised, whatever its error (the caller's line says so)."""
     try:
-        return recover_mismatch(case, np.asarray(input_array), acts, expected, act_bits, rerun)
+        return recover_mismatch(case, np.asarray(input_array), acts, expected, act_bits,
+                                None if rerun is None else _failing_loudly(rerun))
     except (OrtLayoutsError, ValueError, NotImplementedError):
         return None
 

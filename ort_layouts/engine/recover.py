@@ -238,9 +238,12 @@ def _patterns(dtype: DataType, digits: np.ndarray) -> np.ndarray:
     return bits.astype(_UINT[dtype.bitwidth])
 
 
-def unique_inputs(dtype: DataType, shape: Sequence[int]) -> list[np.ndarray]:
+def unique_inputs(dtype: DataType, shape: Sequence[int], *, avoid: Sequence[int] = ()) -> list[np.ndarray]:
     """Inputs of ``shape`` whose elements identify their flat index: one input when the type has
     enough patterns, else one per digit of the index in the type's base (8-bit types: base 255).
+    In one input no element holds a bit pattern of ``avoid`` (a Pad's constant, which the output
+    holds besides the input's elements): the patterns past each are one further on; inputs of
+    several runs take every pattern.
 
     Raises:
         ValueError: for 4-bit types (too few patterns to be useful).
@@ -249,6 +252,13 @@ def unique_inputs(dtype: DataType, shape: Sequence[int]) -> list[np.ndarray]:
         raise ValueError(f"{dtype.name} has {1 << dtype.bitwidth} bit patterns: too few to identify elements")
     count = math.prod(shape)
     base = _pattern_base(dtype)
+    skipped = _pattern_digits(dtype, avoid)
+    if count + len(skipped) <= base:
+        digits = np.arange(count, dtype=np.uint64)
+        for skip in skipped:  # ascending: each pattern at or past a skipped one moves on by one
+            digits = np.where(digits >= np.uint64(skip), digits + np.uint64(1), digits)
+        bits = _patterns(dtype, digits)
+        return [bits.view(dtype.to_numpy().newbyteorder("<")).astype(dtype.to_numpy()).reshape(shape)]
     runs = 1 if count <= base else math.ceil(math.log(count) / math.log(base) - 1e-12)
     while base ** runs < count:
         runs += 1
@@ -259,6 +269,23 @@ def unique_inputs(dtype: DataType, shape: Sequence[int]) -> list[np.ndarray]:
         bits = _patterns(dtype, digit)
         out.append(bits.view(dtype.to_numpy().newbyteorder("<")).astype(dtype.to_numpy()).reshape(shape))
     return out
+
+
+def _pattern_digits(dtype: DataType, bits: Sequence[int]) -> list[int]:
+    """The digits whose pattern (:func:`_patterns`) is one of ``bits``, ascending, each once."""
+    base = _pattern_base(dtype)
+    found = set()
+    for wanted in bits:
+        low, high = 0, base  # _patterns ascends in the digit: the least digit whose pattern >= wanted
+        while low < high:
+            mid = (low + high) // 2
+            if int(_patterns(dtype, np.array([mid], dtype=np.uint64))[0]) < wanted:
+                low = mid + 1
+            else:
+                high = mid
+        if low < base and int(_patterns(dtype, np.array([low], dtype=np.uint64))[0]) == wanted:
+            found.add(low)
+    return sorted(found)
 
 
 def source_index_map(dtype: DataType, inputs: Sequence[np.ndarray],
@@ -676,6 +703,11 @@ def _padding_recovery(case: Case, op: PaddingOp, observed: IndexMap, expected: I
     want = recover_padding(expected, case.shape, _output_shape(case), expected_bits)
     if got is None or want is None:
         return False, None
+    if bits is not None and "constant" in got.mode.split("|"):
+        border = np.asarray(bits).reshape(-1)
+        border = border[observed < 0] if border.size == observed.size else border[:0]
+        if np.unique(border).size > 1:  # no one constant: no padding writes it (the region names it)
+            return False, None
     want = want.resolved(case.mode)
     got = got.resolved(want.mode)
     extra = op.dimension_count - len(case.shape)
@@ -814,9 +846,10 @@ def recover(case: Case, input_array: np.ndarray, actual: Sequence[np.ndarray], e
     x = np.asarray(input_array)
     own = bits_of(x)
     if rerun is not None:
-        runs = unique_inputs(dtype, x.shape)
+        runs = unique_inputs(dtype, x.shape, avoid=_written_constants(case))
         outs = [_flat_bits([np.asarray(a) for a in rerun(r)]) for r in runs]
-    elif np.unique(own).size == own.size and (own != 0).all():
+    elif (np.unique(own).size == own.size and (own != 0).all()
+          and not np.isin(own, _written_constants(case)).any()):  # no element reads as the constant
         runs = [x]
         outs = [_flat_bits(actual)]
     else:
@@ -825,6 +858,14 @@ def recover(case: Case, input_array: np.ndarray, actual: Sequence[np.ndarray], e
     wanted = [_flat_bits(_expected_outputs(case, r)) for r in runs]
     expected = source_index_map(dtype, runs, wanted)
     return _places(case, observed, expected, outs[0], wanted[0])
+
+
+def _written_constants(case: Case) -> tuple[int, ...]:
+    """The bit patterns a case's output holds besides its input's elements: a constant Pad's
+    value (little-endian, as the output holds it), which an input element must not hold."""
+    if case.op == "Pad" and case.mode == "constant" and case.pad_value_hex:
+        return (int.from_bytes(bytes.fromhex(case.pad_value_hex), "little"),)
+    return ()
 
 
 def recover_story(case: Case, input_array: np.ndarray, actual: Sequence[np.ndarray],
