@@ -20,11 +20,13 @@ from collections.abc import Sequence
 import onnx
 from onnx import TensorProto, helper
 
-from ort_layouts._errors import ModelError
+from ort_layouts._errors import ArgumentError, ModelError, a_type
+from ort_layouts.descriptors.sequences import is_integer
 from ort_layouts.operators.base import input_name, output_name
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.onnx_nodes import value_info
 from ort_layouts.operators.registry import operator_for_type, opset_refusal
+from ort_layouts.operators.values import check_cases
 
 __all__ = [
     "provider_ir_version",
@@ -176,10 +178,17 @@ def build_model(
             and ``output_shapes`` give them, when the caller has them already.
 
     Raises:
+        ArgumentError: ``cases`` is one Case or no iterable, an item is no Case, or ``opset`` or
+            ``ir_version`` is no integer (each named).
         ModelError: no cases, cases that ask for different opsets, an opset out of a case's
             :func:`~ort_layouts.operators.registry.case_opsets` (Expand < 8, one above the
             newest onnx defines), or a Pad feature the opset does not have (axes < 18, wrap < 19).
     """
+    cases = check_cases(cases)  # read once: a generator's cases are the model's
+    for name, value in (("opset", opset), ("ir_version", ir_version)):
+        if value is not None and (not is_integer(value) or value < 1):
+            raise ArgumentError(f"{name} {value!r:.40} ({a_type(value)}) is no integer >= 1; valid: an "
+                                "integer >= 1, or None for the default")
     if not cases:
         raise ModelError("build_model needs at least one case")
     if shapes is not None and len(shapes) != len(cases):

@@ -123,7 +123,7 @@ from ort_layouts.operators.base import Operator, input_name, output_name
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.expected import expected_output, expected_outputs
 from ort_layouts.operators.registry import operator_for_type
-from ort_layouts.operators.values import check_case, check_input, make_input
+from ort_layouts.operators.values import check_cases, check_input, make_input
 from ort_layouts.reference.execute import (
     LARGE_OUTPUT_BYTES,
     PendingOutput,
@@ -919,23 +919,6 @@ def _judge_pending(run: _Run, pending: _Pending) -> None:
     run.judge(items, attempt)
 
 
-def _case_list(cases: Iterable[Any]) -> list[Case]:
-    """``cases`` as a list.
-
-    Raises:
-        ArgumentError: ``cases`` is one Case, a str or no iterable, or an item is not a
-            :class:`Case`.
-    """
-    if isinstance(cases, (Case, str, bytes)) or not isinstance(cases, Iterable):
-        given = f"one Case, {cases.id}" if isinstance(cases, Case) else f"{cases!r:.80}, {a_type(cases)}"
-        raise ArgumentError(f"cases is {given}; valid: an iterable of Case values (e.g. [case], or "
-                            "standard_suite())")
-    case_list = list(cases)
-    for index, case in enumerate(case_list):
-        check_case(case, f"cases[{index}]")
-    return case_list
-
-
 def _check_batch_size(batch_size: Any) -> int:
     """``batch_size`` as an int.
 
@@ -1040,7 +1023,7 @@ def run_cases(
     for name, given in (("encode", encode), ("on_encoded", on_encoded), ("on_result", on_result)):
         if given is not None and not callable(given):
             raise ArgumentError(f"{name} {given!r} is not callable; valid: a function, or None")
-    case_list = _case_list(cases)
+    case_list = check_cases(cases)
     _check_inputs(case_list, inputs)
     run = _new_run(provider, device_id, provider_options, optimize, on_result)
     run.encode, run.on_encoded = encode, on_encoded
@@ -1309,7 +1292,7 @@ def batch_cases(cases: Iterable[Case], *, provider: str = "auto", batch_size: in
     batch_size = _check_batch_size(batch_size)
     run = _new_run(provider, 0, None, False, None)
     batches = []
-    for chunk in _chunks(run, _case_list(cases), batch_size):
+    for chunk in _chunks(run, check_cases(cases), batch_size):
         batch = [p.case for _, p in chunk if _unplanned(p, run.config.name) is None]
         if batch:
             batches.append(batch)
@@ -1360,7 +1343,7 @@ def plan_batches(
     whose preparation fails) are left out, as the runner leaves them out of its sessions."""
     batch_size = _check_batch_size(batch_size)
     run = _new_run(provider, device_id, provider_options, optimize, None)
-    case_list = _case_list(cases)
+    case_list = check_cases(cases)
     fill = _filler(run, case_list, None)
     plans = []
     for chunk in _chunks(run, case_list, batch_size):

@@ -341,7 +341,7 @@ def select_cases(
         if not 1 <= shard[0] <= shard[1]:
             raise ShapeError(f"shard {shard[0]}/{shard[1]} needs 1 <= K <= N (e.g. 1/4)")
     cases: list[Case]
-    if model:
+    if model is not None:
         if model_cases is None:
             raise ModelError(f"model {str(model)!r}: select_cases needs model_cases to read a model "
                              "(e.g. ort_layouts.models.extract.model_cases)")

@@ -37,6 +37,7 @@ from ort_layouts.engine.runner import check_provider_start
 from ort_layouts.engine.suite import SUITE_DTYPE_NAMES
 from ort_layouts.operators.case import VALUE_KINDS, Case
 from ort_layouts.operators.registry import CASE_OPS
+from ort_layouts.operators.values import check_cases
 
 __all__ = [
     "NOT_VALIDATABLE",
@@ -302,7 +303,9 @@ class ValidationSession(Generic[R]):
         device: str = "",
         jobs: int | None = None,
     ) -> None:
-        self.cases = list(cases)
+        """Raises: ArgumentError: ``cases`` is one Case or no iterable, or an item is no Case
+        (as :func:`~ort_layouts.engine.runner.run_cases` refuses them, before any work)."""
+        self.cases = check_cases(cases)
         self.provider = provider
         self.device_id = device_id
         self.optimize = optimize

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -13,7 +14,7 @@ from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.operators.case import Case
 from ort_layouts.reference.buffers import values_dtype
 
-__all__ = ["check_case", "check_input", "draw_input", "make_input", "special_values"]
+__all__ = ["check_case", "check_cases", "check_input", "draw_input", "make_input", "special_values"]
 
 
 def check_case(case: object, name: str = "case") -> Case:
@@ -27,6 +28,23 @@ def check_case(case: object, name: str = "case") -> Case:
         raise ArgumentError(f"{name} {case!r:.80} is {a_type(case)}, not a Case; valid: a Case (e.g. from "
                             "standard_suite() or Case(op=..., data_type=..., shape=...))")
     return case
+
+
+def check_cases(cases: object) -> list[Case]:
+    """``cases`` as a list, read once (a generator too), each item a :class:`Case`.
+
+    Raises:
+        ArgumentError: ``cases`` is one Case, a str or no iterable, or an item is not a Case
+            (named by its place, ``cases[3]``).
+    """
+    if isinstance(cases, (Case, str, bytes)) or not isinstance(cases, Iterable):
+        given = f"one Case, {cases.id}" if isinstance(cases, Case) else f"{cases!r:.80}, {a_type(cases)}"
+        raise ArgumentError(f"cases is {given}; valid: an iterable of Case values (e.g. [case], or "
+                            "standard_suite())")
+    case_list = list(cases)
+    for index, case in enumerate(case_list):
+        check_case(case, f"cases[{index}]")
+    return case_list
 
 
 def special_values(data_type: DataType) -> np.ndarray:
