@@ -165,6 +165,33 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
     return digest.hexdigest()
 
 
+def validation_selection(
+    *,
+    provider: str,
+    device_id: int = 0,
+    model: str | None = None,
+    ops: Sequence[str] | None = None,
+    dtypes: Sequence[str] | None = None,
+    ranks: Sequence[int] | None = None,
+    values: Sequence[str] | None = None,
+    seed: int = 0,
+    shard: tuple[int, int] | None = None,
+    limit: int | None = None,
+    optimize: bool = False,
+    provider_options: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """The selection of :func:`validation_meta` (the meta's ``selection``), made without
+    asking the provider or the machine anything: what a report resumes only with an equal one."""
+    return normalized_selection({
+        "provider": provider, "device_id": device_id,
+        "suite": "model" if model else "standard", "model_sha256": file_sha256(model) if model else "",
+        "ops": list(ops or []), "dtypes": list(dtypes or []), "ranks": list(ranks or []),
+        "values": list(values or []), "seed": seed,
+        "shard": f"{shard[0]}/{shard[1]}" if shard else "", "limit": limit or 0,
+        "optimize": optimize, "provider_options": dict(provider_options or {}),
+    })
+
+
 def validation_meta(
     *,
     provider: str,
@@ -193,15 +220,11 @@ def validation_meta(
     name is not. Its path is kept in ``model`` (with the hash) for the reader.
     """
     device, driver = device_of(provider, device_id)
-    model_sha256 = file_sha256(model) if model else ""
-    selection = normalized_selection({
-        "provider": provider, "device_id": device_id,
-        "suite": "model" if model else "standard", "model_sha256": model_sha256,
-        "ops": list(ops or []), "dtypes": list(dtypes or []), "ranks": list(ranks or []),
-        "values": list(values or []), "seed": seed,
-        "shard": f"{shard[0]}/{shard[1]}" if shard else "", "limit": limit or 0,
-        "optimize": optimize, "provider_options": dict(provider_options or {}),
-    })
+    selection = validation_selection(
+        provider=provider, device_id=device_id, model=model, ops=ops, dtypes=dtypes, ranks=ranks,
+        values=values, seed=seed, shard=shard, limit=limit, optimize=optimize,
+        provider_options=provider_options)
+    model_sha256 = selection["model_sha256"]
     meta: dict[str, Any] = {
         "provider": provider, "device_id": device_id, "device": device, "driver": driver,
         "command": command, "environment": environment(), "selection": selection, "strict": strict}

@@ -1097,6 +1097,8 @@ def _run_release_matrix(args: argparse.Namespace, versions: Sequence[str]) -> in
     if not cases:
         return _nothing_to_validate(setup, layout)
     report_root = Path(args.report) if args.report else None
+    if report_root is not None:  # each release's report directory, before the first release runs
+        _check_release_reports(plain, setup, versions, report_root, [c.id for c in cases])
     codes: list[int] = []
     ran: list[Any] = []  # a report directory, or a Report without --report
     for i, version in enumerate(versions):
@@ -1221,6 +1223,29 @@ def _stop_signals() -> Iterator[_StopSignals]:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         sys.unraisablehook = hook
+
+
+def _check_release_reports(args: argparse.Namespace, setup: _ValidateSetup, versions: Sequence[str],
+                           root: Path, planned: list[str]) -> None:
+    """Refuse, before any release runs, a release's report directory (``root/dml-V``) that its
+    run would refuse (a file, a lock file that is a directory, a report of another selection
+    without --force, one --resume cannot continue), as --report DIR itself is checked."""
+    from ort_layouts.engine.session import validation_selection
+    from ort_layouts.reports.lock import check_lock_file
+    from ort_layouts.reports.writer import check_report_directory
+
+    selection = validation_selection(
+        provider=setup.provider, device_id=args.device_id, model=args.model, ops=setup.selection["ops"],
+        dtypes=[d.name.lower() for d in setup.selection["dtypes"] or []], ranks=args.ranks,
+        values=setup.selection["values"], seed=args.seed, shard=args.shard, limit=args.limit,
+        optimize=args.optimize, provider_options=setup.provider_options)
+    for version in versions:
+        directory = root / RELEASE_DIR.format(version=version)
+        check_output_dir(str(directory), "--report")
+        _argument("--report", check_lock_file, directory)
+        _argument("--report", lambda d: check_report_directory(d, selection=selection, planned=planned,
+                                                               resume=args.resume, force=args.force),
+                  directory)
 
 
 def _validate(args: argparse.Namespace, *, quiet: bool = False, model: ModelFile | None = None,

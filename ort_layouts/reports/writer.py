@@ -635,12 +635,7 @@ class ReportWriter:
         self._unsynced = False  # results.jsonl holds an append not yet synced
         self._syncer: threading.Thread | None = None
         self._sync_error: OSError | None = None  # what a sync of the syncing thread raised
-        for name in (RESULTS_FILE, META_FILE, JSON_FILE, JUNIT_FILE, HTML_FILE):  # before any work
-            path = self.directory / name
-            if path.exists() and not path.is_file():
-                raise ReportError(
-                    f"report directory {str(self.directory)!r} holds {name}, which is not a regular file "
-                    f"(a directory?); the report writes {name} there: move it away, or use another directory")
+        _check_report_files(self.directory)  # before any work
         new_meta = dict(meta)
         new_meta["selection"] = {**dict(meta.get("selection") or {}), "cases_sha256": cases_sha256(planned)}
         new_meta["planned"] = list(planned)
@@ -665,15 +660,7 @@ class ReportWriter:
         results_path = self.directory / RESULTS_FILE
         self.resumed = False
         if resume and results_path.is_file():
-            if not meta_path.is_file():
-                raise ReportError(f"cannot resume {self.directory}: it has {RESULTS_FILE} but no {META_FILE}")
-            old = read_meta(meta_path)
-            differences = _selection_differences(old.get("selection") or {}, new_meta["selection"],
-                                                 old.get("planned"), new_meta["planned"])
-            if differences:
-                raise ReportError(
-                    f"cannot resume {self.directory}: it was made with {differences}; run with the same "
-                    "selection, or drop --resume to start a new report")
+            old = _resumed_meta(self.directory, new_meta["selection"], new_meta["planned"])
             broken = _broken_stack(new_meta)
             if broken:
                 raise ReportError(
@@ -705,16 +692,8 @@ class ReportWriter:
                 new_meta["command"] = old["command"]
             new_meta["resumed"] = [*(old.get("resumed") or ()), now_iso()]
             self.resumed = True
-        else:
-            used = None if force else _used_selection(self.directory)
-            if used is not None:
-                differences = _selection_differences(used[0], new_meta["selection"], used[1],
-                                                     new_meta["planned"])
-                if differences:
-                    raise ReportError(
-                        f"report directory {str(self.directory)!r} holds a report of another selection, "
-                        f"made with {differences}; use another directory, or --force to replace it "
-                        "(validate --resume continues a report of the same selection)")
+        elif not force:
+            _refuse_other_selection(self.directory, new_meta["selection"], new_meta["planned"])
         self.meta = new_meta
         self._own_ids = frozenset(new_meta["planned"])
         meta_text = self._meta_json()  # made before anything in the directory changes
@@ -1255,6 +1234,67 @@ class _Order:
             return extra_places[case_id] if slot is None else slot
 
         return self.tally.text(cast(dict[MatrixGroup, None], groups), place, strict=self.strict)
+
+
+def check_report_directory(directory: str | os.PathLike[str], *, selection: Mapping[str, Any],
+                           planned: Sequence[str], resume: bool = False, force: bool = False) -> None:
+    """Refuse, writing nothing, what a :class:`ReportWriter` of ``directory`` for a run of
+    ``selection`` that plans ``planned`` (case ids) refuses as it opens it, for a run of
+    several reports (``validate --dml-version A,B``) to refuse them all before the first one
+    runs: the path is a file, a report file there is not a regular file, it holds a report of
+    another selection (resuming, or without ``force``) or a damaged one. Whether a resumed
+    report ran on the run's own stack, and the results it holds, are the writer's to check.
+
+    Raises:
+        ArgumentError: ``directory`` is no str or os.PathLike.
+        ReportError: what the writer refuses, in its words.
+    """
+    path = _check_directory(directory)
+    _check_report_files(path)
+    checked_bool(resume, "resume")
+    checked_bool(force, "force")
+    new_selection = {**dict(selection), "cases_sha256": cases_sha256(planned)}
+    if resume and (path / RESULTS_FILE).is_file():
+        _resumed_meta(path, new_selection, list(planned))
+    elif not resume and not force:
+        _refuse_other_selection(path, new_selection, list(planned))
+
+
+def _check_report_files(directory: Path) -> None:
+    """Refuse a report file in ``directory`` that is not a regular file (a directory)."""
+    for name in (RESULTS_FILE, META_FILE, JSON_FILE, JUNIT_FILE, HTML_FILE):
+        path = directory / name
+        if path.exists() and not path.is_file():
+            raise ReportError(
+                f"report directory {str(directory)!r} holds {name}, which is not a regular file "
+                f"(a directory?); the report writes {name} there: move it away, or use another directory")
+
+
+def _resumed_meta(directory: Path, selection: Mapping[str, Any], planned: list[str]) -> dict[str, Any]:
+    """The meta of the report in ``directory`` that a run of ``selection`` resumes (its
+    results.jsonl is there), refused where it has none or is of another selection."""
+    meta_path = directory / META_FILE
+    if not meta_path.is_file():
+        raise ReportError(f"cannot resume {directory}: it has {RESULTS_FILE} but no {META_FILE}")
+    old = read_meta(meta_path)
+    differences = _selection_differences(old.get("selection") or {}, selection, old.get("planned"), planned)
+    if differences:
+        raise ReportError(
+            f"cannot resume {directory}: it was made with {differences}; run with the same "
+            "selection, or drop --resume to start a new report")
+    return old
+
+
+def _refuse_other_selection(directory: Path, selection: Mapping[str, Any], planned: list[str]) -> None:
+    """Refuse a report of another selection in ``directory``, which a new report would replace."""
+    used = _used_selection(directory)
+    if used is not None:
+        differences = _selection_differences(used[0], selection, used[1], planned)
+        if differences:
+            raise ReportError(
+                f"report directory {str(directory)!r} holds a report of another selection, "
+                f"made with {differences}; use another directory, or --force to replace it "
+                "(validate --resume continues a report of the same selection)")
 
 
 def _used_selection(directory: Path) -> tuple[dict[str, Any], Any] | None:

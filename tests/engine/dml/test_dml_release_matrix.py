@@ -134,6 +134,37 @@ def test_shards_go_with_one_release(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert not out.exists()
 
 
+@pytest.mark.parametrize("kind", ["file", "other selection"])
+@pytest.mark.usefixtures("_fresh_worker")
+def test_a_later_release_s_report_directory_is_refused_before_the_first_release_runs(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str) -> None:
+    """The run of the first release wrote its report before the second's directory was checked:
+    the directory was left with one release's new report beside another selection's."""
+    from ort_layouts.reports.writer import ReportWriter
+
+    releases = _releases_or_skip()
+    first, last = releases[0], releases[-1]
+    out = tmp_path / "r"
+    later = out / f"dml-{last}"
+    if kind == "file":
+        out.mkdir()
+        later.write_text("")
+        message = f"argument --report: '{later}' is a file, not a directory"
+    else:  # a report of another selection (ops Transpose) where this run's would go
+        meta = {"provider": "DmlExecutionProvider", "selection": {"ops": ["Transpose"]}}
+        with ReportWriter(later, meta=meta, planned=["a"]):
+            pass
+        message = f"argument --report: report directory '{later}' holds a report of another selection"
+    before = sorted(p.name for p in out.iterdir())
+    code = main(["validate", "--provider", "dml", "--dml-version", f"{first},{last}", "--report", str(out),
+                 *SELECTION])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert message in captured.err and captured.err.count("\n") == 1, captured.err
+    assert captured.out == ""  # no release ran
+    assert sorted(p.name for p in out.iterdir()) == before  # nothing written beside it
+
+
 @pytest.mark.usefixtures("_fresh_worker")
 def test_two_releases_run_into_their_own_reports_and_the_matrix(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
