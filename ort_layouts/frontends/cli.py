@@ -1569,7 +1569,9 @@ def _check_bench(args: argparse.Namespace) -> None:
     """Every argument before any section runs: its value, and that a section asked for takes it
     (one line each); then the defaults of those not given."""
     from ort_layouts._errors import OrtLayoutsError
+    from ort_layouts.engine.environment import available_memory_bytes
     from ort_layouts.engine.providers import check_device_id, resolve_provider
+    from ort_layouts.engine.runner import resolve_jobs
     from ort_layouts.engine.session import resolve_validation_provider
     from ort_layouts.frontends.bench import MIB, gpu_section_provider
 
@@ -1591,6 +1593,17 @@ def _check_bench(args: argparse.Namespace) -> None:
                 f"it, and --sections {','.join(args.sections)} "
                 f"{'does not run it' if one else 'runs none of them'}; "
                 f"valid: add {names.replace(' and ', ' or ')} to --sections, or leave {flag} out")
+    if "jobs" in given:  # the floor section's workers, on its provider
+        floor = resolve_validation_provider(args.provider) if "provider" in given else "CPUExecutionProvider"
+        _argument("--jobs", lambda j: resolve_jobs(j, floor, 0), args.jobs)
+    available = available_memory_bytes()
+    for dest in ("oracle_mb", "memory_mb", "gpu_mb"):  # an input and an output of the size at least
+        size = getattr(args, dest, None)
+        if size is not None and available is not None and 2 * size > available:
+            flag = _BENCH_ARGUMENTS[dest][0]
+            raise UsageError(f"argument {flag}: {size / MIB:g} MiB needs an input and an output of that "
+                             f"size, {2 * size / MIB:g} MiB, and this machine has {available / MIB:.0f} MiB "
+                             f"available; valid: a size > 0 up to {available / 2 / MIB:.0f} MiB")
     for dest, (_, _, default) in _BENCH_ARGUMENTS.items():
         if getattr(args, dest, None) is None:
             setattr(args, dest, default * MIB if dest.endswith("_mb") else default)

@@ -271,3 +271,18 @@ def test_the_diagnosis_section_of_no_case_with_an_output_has_no_figure(
     assert empty
     monkeypatch.setattr(suite, "standard_suite", lambda ranks=None: empty)
     assert bench_diagnosis(step=1) == []
+
+
+def test_a_large_case_that_did_not_pass_misses_the_memory_target(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A case refused for memory holds nothing: its growth is near 0, which is no figure of the
+    engine's memory, and the target is missed, not met."""
+    from ort_layouts.frontends import bench
+
+    def child(provider: str, kind: str, size: int, ranks: Any) -> dict[str, Any]:
+        return {"base_kib": 100 * 1024, "peak_kib": 100 * 1024, "reset": True, "input_bytes": 1 << 40,
+                "output_bytes": 1 << 40, "cases": 1, "passed": 0}
+
+    monkeypatch.setattr(bench, "_memory_child", child)
+    figures = {f.name: f for f in bench.bench_memory()}
+    ratio = figures["one large transpose: growth / tensors"]
+    assert ratio.value == 0.0 and ratio.target == "<= 1.1x" and ratio.met is False

@@ -139,3 +139,20 @@ def test_every_timed_section_takes_repeats_as_given(monkeypatch: pytest.MonkeyPa
         monkeypatch.setattr(bench, f"bench_{name}", recorder(name))
     bench.run_benchmarks(("suite", "floor", "dml", "oracle"), repeats=3, out=io.StringIO())
     assert got == {"suite": 3, "floor": 3, "dml": 3, "oracle": 3}
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["bench", "--sections", "floor", "--jobs", "1000", "--repeats", "1"],
+     "argument --jobs: jobs 1000 is more worker processes than this machine runs side by side; valid: 1.."),
+    (["bench", "--sections", "oracle", "--oracle-mb", "1e300", "--repeats", "1"],
+     "argument --oracle-mb: 1e+300 MiB needs an input and an output of that size"),
+    (["bench", "--sections", "memory", "--memory-mb", "1e9"],
+     "argument --memory-mb: 1e+09 MiB needs an input and an output of that size"),
+])
+def test_workers_and_sizes_past_the_machine_are_refused_before_any_section(
+        argv: list[str], expected: str, ran: list[dict[str, Any]], capsys: Cap) -> None:
+    """They were a section "skipped" with exit status 0, or numpy's error after the section began."""
+    line = _refused(argv, capsys)
+    assert expected in line and "valid:" in line, line
+    assert ran == []
+
