@@ -1944,15 +1944,22 @@ def _error(message: str) -> None:
     print(terminal_safe(f"{PROG}: error: {' '.join(message.split())}"), file=sys.stderr)
 
 
+# a value that starts with "-" but is no option: a negative number or list, -inf, -nan
+_NEGATIVE_VALUE = re.compile(r"-(\d|\.\d|inf(inity)?$|nan$)", re.IGNORECASE)
+
+
 def _join_negative_values(argv: list[str]) -> list[str]:
-    """``--pad -1,0,0,0`` as ``--pad=-1,0,0,0``: argparse takes a value that starts with "-"
-    for an option unless it is one plain number."""
+    """``--pad -1,0,0,0`` as ``--pad=-1,0,0,0`` (``--value -inf`` as ``--value=-inf``): argparse
+    takes a value that starts with "-" for an option unless it is one plain number. After
+    ``--``, the end of the options, every argument is left as it is (``extract -- -1.onnx``)."""
     out: list[str] = []
     i = 0
     while i < len(argv):
         a = argv[i]
+        if a == "--":
+            return out + argv[i:]
         if (a.startswith("--") and "=" not in a and i + 1 < len(argv)
-                and re.match(r"^-\d", argv[i + 1]) and not re.fullmatch(r"-\d+(\.\d*)?", argv[i + 1])):
+                and _NEGATIVE_VALUE.match(argv[i + 1]) and not re.fullmatch(r"-\d+(\.\d*)?", argv[i + 1])):
             out.append(f"{a}={argv[i + 1]}")
             i += 2
             continue
