@@ -1,10 +1,11 @@
 """The ``ort-layouts`` program's first and last moments, outside :func:`~ort_layouts.frontends.cli.main`.
 
 ``python -m ort_layouts`` and the ``ort-layouts`` script import the package (numpy, onnx and
-onnxruntime with it: a second or more) before ``main`` runs. From the package's first line
-(:func:`guard_start`, called only when this interpreter is starting the command line, never for
-a program that imports the package) until ``main`` takes the signals over, Ctrl-C, SIGTERM and
-SIGHUP end the process with one line, ``ort-layouts: interrupted`` (or ``terminated
+onnxruntime with it: a second or more) before ``main`` runs. From the moment this module has
+loaded, about a millisecond into the package's import (:func:`guard_start`, called only when this
+interpreter is starting the command line, never for a program that imports the package; a signal
+before it, while Python itself starts, is Python's), until ``main`` takes the signals over,
+Ctrl-C, SIGTERM and SIGHUP end the process with one line, ``ort-layouts: interrupted`` (or ``terminated
 (SIGTERM)``), and exit status 128 + N: nothing has been written yet, and an import traceback
 would say nothing the user needs.
 
