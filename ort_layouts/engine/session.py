@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence, Set
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar, cast, runtime_checkable
 
-from ort_layouts._errors import ProviderError
+from ort_layouts._errors import ArgumentError, ProviderError
 from ort_layouts.descriptors.sequences import is_integer
 from ort_layouts.engine import providers, runner
 from ort_layouts.engine.environment import environment
@@ -165,31 +165,33 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
     return digest.hexdigest()
 
 
-def validation_selection(
-    *,
-    provider: str,
-    device_id: int = 0,
-    model: str | None = None,
-    ops: Sequence[str] | None = None,
-    dtypes: Sequence[str] | None = None,
-    ranks: Sequence[int] | None = None,
-    values: Sequence[str] | None = None,
-    seed: int = 0,
-    shard: tuple[int, int] | None = None,
-    limit: int | None = None,
-    optimize: bool = False,
-    provider_options: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
+def validation_selection(*, provider: str, device_id: int = 0, model: str | None = None,
+                         **fields: Any) -> dict[str, Any]:
     """The selection of :func:`validation_meta` (the meta's ``selection``), made without
-    asking the provider or the machine anything: what a report resumes only with an equal one."""
+    asking the provider or the machine anything: what a report resumes only with an equal one.
+    ``fields``: the other selection arguments :func:`validation_meta` takes (``ops``,
+    ``dtypes``, ``ranks``, ``values``, ``seed``, ``shard``, ``limit``, ``optimize``,
+    ``provider_options``), each left out at its default there.
+
+    Raises:
+        ArgumentError: a field that is none of those (named)."""
+    unknown = sorted(set(fields) - _SELECTION_FIELDS)
+    if unknown:
+        raise ArgumentError(f"validation_selection got {unknown}; valid: {sorted(_SELECTION_FIELDS)}")
+    shard = fields.get("shard")
     return normalized_selection({
         "provider": provider, "device_id": device_id,
         "suite": "model" if model else "standard", "model_sha256": file_sha256(model) if model else "",
-        "ops": list(ops or []), "dtypes": list(dtypes or []), "ranks": list(ranks or []),
-        "values": list(values or []), "seed": seed,
-        "shard": f"{shard[0]}/{shard[1]}" if shard else "", "limit": limit or 0,
-        "optimize": optimize, "provider_options": dict(provider_options or {}),
+        "ops": list(fields.get("ops") or []), "dtypes": list(fields.get("dtypes") or []),
+        "ranks": list(fields.get("ranks") or []), "values": list(fields.get("values") or []),
+        "seed": fields.get("seed", 0), "shard": f"{shard[0]}/{shard[1]}" if shard else "",
+        "limit": fields.get("limit") or 0, "optimize": fields.get("optimize", False),
+        "provider_options": dict(fields.get("provider_options") or {}),
     })
+
+
+_SELECTION_FIELDS = frozenset({"ops", "dtypes", "ranks", "values", "seed", "shard", "limit", "optimize",
+                               "provider_options"})
 
 
 def validation_meta(

@@ -7,7 +7,13 @@ from typing import Any
 
 import pytest
 
-from ort_layouts.engine.session import normalized_selection, selection_differences, validation_meta
+from ort_layouts import ArgumentError
+from ort_layouts.engine.session import (
+    normalized_selection,
+    selection_differences,
+    validation_meta,
+    validation_selection,
+)
 
 
 def test_ops_and_ranks_are_stored_in_order_each_once() -> None:
@@ -49,3 +55,14 @@ def test_selection_differences_name_each_field_that_differs_by_name() -> None:
         ("dtypes", None, ["int8"]), ("limit", 3, None), ("seed", 0, 7), ("shard", "1/2", "2/2")]
     assert selection_differences(old, new, ignore={"shard", "limit", "dtypes"}) == [("seed", 0, 7)]
     assert selection_differences(old, {**old, "ops": ["Transpose", "Pad"]}) == []
+
+
+def test_the_selection_alone_is_the_meta_s_and_names_a_field_it_does_not_take() -> None:
+    cpu = "CPUExecutionProvider"
+    asked: dict[str, Any] = {"ops": ["Pad"], "ranks": [2], "dtypes": ["int8"], "values": ["iota"], "seed": 3,
+                             "shard": (1, 2), "limit": 5, "optimize": True}
+    assert validation_selection(provider=cpu, **asked) == validation_meta(provider=cpu, **asked)["selection"]
+    assert validation_selection(provider=cpu) == validation_meta(provider=cpu)["selection"]
+    with pytest.raises(ArgumentError, match=r"validation_selection got \['op'\]; valid: \['dtypes', 'limit'"):
+        validation_selection(provider=cpu, op=["Pad"])
+
