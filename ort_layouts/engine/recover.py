@@ -703,11 +703,6 @@ def _padding_recovery(case: Case, op: PaddingOp, observed: IndexMap, expected: I
     want = recover_padding(expected, case.shape, _output_shape(case), expected_bits)
     if got is None or want is None:
         return False, None
-    if bits is not None and "constant" in got.mode.split("|"):
-        border = np.asarray(bits).reshape(-1)
-        border = border[observed < 0] if border.size == observed.size else border[:0]
-        if np.unique(border).size > 1:  # no one constant: no padding writes it (the region names it)
-            return False, None
     want = want.resolved(case.mode)
     got = got.resolved(want.mode)
     extra = op.dimension_count - len(case.shape)

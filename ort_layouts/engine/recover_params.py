@@ -387,7 +387,9 @@ def recover_padding(index_map: IndexMap, input_shape: Sequence[int], output_shap
                     constant_bits: np.ndarray | None = None) -> PaddingFit | None:
     """Start/end padding, mode and constant of a padded output, from its source-index map
     (flat over ``output_shape``) and, for constant mode, the bits of the elements that hold no
-    input element. None when the map is no padding of the input with one mode.
+    input element. None when the map is no padding of the input with one mode, or (given the
+    bits) the border holds more than one constant: no PADDING1 writes that (a dispatch that
+    stopped in the border).
 
     The mode is the one every padded axis's border agrees with; where several do (an edge of
     one element reads the same in EDGE and SYMMETRIC), they are all given, joined by "|".
@@ -429,6 +431,8 @@ def recover_padding(index_map: IndexMap, input_shape: Sequence[int], output_shap
     constant = None
     if constant_bits is not None and mode == "constant":
         values = np.unique(np.asarray(constant_bits).reshape(-1)[(m < 0).reshape(-1)])
+        if values.size > 1:
+            return None
         constant = int(values[0]) if values.size == 1 else None
     return PaddingFit(tuple(starts), tuple(ends), mode, constant)
 
