@@ -290,8 +290,8 @@ def verify(op: DmlOperator, input_buffer: Any, actual: np.ndarray, *,
     op.output.validate(is_output=True)
     raw_in = raw_bytes(input_buffer)
     check_buffer_size(raw_in, op.input, "input", addressed=True)
-    act = None if actual is None else as_tensor(actual)
-    if act is None or isinstance(act, str):  # none produced, or no array: compare's message
+    act = _actual_array(actual)
+    if act is None:
         return _not_a_tensor(op.output.sizes, op.output.data_type, actual)
     dtype = op.input.data_type
     fast = (not is_nibble(dtype) and act.size == op.output.element_count
@@ -305,6 +305,13 @@ def verify(op: DmlOperator, input_buffer: Any, actual: np.ndarray, *,
     if expected.size == act.size:
         expected = expected.reshape(act.shape)
     return compare(expected, act)
+
+
+def _actual_array(actual: Any) -> np.ndarray | None:
+    """An actual output as an array; None where there is none, or it is none (a ragged list):
+    :func:`_not_a_tensor` then gives compare's result."""
+    act = None if actual is None else as_tensor(actual)
+    return None if isinstance(act, str) else act
 
 
 def _not_a_tensor(shape: Sequence[int], data_type: DataType, actual: Any) -> Comparison:
@@ -356,8 +363,8 @@ class PendingOutput:
     def compare(self, actual: np.ndarray) -> Comparison:
         """Exactly ``compare(self.values(), actual)``, without making the values when ``actual``
         has the expected shape."""
-        act = None if actual is None else as_tensor(actual)
-        if act is None or isinstance(act, str):  # none produced, or no array: compare's message
+        act = _actual_array(actual)
+        if act is None:
             return _not_a_tensor(self.shape, self.op.output.data_type, actual)
         if act.shape != self.shape:
             return compare(self.values(), act)
@@ -535,23 +542,22 @@ def verify_all(op: AnyDmlOperator, input_buffers: Sequence[Any], actuals: Sequen
                               f"{len(actuals)} actual outputs given; the operator has {len(outputs)}")
     for desc in outputs:
         desc.validate(is_output=True)
-    made = [None if a is None else as_tensor(a) for a in actuals]
-    if any(a is None or isinstance(a, str) for a in made):  # compare each, as it has them
-        return [_not_a_tensor(d.sizes, d.data_type, actual) if a is None or isinstance(a, str) else
-                compare(unpack(d, raw).reshape(a.shape) if a.size == d.element_count else unpack(d, raw), a)
-                for d, raw, a, actual in zip(outputs, execute_all(op, input_buffers, threads=threads), made,
-                                             actuals, strict=True)]
-    acts: list[np.ndarray] = made  # type: ignore[assignment]
     srcs = input_views(tuple(multi.inputs), input_buffers)
-    fast = all(not is_nibble(d.data_type) and a.size == d.element_count and a.dtype.byteorder != ">"
-               and _same_type(a.dtype, d.data_type) for a, d in zip(acts, outputs, strict=True))
+    acts = [_actual_array(a) for a in actuals]  # None: no array (compare's message says why)
+    fast = all(a is not None and not is_nibble(d.data_type) and a.size == d.element_count
+               and a.dtype.byteorder != ">" and _same_type(a.dtype, d.data_type)
+               for a, d in zip(acts, outputs, strict=True))
     if fast:
         gots = [np.ascontiguousarray(a).reshape(d.sizes).view(UINT_OF_SIZE[d.data_type.bitwidth // 8])
                 for a, d in zip(acts, outputs, strict=True)]
         if multi.matches_all(srcs, gots, threads=threads):
-            return [Comparison(True, int(a.size)) for a in acts]
+            return [Comparison(True, int(a.size)) for a in acts if a is not None]
     results = []
-    for desc, raw, act in zip(outputs, execute_all(op, input_buffers, threads=threads), acts, strict=True):
+    for desc, raw, act, given in zip(outputs, execute_all(op, input_buffers, threads=threads), acts, actuals,
+                                     strict=True):
+        if act is None:
+            results.append(_not_a_tensor(desc.sizes, desc.data_type, given))
+            continue
         expected = unpack(desc, raw)
         if expected.size == act.size:
             expected = expected.reshape(act.shape)
