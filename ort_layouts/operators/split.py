@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 import numpy as np
 import onnx
 
-from ort_layouts._errors import ModelError, NotExpressibleError, ShapeError
+from ort_layouts._errors import NotExpressibleError, ShapeError
 from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.operators.base import (
@@ -157,14 +157,18 @@ class Split(Operator):
                                  f"{list(case.shape)} ({dim})")
             split_sizes(dim, len(case.parts), case.parts)
             return
-        n = case.num_outputs or 0
-        check_num_outputs(dim, n)  # before any list of n sizes is made
-        if dim % n and case.opset is not None and case.opset < SPLIT_NUM_OUTPUTS_OPSET:
-            raise ShapeError(f"Split of {dim} into {n} uneven chunks needs the num_outputs attribute "
-                             f"(opset >= {SPLIT_NUM_OUTPUTS_OPSET}), not opset {case.opset}")
+        check_num_outputs(dim, case.num_outputs or 0)  # before any list of n sizes is made
 
     def opset_problem(self, case: Case, opset: int) -> str:
-        return negative_axis_problem(case, opset, SPLIT_NEGATIVE_AXIS_OPSET)
+        """A negative axis before Split-11; uneven chunks without parts before Split-18, which
+        brought the num_outputs attribute (an even split is the outputs' count before it)."""
+        problem = negative_axis_problem(case, opset, SPLIT_NEGATIVE_AXIS_OPSET)
+        dim = case.shape[_axis(case)]
+        if not problem and case.parts is None and opset < SPLIT_NUM_OUTPUTS_OPSET and dim % len(_parts(case)):
+            problem = (f"Split of {dim}: uneven chunks {list(_parts(case))} need num_outputs (opset >= "
+                       f"{SPLIT_NUM_OUTPUTS_OPSET}), got opset {opset}; valid: parts, a count that divides "
+                       f"{dim}, or opset >= {SPLIT_NUM_OUTPUTS_OPSET}")
+        return problem
 
     def id_parts(self, case: Case) -> list[str]:
         parts = [] if case.axis is None else [f"axis{case.axis}".replace("-", "m")]
@@ -210,9 +214,6 @@ class Split(Operator):
         """``Split(x{i}) -> y{i}, y{i}_1, ...``: ``split`` as an attribute before opset 13, as the
         input ``split{i}`` from 13; without parts, ``num_outputs`` from 18, an even split before."""
         parts = _parts(case)
-        if case.parts is None and opset < SPLIT_NUM_OUTPUTS_OPSET and case.shape[_axis(case)] % len(parts):
-            raise ModelError(f"case {case.id}: uneven chunks {list(parts)} need num_outputs (opset >= "
-                             f"{SPLIT_NUM_OUTPUTS_OPSET}), got {opset}")
         node = graph.node.add()
         node.op_type = "Split"
         node.input.append(input_name(index))
