@@ -87,7 +87,6 @@ MODE_OPSET = 11  # DepthToSpace-11: the mode attribute
 S2D_MODE_OPSET = 28  # SpaceToDepth-28: the mode attribute (DCR or CRD)
 
 
-
 class DepthSpaceOrder(enum.IntEnum):
     """DML_DEPTH_SPACE_ORDER, with DirectML's values."""
 

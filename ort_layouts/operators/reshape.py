@@ -225,9 +225,6 @@ def _dashless(values: Sequence[int], sep: str) -> str:
     return sep.join(str(v).replace("-", "m") for v in values)
 
 
-
-
-
 def _allowzero_reason(case: Case) -> str:
     """Why the DML EP cannot take an allowzero Reshape with a -1 ("" for another case):
     ``ReshapeHelper::GetOutputShapes`` takes the shape verbatim under allowzero and infers no
