@@ -25,7 +25,13 @@ from ort_layouts._errors import ArgumentError, ModelError, ShapeError, a_type
 from ort_layouts.descriptors.sequences import is_integer
 from ort_layouts.engine.selection import check_dims
 from ort_layouts.engine.suite import check_seed, list_argument
-from ort_layouts.models.extract import ModelFile, check_is_model, load_model, model_path
+from ort_layouts.models.extract import (
+    ModelFile,
+    check_is_model,
+    load_model,
+    model_path,
+    refuse_aborting_inference,
+)
 from ort_layouts.models.walk import subgraphs, walk
 from ort_layouts.operators.onnx_nodes import external_location
 
@@ -69,9 +75,14 @@ def _rank(value: onnx.ValueInfoProto) -> int | None:
     return len(tt.shape.dim)
 
 
-def _inferred_ranks(model: onnx.ModelProto) -> dict[str, int]:
+def _inferred_ranks(model: onnx.ModelProto, name: str) -> dict[str, int]:
     """The ranks ONNX shape inference gives the graph outputs that declare no shape (none where
-    inference fails: a model of custom ops, one over protobuf's 2 GB)."""
+    inference fails: a model of custom ops, one over protobuf's 2 GB).
+
+    Raises:
+        ModelError: a model that would abort the inference, and the process
+            (:func:`~ort_layouts.models.extract.refuse_aborting_inference`; ``name`` names it)."""
+    refuse_aborting_inference(model, name)
     try:
         inferred = shape_inference.infer_shapes(model)
     except Exception:  # onnx raises InferenceError, ValueError, EncodeError...
@@ -260,7 +271,7 @@ def convert_layout(
         raise ModelError(f"layout {to!r} is not a conversion target; valid: {list(LAYOUTS)}")
     named = list_argument(names, "names", "input and output names", ModelError, example="['image']",
                           of_str=True)
-    source, _ = load_model(model)  # external data stays where it is: only the boundary changes
+    source, name = load_model(model)  # external data stays where it is: only the boundary changes
     converted = onnx.ModelProto()
     converted.CopyFrom(source)
     graph = converted.graph
@@ -268,7 +279,7 @@ def convert_layout(
     graph_inputs = [v for v in graph.input if v.name not in initializers]
     ranks = {v.name: rank for v in (*graph_inputs, *graph.output) if (rank := _rank(v)) is not None}
     if outputs and any(v.name not in ranks and v.type.HasField("tensor_type") for v in graph.output):
-        ranks = {**_inferred_ranks(source), **ranks}  # an output that declares no shape
+        ranks = {**_inferred_ranks(source, name), **ranks}  # an output that declares no shape
     if named is None:
         chosen_in = [v for v in graph_inputs if inputs and ranks.get(v.name) == 4]
         chosen_out = [v for v in graph.output if outputs and ranks.get(v.name) == 4]

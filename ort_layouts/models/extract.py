@@ -321,6 +321,18 @@ def _aborts_inference(model: onnx.ModelProto) -> str:
     return ""
 
 
+def refuse_aborting_inference(model: onnx.ModelProto, source: str) -> None:
+    """Refuse, before any ONNX shape inference runs on it, a model that would abort it, and the
+    process with it (:func:`_aborts_inference`); ``source`` (the path as given) names it.
+
+    Raises:
+        ModelError: naming the node and what is valid."""
+    aborts = _aborts_inference(model)
+    if aborts:
+        raise ModelError(f"model {source!r} cannot be read: {aborts} (ONNX's shape inference and ONNX "
+                         "Runtime abort on it)")
+
+
 def _infer(model: onnx.ModelProto, source: str) -> onnx.ModelProto:
     """``model`` with its shapes inferred; ``source`` (the path as given) names it in the error.
     Data propagation (shapes computed from Shape nodes) is left out of a model it would crash
@@ -329,10 +341,7 @@ def _infer(model: onnx.ModelProto, source: str) -> onnx.ModelProto:
 
     Raises:
         ModelError: the inference failed, or would abort the process."""
-    aborts = _aborts_inference(model)
-    if aborts:
-        raise ModelError(f"model {source!r} cannot be read: {aborts} (ONNX's shape inference and ONNX "
-                         "Runtime abort on it)")
+    refuse_aborting_inference(model, source)
     try:
         if _crashes_data_propagation(model):
             return shape_inference.infer_shapes(model)

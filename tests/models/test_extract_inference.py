@@ -75,16 +75,21 @@ def test_the_crash_guard_reads_a_constant_node_s_value_ints_too() -> None:
     assert _crashes_data_propagation(model) is True
 
 
-def test_a_split_whose_num_outputs_is_not_its_outputs_count_is_refused_not_aborted(tmp_path: Path) -> None:
-    """ONNX's shape inference aborted the process on it (a C++ assertion: exit -6, no error line)."""
+@pytest.mark.parametrize("command", ["extract", "convert"])
+def test_a_split_whose_num_outputs_is_not_its_outputs_count_is_refused_not_aborted(
+        tmp_path: Path, command: str) -> None:
+    """ONNX's shape inference aborted the process on it (a C++ assertion: exit -6, no error line);
+    convert infers the ranks of outputs that declare no shape, extract every shape."""
     graph = helper.make_graph([helper.make_node("Split", ["x"], ["a", "b", "c"], num_outputs=1, axis=0)], "g",
-                              [helper.make_tensor_value_info("x", TensorProto.UINT8, [4])],
+                              [helper.make_tensor_value_info("x", TensorProto.UINT8, [4, 1, 1, 1])],
                               [helper.make_tensor_value_info(n, TensorProto.UINT8, None) for n in "abc"])
     path = tmp_path / "m.onnx"
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), str(path))
-    done = subprocess.run([sys.executable, "-m", "ort_layouts", "extract", str(path)],
+    out = [str(tmp_path / "out.onnx")] if command == "convert" else []
+    done = subprocess.run([sys.executable, "-m", "ort_layouts", command, str(path), *out],
                           capture_output=True, text=True, timeout=120, check=False)
     assert (done.returncode, done.stdout) == (2, "")
+    assert not (tmp_path / "out.onnx").exists()
     assert done.stderr.splitlines() == [
         f"ort-layouts: error: model {str(path)!r} cannot be read: Split node '(unnamed)' has num_outputs 1 "
         "and 3 outputs ['a', 'b', 'c']; valid: num_outputs equal to its number of outputs (ONNX's shape "
