@@ -1225,6 +1225,15 @@ def _stop_signals() -> Iterator[_StopSignals]:
         sys.unraisablehook = hook
 
 
+def _selection_fields(args: argparse.Namespace, setup: _ValidateSetup) -> dict[str, Any]:
+    """The selection arguments of a validation (:func:`~ort_layouts.engine.session.validation_selection`'s
+    fields) as the command line gives them."""
+    return {"ops": setup.selection["ops"], "ranks": args.ranks, "values": setup.selection["values"],
+            "dtypes": [d.name.lower() for d in setup.selection["dtypes"] or []], "seed": args.seed,
+            "shard": args.shard, "limit": args.limit, "optimize": args.optimize,
+            "provider_options": setup.provider_options}
+
+
 def _check_release_reports(args: argparse.Namespace, setup: _ValidateSetup, versions: Sequence[str],
                            root: Path, planned: list[str]) -> None:
     """Refuse, before any release runs, a release's report directory (``root/dml-V``) that its
@@ -1234,11 +1243,8 @@ def _check_release_reports(args: argparse.Namespace, setup: _ValidateSetup, vers
     from ort_layouts.reports.lock import check_lock_file
     from ort_layouts.reports.writer import check_report_directory
 
-    selection = validation_selection(
-        provider=setup.provider, device_id=args.device_id, model=args.model, ops=setup.selection["ops"],
-        dtypes=[d.name.lower() for d in setup.selection["dtypes"] or []], ranks=args.ranks,
-        values=setup.selection["values"], seed=args.seed, shard=args.shard, limit=args.limit,
-        optimize=args.optimize, provider_options=setup.provider_options)
+    selection = validation_selection(provider=setup.provider, device_id=args.device_id, model=args.model,
+                                     **_selection_fields(args, setup))
     for version in versions:
         directory = root / RELEASE_DIR.format(version=version)
         check_output_dir(str(directory), "--report")
@@ -1266,10 +1272,7 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False, model: ModelFile
     provider = setup.provider
     meta = validation_meta(
         provider=provider, device_id=args.device_id, command=shlex.join([PROG, *args.argv]), model=args.model,
-        ops=setup.selection["ops"], ranks=args.ranks, values=setup.selection["values"], seed=args.seed,
-        dtypes=[d.name.lower() for d in setup.selection["dtypes"] or []],
-        shard=args.shard, limit=args.limit, optimize=args.optimize,
-        provider_options=setup.provider_options, strict=args.strict)
+        strict=args.strict, **_selection_fields(args, setup))
     if not cases:  # a shard whose share of the selection is empty
         return _empty_shard(args, setup, layout, meta, total, quiet=quiet)
     # the provider starts (DirectML's canary) before a report is replaced or resumed: a run that
@@ -1569,7 +1572,7 @@ def _check_bench(args: argparse.Namespace) -> None:
     """Every argument before any section runs: its value, and that a section asked for takes it
     (one line each); then the defaults of those not given."""
     from ort_layouts._errors import OrtLayoutsError
-    from ort_layouts.engine.environment import available_memory_bytes
+    from ort_layouts.engine.environment import short_of_memory
     from ort_layouts.engine.providers import check_device_id, resolve_provider
     from ort_layouts.engine.runner import resolve_jobs
     from ort_layouts.engine.session import resolve_validation_provider
@@ -1578,8 +1581,9 @@ def _check_bench(args: argparse.Namespace) -> None:
     if args.json:
         check_output_file(args.json, "--json")
     given = {dest for dest in _BENCH_ARGUMENTS if getattr(args, dest, None) is not None}
-    if "provider" in given:  # the default, the CPU EP, is always there
-        _argument("--provider", resolve_validation_provider, args.provider)
+    floor = "CPUExecutionProvider"  # the default, always there
+    if "provider" in given:
+        floor = _argument("--provider", resolve_validation_provider, args.provider)
     if "gpu_provider" in given:
         _argument("--gpu-provider", resolve_provider, args.gpu_provider)
     sections = set(args.sections)
@@ -1594,12 +1598,11 @@ def _check_bench(args: argparse.Namespace) -> None:
                 f"{'does not run it' if one else 'runs none of them'}; "
                 f"valid: add {names.replace(' and ', ' or ')} to --sections, or leave {flag} out")
     if "jobs" in given:  # the floor section's workers, on its provider
-        floor = resolve_validation_provider(args.provider) if "provider" in given else "CPUExecutionProvider"
         _argument("--jobs", lambda j: resolve_jobs(j, floor, 0), args.jobs)
-    available = available_memory_bytes()
     for dest in ("oracle_mb", "memory_mb", "gpu_mb"):  # an input and an output of the size at least
         size = getattr(args, dest, None)
-        if size is not None and available is not None and 2 * size > available:
+        available = None if size is None else short_of_memory(2 * size)
+        if size is not None and available is not None:
             flag = _BENCH_ARGUMENTS[dest][0]
             raise UsageError(f"argument {flag}: {size / MIB:g} MiB needs an input and an output of that "
                              f"size, {2 * size / MIB:g} MiB, and this machine has {available / MIB:.0f} MiB "

@@ -58,7 +58,7 @@ from ort_layouts.operators.case import Case
 from ort_layouts.operators.expected import expected_outputs, input_feeds
 from ort_layouts.operators.onnx_nodes import OVERRIDABLE_IR_VERSION
 from ort_layouts.operators.registry import operator_for_type, opset_refusal
-from ort_layouts.operators.values import check_case, make_input
+from ort_layouts.operators.values import check_case, check_cases, make_input
 from ort_layouts.reports.lock import LOCK_FILE, DirectoryLock
 from ort_layouts.reports.report import now_iso
 
@@ -693,9 +693,7 @@ def write_suite_models(
     """
     opset = _check_opset(opset)
     ir_version = _check_ir_version(ir_version)
-    cases = standard_suite() if cases is None else list(cases)  # checked, then grouped: read twice
-    for index, case in enumerate(cases):
-        check_case(case, f"cases[{index}]")
+    cases = standard_suite() if cases is None else check_cases(cases)  # checked, then grouped: read twice
     _check_case_opsets(cases, opset)
     groups: dict[str, list[Case]] = {}
     for c in cases:
