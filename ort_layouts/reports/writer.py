@@ -637,7 +637,7 @@ class ReportWriter:
         self._sync_error: OSError | None = None  # what a sync of the syncing thread raised
         _check_report_files(self.directory)  # before any work
         new_meta = dict(meta)
-        new_meta["selection"] = {**dict(meta.get("selection") or {}), "cases_sha256": cases_sha256(planned)}
+        new_meta["selection"] = _planned_selection(meta.get("selection") or {}, planned)
         new_meta["planned"] = list(planned)
         new_meta.setdefault("started", now_iso())
         new_meta.setdefault("strict", strict)
@@ -659,8 +659,9 @@ class ReportWriter:
         meta_path = self.directory / META_FILE
         results_path = self.directory / RESULTS_FILE
         self.resumed = False
-        if resume and results_path.is_file():
-            old = _resumed_meta(self.directory, new_meta["selection"], new_meta["planned"])
+        old = _refuse_existing(self.directory, new_meta["selection"], new_meta["planned"], resume=resume,
+                               force=force)
+        if old is not None:
             broken = _broken_stack(new_meta)
             if broken:
                 raise ReportError(
@@ -692,8 +693,6 @@ class ReportWriter:
                 new_meta["command"] = old["command"]
             new_meta["resumed"] = [*(old.get("resumed") or ()), now_iso()]
             self.resumed = True
-        elif not force:
-            _refuse_other_selection(self.directory, new_meta["selection"], new_meta["planned"])
         self.meta = new_meta
         self._own_ids = frozenset(new_meta["planned"])
         meta_text = self._meta_json()  # made before anything in the directory changes
@@ -1253,11 +1252,24 @@ def check_report_directory(directory: str | os.PathLike[str], *, selection: Mapp
     _check_report_files(path)
     checked_bool(resume, "resume")
     checked_bool(force, "force")
-    new_selection = {**dict(selection), "cases_sha256": cases_sha256(planned)}
-    if resume and (path / RESULTS_FILE).is_file():
-        _resumed_meta(path, new_selection, list(planned))
-    elif not resume and not force:
-        _refuse_other_selection(path, new_selection, list(planned))
+    _refuse_existing(path, _planned_selection(selection, planned), list(planned), resume=resume, force=force)
+
+
+def _planned_selection(selection: Mapping[str, Any], planned: Sequence[str]) -> dict[str, Any]:
+    """A report's selection: the run's, with the SHA-256 of its planned case ids."""
+    return {**dict(selection), "cases_sha256": cases_sha256(planned)}
+
+
+def _refuse_existing(directory: Path, selection: Mapping[str, Any], planned: list[str], *, resume: bool,
+                     force: bool) -> dict[str, Any] | None:
+    """Refuse the report already in ``directory`` where a run of ``selection`` may not continue
+    it (resuming) or replace it (without ``force``); the meta of the report a resume continues
+    (it has results), None where none is continued."""
+    if resume and (directory / RESULTS_FILE).is_file():
+        return _resumed_meta(directory, selection, planned)
+    if not force:
+        _refuse_other_selection(directory, selection, planned)
+    return None
 
 
 def _check_report_files(directory: Path) -> None:
