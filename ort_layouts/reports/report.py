@@ -638,7 +638,7 @@ def _derived_keys() -> frozenset[str]:
 # meta fields readers look into, and the JSON type each must have where present: an object, or
 # an array of strings (case ids, times)
 _META_TYPES: dict[str, type] = {
-    "environment": dict, "selection": dict, "stack": dict, "planned": list, "resumed": list,
+    "environment": dict, "selection": dict, "stack": dict, "planned": list, "resumed": list, "strict": bool,
 }
 
 

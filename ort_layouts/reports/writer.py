@@ -66,7 +66,6 @@ from ort_layouts.reports.report import (
     atomic_write_text,
     atomic_write_texts,
     checked_bool,
-    checked_field,
     checked_meta,
     checked_strict,
     close_later,
@@ -141,14 +140,13 @@ def _check_meta(meta: Mapping[str, Any], keys: Iterable[str], *, source: str = "
     """Refuse a meta that a report cannot be written of (before anything is written): a field
     of ``keys`` that JSON cannot hold (a numpy integer, a Path, a dict that holds itself),
     named by its place (``meta['selection']['device_id']``), or a field of another type than
-    a report's reader takes (:func:`~ort_layouts.reports.report.checked_meta`, and ``strict``
-    a bool), which the report it wrote would be refused for as damaged.
+    a report's reader takes (:func:`~ort_layouts.reports.report.checked_meta`: ``strict`` a
+    bool...), which the report it wrote would be refused for as damaged.
 
     Raises:
         ArgumentError: naming the field, its value and what is valid.
     """
     checked_meta(meta, source, error=ArgumentError, damaged=_VALID_META_TYPES)
-    checked_field(meta, "strict", bool, source, _VALID_META_TYPES, error=ArgumentError)
     found = _json_refusal(meta, keys, source)
     if found:
         raise ArgumentError(found)

@@ -92,6 +92,18 @@ def test_a_meta_list_of_other_than_strings_is_damaged(
     assert named in str(raised.value)
 
 
+@pytest.mark.parametrize("strict", ["no", 0, [True]])
+def test_a_meta_strict_that_is_no_boolean_is_damaged_not_read_as_true(tmp_path: Path, strict: Any) -> None:
+    """A "no" was read as strict (bool("no")), beside a writer that refuses to write one."""
+    directory = _written(tmp_path)
+    meta = json.loads((directory / META_FILE).read_text(encoding="utf-8"))
+    meta["strict"] = strict
+    (directory / META_FILE).write_text(json.dumps(meta), encoding="utf-8")
+    (directory / "report.json").unlink()  # the meta is read from meta.json alone
+    with pytest.raises(ReportError, match=r"'strict' is .*, not a JSON boolean; the file is damaged"):
+        load_report(directory)
+
+
 def test_a_meta_with_null_resumed_resumes(tmp_path: Path) -> None:
     directory = _written(tmp_path)
     meta = json.loads((directory / META_FILE).read_text(encoding="utf-8"))
