@@ -170,6 +170,19 @@ def test_bisect_never_compares_one_device_with_another() -> None:
     assert "bisect over DirectML releases: 0 changes (no difference found)" in matrix.text_table()
 
 
+def test_bisect_never_compares_one_machine_with_another() -> None:
+    # the same device name on two machines: host a passes on both releases, host b fails on both
+    def on(version: str, host: str, result: CaseResult) -> Report:
+        meta = _meta(version)
+        return Report({**meta, "environment": {"hostname": host}}, (result,))
+
+    fail = _error(P, "run failed: zeros")
+    matrix = merge_reports([on("1.13.1", "a", _ok(P)), on("1.13.1", "b", fail),
+                            on("1.15.4", "b", fail), on("1.15.4", "a", _ok(P))])
+    assert matrix.bisect() == ()
+    assert len(matrix.release_lines()) == 2
+
+
 def test_bisect_names_the_line_of_each_change_where_several_ran_the_releases() -> None:
     # GPU B breaks the Pad from 1.15.4; GPU A does not change
     matrix = merge_reports([_on("1.13.1", "GPU A", _ok(P)), _on("1.13.1", "GPU B", _ok(P)),
