@@ -413,12 +413,13 @@ class Matrix:
                                           before, line))
         return tuple(out)
 
-    def bisect_groups(self) -> tuple[ChangeGroup, ...]:
-        """:meth:`bisect`'s changes grouped by op and mode and by the change (the two releases
-        and the two statuses), in the order of their first case."""
+    def bisect_groups(self, changes: Sequence[Change] | None = None) -> tuple[ChangeGroup, ...]:
+        """:meth:`bisect`'s changes (``changes``, where the caller has them already) grouped by
+        op and mode and by the change (the two releases and the two statuses), in the order of
+        their first case."""
         cases = {c.id: c for c in self.cases}
         groups: dict[tuple[str, str, str, str, str, str, str], list[Change]] = {}
-        for change in self.bisect():
+        for change in self.bisect() if changes is None else changes:
             case = cases[change.case_id]
             key = (case.op, case.mode, change.before_version, change.before_status, change.version,
                    change.status, change.line)
@@ -440,7 +441,7 @@ class Matrix:
         releases = sorted({v for order in ran.values() for v in order}, key=_version_key)
         lines = [f"bisect over DirectML releases: {len(changes)} change{'' if len(changes) == 1 else 's'}"
                  + ("" if changes else " (no difference found)") + f" across {', '.join(releases)}"]
-        lines += [f"  {g}" for g in self.bisect_groups()]
+        lines += [f"  {g}" for g in self.bisect_groups(changes)]
         if cases:
             lines += [f"  {c}" for c in changes[:cases]]
             if len(changes) > cases:
@@ -448,6 +449,7 @@ class Matrix:
         return lines
 
     def to_dict(self) -> dict[str, Any]:
+        changes = self.bisect()
         return {
             "schema": "ort_layouts.matrix/1",
             "created": now_iso(),
@@ -458,8 +460,8 @@ class Matrix:
                 for c in self.cases],
             "overlap": self.overlap().to_dict(),
             "differing": list(self.differing()),
-            "bisect": [dataclasses.asdict(c) for c in self.bisect()],
-            "bisect_groups": [dataclasses.asdict(g) for g in self.bisect_groups()],
+            "bisect": [dataclasses.asdict(c) for c in changes],
+            "bisect_groups": [dataclasses.asdict(g) for g in self.bisect_groups(changes)],
         }
 
     def text_table(self) -> str:
@@ -548,7 +550,7 @@ class Matrix:
         if self.release_lines():
             changes = self.bisect()
             body.append(f'<section id="bisect"><h2>Changes between DirectML releases ({len(changes)})</h2>')
-            groups = self.bisect_groups()
+            groups = self.bisect_groups(changes)
             if groups:
                 body.append("<h3>By op</h3><ul>" + "".join(f"<li>{escape(str(g))}</li>" for g in groups)
                             + "</ul><h3>By case</h3>")
