@@ -45,7 +45,7 @@ def path_argument(value: object, name: str, valid: str, error: type[OrtLayoutsEr
 
 
 # names that start with a "u" said "you": numpy's unsigned types, UserDict, UnicodeError, uuid
-_SAID_WITH_YOU = ("uint", "ulong", "ushort", "ubyte", "ufunc", "uuid", "user", "uni")
+_SAID_WITH_YOU = ("uint", "ulong", "ufunc", "uuid", "user", "uni")
 
 
 def a_type(value: object) -> str:
