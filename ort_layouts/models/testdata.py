@@ -172,6 +172,13 @@ def _check_shape(array: np.ndarray, name: str, what: str, tensor_type: onnx.Type
                      "any size)")
 
 
+def _declared(graph: onnx.GraphProto) -> dict[str, list[onnx.ValueInfoProto]]:
+    """A graph's inputs a caller feeds (not initializers) and its outputs, in order, by "input"
+    and "output": the tensors a test directory's input_N.pb and output_N.pb hold."""
+    initializers = {t.name for t in graph.initializer}
+    return {"input": [v for v in graph.input if v.name not in initializers], "output": list(graph.output)}
+
+
 def _data_arrays(model: onnx.ModelProto, inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray],
                  outputs: Sequence[np.ndarray] | Mapping[str, np.ndarray],
                  ) -> list[tuple[str, list[tuple[str, np.ndarray]]]]:
@@ -185,11 +192,10 @@ def _data_arrays(model: onnx.ModelProto, inputs: Sequence[np.ndarray] | Mapping[
         DataTypeError: an array of another type than its tensor's, or of none ONNX has.
         ShapeError: an array of another shape than its tensor's.
     """
-    graph = model.graph
-    initializers = {t.name for t in graph.initializer}
+    declared = _declared(model.graph)
     prepared = []
-    for what, given, values in (("input", inputs, [v for v in graph.input if v.name not in initializers]),
-                                ("output", outputs, list(graph.output))):
+    for what, given in (("input", inputs), ("output", outputs)):
+        values = declared[what]
         named = _named(given, [v.name for v in values], what)
         checked = []
         for (name, array), value in zip(named, values, strict=True):
@@ -321,10 +327,7 @@ def read_test_dir(directory: str | Path, *, data_set: int = 0) -> TestData:
                              "from 0 without a gap, as ONNX's and ONNX Runtime's test runners read them")
         # an unnamed tensor is the graph's input or output at its position, as both runners match
         # them (a list, in order); a name given twice is refused, not one of them dropped
-        graph = model.graph
-        initialized = {t.name for t in graph.initializer}
-        declared = ([v.name for v in graph.input if v.name not in initialized] if prefix == "input"
-                    else [v.name for v in graph.output])
+        declared = [v.name for v in _declared(model.graph)[prefix]]
         found: dict[str, np.ndarray] = {}
         for position, name in enumerate(valid):
             tensor = onnx.load_tensor(str(data / name))
