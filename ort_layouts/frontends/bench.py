@@ -111,22 +111,31 @@ def machine() -> dict[str, Any]:
 
 
 def _interleaved(fns: Sequence[Callable[[], Any]], repeats: int,
-                 processor: list[float] | None = None) -> list[float]:
+                 processor: list[float] | None = None, values: list[Any] | None = None) -> list[float]:
     """Best wall time of each function, the functions taking turns ``repeats`` times so that
     drift on a noisy machine hits them alike. ``processor``, when given, gets each function's
-    least processor time (:func:`_processor_seconds`)."""
+    least processor time (:func:`_processor_seconds`); ``values`` each function's value of its
+    last turn.
+
+    A function is timed to its return: what it returns (a run's results) is its caller's, and
+    letting go of it (freeing a suite's results takes 10-20 ms) is no part of the call. It is
+    let go of after the clock stops, the previous turn's before the next turn's clock starts."""
     best = [float("inf")] * len(fns)
     least = [float("inf")] * len(fns)
+    kept: list[Any] = [None] * len(fns)
     for _ in range(max(1, repeats)):
         for k, fn in enumerate(fns):
+            kept[k] = None
             c0 = _processor_seconds() if processor is not None else 0.0
             t0 = time.perf_counter()
-            fn()
+            kept[k] = fn()
             best[k] = min(best[k], time.perf_counter() - t0)
             if processor is not None:
                 least[k] = min(least[k], _processor_seconds() - c0)
     if processor is not None:
         processor[:] = least
+    if values is not None:
+        values[:] = kept
     return best
 
 
@@ -343,30 +352,32 @@ def bench_floor(*, provider: str = "cpu", repeats: int = 2, ranks: Sequence[int]
         session_process().start()
     _bare_loop(plans[:4])
 
-    results: list[Any] = []  # the last run's, whose report text the stages time
-
-    def engine() -> None:
-        results[:] = run_cases(cases, provider=name, batch_size=batch_size, jobs=workers)
+    def engine() -> list[Any]:
+        return run_cases(cases, provider=name, batch_size=batch_size, jobs=workers)
 
     written: list[str] = []  # the validations' report directories, removed after the timings
 
-    def validate(count: int) -> None:
+    def validate(count: int) -> tuple[Any, Any]:
+        """The session's outcome and its writer, which holds the report's text."""
         directory = tempfile.mkdtemp(prefix="ort_layouts_floor_")
         written.append(directory)
         writer = ReportWriter(directory, meta=meta, planned=ids)
-        ValidationSession(cases, provider=name, batch_size=batch_size, writer=writer,
-                          device=meta["device"], jobs=count).run()
+        return writer, ValidationSession(cases, provider=name, batch_size=batch_size, writer=writer,
+                                         device=meta["device"], jobs=count).run()
 
     ran = _bare_loop(plans)
     cpu: list[float] = []
     timed = [lambda: _bare_loop(plans), engine, lambda: validate(workers)]
     if workers > 1:
         timed.append(lambda: validate(1))
+    last: list[Any] = []
     try:
-        t_bare, t_run, t_validate, *t_one = _interleaved(timed, repeats, cpu)
+        t_bare, t_run, t_validate, *t_one = _interleaved(timed, repeats, cpu, last)
     finally:
         for directory in written:
             shutil.rmtree(directory, ignore_errors=True)
+    results = last[1]  # the last run's, whose report text the stages time
+    del last
     bare, run, full = n / t_bare, n / t_run, n / t_validate
     share = max(0.0, (t_validate - t_run) / t_validate)
     nodes = _nodes_text([p.nodes for p in plans])

@@ -214,3 +214,39 @@ def test_the_command_line_s_jobs_reach_the_floor(capsys: pytest.CaptureFixture[s
     out = capsys.readouterr().out
     assert "validate with reports in one process (jobs 1) / bare" in out
     assert out.count("; 2 worker processes") == 2  # run_cases and validate
+
+
+class _SlowToFree:
+    """A value whose freeing takes ``seconds`` (as a suite's results take 10-20 ms)."""
+
+    def __init__(self, seconds: float, freed: list[float]) -> None:
+        self.seconds, self.freed = seconds, freed
+
+    def __del__(self) -> None:
+        time.sleep(self.seconds)
+        self.freed.append(time.perf_counter())
+
+
+def test_a_timed_function_s_value_is_freed_outside_its_time() -> None:
+    from ort_layouts.frontends.bench import _interleaved
+
+    freed: list[float] = []
+    made: list[int] = []
+
+    def run() -> _SlowToFree:
+        value = _SlowToFree(0.3, freed)
+        made.append(id(value))
+        return value
+
+    def idle() -> None:
+        return None
+
+    last: list[Any] = []
+    best = _interleaved([run, idle], 2, values=last)
+    # a 0.3 s free inside a turn would make both turns of `run` take 0.3 s or more
+    assert best[0] < 0.15, best
+    assert best[1] < 0.15, best  # nor is it charged to the function that runs after
+    assert id(last[0]) == made[-1] and last[1] is None
+    assert len(freed) == 1  # the first turn's value, let go of before the second turn
+    del last[:]
+    assert len(freed) == 2
