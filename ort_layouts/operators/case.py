@@ -9,7 +9,7 @@ from typing import Any
 
 from ort_layouts._errors import ShapeError
 from ort_layouts.descriptors.dtypes import DataType
-from ort_layouts.descriptors.sequences import int_tuple, is_integer
+from ort_layouts.descriptors.sequences import INT64_MAX, INT64_MIN, int_tuple, is_integer
 
 __all__ = ["VALUE_KINDS", "Case", "check_seed", "check_value_kind"]
 
@@ -45,10 +45,11 @@ def check_seed(seed: object) -> int:
 
 
 def _int(value: Any, name: str, low: int | None = None) -> int | None:
-    """An integer field as a Python int (None stays None), at least ``low`` where given.
+    """An integer field as a Python int (None stays None), at least ``low`` where given, an
+    int64 (a model holds it as one: an attribute, the opset).
 
     Raises:
-        ShapeError: not an integer (a bool, a float, a string), or below ``low``.
+        ShapeError: not an integer (a bool, a float, a string), below ``low`` or outside int64.
     """
     if value is None:
         return None
@@ -56,7 +57,25 @@ def _int(value: Any, name: str, low: int | None = None) -> int | None:
         raise ShapeError(f"{name} {value!r} is not an integer")
     if low is not None and value < low:
         raise ShapeError(f"{name} {value!r} is not valid; valid: an integer >= {low}")
+    if not INT64_MIN <= value <= INT64_MAX:
+        raise ShapeError(f"{name} {value!r} does not fit int64 (a model holds it as an int64); valid: an "
+                         f"integer in [{INT64_MIN if low is None else low}, {INT64_MAX}]")
     return int(value)
+
+
+def _int64_tuple(case: Case, value: Any, name: str, *, low: int | None = None) -> tuple[int, ...]:
+    """A case's shape or integer parameters (:func:`int_tuple`), each an int64, as a model holds
+    them (the node's attributes and int64 inputs).
+
+    Raises:
+        ShapeError: not integers, below ``low``, or one outside int64 (named, with the range).
+    """
+    values = int_tuple(value, name, low=low)
+    if values and (max(values) > INT64_MAX or min(values) < INT64_MIN):
+        bad = next(v for v in values if not INT64_MIN <= v <= INT64_MAX)
+        raise ShapeError(f"{case.op} {name} {list(values)} holds {bad}, which does not fit int64 (a model "
+                         f"holds it as an int64); valid: integers in [{INT64_MIN}, {INT64_MAX}]")
+    return values
 
 
 class _IdSlot:
@@ -135,10 +154,11 @@ class Case(_IdSlot):
         check_value_kind(self.values)
         operator = operator_for_type(self.op)
         object.__setattr__(self, "data_type", DataType.coerce(self.data_type))
-        object.__setattr__(self, "shape", int_tuple(self.shape, "shape", low=0))
+        object.__setattr__(self, "shape", _int64_tuple(self, self.shape, "shape", low=0))
         for name in _INT_TUPLES:  # None stays None
             value = getattr(self, name)
-            object.__setattr__(self, name, None if value is None else int_tuple(value, name))
+            if value is not None:
+                object.__setattr__(self, name, _int64_tuple(self, value, name))
         for name in ("axis", "num_outputs", "blocksize"):
             object.__setattr__(self, name, _int(getattr(self, name), name))
         object.__setattr__(self, "opset", _int(self.opset, "opset", 1))

@@ -103,3 +103,31 @@ def test_more_than_2_to_the_32_elements_is_inexpressible(case: Case, shape: str)
 def test_a_space_to_depth_mode_other_than_its_one_order_says_so() -> None:
     with pytest.raises(ShapeError, match=r"SpaceToDepth has no mode \(its order is DCR\), got 'CRD'"):
         Case("SpaceToDepth", "float32", (1, 4, 2, 2), blocksize=2, mode="CRD")
+
+
+_OVER = 2**63  # one past INT64_MAX
+
+
+@pytest.mark.parametrize("op, shape, fields, named", [
+    ("Pad", (3, 2), {"pads": (_OVER, 0, 0, 0)}, "pads"),
+    ("Pad", (3, 2), {"pads": (0, -_OVER - 1, 0, 0)}, "pads"),
+    ("Tile", (3, 2), {"repeats": (_OVER, 1)}, "repeats"),
+    ("Expand", (1, 2), {"target_shape": (_OVER, 2)}, "target_shape"),
+    ("Transpose", (_OVER, 1), {}, "shape"),
+    ("Slice", (4,), {"starts": (0,), "ends": (-_OVER - 1,)}, "ends"),
+    ("Split", (4, 2), {"axis": 2**64}, "axis"),
+    ("Transpose", (2,), {"opset": _OVER}, "opset"),
+], ids=["pads", "negative-pads", "repeats", "target-shape", "shape", "slice-ends", "axis", "opset"])
+def test_an_integer_no_int64_holds_is_refused_when_the_case_is_made(
+        op: str, shape: tuple[int, ...], fields: dict[str, Any], named: str) -> None:
+    # a model holds these as int64 (attributes, initializers, dims); the case was once made and
+    # failed later in numpy ("`pad_width` must be of integral type") or in onnx (OverflowError)
+    with pytest.raises(ShapeError) as raised:
+        Case(op, "float32", shape, **fields)
+    assert named in str(raised.value) and "does not fit int64" in str(raised.value)
+    assert str(2**63 - 1) in str(raised.value)  # the valid range
+
+
+def test_the_int64_extremes_themselves_make_cases() -> None:
+    assert Case("Slice", "float32", (4,), starts=(-(2**63),), ends=(2**63 - 1,)).ends == (2**63 - 1,)
+    assert Case("Pad", "float32", (3,), pads=(0, 0)).pads == (0, 0)

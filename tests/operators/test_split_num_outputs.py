@@ -47,12 +47,21 @@ def test_a_case_takes_exactly_the_num_outputs_onnx_runtime_runs(dim: int) -> Non
             assert [s[0] for s in output_shapes(case)] == list(want), (dim, n)
 
 
-@pytest.mark.parametrize("n", [10**20, 99999999999999999999, 300_000_000, 2**63], ids=str)
+@pytest.mark.parametrize("n", [300_000_000, 2**63 - 1], ids=str)
 def test_a_huge_num_outputs_is_a_shape_error_before_any_sizes_are_made(n: int) -> None:
     with pytest.raises(ShapeError) as raised:
         Case("Split", "float32", (3, 4), axis=0, num_outputs=n)
     assert str(raised.value).startswith(f"Split num_outputs {n} cannot cut dimension 3: chunks of 1 leave "
                                         f"{3 - (n - 1)} for the last output; valid:")
+    with pytest.raises(ShapeError):
+        split_sizes(3, n, num_outputs=n)
+
+
+@pytest.mark.parametrize("n", [10**20, 99999999999999999999, 2**63], ids=str)
+def test_a_num_outputs_past_int64_is_refused_as_no_model_holds_it(n: int) -> None:
+    with pytest.raises(ShapeError) as raised:
+        Case("Split", "float32", (3, 4), axis=0, num_outputs=n)
+    assert str(raised.value).startswith(f"num_outputs {n} does not fit int64")
     with pytest.raises(ShapeError):
         split_sizes(3, n, num_outputs=n)
 
@@ -63,9 +72,9 @@ def test_an_empty_dimension_is_cut_into_at_most_max_split_outputs() -> None:
     assert _ort_sizes(0, 3) == (0, 0, 0)
     assert check_num_outputs(0, 3) == 0
     assert [s[0] for s in output_shapes(Case("Split", "float32", (0, 2), axis=0, num_outputs=3))] == [0, 0, 0]
-    over = f"Split num_outputs {10**20} is over the 65536 outputs a Split is worked out for; valid: 1..65536"
+    over = f"Split num_outputs {2**62} is over the 65536 outputs a Split is worked out for; valid: 1..65536"
     with pytest.raises(ShapeError) as raised:
-        Case("Split", "float32", (0, 2), axis=0, num_outputs=10**20)
+        Case("Split", "float32", (0, 2), axis=0, num_outputs=2**62)
     assert str(raised.value) == over
 
 
