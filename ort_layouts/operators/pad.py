@@ -205,14 +205,19 @@ class Pad(Operator):
 
     def opset_problem(self, case: Case, opset: int) -> str:
         """Why a Pad case cannot be a node at ``opset`` ("" when it can): mode wrap came with
-        Pad-19, the axes input with Pad-18, and before Pad-11 the constant is a float attribute,
-        which must hold it exactly."""
+        Pad-19, the axes input with Pad-18, and before Pad-11 the data is of a float type
+        (Pad-2's T: float16, float, double) and the constant a float attribute, which must hold
+        it exactly."""
         if case.mode == "wrap" and opset < PAD_WRAP_OPSET:
             return (f"Pad mode 'wrap' came with opset {PAD_WRAP_OPSET}, and the opset is {opset}; valid: "
                     f"opset >= {PAD_WRAP_OPSET}, or another mode")
         if case.axes is not None and opset < PAD_AXES_OPSET:
             return (f"Pad's axes input came with opset {PAD_AXES_OPSET}, and the opset is {opset}; valid: "
                     f"opset >= {PAD_AXES_OPSET}, or no axes")
+        if opset < PAD_INPUTS_OPSET and not case.data_type.is_float:
+            return (f"Pad before opset {PAD_INPUTS_OPSET} (Pad-2, the opset is {opset}) takes float16, "
+                    f"float32 and float64 data, not {case.data_type.name}; valid: a float type, or "
+                    f"opset >= {PAD_INPUTS_OPSET}")
         if opset < PAD_INPUTS_OPSET and case.pad_value_hex:
             value = _pad_value(case)
             assert value is not None

@@ -143,3 +143,20 @@ def test_a_constant_that_is_no_hex_is_refused_as_such_at_an_opset_before_11() ->
     """The opset's check read the constant before it was checked: a bare ValueError of bytes.fromhex."""
     with pytest.raises(ShapeError, match=r"^Pad pad_value_hex 'zz' is not hexadecimal bytes; valid: "):
         Case("Pad", "float32", (2, 3), pads=(0, 1, 0, 1), pad_value_hex="zz", opset=10)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint8", "int64"])
+def test_integer_data_is_refused_before_opset_11_as_pad_2_takes_floats_only(dtype: str) -> None:
+    """Pad-2's T is float16, float and double: onnx's checker refuses an int32 Pad-2 node ("has
+    unsupported type: tensor(int32)"), and so does ONNX Runtime when it loads the model."""
+    import onnx
+
+    with pytest.raises(ShapeError, match=rf"Pad before opset 11 .* not {dtype.upper()}; valid: a float type"):
+        Case("Pad", dtype, (3, 2), pads=(1, 0, 0, 0), opset=10)
+    case = Case("Pad", dtype, (3, 2), pads=(1, 0, 0, 0))  # the run's opset
+    with pytest.raises(ModelError, match="Pad-2"):
+        build_model([case], opset=10)
+    model = build_model([case], opset=11)
+    onnx.checker.check_model(model, full_check=True)  # Pad-11 takes it
+    float_case = Case("Pad", "float16", (3, 2), pads=(1, 0, 0, 0), opset=10)
+    onnx.checker.check_model(build_model([float_case]), full_check=True)
