@@ -420,7 +420,7 @@ def const_ints(graph: Graph, node: onnx.NodeProto, index: int, what: str, flags:
         return None
     name = node.input[index]
     value = graph.value(name)
-    _check_input(graph, node, index, what, opset, value, ranks)
+    check_input(graph, node, index, what, opset, value, ranks)
     if value is None:
         where = graph.external.get(name)
         why = f"stored as external data {where}" if where else \
@@ -479,9 +479,14 @@ def _allowed_types(schema: onnx.defs.OpSchema, type_str: str) -> list[str]:
     return [type_str]
 
 
-def _check_input(graph: Graph, node: onnx.NodeProto, index: int, what: str, opset: int,
-                 value: np.ndarray | None, ranks: tuple[int, ...] | None) -> None:
-    """:func:`const_ints`'s checks of input ``index``: its element type, then its rank."""
+def check_input(graph: Graph, node: onnx.NodeProto, index: int, what: str, opset: int,
+                value: np.ndarray | None, ranks: tuple[int, ...] | None) -> None:
+    """:func:`const_ints`'s checks of input ``index`` (``value``: its constant, or None): its
+    element type, then its rank.
+
+    Raises:
+        Flagged: ("input: ...") as :func:`const_ints`.
+    """
     name = node.input[index]
     elem = _input_type(graph, name, value)
     schema = _schema(node.op_type, opset)
@@ -538,9 +543,13 @@ def check_size(shape: tuple[int, ...], what: str) -> None:
 
 
 def value_hex(value: Any, dtype: DataType | None) -> str | None:
-    """The little-endian bytes of ``value`` in ``dtype``, as hex (Case.pad_value_hex)."""
+    """The little-endian bytes of ``value`` in ``dtype``, as hex (Case.pad_value_hex); of a
+    4-bit type, one byte: the value's low nibble (a 4-bit constant of a model, an integer the
+    type holds)."""
     if dtype is None:
         return None
+    if dtype.bitwidth == 4:  # numpy has no 4-bit type; Case takes the nibble in a byte
+        return bytes([int(np.asarray(value).astype(np.int64)) & 0x0F]).hex()
     scalar = np.array(value).astype(dtype.to_numpy())
     return scalar.astype(scalar.dtype.newbyteorder("<")).tobytes().hex()
 

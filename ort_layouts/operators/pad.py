@@ -40,9 +40,11 @@ from ort_layouts.operators.base import (
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.kernels import flag_no_kernel
 from ort_layouts.operators.onnx_nodes import (
+    Flagged,
     Graph,
     add_node,
     attrs,
+    check_input,
     check_size,
     const_ints,
     flag_overridable,
@@ -74,6 +76,22 @@ _PAD_SHAPES: dict[int, tuple[int, ...]] = {
 def has_negative_pads(case: Case) -> bool:
     """Whether a Pad case crops (a negative pad): DirectML cannot express it."""
     return case.op == "Pad" and any(p < 0 for p in case.pads or ())
+
+
+def _cropped_past(shape: tuple[int, ...], pads: Sequence[int], axes: Sequence[int] | None) -> str:
+    """Why ONNX ``pads`` (over ``axes``) leave an axis of ``shape`` no size >= 0 (a crop past
+    the dimension is no tensor: ONNX Runtime fails such a node, "Tensor shape.Size() must be
+    >= 0"); "" when they leave each one a size.
+
+    Raises:
+        ShapeError: the pads are not a begin and an end for each padded axis.
+    """
+    begins, ends = split_onnx_pads(pads, len(shape), axes)
+    for axis, (n, b, e) in enumerate(zip(shape, begins, ends, strict=True)):
+        if n + b + e < 0:
+            return (f"Pad pads {list(pads)} crop axis {axis} of the input {list(shape)} past its size: {n} "
+                    f"with pads {b} and {e} is {n + b + e}; valid: pads that leave each axis a size >= 0")
+    return ""
 
 
 def _pad_value_size(data_type: DataType) -> int:
@@ -189,13 +207,11 @@ class Pad(Operator):
             if len(raw) != size:
                 raise ShapeError(f"Pad pad_value_hex {case.pad_value_hex!r} is {len(raw)} bytes; valid: "
                                  f"{size} ({case.data_type.name}), or '' for no constant (0)")
+        cropped = _cropped_past(case.shape, case.pads, case.axes)
+        if cropped:
+            raise ShapeError(cropped)
         begins, ends = split_onnx_pads(case.pads, case.rank, case.axes)
         for axis, (n, b, e) in enumerate(zip(case.shape, begins, ends, strict=True)):
-            if n + b + e < 0:
-                raise ShapeError(
-                    f"Pad pads {list(case.pads)} crop axis {axis} of the input {list(case.shape)} past its "
-                    f"size: {n} with pads {b} and {e} is {n + b + e}; valid: pads that leave each axis a "
-                    "size >= 0")
             left = n + min(b, 0) + min(e, 0)
             if case.mode != "constant" and left <= 0 and (b > 0 or e > 0):
                 raise ShapeError(
@@ -458,8 +474,16 @@ class Pad(Operator):
                     const_ints(graph, node, 2, "constant_value", flags, opset, ranks=None)
                     value_text = None
                 else:
+                    check_input(graph, node, 2, "constant_value", opset, constant, None)  # the data's type
+                    if constant.size != 1:  # pad.cc: "Value tensor should be a 1D tensor of size 1 ..."
+                        raise Flagged(
+                            f"input: Pad input 2 (constant_value) {node.input[2]!r} holds {constant.size} "
+                            f"values (shape {list(constant.shape)}); valid: one value (a scalar, as ONNX "
+                            "has it); ONNX Runtime's Pad fails the node when it runs")
                     flag_overridable(graph, node.input[2], "constant_value", constant, flags)
-                    value = constant.reshape(-1)[0] if constant.size else 0
+                    value = constant.reshape(-1)[0]
+                    if dtype is not None and is_nibble(dtype):  # onnx's 4-bit scalar, as the int it is
+                        value = int(value.astype(np.int64))
                     value_text = value_hex(value, dtype)
         params.update(pads=pads, axes=axes, value_hex=value_text)
         if shape is None or dtype is None or pads is None:
@@ -468,6 +492,9 @@ class Pad(Operator):
             raise ShapeError("a rank-0 Pad is not defined (a scalar has no axis to pad); ONNX Runtime's CPU "
                              "EP fails such a node, as ONNX's reference does")
         check_size(shape, "input")
+        cropped = _cropped_past(shape, pads, axes)  # no tensor: ONNX Runtime fails the node
+        if cropped:
+            raise ShapeError(cropped)
         try:
             op = PaddingOp.from_onnx(BufferTensorDesc(dtype, shape), pads, mode=mode, value=value,
                                      axes=axes)
