@@ -171,7 +171,9 @@ def validation_selection(*, provider: str, device_id: int = 0, model: str | None
     asking the provider or the machine anything: what a report resumes only with an equal one.
     ``fields``: the other selection arguments :func:`validation_meta` takes (``ops``,
     ``dtypes``, ``ranks``, ``values``, ``seed``, ``shard``, ``limit``, ``optimize``,
-    ``provider_options``), each left out at its default there.
+    ``provider_options``, ``dims``), each left out at its default there. The model's pinned
+    dimensions (``dims``) are in the selection only where some are pinned, as a report made
+    with none holds no ``dims``.
 
     Raises:
         ArgumentError: a field that is none of those (named)."""
@@ -179,7 +181,7 @@ def validation_selection(*, provider: str, device_id: int = 0, model: str | None
     if unknown:
         raise ArgumentError(f"validation_selection got {unknown}; valid: {sorted(_SELECTION_FIELDS)}")
     shard = fields.get("shard")
-    return normalized_selection({
+    selection = {
         "provider": provider, "device_id": device_id,
         "suite": "model" if model else "standard", "model_sha256": file_sha256(model) if model else "",
         "ops": list(fields.get("ops") or []), "dtypes": list(fields.get("dtypes") or []),
@@ -187,11 +189,15 @@ def validation_selection(*, provider: str, device_id: int = 0, model: str | None
         "seed": fields.get("seed", 0), "shard": f"{shard[0]}/{shard[1]}" if shard else "",
         "limit": fields.get("limit") or 0, "optimize": fields.get("optimize", False),
         "provider_options": dict(fields.get("provider_options") or {}),
-    })
+    }
+    dims = fields.get("dims")
+    if dims:  # the model's shapes: shards of other pins are no one run's
+        selection["dims"] = {name: int(dims[name]) for name in sorted(dims)}
+    return normalized_selection(selection)
 
 
 _SELECTION_FIELDS = frozenset({"ops", "dtypes", "ranks", "values", "seed", "shard", "limit", "optimize",
-                               "provider_options"})
+                               "provider_options", "dims"})
 
 
 def validation_meta(
@@ -210,6 +216,7 @@ def validation_meta(
     optimize: bool = False,
     provider_options: Mapping[str, str] | None = None,
     strict: bool = False,
+    dims: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """The meta of a validation run: provider, device and driver (as the provider lists them),
     the command, the machine (:func:`~ort_layouts.engine.environment.environment`), the selection
@@ -219,13 +226,14 @@ def validation_meta(
 
     A model is part of the selection by the SHA-256 of its content (``model_sha256``), not by
     its path: the same file by another path is the same selection, another file of the same
-    name is not. Its path is kept in ``model`` (with the hash) for the reader.
+    name is not. Its path is kept in ``model`` (with the hash) for the reader; the dimensions
+    pinned in it (``dims``, name to size) are in the selection.
     """
     device, driver = device_of(provider, device_id)
     selection = validation_selection(
         provider=provider, device_id=device_id, model=model, ops=ops, dtypes=dtypes, ranks=ranks,
         values=values, seed=seed, shard=shard, limit=limit, optimize=optimize,
-        provider_options=provider_options)
+        provider_options=provider_options, dims=dims)
     model_sha256 = selection["model_sha256"]
     meta: dict[str, Any] = {
         "provider": provider, "device_id": device_id, "device": device, "driver": driver,

@@ -1231,7 +1231,7 @@ def _selection_fields(args: argparse.Namespace, setup: _ValidateSetup) -> dict[s
     return {"ops": setup.selection["ops"], "ranks": args.ranks, "values": setup.selection["values"],
             "dtypes": [d.name.lower() for d in setup.selection["dtypes"] or []], "seed": args.seed,
             "shard": args.shard, "limit": args.limit, "optimize": args.optimize,
-            "provider_options": setup.provider_options}
+            "provider_options": setup.provider_options, "dims": setup.dims}
 
 
 def _check_release_reports(args: argparse.Namespace, setup: _ValidateSetup, versions: Sequence[str],

@@ -60,9 +60,11 @@ def test_selection_differences_name_each_field_that_differs_by_name() -> None:
 def test_the_selection_alone_is_the_meta_s_and_names_a_field_it_does_not_take() -> None:
     cpu = "CPUExecutionProvider"
     asked: dict[str, Any] = {"ops": ["Pad"], "ranks": [2], "dtypes": ["int8"], "values": ["iota"], "seed": 3,
-                             "shard": (1, 2), "limit": 5, "optimize": True}
+                             "shard": (1, 2), "limit": 5, "optimize": True, "dims": {"n": 2, "b": 1}}
     assert validation_selection(provider=cpu, **asked) == validation_meta(provider=cpu, **asked)["selection"]
+    assert validation_selection(provider=cpu, **asked)["dims"] == {"b": 1, "n": 2}
     assert validation_selection(provider=cpu) == validation_meta(provider=cpu)["selection"]
-    with pytest.raises(ArgumentError, match=r"validation_selection got \['op'\]; valid: \['dtypes', 'limit'"):
+    assert "dims" not in validation_selection(provider=cpu, dims={})  # as a report made before dims were kept
+    with pytest.raises(ArgumentError, match=r"validation_selection got \['op'\]; valid: \['dims', 'dtypes'"):
         validation_selection(provider=cpu, op=["Pad"])
 

@@ -437,6 +437,26 @@ def test_validate_shards_partition_the_suite(capsys: Cap, tmp_path: Path) -> Non
 
 
 @needs_engine
+def test_shards_of_a_model_with_other_pinned_dims_are_not_merged(tmp_path: Path, capsys: Cap) -> None:
+    """The pins make the cases (batch 1 and 2 plan other shapes): two shards made with other
+    pins are no one run's, and were merged into a report whose planned cases mixed them."""
+    model = str(ROOT / "tests" / "data" / "transformer_block.onnx")
+    base = ["validate", "--provider", "cpu", "--progress", "none", "--model", model,
+            "--report", str(tmp_path)]
+    assert run([*base, "--dim", "batch=1", "--shard", "1/2"], capsys)[0] == 0
+    assert run([*base, "--dim", "batch=2", "--shard", "2/2"], capsys)[0] == 0
+    meta = json.loads((tmp_path / "shard-1-of-2" / "meta.json").read_text())
+    assert meta["selection"]["dims"] == {"batch": 1}
+    code, _, err = run(["merge", "--shards", str(tmp_path)], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "dims {'batch': 1} (shard 2: {'batch': 2})" in err
+    assert run([*base, "--dim", "batch=2", "--shard", "1/2", "--force"], capsys)[0] == 0
+    assert run(["merge", "--shards", str(tmp_path)], capsys)[0] == 0  # one run's shards: merged
+    suite = json.loads((tmp_path / "meta.json").read_text())["selection"]
+    assert suite["dims"] == {"batch": 2}
+
+
+@needs_engine
 def test_validate_resume_refuses_another_selection(tmp_path: Path, capsys: Cap) -> None:
     assert run(["validate", *SMALL, "--report", str(tmp_path)], capsys)[0] == 0
     other = [*SMALL[:-2], "--ranks", "2"]
