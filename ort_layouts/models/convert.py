@@ -145,6 +145,7 @@ def _all_names(graph: onnx.GraphProto) -> set[str]:
             g = step.graph
             names.update(v.name for v in (*g.input, *g.output, *g.value_info))
             names.update(t.name for t in g.initializer)
+            names.update(t.values.name for t in g.sparse_initializer)  # one a node reads or none does
             continue
         names.update(step.node.input)
         names.update(step.node.output)
