@@ -149,6 +149,13 @@ def _checked_array(array: np.ndarray, name: str, what: str, elem_type: int) -> n
                 raise DataTypeError(f"{what} {name!r} is an object array holding {item!r:.40}, "
                                     f"{a_type(item)}; valid: an object array of strs or bytes (an ONNX "
                                     "string tensor), or an array of a numeric type")
+            if isinstance(item, bytes):
+                try:
+                    item.decode("utf-8")
+                except UnicodeDecodeError:  # ONNX's strings are UTF-8: no reader takes these back
+                    raise DataTypeError(f"{what} {name!r} holds the bytes {item!r:.40}, which are not UTF-8; "
+                                        "valid: strs, or bytes of UTF-8 text (an ONNX string tensor "
+                                        "holds UTF-8)") from None
     return array
 
 
@@ -330,7 +337,14 @@ def read_test_dir(directory: str | Path, *, data_set: int = 0) -> TestData:
         declared = [v.name for v in _declared(model.graph)[prefix]]
         found: dict[str, np.ndarray] = {}
         for position, name in enumerate(valid):
-            tensor = onnx.load_tensor(str(data / name))
+            try:
+                tensor = onnx.load_tensor(str(data / name))
+            except OSError as e:
+                raise ModelError(f"test data file {str(data / name)!r} cannot be read: "
+                                 f"{e.strerror or e}") from None
+            except Exception as e:  # protobuf's DecodeError
+                raise ModelError(f"test data file {str(data / name)!r} is no ONNX TensorProto ({e}); valid: "
+                                 "a tensor as onnx.save_tensor writes it") from None
             key = tensor.name
             if not key:
                 if position >= len(declared):

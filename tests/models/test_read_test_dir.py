@@ -99,3 +99,12 @@ def test_an_unnamed_tensor_past_the_graph_s_inputs_is_refused(tmp_path: Path) ->
     with pytest.raises(ModelError, match=rf"input_{COUNT}.pb' holds an unnamed tensor, and the model has "
                                          rf"{COUNT} inputs"):
         read_test_dir(directory)
+
+
+def test_a_test_data_file_that_is_no_tensor_is_refused_by_name(tmp_path: Path) -> None:
+    """It was protobuf's bare DecodeError ("Error parsing message with type 'onnx.TensorProto'")."""
+    root, _ = _concat_dir(tmp_path)
+    broken = root / "test_data_set_0" / "input_0.pb"
+    broken.write_bytes(b"\xff\xff\xff")
+    with pytest.raises(ModelError, match=r"test data file '.*input_0\.pb' is no ONNX TensorProto"):
+        read_test_dir(root)

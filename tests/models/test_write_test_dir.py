@@ -226,3 +226,18 @@ def test_a_directory_that_is_a_file_is_refused_and_the_file_kept(tmp_path: Path)
         export_test_dir(Case("Transpose", "float32", (2, 3), perm=(1, 0)), afile)
     assert [p.name for p in tmp_path.iterdir()] == ["afile"]  # no staging folder either
     assert afile.read_text() == "the user's own file\n"
+
+
+def test_string_bytes_that_are_not_utf_8_are_refused_before_anything_is_written(tmp_path: Path) -> None:
+    """ONNX holds strings as UTF-8: such bytes were written, and neither read_test_dir nor
+    numpy_helper.to_array could read them back (a bare UnicodeDecodeError)."""
+    strings = _identity(TensorProto.STRING, [2])
+    bad = np.array([b"\xff\x00", b"x"], dtype=object)
+    refusal = r"^input 'data' holds the bytes b'\\xff\\x00', which are not UTF-8"
+    with pytest.raises(DataTypeError, match=refusal):
+        write_test_dir(strings, [bad], [bad], tmp_path / "t")
+    assert list(tmp_path.iterdir()) == []
+    good = np.array(["\u00e9t\u00e9".encode(), b"x"], dtype=object)  # UTF-8 bytes are taken
+    write_test_dir(strings, [good], [good], tmp_path / "t")
+    (read,) = read_test_dir(tmp_path / "t").inputs.values()
+    assert list(read.reshape(-1)) == ["\u00e9t\u00e9", "x"]
