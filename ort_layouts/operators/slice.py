@@ -506,10 +506,6 @@ def _check(shape: tuple[int, ...], starts: tuple[int, ...] | None, ends: tuple[i
     rank = len(shape)
     if rank == 0:
         raise ShapeError("Slice needs an input of rank >= 1 (a scalar has no axis to slice)")
-    for what, values in (("starts", starts), ("ends", ends), ("axes", axes), ("steps", steps)):
-        for v in values or ():
-            if not INT64_MIN <= v <= INT64_MAX:
-                raise ShapeError(f"Slice {what} value {v} does not fit int64")
     if len(starts) != len(ends):
         raise ShapeError(f"Slice starts {list(starts)} and ends {list(ends)} differ in length")
     if axes is None:
