@@ -78,15 +78,11 @@ def has_negative_pads(case: Case) -> bool:
     return case.op == "Pad" and any(p < 0 for p in case.pads or ())
 
 
-def _cropped_past(shape: tuple[int, ...], pads: Sequence[int], axes: Sequence[int] | None) -> str:
-    """Why ONNX ``pads`` (over ``axes``) leave an axis of ``shape`` no size >= 0 (a crop past
-    the dimension is no tensor: ONNX Runtime fails such a node, "Tensor shape.Size() must be
-    >= 0"); "" when they leave each one a size.
-
-    Raises:
-        ShapeError: the pads are not a begin and an end for each padded axis.
-    """
-    begins, ends = split_onnx_pads(pads, len(shape), axes)
+def _cropped_past(shape: tuple[int, ...], pads: Sequence[int], begins: Sequence[int],
+                  ends: Sequence[int]) -> str:
+    """Why ONNX ``pads`` (``begins`` and ``ends`` of each axis, :func:`split_onnx_pads`) leave an
+    axis of ``shape`` no size >= 0 (a crop past the dimension is no tensor: ONNX Runtime fails
+    such a node, "Tensor shape.Size() must be >= 0"); "" when they leave each one a size."""
     for axis, (n, b, e) in enumerate(zip(shape, begins, ends, strict=True)):
         if n + b + e < 0:
             return (f"Pad pads {list(pads)} crop axis {axis} of the input {list(shape)} past its size: {n} "
@@ -207,10 +203,10 @@ class Pad(Operator):
             if len(raw) != size:
                 raise ShapeError(f"Pad pad_value_hex {case.pad_value_hex!r} is {len(raw)} bytes; valid: "
                                  f"{size} ({case.data_type.name}), or '' for no constant (0)")
-        cropped = _cropped_past(case.shape, case.pads, case.axes)
+        begins, ends = split_onnx_pads(case.pads, case.rank, case.axes)
+        cropped = _cropped_past(case.shape, case.pads, begins, ends)
         if cropped:
             raise ShapeError(cropped)
-        begins, ends = split_onnx_pads(case.pads, case.rank, case.axes)
         for axis, (n, b, e) in enumerate(zip(case.shape, begins, ends, strict=True)):
             left = n + min(b, 0) + min(e, 0)
             if case.mode != "constant" and left <= 0 and (b > 0 or e > 0):
@@ -492,7 +488,8 @@ class Pad(Operator):
             raise ShapeError("a rank-0 Pad is not defined (a scalar has no axis to pad); ONNX Runtime's CPU "
                              "EP fails such a node, as ONNX's reference does")
         check_size(shape, "input")
-        cropped = _cropped_past(shape, pads, axes)  # no tensor: ONNX Runtime fails the node
+        # no tensor: ONNX Runtime fails the node
+        cropped = _cropped_past(shape, pads, *split_onnx_pads(pads, len(shape), axes))
         if cropped:
             raise ShapeError(cropped)
         try:
