@@ -742,7 +742,8 @@ class ReportWriter:
             meta["planned"] = values["planned"] = list(values["planned"])
         atomic_write_text(self.directory / META_FILE, self._meta_json(meta))
         self.meta.update(values)
-        self._own_ids = frozenset(self.meta["planned"])
+        if "planned" in values:
+            self._own_ids = frozenset(self.meta["planned"])
         self._finished_written = False
 
     def _refuse_closed(self) -> None:
@@ -1243,13 +1244,13 @@ def check_report_directory(directory: str | os.PathLike[str], *, selection: Mapp
     report ran on the run's own stack, and the results it holds, are the writer's to check.
 
     Raises:
-        ArgumentError: ``directory`` is no str or os.PathLike.
+        ArgumentError: ``directory`` is no str or os.PathLike, ``resume`` or ``force`` no bool.
         ReportError: what the writer refuses, in its words.
     """
     path = _check_directory(directory)
-    _check_report_files(path)
-    checked_bool(resume, "resume")
+    checked_bool(resume, "resume")  # in the writer's order: its arguments, then the files
     checked_bool(force, "force")
+    _check_report_files(path)
     _refuse_existing(path, _planned_selection(selection, planned), list(planned), resume=resume, force=force)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ort_layouts import ReportError
+from ort_layouts import ArgumentError, ReportError
 from ort_layouts.reports.writer import ReportWriter, check_report_directory
 
 META = {"provider": "CPUExecutionProvider", "selection": {"ops": ["Pad"]}}
@@ -61,3 +61,17 @@ def test_the_check_refuses_what_the_writer_refuses(tmp_path: Path, make: Callabl
     except ReportError as e:
         opened = str(e)
     assert checked == opened
+    # a file is refused always; another selection's report, unless replaced with force
+    assert bool(checked) == (make is _a_file or (make is not _same_selection and not force))
+
+
+def test_a_flag_that_is_no_bool_is_refused_before_the_files_are_looked_at(tmp_path: Path) -> None:
+    """The writer checks its arguments before the directory's files; the check took a results.jsonl
+    that is a directory first (a ReportError, where the writer raised an ArgumentError)."""
+    d = tmp_path / "r"
+    (d / "results.jsonl").mkdir(parents=True)
+    for flags in ({"force": "no"}, {"resume": 1}):
+        with pytest.raises(ArgumentError, match=f"{next(iter(flags))} "):
+            check_report_directory(d, selection=META["selection"], planned=PLANNED, **flags)  # type: ignore[arg-type]
+        with pytest.raises(ArgumentError, match=f"{next(iter(flags))} "):
+            ReportWriter(d, meta=META, planned=PLANNED, **flags)  # type: ignore[arg-type]
