@@ -71,8 +71,10 @@ def _alive(pid: object, host: object) -> bool:
     return True
 
 
-# the lock file's open: read and append, made if missing, never waiting for a FIFO's writer,
-# not inherited by child processes, binary on Windows
+# the lock file's open: read and append, made if missing, binary on Windows. A FIFO put in its
+# place is refused by the fstat after this open (on Linux a read-write open of a FIFO returns at
+# once); O_NONBLOCK keeps the open from waiting on a system where it would, and O_CLOEXEC says
+# what os.open makes of a descriptor anyway (not inherited by child processes)
 _OPEN_FLAGS = (os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_NONBLOCK", 0)
                | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
 

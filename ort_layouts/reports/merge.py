@@ -192,7 +192,7 @@ def _line_of(column: Column) -> tuple[tuple[Any, ...], str]:
     driver, machine and DirectML stack but the release's own fields (``directml_*``); and its
     name."""
     c = column
-    device = c.device.replace(c.directml_version, "") if c.directml_version else c.device
+    device = c.device.replace(c.directml_version, "")  # (a column with no release: replace("", "") keeps it)
     stack = tuple(sorted((k, str(v)) for k, v in c.stack.items() if not k.startswith("directml_")))
     name = str(c.stack.get("adapter_name") or "") or c.device or "?"  # (a worker's device names its release)
     return ((c.provider, device, c.driver, c.hostname, stack),
@@ -757,13 +757,14 @@ def _read_shard(directory: Path) -> _Shard:
     match = re.fullmatch(r"(\d+)/(\d+)", shard)
     if match is None:
         raise ReportError(f"{str(directory)!r} is not a shard's report (its selection has no shard K/N)")
-    if not 1 <= int(match.group(1)) <= int(match.group(2)):
+    k, n = int(match.group(1)), int(match.group(2))
+    if not 1 <= k <= n:
         raise ReportError(f"{str(meta_path)!r} names shard {shard!r}, which no run makes; valid: K/N "
                           "with 1 <= K <= N")
     planned = meta.get("planned")
     if not isinstance(planned, list):
         raise ReportError(f"{str(directory / META_FILE)!r} lists no planned cases")
-    return _Shard(directory, int(match.group(1)), int(match.group(2)), meta, [r for _, r in numbered],
+    return _Shard(directory, k, n, meta, [r for _, r in numbered],
                   [number for number, _ in numbered])
 
 

@@ -462,7 +462,7 @@ def _report_meta(data: object, source: str) -> dict[str, Any]:
     if not isinstance(data["results"], list):
         raise ReportError(f"{source}: 'results' is a {type(data['results']).__name__}, not a list")
     for key, kind in _HEADER_TYPES.items():
-        checked_field(data, key, kind, source, "the file is damaged, or not an ort_layouts report")
+        _checked_field(data, key, kind, source, "the file is damaged, or not an ort_layouts report")
     derived = _derived_keys()
     # the planned and unplanned counts stay where the planned ids are not there (report.json
     # leaves them out)
@@ -656,7 +656,7 @@ _VALID_REPORT_JSON = (f"valid: a {JSON_FILE} that ort-layouts validate wrote (sc
 _MetaT = TypeVar("_MetaT", bound=Mapping[str, Any])
 
 
-def checked_field(fields: Mapping[str, Any], key: str, kind: type, source: str, damaged: str, *,
+def _checked_field(fields: Mapping[str, Any], key: str, kind: type, source: str, damaged: str, *,
                    error: type[OrtLayoutsError] = ReportError) -> Any:
     """``fields[key]`` (None where absent), refused (``error``) where it is neither null nor a
     ``kind`` (a bool is no integer here, as JSON tells them apart); ``damaged`` ends the message."""
@@ -678,7 +678,7 @@ def checked_meta(meta: _MetaT, source: str, *, error: type[OrtLayoutsError] = Re
             strings (the file is damaged, or not this package's).
     """
     for key, kind in _META_TYPES.items():
-        value = checked_field(meta, key, kind, source, damaged, error=error)
+        value = _checked_field(meta, key, kind, source, damaged, error=error)
         if isinstance(value, list):  # of strings
             for item in value:
                 if not isinstance(item, str):
