@@ -252,40 +252,22 @@ def unique_inputs(dtype: DataType, shape: Sequence[int], *, avoid: Sequence[int]
         raise ValueError(f"{dtype.name} has {1 << dtype.bitwidth} bit patterns: too few to identify elements")
     count = math.prod(shape)
     base = _pattern_base(dtype)
-    skipped = _pattern_digits(dtype, avoid)
-    if count + len(skipped) <= base:
-        digits = np.arange(count, dtype=np.uint64)
-        for skip in skipped:  # ascending: each pattern at or past a skipped one moves on by one
-            digits = np.where(digits >= np.uint64(skip), digits + np.uint64(1), digits)
-        bits = _patterns(dtype, digits)
-        return [bits.view(dtype.to_numpy().newbyteorder("<")).astype(dtype.to_numpy()).reshape(shape)]
+    patterns = _patterns(dtype, np.arange(min(base, count + len(avoid)), dtype=np.uint64))
+    if avoid:  # the first count patterns that are none of avoid's
+        patterns = patterns[~np.isin(patterns, np.array(avoid, dtype=np.uint64))]
+    if patterns.size >= count:
+        return [_as_input(dtype, patterns[:count], shape)]
     runs = 1 if count <= base else math.ceil(math.log(count) / math.log(base) - 1e-12)
     while base ** runs < count:
         runs += 1
     index = np.arange(count, dtype=np.uint64)
-    out = []
-    for r in range(runs):
-        digit = (index // np.uint64(base ** r)) % np.uint64(base)
-        bits = _patterns(dtype, digit)
-        out.append(bits.view(dtype.to_numpy().newbyteorder("<")).astype(dtype.to_numpy()).reshape(shape))
-    return out
+    return [_as_input(dtype, _patterns(dtype, (index // np.uint64(base ** r)) % np.uint64(base)), shape)
+            for r in range(runs)]
 
 
-def _pattern_digits(dtype: DataType, bits: Sequence[int]) -> list[int]:
-    """The digits whose pattern (:func:`_patterns`) is one of ``bits``, ascending, each once."""
-    base = _pattern_base(dtype)
-    found = set()
-    for wanted in bits:
-        low, high = 0, base  # _patterns ascends in the digit: the least digit whose pattern >= wanted
-        while low < high:
-            mid = (low + high) // 2
-            if int(_patterns(dtype, np.array([mid], dtype=np.uint64))[0]) < wanted:
-                low = mid + 1
-            else:
-                high = mid
-        if low < base and int(_patterns(dtype, np.array([low], dtype=np.uint64))[0]) == wanted:
-            found.add(low)
-    return sorted(found)
+def _as_input(dtype: DataType, bits: np.ndarray, shape: Sequence[int]) -> np.ndarray:
+    """Little-endian bit patterns as an input of ``dtype`` and ``shape``."""
+    return bits.view(dtype.to_numpy().newbyteorder("<")).astype(dtype.to_numpy()).reshape(shape)
 
 
 def source_index_map(dtype: DataType, inputs: Sequence[np.ndarray],
