@@ -25,7 +25,7 @@ from ort_layouts.descriptors.sequences import is_integer
 from ort_layouts.operators.base import input_name, output_name
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.onnx_nodes import value_info
-from ort_layouts.operators.registry import operator_for_type, opset_refusal
+from ort_layouts.operators.registry import case_refusal, operator_for_type
 from ort_layouts.operators.values import check_cases
 
 __all__ = [
@@ -207,18 +207,12 @@ def build_model(
     inputs, outputs = graph.input, graph.output
     in_shapes: Sequence[tuple[int, ...]]
     out_shapes: Sequence[tuple[int, ...]]
-    checked: set[str] = set()  # the ops whose opsets hold the model's (a model is mostly of one op)
     for i, case in enumerate(cases):
         elem = case.data_type.to_onnx()
         operator = operator_for_type(case.op)
-        if case.op not in checked:
-            refusal = opset_refusal(case.op, opset)
-            if refusal:
-                raise ModelError(f"case {case.id}: {refusal}")
-            checked.add(case.op)
-        problem = operator.opset_problem(case, opset)
-        if problem:
-            raise ModelError(f"case {case.id}: {problem}")
+        refusal = case_refusal(case, opset)
+        if refusal:
+            raise ModelError(f"case {case.id}: {refusal}")
         operator.add_node(graph, i, case, opset)
         if shapes is None:
             in_shapes, out_shapes = operator.input_shapes(case), operator.output_shapes(case)

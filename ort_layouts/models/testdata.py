@@ -57,7 +57,7 @@ from ort_layouts.operators.base import input_name, output_name
 from ort_layouts.operators.case import Case
 from ort_layouts.operators.expected import expected_outputs, input_feeds
 from ort_layouts.operators.onnx_nodes import OVERRIDABLE_IR_VERSION
-from ort_layouts.operators.registry import operator_for_type, opset_refusal
+from ort_layouts.operators.registry import case_refusal, operator_for_type
 from ort_layouts.operators.values import check_case, check_cases, make_input
 from ort_layouts.reports.lock import LOCK_FILE, DirectoryLock
 from ort_layouts.reports.report import now_iso
@@ -453,14 +453,15 @@ def _check_ir_version(ir_version: Any) -> int:
 
 
 def _check_case_opsets(cases: Sequence[Case], opset: int) -> None:
-    """Refuse a case whose opset (its own, else ``opset``) its operator does not have, or ONNX does
-    not define, before any model is built.
+    """Refuse a case whose opset (its own, else ``opset``) its operator does not have, ONNX does
+    not define, or lacks a feature of the case for (:func:`case_refusal`), before any model is
+    built.
 
     Raises:
         ModelError: naming the case, the opset and the valid ones.
     """
     for case in cases:
-        refusal = opset_refusal(case.op, case.opset or opset, "its own" if case.opset else "the export's")
+        refusal = case_refusal(case, case.opset or opset, "its own" if case.opset else "the export's")
         if refusal:
             raise ModelError(f"case {case.id}: {refusal}")
 

@@ -10,6 +10,7 @@ import onnx
 
 from ort_layouts._errors import ShapeError
 from ort_layouts.operators.base import Operator
+from ort_layouts.operators.case import Case
 from ort_layouts.operators.concat import Concat
 from ort_layouts.operators.depth_space import DepthSpace
 from ort_layouts.operators.expand import Expand
@@ -20,8 +21,8 @@ from ort_layouts.operators.split import Split
 from ort_layouts.operators.tile import Tile
 from ort_layouts.operators.transpose import Transpose
 
-__all__ = ["CASE_OPS", "LAYOUT_OPS", "case_operators", "case_opsets", "check_op_type", "operator_for_type",
-           "opset_refusal"]
+__all__ = ["CASE_OPS", "LAYOUT_OPS", "case_operators", "case_opsets", "case_refusal", "check_op_type",
+           "operator_for_type", "opset_refusal"]
 
 # one line per operator module, in the order of the standard suite and of reports
 _MODULES: tuple[Operator, ...] = (
@@ -121,3 +122,10 @@ def opset_refusal(op_type: str, opset: int, whose: str = "") -> str:
     else:
         why = f"after opset {opsets[-1]}, the newest the installed onnx defines"
     return f"opset {opset}{said} is {why}; valid: {opsets.start}..{opsets[-1]}"
+
+
+def case_refusal(case: Case, opset: int, whose: str = "") -> str:
+    """Why ``case`` cannot be a node at ``opset`` ("" where it can): its op's cases are not built
+    there (:func:`opset_refusal`), or the case has a feature that opset's op lacks
+    (:meth:`~ort_layouts.operators.base.Operator.opset_problem`: Pad's wrap before 19)."""
+    return opset_refusal(case.op, opset, whose) or operator_for_type(case.op).opset_problem(case, opset)

@@ -73,6 +73,21 @@ def test_a_case_at_an_opset_its_operator_lacks_is_refused_before_any_is_made(
     _nothing_written(tmp_path)
 
 
+def test_a_case_whose_feature_the_export_s_opset_lacks_is_refused_before_any_is_made(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A wrap Pad of no opset of its own, exported at 13 (wrap came with Pad-19): the Transpose
+    case before it was made, and only build_model refused the Pad."""
+    made: list[Case] = []
+    real = testdata.make_input
+    monkeypatch.setattr(testdata, "make_input", lambda case: made.append(case) or real(case))
+    wrap = Case("Pad", DataType.FLOAT32, (2, 3), pads=(1, 1, 1, 1), mode="wrap")
+    with pytest.raises(ModelError, match=rf"^case {re.escape(wrap.id)}: Pad mode 'wrap' came with opset 19, "
+                                         r"and the opset is 13"):
+        export_test_dir([TRANSPOSE, wrap], tmp_path / "out", opset=13)
+    assert made == []
+    _nothing_written(tmp_path)
+
+
 def test_a_case_asking_for_an_opset_onnx_does_not_define_is_refused(tmp_path: Path) -> None:
     case = Case("Transpose", DataType.FLOAT32, (2, 3), opset=NEWEST_OPSET + 1)
     with pytest.raises(ModelError, match=rf"^case {re.escape(case.id)}: opset {NEWEST_OPSET + 1} \(its own\) "
