@@ -488,21 +488,17 @@ class Pad(Operator):
             raise ShapeError("a rank-0 Pad is not defined (a scalar has no axis to pad); ONNX Runtime's CPU "
                              "EP fails such a node, as ONNX's reference does")
         check_size(shape, "input")
-        # no tensor: ONNX Runtime fails the node
-        cropped = _cropped_past(shape, pads, *split_onnx_pads(pads, len(shape), axes))
+        begins, ends = split_onnx_pads(pads, len(shape), axes)
+        cropped = _cropped_past(shape, pads, begins, ends)  # no tensor: ONNX Runtime fails the node
         if cropped:
             raise ShapeError(cropped)
+        out_shape = tuple(n + b + e for n, b, e in zip(shape, begins, ends, strict=True))
         try:
             op = PaddingOp.from_onnx(BufferTensorDesc(dtype, shape), pads, mode=mode, value=value,
                                      axes=axes)
         except NotExpressibleError as e:
             flags.append(f"negative-pads: {e}")
-            begins, ends = split_onnx_pads(pads, len(shape), axes)
-            out_shape = tuple(n + b + e for n, b, e in zip(shape, begins, ends, strict=True))
             return out_shape, None, {}, False
-        begins = op.start_padding[op.dimension_count - len(shape):]
-        ends = op.end_padding[op.dimension_count - len(shape):]
-        out_shape = tuple(n + b + e for n, b, e in zip(shape, begins, ends, strict=True))
         return out_shape, op.to_dict(), {"input": op.input, "output": op.output}, False
 
     def case_from_node(self, dtype: DataType, shape: tuple[int, ...], params: dict[str, Any], *,

@@ -90,6 +90,7 @@ def test_a_4_bit_constant_value_is_read_as_its_nibble(elem: int, value: int, nib
     model = _pad_model([1, 0, 0, 1], helper.make_tensor("v", elem, [], [value]), elem=elem, opset=21)
     (op,) = extract(model)
     assert op.params["value_hex"] == nibble
+    assert not any(f.startswith("shape:") for f in op.flags), op.flags  # PaddingOp took the value too
     assert op.output_shape == (4, 5)
     (case,) = model_cases(model)
     assert case.pad_value_hex == nibble
