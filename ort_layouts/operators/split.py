@@ -131,8 +131,6 @@ def _parts(case: Case) -> tuple[int, ...]:
     return split_sizes(case.shape[a], case.num_outputs or 0, num_outputs=case.num_outputs)
 
 
-
-
 class Split(Operator):
     op_types = ("Split",)
     case_fields: ClassVar[Mapping[str, tuple[str, ...]]] = {"Split": ("axis", "parts", "num_outputs")}
@@ -164,7 +162,9 @@ class Split(Operator):
         brought the num_outputs attribute (an even split is the outputs' count before it)."""
         problem = negative_axis_problem(case, opset, SPLIT_NEGATIVE_AXIS_OPSET)
         dim = case.shape[_axis(case)]
-        if not problem and case.parts is None and opset < SPLIT_NUM_OUTPUTS_OPSET and dim % len(_parts(case)):
+        # without parts, num_outputs is the outputs' count (check_case took only a count that cuts dim)
+        count = case.num_outputs or 1
+        if not problem and case.parts is None and opset < SPLIT_NUM_OUTPUTS_OPSET and dim % count:
             problem = (f"Split of {dim}: uneven chunks {list(_parts(case))} need num_outputs (opset >= "
                        f"{SPLIT_NUM_OUTPUTS_OPSET}), got opset {opset}; valid: parts, a count that divides "
                        f"{dim}, or opset >= {SPLIT_NUM_OUTPUTS_OPSET}")
