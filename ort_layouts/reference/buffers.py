@@ -17,6 +17,7 @@ from ort_layouts._errors import ArgumentError, DataTypeError, DescriptorError, S
 from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc, check_memoryview
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.sequences import TEXT_TYPES, is_integer
+from ort_layouts.reference.compare import as_tensor
 from ort_layouts.reference.copy import strided_copy
 
 __all__ = [
@@ -162,11 +163,9 @@ def pack(desc: BufferTensorDesc, array: np.ndarray) -> np.ndarray:
         DescriptorError: ``desc`` is no BufferTensorDesc ("tensor").
     """
     _check_desc(desc)
-    try:
-        arr = np.asarray(array)
-    except (ValueError, TypeError) as e:  # a ragged nested list
-        raise ShapeError(f"array {array!r:.60} is no array ({type(e).__name__}: {e}); valid: a numpy array, "
-                         "or a nested list of one length along each axis") from None
+    arr = as_tensor(array, "array")
+    if isinstance(arr, str):  # a ragged nested list
+        raise ShapeError(arr)
     _check_shape(desc, arr.shape)
     raw = np.zeros(desc.total_tensor_size_in_bytes, dtype=np.uint8)
     if is_nibble(desc.data_type):

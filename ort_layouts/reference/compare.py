@@ -332,13 +332,14 @@ def compare(expected: np.ndarray | None, actual: np.ndarray | None) -> Compariso
         f"{exp_value} (0x{exp_hex}) got {act_value} (0x{act_hex})")
 
 
-def as_tensor(value: Any) -> np.ndarray | str:
+def as_tensor(value: Any, what: str = "tensor") -> np.ndarray | str:
     """``np.asarray(value)``, or what keeps ``value`` from being a tensor (a ragged nested
-    list), as :func:`compare`'s message says it after "the expected" or "the actual"."""
+    list), as :func:`compare`'s message says it after "the expected" or "the actual" (``what``
+    names the value: "array" to :func:`~ort_layouts.reference.buffers.pack`)."""
     try:
         return np.asarray(value)
     except (ValueError, TypeError) as e:
-        return (f"tensor {value!r:.60} is no array ({type(e).__name__}: {e}); valid: a numpy array, "
+        return (f"{what} {value!r:.60} is no array ({type(e).__name__}: {e}); valid: a numpy array, "
                 "or a nested list of one length along each axis")
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any, Protocol, TypeAlias, TypeGuard, runtime_checkable
+from typing import Any, Protocol, TypeAlias, TypeGuard, cast, runtime_checkable
 
 import numpy as np
 
@@ -551,7 +551,7 @@ def verify_all(op: AnyDmlOperator, input_buffers: Sequence[Any], actuals: Sequen
         gots = [np.ascontiguousarray(a).reshape(d.sizes).view(UINT_OF_SIZE[d.data_type.bitwidth // 8])
                 for a, d in zip(acts, outputs, strict=True)]
         if multi.matches_all(srcs, gots, threads=threads):
-            return [Comparison(True, int(a.size)) for a in acts if a is not None]
+            return [Comparison(True, int(a.size)) for a in cast(list[np.ndarray], acts)]  # fast: no None
     results = []
     for desc, raw, act, given in zip(outputs, execute_all(op, input_buffers, threads=threads), acts, actuals,
                                      strict=True):
