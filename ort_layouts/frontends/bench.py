@@ -426,7 +426,8 @@ def _stage_figures(cases: Sequence[Any], results: Sequence[Any], name: str, batc
     per_case = {stage: 1e6 * seconds[stage] / n for stage in _STAGES}
     validate = 1e6 * cpu[2] / n
     rest = validate - sum(per_case.values())
-    cpus = min(usable_cores(), workers + 1)  # a pinned run may use fewer than the machine has
+    usable = usable_cores()
+    cpus = min(usable, workers + 1)  # a pinned run may use fewer than the machine has
     budget = 1e6 * t_bare / 0.8 * cpus / n
     stages = ", ".join(f"{stage} {us:.1f}" for stage, us in per_case.items())
     return [
@@ -435,7 +436,7 @@ def _stage_figures(cases: Sequence[Any], results: Sequence[Any], name: str, batc
                       "transfers, the writer); each stage timed on its own in one process"),
         Figure("floor", f"processor time per case for 0.8x on {cpus} CPUs, at most", budget, "us",
                detail=f"bare {t_bare:.2f} s / 0.8 x {cpus} CPUs / {n} cases, every one busy throughout: "
-                      f"{workers} worker process(es) and this one, of the {usable_cores()} it may use"),
+                      f"{workers} worker process(es) and this one, of the {usable} it may use"),
     ]
 
 
