@@ -93,6 +93,9 @@ __all__ = [
 PROTOCOL_VERSION = 1
 HELLO_MAGIC = 0x57444C4F
 OP_HELLO, OP_INFO, OP_CREATE, OP_RUN, OP_RELEASE, OP_QUIT = 1, 2, 3, 4, 5, 6
+# the requests that start a worker when none runs; a RUN or RELEASE names a session of the
+# worker that made it, which a new worker does not have (or has another thread's by that id)
+_STARTS_WORKER = frozenset({OP_INFO, OP_CREATE})
 FLAG_ALLOW_CPU_FALLBACK, FLAG_RECORD_PLACEMENT, FLAG_KEEP_FUSION = 1, 2, 4
 GRAPH_OPTIMIZATION_LEVELS = (0, 1, 2, 99)  # ORT_DISABLE_ALL, BASIC, EXTENDED, ALL
 
@@ -475,6 +478,16 @@ class DmlWorker:
                 self._xvfb = None
             self._procs.clear()
 
+    def interrupt(self) -> None:
+        """Kill the worker at once, without waiting for its lock: a run that stops (Ctrl-C,
+        SIGTERM) gives up the request another thread waits on, which a worker that stopped
+        answering would hold until its timeout (:attr:`timeout_s`). That request raises
+        :class:`DmlWorkerCrashedError`; the next call starts a new worker."""
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            with contextlib.suppress(OSError):
+                proc.send_signal(signal.SIGKILL)
+
     def restart(self) -> None:
         """Kill the worker and start a new one."""
         with self._lock:
@@ -550,7 +563,7 @@ class DmlWorker:
         """Send one request, return a reader over the OK payload; raise ``error`` on an error
         reply, DmlWorkerCrashedError when the worker dies or hangs."""
         with self._lock:
-            if op != OP_HELLO and op != OP_QUIT and not self.running:
+            if op in _STARTS_WORKER and not self.running:
                 self.start()
             proc = self._proc
             if proc is None or proc.stdin is None:
@@ -705,10 +718,14 @@ class DmlSession:
         for name in names:
             w.text(name)
         body = w.done()
-        if self._generation != self.worker.generation or not self.worker.running:
-            self.worker.start()  # a new worker after a crash: the session is made again there
-            self._create()
-        r = self.worker._request(OP_RUN, struct.pack("<I", self._id) + body, error=DmlRunError)
+        # under the worker's lock from the check to the reply: a session id is the worker's own
+        # (each new worker numbers from 1), so another thread's restart between them would
+        # send this id to a worker where it names another thread's session
+        with self.worker._lock:
+            if self._generation != self.worker.generation or not self.worker.running:
+                self.worker.start()  # a new worker after a crash: the session is made again there
+                self._create()
+            r = self.worker._request(OP_RUN, struct.pack("<I", self._id) + body, error=DmlRunError)
         self.run_seconds = r.u64() / 1e9
         outputs = [decode_tensor(r)[1] for _ in range(r.u32())]
         r.end()
@@ -725,7 +742,8 @@ class DmlSession:
 
     def release(self) -> None:
         """Free the session in the worker (nothing to do when the worker has restarted since)."""
-        if self._id and self._generation == self.worker.generation and self.worker.running:
-            with contextlib.suppress(DmlWorkerError):
-                self.worker._release(self._id)
+        with self.worker._lock:  # (as run: the id names this session only in its own worker)
+            if self._id and self._generation == self.worker.generation and self.worker.running:
+                with contextlib.suppress(DmlWorkerError):
+                    self.worker._release(self._id)
         self._id = 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -202,6 +203,50 @@ def test_a_worker_killed_between_calls_is_replaced() -> None:
         w.restart()
         assert w.pid != first and w.generation == 2
         assert session.run(None, {"x": np.ones(2, np.float32)})[0].tolist() == [1, 1]
+
+
+def test_a_restart_by_another_thread_mid_run_never_runs_its_session_by_this_one_s_id() -> None:
+    """Each worker numbers its sessions from 1: a thread that restarts the worker and makes a
+    session there between another thread's check of the worker and its RUN must not get that
+    RUN (it would run the other model on these inputs); it waits until the RUN is answered."""
+    with DmlWorker(command=FAKE, timeout_s=20) as w:
+        x = np.array([1, 2], np.float32)
+        mine = w.create_session(identity_model([("x", TensorProto.FLOAT, [2])]))
+        theirs: list[np.ndarray] = []
+
+        def other_thread() -> None:
+            w.restart()
+            theirs.extend(w.create_session(identity_model([("x", TensorProto.FLOAT, [2])], op="Neg"))
+                          .run(None, {"x": x}))
+
+        real = w._request
+        others: list[threading.Thread] = []
+
+        def request(op: int, payload: bytes, **kwargs: object) -> object:
+            if op == C.OP_RUN and not others:  # the other thread runs as this RUN is about to be sent
+                others.append(threading.Thread(target=other_thread))
+                others[0].start()
+                others[0].join(timeout=3)  # it finishes meanwhile unless the RUN holds the worker
+            return real(op, payload, **kwargs)
+
+        w._request = request  # type: ignore[method-assign]
+        (out,) = mine.run(None, {"x": x})
+        others[0].join()
+        assert out.tolist() == [1, 2]  # Identity's, not the other thread's Neg
+        assert theirs[0].tolist() == [-1, -2]
+
+
+def test_a_run_whose_worker_died_since_its_check_raises_and_starts_none() -> None:
+    """A RUN names a session of the worker that made it: when that worker is gone as the RUN
+    is sent, the RUN is not sent to a new worker (which has no such session, or another's)."""
+    with DmlWorker(command=FAKE, timeout_s=20) as w:
+        session = w.create_session(identity_model([("x", TensorProto.FLOAT, [2])]))
+        w._kill()
+        with pytest.raises(DmlWorkerCrashedError, match="is not running"):
+            w._request(C.OP_RUN, b"\x01\x00\x00\x00")
+        assert not w.running and w.generation == 1
+        assert session.run(None, {"x": np.ones(2, np.float32)})[0].tolist() == [1, 1]  # made again
+        assert w.generation == 2
 
 
 def test_stack_info_from_worker(worker: DmlWorker, tmp_path: Path) -> None:
