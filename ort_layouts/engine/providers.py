@@ -480,6 +480,16 @@ def dml_worker() -> Any:
         return _dml_worker
 
 
+def interrupt_sessions(config: ProviderConfig) -> None:
+    """Give up, at once, the session work that another thread waits on for a run that stops
+    (Ctrl-C, SIGTERM): on the DirectML worker, the worker is killed (:meth:`DmlWorker.interrupt
+    <ort_layouts.engine.dml.client.DmlWorker.interrupt>`), since one that stopped answering
+    keeps its request waiting until its timeout. Another provider's session work ends by itself."""
+    worker = _dml_worker  # (not under its lock: the waiting thread may hold it)
+    if config.name == DML and worker is not None:
+        worker.interrupt()
+
+
 def close_dml_worker() -> None:
     """Stop the DirectML worker (and its display), if one runs."""
     global _dml_worker

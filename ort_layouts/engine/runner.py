@@ -104,6 +104,7 @@ from ort_layouts.engine.providers import (
     device_description,
     dml_through_worker,
     dml_worker,
+    interrupt_sessions,
     make_session,
     node_assignment,
     resolve_provider,
@@ -898,6 +899,9 @@ def _pipeline(run: _Run, chunks: Iterable[list[tuple[int, _Prepared]]],
                     _judge_pending(run, pending.popleft())
             while pending:
                 _judge_pending(run, pending.popleft())
+        except KeyboardInterrupt:  # a stop (Ctrl-C, SIGTERM): the batches on the session thread are
+            interrupt_sessions(run.config)  # given up, not waited on as the thread pool shuts down
+            raise
         finally:
             run.sessions = None
 

@@ -8,6 +8,7 @@ failure."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -124,3 +125,44 @@ def test_a_stopped_run_resumed_twice_ends_as_a_run_never_stopped(tmp_path: Path)
     data = json.loads((report / JSON_FILE).read_text())
     assert data["complete"] is True and data["verdict"] == "pass"
     assert data["planned_count"] == len(expected) == len(data["results"])
+
+
+def test_a_stop_while_the_worker_does_not_answer_ends_the_run_at_once(tmp_path: Path) -> None:
+    """Ctrl-C while the DirectML worker has stopped answering (stopped here, as a GPU that hangs
+    would leave it): the run stops in seconds, not after the worker's timeout (120 s here), and
+    leaves no process behind."""
+    report = tmp_path / "r"
+    env = dict(_env(), ORT_LAYOUTS_DML_TIMEOUT_S="120")
+    selection = ["--provider", "dml", "--ops", "Transpose,Pad,Slice", "--dtypes", "float32",
+                 "--progress", "none", "--batch-size", "64"]  # sessions of 64 nodes: seconds each on lavapipe
+    child = subprocess.Popen([sys.executable, "-m", "ort_layouts", "validate", *selection, "--report",
+                              str(report)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    spawned: dict[int, psutil.Process] = {}
+    deadline = time.monotonic() + 120
+    results = report / RESULTS_FILE
+    while child.poll() is None and time.monotonic() < deadline:
+        for p in psutil.Process(child.pid).children(recursive=True):
+            spawned.setdefault(p.pid, p)
+        if results.is_file() and results.read_bytes().count(b"\n") >= 64:
+            break
+        time.sleep(0.01)
+    assert child.poll() is None, "the run ended before it could be stopped"
+    workers = [p for p in spawned.values() if p.is_running() and "worker" in p.name().lower()]
+    assert workers, [p.name() for p in spawned.values()]
+    for p in workers:
+        p.suspend()
+    try:
+        time.sleep(0.5)  # the session thread's request waits on the stopped worker
+        start = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=100)
+        seconds = time.monotonic() - start
+    finally:
+        for p in workers:
+            with contextlib.suppress(psutil.Error):
+                p.resume()
+    assert child.returncode == 130, err.decode()
+    assert re.search(r"ort-layouts: interrupted; \d+ results kept in ", err.decode()), err.decode()
+    assert seconds < 30, seconds
+    _, alive = psutil.wait_procs(list(spawned.values()), timeout=15)
+    assert alive == [], [p.pid for p in alive]
