@@ -183,10 +183,15 @@ class DmlStackMissingError(ProviderError):
 
 
 def dml_home() -> Path:
-    """The folder that holds the private parts of the stack."""
+    """The folder that holds the private parts of the stack: ``$ORT_LAYOUTS_DML_HOME`` (a
+    relative one from the working directory), else ``ort_layouts/dml`` in ``$XDG_CACHE_HOME``
+    (ignored when relative, as the XDG spec says) or ``~/.cache``. Always absolute: the worker
+    runs in its own folder, and Wine takes no relative prefix."""
     if os.environ.get(ENV_HOME):
-        return Path(os.environ[ENV_HOME]).expanduser()
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        return Path(os.environ[ENV_HOME]).expanduser().absolute()
+    cache = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(cache):
+        cache = str(Path.home() / ".cache")
     return Path(cache) / "ort_layouts" / "dml"
 
 
@@ -265,8 +270,9 @@ class DmlStack:
                    else os.environ.get(ENV_DIRECTML_VERSION, ""))
         if version:
             check_directml_version(version)
-        return cls(Path(home).expanduser() if home is not None else dml_home(), mesa,
-                   Path(icd) if icd is not None else None, version)
+        # absolute: the worker runs in the stack's folder, which a relative path is not read from
+        return cls(Path(home).expanduser().absolute() if home is not None else dml_home(), mesa,
+                   Path(icd).expanduser().absolute() if icd is not None else None, version)
 
     @property
     def base(self) -> DmlStack:

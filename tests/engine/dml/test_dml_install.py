@@ -46,6 +46,17 @@ def test_setup_works_on_the_private_stack_whatever_the_run_time_variables_say(
         assert given.bin_dir == tmp_path / "bin"
 
 
+def test_a_relative_home_is_set_up_where_it_names_from_the_working_directory(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Wine refuses a relative prefix, and the worker runs in the stack's own folder: a relative
+    --home is the folder it names from where setup was run, made absolute before any step."""
+    monkeypatch.chdir(tmp_path)
+    seen = _steps_recorded(monkeypatch)
+    stack = install.setup_dml(home="rel/dml", apt=False, log=lambda line: None)
+    assert stack.home == tmp_path / "rel" / "dml" and (tmp_path / "rel" / "dml").is_dir()
+    assert {given.home for _, given in seen} == {tmp_path / "rel" / "dml"}
+
+
 def test_setup_fails_when_no_release_asked_for_passes_the_check(monkeypatch: pytest.MonkeyPatch,
                                                                  tmp_path: Path) -> None:
     _steps_recorded(monkeypatch, usable=False)

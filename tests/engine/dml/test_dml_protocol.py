@@ -283,6 +283,25 @@ def test_home_from_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
     assert dml_home() == tmp_path / "cache" / "ort_layouts" / "dml"
 
 
+def test_a_relative_home_or_icd_is_taken_from_the_working_directory_and_a_relative_xdg_ignored(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The worker runs in the stack's folder, and Wine refuses a relative prefix: a relative
+    ORT_LAYOUTS_DML_HOME, --home or Vulkan ICD names a path from the working directory; a
+    relative XDG_CACHE_HOME is ignored (the XDG Base Directory spec: "If an implementation
+    encounters a relative path in any of these variables it should consider the path invalid
+    and ignore it")."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ORT_LAYOUTS_DML_HOME", "h")
+    assert dml_home() == tmp_path / "h"
+    monkeypatch.delenv("ORT_LAYOUTS_DML_HOME")
+    monkeypatch.setenv("XDG_CACHE_HOME", "cache")
+    assert dml_home() == Path.home() / ".cache" / "ort_layouts" / "dml"
+    monkeypatch.setenv("ORT_LAYOUTS_DML_VK_ICD", "icd.json")
+    stack = DmlStack.default(home="stack")
+    assert stack.home == tmp_path / "stack" and stack.vk_icd == tmp_path / "icd.json"
+    assert DmlStack.default(home="stack", vk_icd="other.json").vk_icd == tmp_path / "other.json"
+
+
 def test_missing_parts_name_the_command(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("ORT_LAYOUTS_DML_VK_ICD", raising=False)
     stack = DmlStack.default(home=tmp_path)
