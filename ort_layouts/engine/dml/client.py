@@ -58,6 +58,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import dataclasses
+import math
 import os
 import select
 import shutil
@@ -72,7 +73,7 @@ from typing import Any
 
 import numpy as np
 
-from ort_layouts._errors import DataTypeError, ProviderError
+from ort_layouts._errors import ArgumentError, DataTypeError, ProviderError
 from ort_layouts.engine.dml.stack import DmlStack, DmlStackInfo, run_environment, worker_timeout_s
 from ort_layouts.engine.session_process import await_exit
 
@@ -365,6 +366,10 @@ class DmlWorker:
     def __init__(self, stack: DmlStack | None = None, *, timeout_s: float | None = None,
                  start_timeout_s: float = 120.0,
                  env: Mapping[str, str] | None = None, command: Sequence[str] | None = None) -> None:
+        for name, value in (("timeout_s", timeout_s), ("start_timeout_s", start_timeout_s)):
+            if value is not None and (type(value) not in (int, float) or not 0 < value < math.inf):
+                raise ArgumentError(f"DmlWorker {name}={value!r} is not valid; valid: a number of seconds > 0"
+                                    + (" or None (the default)" if name == "timeout_s" else ""))
         self.stack = stack if stack is not None or command is not None else DmlStack.default()
         self.timeout_s = timeout_s if timeout_s is not None else worker_timeout_s()
         self.start_timeout_s = start_timeout_s
@@ -638,11 +643,20 @@ class DmlWorker:
             DmlSessionCreationError: ONNX Runtime refused (its text).
             DmlWorkerCrashedError: the worker died meanwhile.
         """
-        if graph_optimization_level not in GRAPH_OPTIMIZATION_LEVELS:
-            raise ProviderError(f"graph optimization level {graph_optimization_level} is not one of "
+        level = graph_optimization_level
+        if type(level) is not int or level not in GRAPH_OPTIMIZATION_LEVELS:
+            raise ProviderError(f"graph optimization level {level!r} is not one of "
                                 f"{list(GRAPH_OPTIMIZATION_LEVELS)}")
         if provider not in ("DML", "CPU"):
             raise ProviderError(f"provider {provider!r} is not one of ['DML', 'CPU']")
+        if type(log_severity) is not int or not 0 <= log_severity <= 4:
+            raise ProviderError(f"log severity {log_severity!r} is not one of [0, 1, 2, 3, 4] "
+                                "(verbose, info, warning, error, fatal)")
+        bad = next(((k, v) for k, v in (session_config or {}).items()
+                    if not isinstance(k, str) or not isinstance(v, str)), None)
+        if bad is not None:
+            raise ProviderError(f"session config entry {bad[0]!r}: {bad[1]!r} is not valid; valid: a str "
+                                "key and a str value, e.g. 'session.intra_op.allow_spinning': '0'")
         data = model if isinstance(model, bytes | bytearray | memoryview) else model.SerializeToString()
         options = {k: (str(v).lower() if isinstance(v, bool) else str(v))
                    for k, v in (provider_options or {}).items()}

@@ -529,7 +529,10 @@ def setup_dml(*, home: str | os.PathLike[str] | None = None, mesa: str | Sequenc
     Raises:
         DmlSetupError: a step failed (one line naming it).
     """
-    series = [mesa] if isinstance(mesa, str) else list(mesa)
+    series = [mesa] if isinstance(mesa, str) else list(mesa) if isinstance(mesa, list | tuple) else []
+    if not series:
+        raise DmlSetupError(f"mesa {mesa!r} names no Mesa stack; valid: one of {sorted(MESA_VERSIONS)}, "
+                            "or a list of them")
     for m in series:
         if m not in MESA_VERSIONS:
             raise DmlSetupError(f"Mesa {m!r} is not a known stack; choices: {sorted(MESA_VERSIONS)}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,16 @@ def test_a_relative_home_is_set_up_where_it_names_from_the_working_directory(
     stack = install.setup_dml(home="rel/dml", apt=False, log=lambda line: None)
     assert stack.home == tmp_path / "rel" / "dml" and (tmp_path / "rel" / "dml").is_dir()
     assert {given.home for _, given in seen} == {tmp_path / "rel" / "dml"}
+
+
+@pytest.mark.parametrize("mesa", [[], 25, None, ()])
+def test_a_mesa_that_names_no_stack_is_refused_before_any_step(monkeypatch: pytest.MonkeyPatch,
+                                                               tmp_path: Path, mesa: Any) -> None:
+    seen = _steps_recorded(monkeypatch)
+    with pytest.raises(install.DmlSetupError, match=rf"mesa {re.escape(repr(mesa))} names no Mesa stack; "
+                                                    r"valid: one of \['22', '25'\], or a list of them"):
+        install.setup_dml(home=tmp_path / "h", mesa=mesa, apt=False, log=lambda line: None)
+    assert seen == [] and not (tmp_path / "h").exists()
 
 
 def test_setup_fails_when_no_release_asked_for_passes_the_check(monkeypatch: pytest.MonkeyPatch,

@@ -6,6 +6,7 @@ Also the stack's bookkeeping: where it lives, what is missing, the run environme
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
@@ -19,7 +20,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from ort_layouts._errors import DataTypeError, ProviderError
+from ort_layouts._errors import ArgumentError, DataTypeError, ProviderError
 from ort_layouts.engine.dml import client as C
 from ort_layouts.engine.dml.client import (
     DmlProtocolError,
@@ -172,7 +173,24 @@ def test_bad_arguments() -> None:
         w.create_session(b"", graph_optimization_level=3)
     with pytest.raises(ProviderError, match="'CUDA'"):
         w.create_session(b"", provider="CUDA")
+    # each refused with the value and the valid ones, before a request: not struct's or str's error
+    for kwargs, said in [({"graph_optimization_level": 1.0},
+                          r"optimization level 1\.0 is not one of \[0, 1, 2, 99\]"),
+                         ({"graph_optimization_level": True}, r"optimization level True"),
+                         ({"log_severity": -1}, r"log severity -1 is not one of \[0, 1, 2, 3, 4\]"),
+                         ({"log_severity": "3"}, r"log severity '3'"),
+                         ({"session_config": {"session.intra_op.allow_spinning": 0}},
+                          r"'session.intra_op.allow_spinning': 0 is not valid; "
+                          r"valid: a str key and a str value")]:
+        with pytest.raises(ProviderError, match=said):
+            w.create_session(b"", **kwargs)  # type: ignore[arg-type]
+    assert not w.running
     w.close()
+    for kwargs in [{"timeout_s": "5"}, {"timeout_s": 0}, {"timeout_s": True}, {"start_timeout_s": math.nan}]:
+        name, value = next(iter(kwargs.items()))
+        with pytest.raises(ArgumentError, match=rf"DmlWorker {name}={re.escape(repr(value))} is not valid; "
+                                                r"valid: a number of seconds > 0"):
+            DmlWorker(command=FAKE, **kwargs)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("trigger", ["crash", "hang", "garbage", "short", "extra"])
