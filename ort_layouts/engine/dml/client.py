@@ -290,20 +290,33 @@ class WorkerInfo:
 
 
 # ---- Xvfb -------------------------------------------------------------------------------------
+# Xvfb under a shell that ends it when the pipe on its standard input closes: when stop()
+# closes this process's end, and when this process ends without stopping it (SIGKILL, the OOM
+# killer), which an Xvfb in a session of its own would otherwise outlive. The shell lives as
+# long as Xvfb (it waits for it), and a TERM to it ends Xvfb too.
+_XVFB_WATCH = ("exec 3<&0; Xvfb \"$@\" & x=$!; trap 'kill $x; wait $x; exit 143' TERM; "
+               "(read _ <&3; kill $x) 2>/dev/null & wait $x")
+
+
 class _Xvfb:
-    """An Xvfb on a free display number (``-displayfd``), for Wine's Vulkan."""
+    """An Xvfb on a free display number (``-displayfd``), for Wine's Vulkan; it ends with this
+    process (:data:`_XVFB_WATCH`). ``proc`` is the shell that watches it."""
 
     def __init__(self, timeout_s: float = 30.0) -> None:
         read_fd, write_fd = os.pipe()
+        watch_fd, self._lifeline = os.pipe()  # the shell's standard input; only this process writes
         try:
             self.proc = subprocess.Popen(
-                ["Xvfb", "-displayfd", str(write_fd), "-nolisten", "tcp", "-screen", "0", "640x480x24"],
-                pass_fds=(write_fd,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                ["sh", "-c", _XVFB_WATCH, "sh", "-displayfd", str(write_fd), "-nolisten", "tcp",
+                 "-screen", "0", "640x480x24"],
+                pass_fds=(write_fd,), stdin=watch_fd, stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL, start_new_session=True)
         except OSError as e:
-            os.close(read_fd)
-            os.close(write_fd)
+            for fd in (read_fd, write_fd, self._lifeline):
+                os.close(fd)
             raise ProviderError(f"cannot start Xvfb: {e}") from e
+        finally:
+            os.close(watch_fd)
         os.close(write_fd)
         text = b""
         deadline = time.monotonic() + timeout_s
@@ -327,7 +340,9 @@ class _Xvfb:
         return self.proc.poll() is None
 
     def stop(self) -> None:
-        """Terminate it (killed as :func:`await_exit` says)."""
+        """End it (its watching shell killed as :func:`await_exit` says)."""
+        with contextlib.suppress(OSError):  # (closed already: stopped before)
+            os.close(self._lifeline)
         if self.proc.poll() is None:
             self.proc.terminate()
             await_exit([self.proc])

@@ -6,9 +6,12 @@ Also the stack's bookkeeping: where it lives, what is missing, the run environme
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
+import shutil
+import subprocess
 import sys
 import threading
 import time
@@ -17,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import psutil
 import pytest
 from onnx import TensorProto, helper
 
@@ -521,3 +525,41 @@ def test_a_hurried_stop_kills_a_worker_that_hangs_as_it_quits_at_once(
     start = time.monotonic()
     worker.close()
     assert time.monotonic() - start < 1
+
+
+@pytest.mark.skipif(shutil.which("Xvfb") is None, reason="no Xvfb here")
+def test_the_x_server_ends_with_the_process_that_started_it_even_when_killed() -> None:
+    """The Xvfb for Wine runs in a session of its own (a Ctrl-C to the terminal's group must not
+    end it before the worker): it must still end when the process that started it is killed
+    (SIGKILL, the OOM killer), which runs no stop, and when it is stopped."""
+    code = ("import sys, time\nfrom ort_layouts.engine.dml.client import _Xvfb\n"
+            "x = _Xvfb()\nprint(x.proc.pid, flush=True)\ntime.sleep(120)\n")
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, env=dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[3]),
+                                                os.environ.get("PYTHONPATH", "")])))
+    assert parent.stdout is not None
+    session = int(parent.stdout.readline())
+    servers = _x_servers(session)
+    assert len(servers) == 1
+    parent.kill()
+    parent.wait()
+    _, alive = psutil.wait_procs(servers, timeout=10)
+    assert alive == []
+
+    x = C._Xvfb()
+    servers = _x_servers(x.proc.pid)
+    assert len(servers) == 1
+    x.stop()
+    assert not x.alive()
+    _, alive = psutil.wait_procs(servers, timeout=10)
+    assert alive == []
+
+
+def _x_servers(session: int) -> list[psutil.Process]:
+    """The Xvfb processes of one session."""
+    found = []
+    for p in psutil.process_iter(["name"]):
+        with contextlib.suppress(psutil.Error, OSError):
+            if p.info["name"] == "Xvfb" and os.getsid(p.pid) == session:
+                found.append(p)
+    return found
