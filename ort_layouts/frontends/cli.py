@@ -1099,6 +1099,7 @@ def _run_release_matrix(args: argparse.Namespace, versions: Sequence[str]) -> in
     report_root = Path(args.report) if args.report else None
     if report_root is not None:  # each release's report directory, before the first release runs
         _check_release_reports(plain, setup, versions, report_root, [c.id for c in cases])
+        _clear_release_root(report_root, force=args.force, command=shlex.join([PROG, *args.argv]))
     codes: list[int] = []
     ran: list[Any] = []  # a report directory, or a Report without --report
     for i, version in enumerate(versions):
@@ -1243,6 +1244,14 @@ def _check_release_reports(args: argparse.Namespace, setup: _ValidateSetup, vers
     from ort_layouts.reports.lock import check_lock_file
     from ort_layouts.reports.writer import check_report_directory
 
+    found = _release_root_report(root)
+    if found and not args.force:
+        names = ", ".join(p.name for p in found)
+        raise UsageError(
+            f"argument --report: {str(root)!r} holds the report of one run ({names}); a run of several "
+            f"DirectML releases writes each release's report into {RELEASE_DIR.format(version='V')}/ there "
+            "and the release matrix beside them, which would leave that report to be read as this run's: "
+            "use another directory, or --force to remove it")
     selection = validation_selection(provider=setup.provider, device_id=args.device_id, model=args.model,
                                      **_selection_fields(args, setup))
     for version in versions:
@@ -1252,6 +1261,31 @@ def _check_release_reports(args: argparse.Namespace, setup: _ValidateSetup, vers
         _argument("--report", lambda d: check_report_directory(d, selection=selection, planned=planned,
                                                                resume=args.resume, force=args.force),
                   directory)
+
+
+def _release_root_report(root: Path) -> list[Path]:
+    """The files of one run's report in ``root`` (``--report DIR`` of several DirectML releases,
+    where only the releases' directories and the matrix belong)."""
+    from ort_layouts.reports import report
+
+    if not (root / report.META_FILE).exists() and not (root / report.RESULTS_FILE).exists():
+        return []
+    names = (report.RESULTS_FILE, report.META_FILE, report.JSON_FILE, report.JUNIT_FILE, report.HTML_FILE,
+             report.SHARDS_FILE)
+    return [root / name for name in names if (root / name).exists()]
+
+
+def _clear_release_root(root: Path, *, force: bool, command: str) -> None:
+    """Remove, with ``force``, the report of one run that ``root`` holds (refused without, by
+    :func:`_check_release_reports`): the release matrix written beside it would leave its
+    summaries there to be read as this run's. Refused while another run holds ``root``."""
+    from ort_layouts.reports.lock import DirectoryLock
+
+    found = _release_root_report(root)
+    if found and force:
+        with DirectoryLock(root, command=command):
+            for path in found:
+                path.unlink(missing_ok=True)
 
 
 def _validate(args: argparse.Namespace, *, quiet: bool = False, model: ModelFile | None = None,

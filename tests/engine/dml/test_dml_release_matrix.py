@@ -166,6 +166,34 @@ def test_a_later_release_s_report_directory_is_refused_before_the_first_release_
 
 
 @pytest.mark.usefixtures("_fresh_worker")
+def test_a_report_directory_holding_one_run_s_report_is_refused_or_with_force_cleared(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The release matrix was written beside another selection's report in DIR, whose junit.xml
+    and report.json a CI job then read as this run's: it is refused before any release runs,
+    and --force removes that report before the first release runs."""
+    releases = _releases_or_skip()
+    first, last = releases[0], releases[-1]
+    out = tmp_path / "r"
+    assert main(["validate", "--provider", "cpu", "--ops", "Transpose", "--ranks", "1", "--report", str(out),
+                 "--progress", "none"]) == 0
+    capsys.readouterr()
+    held = sorted(p.name for p in out.iterdir())
+    assert {"junit.xml", "meta.json", "report.json", "results.jsonl"} <= set(held)
+    argv = ["validate", "--provider", "dml", "--dml-version", f"{first},{last}", "--report", str(out),
+            *SELECTION]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert f"argument --report: '{out}' holds the report of one run (results.jsonl, meta.json" in captured.err
+    assert "use another directory, or --force to remove it" in captured.err and captured.out == ""
+    assert sorted(p.name for p in out.iterdir()) == held  # nothing written, nothing removed
+
+    assert main([*argv, "--force"]) in (0, 1)
+    capsys.readouterr()
+    assert sorted(p.name for p in out.iterdir() if p.name != ".lock") == sorted(
+        [f"dml-{first}", f"dml-{last}", "matrix.html", "matrix.json", "matrix.txt"])
+
+
+@pytest.mark.usefixtures("_fresh_worker")
 def test_two_releases_run_into_their_own_reports_and_the_matrix(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     releases = _releases_or_skip()
