@@ -1536,7 +1536,7 @@ def _sections(text: str) -> tuple[str, ...]:
     bad = [s for s in names if s not in SECTIONS]
     if bad:
         raise argparse.ArgumentTypeError(f"sections {bad} are not valid; valid: {','.join(SECTIONS)}")
-    return names
+    return tuple(dict.fromkeys(names))  # a section named twice runs once
 
 
 # each section-bound argument of bench: its flag, the sections that take it, its default
@@ -1564,7 +1564,7 @@ def _add_bench(p: argparse.ArgumentParser) -> None:
     p.epilog = ("Every argument is checked before any section runs: a bad value is refused, naming it and "
                 "the valid ones, whatever the sections; so is an argument given to sections none of which "
                 "takes it (--device-id with --sections oracle, say).")
-    p.add_argument("--sections", type=_sections, default=DEFAULT_SECTIONS,
+    p.add_argument("--sections", type=_sections, default=DEFAULT_SECTIONS, action=_Once,
                    help=f"comma-separated sections to run (default: {','.join(DEFAULT_SECTIONS)})")
     section = functools.partial(_add_section_argument, p)
     section("provider", help="EP of the suite, floor and memory sections (default: {default})")

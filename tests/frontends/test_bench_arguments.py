@@ -156,3 +156,15 @@ def test_workers_and_sizes_past_the_machine_are_refused_before_any_section(
     assert expected in line and "valid:" in line, line
     assert ran == []
 
+
+
+def test_sections_given_twice_are_refused_and_a_section_named_twice_runs_once(
+        capsys: Cap, ran: list[dict[str, Any]]) -> None:
+    """A second --sections replaced the first (--sections memory --sections oracle ran oracle
+    alone), and --sections oracle,oracle ran the oracle section twice."""
+    line = _refused(["bench", "--sections", "memory", "--sections", "oracle", "--oracle-mb", "1"], capsys)
+    assert line == ("ort-layouts: error: argument --sections: given twice (memory, then oracle); valid: "
+                    "once, comma-separated (--sections memory,oracle) (see ort-layouts bench --help)")
+    assert ran == []
+    assert main(["bench", "--sections", "oracle,memory,oracle", "--oracle-mb", "1", "--memory-mb", "1"]) == 0
+    assert [call["sections"] for call in ran] == [("oracle", "memory")]
