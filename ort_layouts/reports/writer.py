@@ -631,6 +631,7 @@ class ReportWriter:
         # of the writer's syncs an append that waits FSYNC_INTERVAL_S for a later one
         self._file_lock = threading.Condition(threading.Lock())
         self._unsynced = False  # results.jsonl holds an append not yet synced
+        self._appended = 0  # bytes of the last append written (of one that failed partway: those written)
         self._syncer: threading.Thread | None = None
         self._sync_error: OSError | None = None  # what a sync of the syncing thread raised
         _check_report_files(self.directory)  # before any work
@@ -887,13 +888,18 @@ class ReportWriter:
         self._finished_written = False
         data = ("\n".join(lines) + "\n").encode("utf-8")
         with self._file_lock:
-            self._append(data)
+            try:
+                self._append(data)
+            except BaseException:
+                # a write that stopped partway (a full disk): the lines it wrote whole are in
+                # results.jsonl, where a resume reads them, and so in the count of what is kept
+                whole = data[:self._appended].count(b"\n")
+                if whole:
+                    self._record(results[:whole], ids[:whole], lines[:whole], pieces[:whole])
+                raise
             # recorded with the lines they wrote, before a sync that may raise: what results.jsonl
             # holds, the summaries count
-            self._results += results
-            self._ids += ids
-            self._lines += lines
-            self._pieces += pieces
+            self._record(results, ids, lines, pieces)
             if time.monotonic() - self._last_fsync >= FSYNC_INTERVAL_S:
                 self._sync()
             elif not self._unsynced:  # synced by the syncing thread, unless a later append is
@@ -907,16 +913,26 @@ class ReportWriter:
         if time.monotonic() - self._last_write >= self.interval_s:
             self.write_summaries()
 
+    def _record(self, results: list[CaseResult], ids: list[str], lines: list[str],
+                pieces: list[tuple[str, str, bool] | None]) -> None:
+        self._results += results
+        self._ids += ids
+        self._lines += lines
+        self._pieces += pieces
+
     def _append(self, data: bytes) -> None:
         """Write ``data`` to results.jsonl, unbuffered: it is with the operating system when
-        this returns."""
-        written = self._file.write(data)
+        this returns. ``_appended`` counts the bytes written so far (of a write that fails
+        partway, those that made it)."""
+        self._appended = 0
+        written = self._appended = self._file.write(data)
         while written < len(data):  # a short write (a signal, a full disk): the rest, or the error
             more = self._file.write(data[written:])
             if not more:
                 raise ReportError(f"{self.directory / RESULTS_FILE}: the operating system took no more "
                                   f"of a result's line ({written} of {len(data)} bytes written)")
             written += more
+            self._appended = written
 
     def _make(self, *, thorough: bool = True) -> None:
         """Put the results not yet there in the report's order, with what the summaries hold of

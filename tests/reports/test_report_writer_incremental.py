@@ -569,3 +569,38 @@ def test_summaries_that_fail_as_a_new_report_opens_leave_its_meta_beside_the_emp
     meta = json.loads((tmp_path / "meta.json").read_text())
     assert meta["selection"]["ops"] == ["Pad"] and "finished" not in meta
     assert (tmp_path / "results.jsonl").read_bytes() == b""
+
+
+def test_a_full_disk_midway_through_an_append_counts_the_lines_it_wrote_whole(
+        tmp_path: Path, sample: list[CaseResult]) -> None:
+    """The disk filled partway through a batch's lines: the lines written whole are in
+    results.jsonl, and the writer counts them (the results kept, what --resume runs again)."""
+    planned = [r.case.id for r in sample]
+    batch = sample[:5]
+    lines = b"".join(map(result_line, batch))
+    room = len(b"".join(map(result_line, batch[:3]))) + 7  # three lines whole and part of the fourth
+    writer = ReportWriter(tmp_path, meta=META, planned=planned, interval_s=math.inf)
+    real = writer._file
+
+    class FullDisk:
+        def __init__(self) -> None:
+            self.left = room
+
+        def write(self, data: bytes) -> int:
+            if not self.left:
+                raise OSError(28, "No space left on device")
+            taken = real.write(bytes(data[:self.left]))
+            self.left -= taken
+            return taken
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real, name)
+
+    writer._file = FullDisk()  # type: ignore[assignment]
+    with pytest.raises(OSError, match="No space left"):
+        writer.add_encoded_all(zip(batch, writer.encode_results(batch), strict=True))
+    writer._file = real
+    assert (tmp_path / RESULTS_FILE).read_bytes() == lines[:room]
+    assert writer.results == tuple(batch[:3])
+    assert sorted(writer.done_ids) == sorted(r.case.id for r in batch[:3])
+    writer.close()
