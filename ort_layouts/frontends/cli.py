@@ -930,9 +930,7 @@ def _empty_shard(args: argparse.Namespace, setup: _ValidateSetup, layout: Sequen
     if not quiet:
         held = f"the selection's {total} cases go to shards 1 to {total} of {n}" if total > 1 else (
             f"the selection's one case goes to shard 1 of {n}")
-        written = "" if report_dir is None else (
-            f"; its report, empty: {report_dir} (once every shard has run: "
-            f"{shlex.join([PROG, 'merge', '--shards', args.report])})")
+        written = "" if report_dir is None else f"; its report, empty: {report_dir} ({_merge_hint(args)})"
         _out(f"shard {k}/{n} holds no cases: {held}{written}")
     return (0 if report.verdict(strict=args.strict) == "pass" else 1), report, 0.0
 
@@ -1357,9 +1355,16 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False, model: ModelFile
     if report_dir is not None and not quiet:
         _out(f"reports: {report_dir / 'report.html'}, report.json, junit.xml, results.jsonl")
         if args.shard:
-            _out(f"shard {args.shard[0]}/{args.shard[1]}; once every shard has run: "
-                 f"{shlex.join([PROG, 'merge', '--shards', args.report])}")
+            _out(f"shard {args.shard[0]}/{args.shard[1]}; {_merge_hint(args)}")
     return (0 if report.verdict(strict=args.strict) == "pass" else 1), report, outcome.seconds
+
+
+def _merge_hint(args: argparse.Namespace) -> str:
+    """How a shard's report becomes the run's: ``merge --shards``, which refuses shards run with
+    --limit (each shard's limit: no run has their union)."""
+    if args.limit:
+        return "shards run with --limit are not merged into one report: run them without --limit to merge"
+    return f"once every shard has run: {shlex.join([PROG, 'merge', '--shards', args.report])}"
 
 
 def _kept_text(writer: Any, cases: Sequence[Any]) -> str:

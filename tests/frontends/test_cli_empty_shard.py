@@ -107,3 +107,19 @@ def test_merge_takes_an_empty_shard_that_never_learnt_its_device(tmp_path: Path)
     merged = merge_shards([tmp_path], tmp_path / "merged")
     assert [r.case.id for r in merged.results] == [case.id]
     assert merged.meta["device"] == "GPU 7"
+
+
+def test_a_shard_run_with_a_limit_names_no_merge_that_would_refuse_it(tmp_path: Path, capsys: Cap) -> None:
+    """The hint after a shard's run named ``merge --shards DIR``, which refuses shards run with
+    --limit (each shard's own limit: no run has their union)."""
+    report = tmp_path / "r"
+    for k in (1, 2):
+        code, out, _ = run([*FIVE, "--report", str(report), "--shard", f"{k}/2", "--limit", "1"], capsys)
+        assert code == 0
+        assert out.splitlines()[-1] == (f"shard {k}/2; shards run with --limit are not merged into one "
+                                        "report: run them without --limit to merge")
+    code, _, err = run(["merge", "--shards", str(report)], capsys)
+    assert code == 2 and "--limit" in err  # as the hint says
+    code, out, _ = run([*FIVE, "--report", str(report), "--shard", "7/7", "--limit", "1"], capsys)
+    assert code == 0 and out.endswith("(shards run with --limit are not merged into one report: run them "
+                                      "without --limit to merge)\n")
