@@ -667,7 +667,8 @@ def _render_text(item: Any, title: str, args: argparse.Namespace) -> str:
         body = "\n".join(
             f"{d.data_type.name} sizes {list(d.sizes)} strides {list(d.effective_strides)}, "
             f"{d.total_tensor_size_in_bytes} bytes" for d in descs)
-        body += f"\n(no picture: {e}; on this command line: --max-elements N)"
+        larger = "" if "MAX_DRAWN_ELEMENTS" in str(e) else "; on this command line: --max-elements N"
+        body += f"\n(no picture: {e}{larger})"
     return f"{title}:\n{body}"
 
 

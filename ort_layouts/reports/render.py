@@ -145,10 +145,13 @@ def _check_size(what: str, count: int, max_elements: int) -> None:
             or not 1 <= max_elements <= MAX_DRAWN_ELEMENTS):
         raise ShapeError(f"max_elements {max_elements!r} is not valid; valid: an integer in "
                          f"1..{MAX_DRAWN_ELEMENTS} (MAX_DRAWN_ELEMENTS, the most a picture draws)")
+    if count > MAX_DRAWN_ELEMENTS:
+        raise ShapeError(f"{what} has {count} elements, more than a picture draws "
+                         f"(MAX_DRAWN_ELEMENTS, {MAX_DRAWN_ELEMENTS}); draw a smaller descriptor")
     if count > max_elements:
         raise ShapeError(
             f"{what} has {count} elements, more than max_elements={max_elements}; pass a larger "
-            "max_elements to draw it anyway, or draw a smaller descriptor")
+            f"max_elements (up to {MAX_DRAWN_ELEMENTS}) to draw it anyway, or draw a smaller descriptor")
 
 
 def _format_value(value: np.generic) -> str:

@@ -286,6 +286,12 @@ def test_describe_max_elements_default_is_the_one_its_help_and_the_library_give(
     assert code == 0 and "no picture" not in out and "Logical view:" in out
     code, out, _ = run(["describe", "--shape", f"1,{limit + 1}"], capsys)  # one more: figures only
     assert code == 0 and f"has {limit + 1} elements, more than max_elements={limit}" in out
+    assert "on this command line: --max-elements N" in out
+    # past the most a picture draws: no --max-elements to suggest (one past it is refused)
+    code, out, _ = run(["describe", "--shape", "300,300", "--max-elements", "65536"], capsys)
+    assert code == 0
+    assert "more than a picture draws (MAX_DRAWN_ELEMENTS, 65536); draw a smaller descriptor)" in out
+    assert "--max-elements N" not in out and "pass a larger" not in out
 
 
 # ---- providers -----------------------------------------------------------------------------------

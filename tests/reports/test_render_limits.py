@@ -33,9 +33,20 @@ def test_a_max_elements_out_of_range_is_refused_before_any_work(draw: Callable[.
 
 
 def test_a_large_descriptor_with_the_bound_is_refused_by_its_size() -> None:
-    over = f"has 3600000000 elements, more than max_elements={MAX_DRAWN_ELEMENTS}"
-    with pytest.raises(ShapeError, match=over):
-        render_text(LARGE, max_elements=MAX_DRAWN_ELEMENTS)
+    """Past the most a picture draws, no larger max_elements would draw it: the refusal says so,
+    not to pass one (--max-elements N past the bound is itself refused)."""
+    over = (f"has 3600000000 elements, more than a picture draws (MAX_DRAWN_ELEMENTS, {MAX_DRAWN_ELEMENTS}); "
+            "draw a smaller descriptor")
+    for max_elements in (MAX_DRAWN_ELEMENTS, 10):
+        with pytest.raises(ShapeError) as raised:
+            render_text(LARGE, max_elements=max_elements)
+        assert str(raised.value).endswith(over)
+    small = BufferTensorDesc("float32", (30, 30))
+    with pytest.raises(ShapeError) as raised:
+        render_text(small, max_elements=100)
+    assert str(raised.value).endswith(
+        f"has 900 elements, more than max_elements=100; pass a larger max_elements "
+        f"(up to {MAX_DRAWN_ELEMENTS}) to draw it anyway, or draw a smaller descriptor")
 
 
 def test_a_picture_of_exactly_the_bound_is_drawn() -> None:
