@@ -493,13 +493,17 @@ _OP_PARAMS: dict[str, str] = {
 _PAD_OPTIONS: tuple[str, ...] = ("mode", "value", "axes")
 
 
-def _pad_value(parsed: float | int, text: str, dtype: DataType, flag: str) -> float | int:
+def _pad_value(parsed: float | int, text: str, dtype: DataType, flag: str, dtype_text: str) -> float | int:
     """The Pad value ``parsed`` (read from ``text``) checked against ``dtype``
     (:func:`ort_layouts.operators.padding.check_value`): an error names ``--dtype`` when the data
-    type has no numpy element, else ``flag``."""
+    type has no numpy element, else ``flag``. ``--dtype bool`` (``dtype_text``; DirectML holds
+    it as UINT8, as the DML EP does) takes 0 or 1 alone, as ONNX's bool constant holds."""
     from ort_layouts.operators.padding import check_value
 
     _argument("--dtype", lambda t: t.to_numpy(), dtype)  # a pad's value is one element of numpy's
+    if dtype_text.strip().lower() == "bool" and parsed not in (0, 1):
+        raise UsageError(f"argument {flag}: Pad value {text!r} is not a bool; valid: 0 or 1 (false, true), "
+                         "the values of a bool tensor (held as UINT8)")
     return _argument(flag, lambda v: check_value(v, dtype, what="Pad value", text=text), parsed)
 
 
@@ -553,7 +557,7 @@ def _op_case(args: argparse.Namespace) -> Any:
         from ort_layouts.operators.onnx_nodes import value_hex
 
         value = _pad_value(fields.pop("value"), given["value"], dtype,
-                           "--value" if args.value is not None else "--param")
+                           "--value" if args.value is not None else "--param", args.dtype)
         fields["pad_value_hex"] = value_hex(value, dtype)
     if "opset" in fields:
         opsets = case_opsets(op)
@@ -632,7 +636,7 @@ def _describe_descriptors(args: argparse.Namespace) -> dict[str, Any]:
         raise UsageError("--mode, --value and --axes go with --pad or --op Pad")
     value = None  # the Pad value, checked against the data type only for a pad
     if args.pad is not None:
-        value = _pad_value(number_value, text, dtype, "--value")
+        value = _pad_value(number_value, text, dtype, "--value", args.dtype)
     if args.strides is not None:
         source = BufferTensorDesc(dtype, args.shape, args.strides)
     else:

@@ -209,6 +209,11 @@ BAD: dict[str, tuple[list[str], str]] = {
                                        "--value=-1"], "-1"),
     "describe-int32-value-nan": ([*PAD, "--dtype", "int32",
                                   "--value", "nan"], "nan"),
+    # bool is held as UINT8 (as the DML EP holds it), yet its constant is false or true alone
+    "describe-bool-value-200": ([*PAD, "--dtype", "bool", "--value", "200"],
+                                "Pad value '200' is not a bool; valid: 0 or 1 (false, true)"),
+    "describe-op-bool-value-7": (["describe", "--op", "Pad", "--shape", "2,3", "--param", "pads=1,1,1,1",
+                                  "--dtype", "bool", "--param", "value=7"], "Pad value '7' is not a bool"),
     "describe-float32-value-huge": ([*PAD, "--value", "1e400"],
                                     "'1e400'"),
     "describe-shape-empty-item": (["describe", "--shape", "1,,3"], "'1,,3'"),
