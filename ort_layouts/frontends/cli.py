@@ -1299,7 +1299,7 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False, model: ModelFile
     made before (by the run of several DirectML releases, once for all of them)."""
     from ort_layouts.engine.session import ValidationSession, check_provider_start, validation_meta
     from ort_layouts.reports.report import META_FILE, RESULTS_FILE, Report, summary_line
-    from ort_layouts.reports.writer import ReportWriter
+    from ort_layouts.reports.writer import ReportWriter, check_report_directory
 
     setup = _check_validate(args, model)
     cases, layout = _select_cases(args, setup) if selected is None else selected
@@ -1312,11 +1312,14 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False, model: ModelFile
         strict=args.strict, **_selection_fields(args, setup))
     if not cases:  # a shard whose share of the selection is empty
         return _empty_shard(args, setup, layout, meta, total, quiet=quiet)
+    report_dir = setup.report_dir
+    if report_dir is not None:  # what the writer refuses of DIR's files, which needs no provider, first
+        check_report_directory(report_dir, selection=meta["selection"], planned=[c.id for c in cases],
+                               resume=args.resume, force=args.force)
     # the provider starts (DirectML's canary) before a report is replaced or resumed: a run that
     # cannot start stops here, the report already in --report DIR kept as it is
     check_provider_start(provider, device_id=args.device_id, provider_options=setup.provider_options,
                          optimize=args.optimize)
-    report_dir = setup.report_dir
     begun = _file_stamp(report_dir / META_FILE) if report_dir is not None else None  # as it was
     writer: ReportWriter | None = None
     progress: Progress | None = None

@@ -103,3 +103,28 @@ def test_a_report_directory_whose_lock_is_a_directory_is_refused_before_any_work
         f"{str(directory / '.lock')!r} is a directory, not a regular file; move it away (the lock file is "
         "made again), or use another report directory")
     assert os.listdir(tmp_path / directory) == [".lock"]
+
+
+@pytest.mark.parametrize("resume", [False, True], ids=["replace", "resume"])
+def test_a_report_of_another_selection_is_refused_before_the_provider_starts(
+        tmp_path: Path, capsys: Cap, monkeypatch: pytest.MonkeyPatch, resume: bool) -> None:
+    """Comparing DIR's report with the run's selection needs no provider: on DirectML the canary
+    took a second first, and a broken stack hid the refusal until the stack was fixed."""
+    import ort_layouts.engine.session as session
+
+    report = tmp_path / "r"
+    assert main(["validate", *SMALL, "--report", str(report)]) == 0
+    capsys.readouterr()
+    before = {p.name: p.read_bytes() for p in report.iterdir() if p.is_file()}
+
+    def started(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the provider was started before the report directory was refused")
+
+    monkeypatch.setattr(session, "check_provider_start", started)
+    other = [*SMALL[:SMALL.index("--ranks")], "--ranks", "1", "--progress", "none"]
+    assert main(["validate", *other, "--report", str(report), *(["--resume"] if resume else [])]) == 2
+    line = _one_error(capsys)
+    said = "cannot resume" if resume else "holds a report of another selection"
+    assert line.startswith("ort-layouts: error: ") and said in line, line
+    assert "ranks [2] (this run: [1])" in line, line
+    assert {p.name: p.read_bytes() for p in report.iterdir() if p.is_file()} == before
