@@ -437,10 +437,19 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
-    if not config.getoption("ort_provider"):
+    """The provider as resolved (``auto``'s choice, a short name's full one), or why it cannot
+    run here: the header comes before the collection, which resolves it again; a name it
+    refuses is its usage error then, and the header names it as given."""
+    name = config.getoption("ort_provider")
+    if not name:
         return None
     state = config.stash.get(_STATE, None)
-    if state is None:
-        return f"ort_layouts: provider {config.getoption('ort_provider')}"
-    return f"ort_layouts: provider {state.provider or config.getoption('ort_provider')}" + (
-        f" (unavailable: {state.unavailable})" if state.unavailable else "")
+    if state is not None:
+        provider, unavailable = state.provider, state.unavailable
+    else:
+        try:
+            provider, unavailable = _provider(name)
+        except pytest.UsageError:
+            provider, unavailable = "", ""
+    return f"ort_layouts: provider {provider or name}" + (
+        f" (unavailable: {unavailable})" if unavailable else "")

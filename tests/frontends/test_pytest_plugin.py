@@ -105,7 +105,7 @@ def test_options_are_listed_in_help(pytester: pytest.Pytester) -> None:
 
 @needs_engine
 def test_suite_cases_become_items_with_readable_ids(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest_inprocess(*PLUGIN, "--ort-provider=cpu", *SELECT, "--collect-only", "-q")
+    result = pytester.runpytest_inprocess(*PLUGIN, "--ort-provider=cpu", *SELECT, "--collect-only")
     ids = [line.split("::", 1)[1] for line in result.outlines if line.startswith("ort_layouts::")]
     assert ids == expected_ids()
     assert len(ids) > 2
@@ -301,6 +301,29 @@ def test_only_an_unavailable_provider_skips(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(session, "resolve_validation_provider", refusing(ProviderError("CUDA is broken")))
     with pytest.raises(pytest.UsageError, match=r"^ort_layouts: --ort-provider: CUDA is broken$"):
         _provider("cuda")
+
+
+@needs_engine
+def test_the_header_names_the_provider_resolved_or_why_it_cannot_run(pytester: pytest.Pytester,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The header came before the collection resolved the provider: it named "auto" or "cpu" as
+    given, and never said that a provider cannot run here (its items all skipped)."""
+    from ort_layouts._errors import ProviderUnavailableError
+    from ort_layouts.engine import session
+
+    real = session.resolve_validation_provider
+
+    def resolve(name: str) -> str:
+        if name == "webgpu":
+            raise ProviderUnavailableError("no WebGPU here")
+        return real(name)
+
+    monkeypatch.setattr(session, "resolve_validation_provider", resolve)
+    result = pytester.runpytest_inprocess(*PLUGIN, "--ort-provider=cpu", *SELECT, "--collect-only")
+    assert "ort_layouts: provider CPUExecutionProvider" in result.stdout.lines
+    result = pytester.runpytest_inprocess(*PLUGIN, "--ort-provider=webgpu", *SELECT)
+    assert "ort_layouts: provider webgpu (unavailable: no WebGPU here)" in result.stdout.lines
+    result.assert_outcomes(skipped=len(expected_ids()))
 
 
 def test_bad_selection_is_a_usage_error(pytester: pytest.Pytester) -> None:
