@@ -105,7 +105,7 @@ def test_options_are_listed_in_help(pytester: pytest.Pytester) -> None:
 
 @needs_engine
 def test_suite_cases_become_items_with_readable_ids(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest_inprocess(*PLUGIN, "--ort-provider=cpu", *SELECT, "--collect-only")
+    result = pytester.runpytest_inprocess(*PLUGIN, "--ort-provider=cpu", *SELECT, "--collect-only", "-q")
     ids = [line.split("::", 1)[1] for line in result.outlines if line.startswith("ort_layouts::")]
     assert ids == expected_ids()
     assert len(ids) > 2
