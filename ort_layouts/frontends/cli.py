@@ -1886,6 +1886,8 @@ def _run_export(args: argparse.Namespace) -> int:
     """0 when it wrote the directories, 3 when the selection holds no case (nothing written)."""
     from ort_layouts.engine import selection
     from ort_layouts.models.testdata import export_test_dir
+    from ort_layouts.reports.lock import holding_as
+    from ort_layouts.reports.report import now_iso
 
     filters = [f for f, v in (("--ops", args.ops), ("--dtypes", args.dtypes), ("--ranks", args.ranks))
                if v is not None]
@@ -1917,7 +1919,8 @@ def _run_export(args: argparse.Namespace) -> int:
         _model_coverage_notes(model, layout, None)
     with _stop_says_what_was_written(Path(args.out) / "cases.json", lambda written: (  # whole, or not at all
             f"the export in {args.out} is complete" if written
-            else f"nothing exported ({args.out} as it was)")):
+            else f"nothing exported ({args.out} as it was)")), holding_as(shlex.join([PROG, *args.argv]),
+                                                                           now_iso()):  # the lock's holder
         dirs = export_test_dir(cases, args.out, batched=args.batched, replace=args.force)
     _out(f"wrote {len(dirs)} test directories under {args.out}; replay with: "
          f"onnx_test_runner -e dml {args.out}")
