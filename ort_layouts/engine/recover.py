@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
@@ -62,6 +61,7 @@ from ort_layouts.engine.recover_params import (
     InputRead,
     PaddingFit,
     fmt,
+    hint_combos,
     index_feeds,
     index_map,
     operator_name,
@@ -360,17 +360,16 @@ def fit_affine(index_map: IndexMap, sizes: Sequence[int], element_count: int,
         base[k] = int(v)
     offset = int(ints[0]) - sum(base[k] * int(coords[0, k]) for k in range(len(sizes)) if k not in seen)
     unseen = [k for k in range(len(sizes)) if sizes[k] > 1 and k not in seen]
-    choices = list(dict.fromkeys(int(h) for h in hints)) or [0]
-    for combo in (itertools.product(choices, repeat=len(unseen)) if unseen else [()]):
+    if (AffineMap(sizes, tuple(base), offset).indices()[known] != m[known]).any():
+        return None  # (an unseen axis's coordinate is one along every read inside: no stride moves them)
+    unknown = m < 0
+    for combo in hint_combos(hints, len(unseen), m.size):
         strides = list(base)
         for k, v in zip(unseen, combo, strict=True):
             strides[k] = v
         shift = sum(strides[k] * int(coords[0, k]) for k in unseen)
         fit = AffineMap(sizes, tuple(strides), offset - shift)
         predicted = fit.indices()
-        if (predicted[known] != m[known]).any():
-            continue
-        unknown = m < 0
         outside = (predicted < 0) | (predicted >= element_count)
         if (unknown & ~outside).any():
             continue

@@ -38,7 +38,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -76,7 +76,8 @@ __all__ = [
 IndexMap = npt.NDArray[np.int64]
 
 _COORD_LIMIT = 1 << 20  # elements: no parameter recovery or per-input fit above this
-_HINT_COMBOS = 4096  # stride combinations tried for axes never read inside the buffer
+_HINT_COMBOS = 4096  # stride combinations tried for axes never read inside the buffer, at most
+_HINT_ELEMENTS = 1 << 24  # ... and elements predicted over all of them: a large map gets fewer
 _PERMUTED_REPEATS_MAX_RANK = 5  # Tile: permutations of the repeats tried up to this rank
 _ORDERS = {DepthSpaceOrder.DEPTH_COLUMN_ROW: "DCR", DepthSpaceOrder.COLUMN_ROW_DEPTH: "CRD"}
 
@@ -200,9 +201,7 @@ def fit_coords(targets: np.ndarray, coords: np.ndarray, sizes: Sequence[int], el
         base[k] = int(v)
     offset = int(ints[0])
     unseen = [k for k in range(rank) if sizes[k] > 1 and k not in seen]
-    choices = list(dict.fromkeys(int(h) for h in hints)) or [0]
-    combos = itertools.product(choices, repeat=len(unseen)) if unseen else iter([()])
-    for combo in itertools.islice(combos, _HINT_COMBOS):
+    for combo in hint_combos(hints, len(unseen), t.size):
         strides = list(base)
         for k, v in zip(unseen, combo, strict=True):
             strides[k] = v
@@ -215,6 +214,19 @@ def fit_coords(targets: np.ndarray, coords: np.ndarray, sizes: Sequence[int], el
             continue
         return tuple(strides), off, int((~known & outside).sum()), tuple(unseen)
     return None
+
+
+def hint_combos(hints: Sequence[int], axes: int, element_count: int) -> Iterator[tuple[int, ...]]:
+    """The stride combinations a fit tries for ``axes`` axes never read inside the buffer: each
+    of ``hints`` (once each, in order; 0 without any) on each axis, at most :data:`_HINT_COMBOS`
+    of them and :data:`_HINT_ELEMENTS` elements predicted over all (``element_count`` a
+    combination): a dispatch that wrote one element leaves every axis unseen, and trying all
+    ``len(hints) ** axes`` took minutes at rank 8."""
+    if not axes:
+        return iter([()])
+    choices = list(dict.fromkeys(int(h) for h in hints)) or [0]
+    limit = max(1, min(_HINT_COMBOS, _HINT_ELEMENTS // max(1, element_count)))
+    return itertools.islice(itertools.product(choices, repeat=axes), limit)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -463,3 +463,32 @@ def test_a_recovery_read_from_data_of_a_wrong_kind_is_refused_naming_the_field(d
     with pytest.raises(ReportError) as raised:
         Recovery.from_dict(data)
     assert message in str(raised.value)
+
+
+def test_the_strides_tried_for_axes_never_read_are_bounded() -> None:
+    """A dispatch that wrote one element leaves every axis unseen: every combination of the
+    hinted strides was tried, len(hints) ** rank of them, each over the whole map (a rank-8
+    Expand's diagnosis did not end in 290 s)."""
+    from ort_layouts.engine.recover_params import hint_combos
+
+    assert list(hint_combos([7, 7, 0], 2, 4)) == [(7, 7), (7, 0), (0, 7), (0, 0)]  # each hint once, in order
+    assert list(hint_combos([], 3, 10)) == [(0, 0, 0)] and list(hint_combos([1, 2], 0, 10)) == [()]
+    assert len(list(hint_combos([1, 2, 3, 4, 5], 8, 1728))) == 4096  # of 390,625
+    assert len(list(hint_combos([1, 2, 3], 8, 1 << 22))) == 4  # a large map: fewer
+
+
+@pytest.mark.parametrize("case", [
+    Case("Transpose", "float32", (2,) * 8, perm=tuple(range(7, -1, -1)), seed=1),
+    Case("Expand", "float32", (2, 3, 2, 2, 1, 1), target_shape=(3, 2, 2, 3, 2, 2, 3, 2), seed=1831366602),
+], ids=["transpose-rank-8", "expand-rank-8"])
+def test_a_dispatch_that_wrote_one_element_is_said_to_have_stopped_early(case: Case) -> None:
+    from ort_layouts.engine.diagnose import explain
+
+    x = make_input(case)
+    expected = (np.transpose(x, case.perm) if case.op == "Transpose"  # numpy's reading of the op
+                else np.broadcast_to(x, case.target_shape or ()))
+    actual = np.zeros(expected.shape, expected.dtype)
+    actual.flat[0] = expected.flat[0]
+    text = explain(case, x, actual).text
+    assert text.startswith("recovered: elements 0-0 right, from element 1 (index [0,0,0,0,0,0,0,1]) on "
+                           "nothing from the input (zeros or other values): the dispatch stopped early"), text
