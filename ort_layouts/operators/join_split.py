@@ -168,20 +168,33 @@ def other_axes(kind: str, whole: BufferTensorDesc, counts: Sequence[int], axis: 
     return unadjusted, others
 
 
+# parts whose every order a diagnosis tries (5! = 120); more get the orders of one slip alone
+_ALL_ORDERS_MAX_PARTS = 5
+
+
 def part_orders(count: int) -> list[tuple[int, ...]]:
     """The orders of ``count`` parts other than the right one that a diagnosis tries: reversed,
-    two neighbours swapped, then every other permutation.
+    two neighbours swapped, then every other permutation; above
+    :data:`_ALL_ORDERS_MAX_PARTS` parts, in place of every permutation (10! is 3.6 million, each
+    a candidate output), any two parts swapped and the parts rotated by one either way.
 
     >>> part_orders(3)
     [(2, 1, 0), (1, 0, 2), (0, 2, 1), (1, 2, 0), (2, 0, 1)]
+    >>> len(part_orders(12))  # reversed, 11 neighbour swaps, 55 other pair swaps, 2 rotations
+    69
     """
     right = tuple(range(count))
     orders = [right[::-1]]
-    for i in range(count - 1):
+    # two parts swapped, neighbours first
+    pairs = sorted(itertools.combinations(range(count), 2), key=lambda p: (p[1] - p[0], p))
+    for i, j in pairs if count > _ALL_ORDERS_MAX_PARTS else pairs[:count - 1]:
         swapped = list(right)
-        swapped[i], swapped[i + 1] = swapped[i + 1], swapped[i]
+        swapped[i], swapped[j] = swapped[j], swapped[i]
         orders.append(tuple(swapped))
-    orders += list(itertools.permutations(right))
+    if count > _ALL_ORDERS_MAX_PARTS:
+        orders += [right[1:] + right[:1], right[-1:] + right[:-1]]
+    else:
+        orders += list(itertools.permutations(right))
     return [o for o in dict.fromkeys(orders) if o != right]
 
 
