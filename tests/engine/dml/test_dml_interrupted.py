@@ -58,6 +58,22 @@ def _lines(report: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.is_file() else []
 
 
+def _running_until(child: subprocess.Popen[bytes], report: Path, lines: int) -> dict[int, psutil.Process]:
+    """Wait (up to 120 s) until the run's results.jsonl holds ``lines`` lines; the processes it
+    started meanwhile. The run must still be going."""
+    spawned: dict[int, psutil.Process] = {}
+    deadline = time.monotonic() + 120
+    results = report / RESULTS_FILE
+    while child.poll() is None and time.monotonic() < deadline:
+        for p in psutil.Process(child.pid).children(recursive=True):
+            spawned.setdefault(p.pid, p)
+        if results.is_file() and results.read_bytes().count(b"\n") >= lines:
+            break
+        time.sleep(0.01)
+    assert child.poll() is None, "the run ended before it could be stopped"
+    return spawned
+
+
 def _stopped_after(report: Path, more: int, signum: int, *resume: str) -> int:
     """Run the slowed validation into ``report``; once ``more`` results were added to it, stop
     it with ``signum``. Checks the stop's line, its exit status and that none of its processes
@@ -65,16 +81,7 @@ def _stopped_after(report: Path, more: int, signum: int, *resume: str) -> int:
     before = len(_lines(report))
     child = subprocess.Popen([sys.executable, "-c", SLOW, "validate", *SELECTION, "--report", str(report),
                               *resume], env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    spawned: dict[int, psutil.Process] = {}
-    deadline = time.monotonic() + 120
-    results = report / RESULTS_FILE
-    while child.poll() is None and time.monotonic() < deadline:
-        for p in psutil.Process(child.pid).children(recursive=True):
-            spawned.setdefault(p.pid, p)
-        if results.is_file() and results.read_bytes().count(b"\n") >= before + more:
-            break
-        time.sleep(0.01)
-    assert child.poll() is None, "the run ended before it could be stopped"
+    spawned = _running_until(child, report, before + more)
     names = {p.name().lower() for p in spawned.values() if p.is_running()}
     assert any("xvfb" in n for n in names) and any("worker" in n or "wine" in n for n in names), names
     child.send_signal(signum)
@@ -137,16 +144,7 @@ def test_a_stop_while_the_worker_does_not_answer_ends_the_run_at_once(tmp_path: 
                  "--progress", "none", "--batch-size", "64"]  # sessions of 64 nodes: seconds each on lavapipe
     child = subprocess.Popen([sys.executable, "-m", "ort_layouts", "validate", *selection, "--report",
                               str(report)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    spawned: dict[int, psutil.Process] = {}
-    deadline = time.monotonic() + 120
-    results = report / RESULTS_FILE
-    while child.poll() is None and time.monotonic() < deadline:
-        for p in psutil.Process(child.pid).children(recursive=True):
-            spawned.setdefault(p.pid, p)
-        if results.is_file() and results.read_bytes().count(b"\n") >= 64:
-            break
-        time.sleep(0.01)
-    assert child.poll() is None, "the run ended before it could be stopped"
+    spawned = _running_until(child, report, 64)
     workers = [p for p in spawned.values() if p.is_running() and "worker" in p.name().lower()]
     assert workers, [p.name() for p in spawned.values()]
     for p in workers:
