@@ -442,6 +442,9 @@ def _read_dict(fit: AffineMap) -> dict[str, Any]:
             "offset_in_elements": fit.offset_in_elements}
 
 
+_NAMED_WRONG = 8  # wrong elements a region names one by one, at most
+
+
 def _region(observed: IndexMap, expected: IndexMap, right: np.ndarray, sizes: Sequence[int],
             element_count: int, element_size_in_bytes: int, case: Case) -> _Region | None:
     """Which region is right and where it breaks, when no single affine map fits."""
@@ -496,9 +499,13 @@ def _region(observed: IndexMap, expected: IndexMap, right: np.ndarray, sizes: Se
     good = [k for k, flag in steps if flag]
     bad = [k for k, flag in steps if not flag]
     applied.update(after="mixed", axes_right=good, axes_wrong=bad)
-    return _Region(f"no single affine map fits: {where} wrong ({fraction}); steps along axes {_fmt(good)} "
-                   f"right, along axes {_fmt(bad)} wrong", applied, wanted,
-                   (f"steps along axes {_fmt(bad)} wrong",), "mixed")
+    wrong = np.flatnonzero(~right)
+    if right[first:].any():  # right elements after the first wrong one: the wrong ones named, not a break
+        more = f" and {wrong.size - _NAMED_WRONG} more" if wrong.size > _NAMED_WRONG else ""
+        where = f"elements {_fmt([int(i) for i in wrong[:_NAMED_WRONG]])}{more}"
+    axes = f"steps along axes {_fmt(good)} right" + (f", along axes {_fmt(bad)} wrong" if bad else "")
+    return _Region(f"no single affine map fits: {where} wrong ({fraction}); {axes}", applied, wanted,
+                   (f"steps along axes {_fmt(bad)} wrong" if bad else f"{where} wrong",), "mixed")
 
 
 # ---- reads ------------------------------------------------------------------------------------

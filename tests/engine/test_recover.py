@@ -492,3 +492,23 @@ def test_a_dispatch_that_wrote_one_element_is_said_to_have_stopped_early(case: C
     text = explain(case, x, actual).text
     assert text.startswith("recovered: elements 0-0 right, from element 1 (index [0,0,0,0,0,0,0,1]) on "
                            "nothing from the input (zeros or other values): the dispatch stopped early"), text
+
+
+def test_one_wrong_element_is_named_not_a_break_from_it_on() -> None:
+    """A right Transpose whose output element 5 is a NaN was "from element 5 on wrong" with
+    "steps along axes [] wrong", although 23 of 24 elements, every one after 5 too, were right."""
+    from ort_layouts.engine.diagnose import explain
+
+    case = Case("Transpose", "float32", (2, 3, 4), perm=(2, 0, 1))
+    x = make_input(case)
+
+    def gpu(z: np.ndarray) -> np.ndarray:
+        out = np.ascontiguousarray(np.transpose(z, case.perm))  # numpy's transpose, one element lost
+        out.flat[5] = np.float32("nan")
+        return out
+
+    found = explain(case, x, gpu(x), lambda z: [gpu(z)])
+    assert found.text == ("recovered: no single affine map fits: elements [5] wrong (23 of 24 elements in "
+                          "place); steps along axes [0,1,2] right")
+    assert found.recovery is not None and found.recovery.names == ("elements [5] wrong",)
+    assert found.recovery.applied["axes_wrong"] == [] and found.recovery.applied["right_element_count"] == 23
