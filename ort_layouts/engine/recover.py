@@ -251,18 +251,26 @@ def unique_inputs(dtype: DataType, shape: Sequence[int], *, avoid: Sequence[int]
     if dtype.bitwidth < 8:
         raise ValueError(f"{dtype.name} has {1 << dtype.bitwidth} bit patterns: too few to identify elements")
     count = math.prod(shape)
-    base = _pattern_base(dtype)
-    patterns = _patterns(dtype, np.arange(min(base, count + len(avoid)), dtype=np.uint64))
-    if avoid:  # the first count patterns that are none of avoid's
-        patterns = patterns[~np.isin(patterns, np.array(avoid, dtype=np.uint64))]
+    patterns = _digit_patterns(dtype, count, avoid)
     if patterns.size >= count:
         return [_as_input(dtype, patterns[:count], shape)]
-    runs = 1 if count <= base else math.ceil(math.log(count) / math.log(base) - 1e-12)
+    base = patterns.size  # the digits of several runs: avoid's patterns in none of them either
+    runs = 2
     while base ** runs < count:
         runs += 1
     index = np.arange(count, dtype=np.uint64)
-    return [_as_input(dtype, _patterns(dtype, (index // np.uint64(base ** r)) % np.uint64(base)), shape)
+    return [_as_input(dtype, patterns[(index // np.uint64(base ** r)) % np.uint64(base)], shape)
             for r in range(runs)]
+
+
+def _digit_patterns(dtype: DataType, count: int, avoid: Sequence[int]) -> np.ndarray:
+    """The patterns :func:`unique_inputs` gives ``count`` elements, ascending: the first
+    ``count`` of the type's that are none of ``avoid``'s, or all of those (the digits of
+    several runs) where there are fewer."""
+    patterns = _patterns(dtype, np.arange(min(_pattern_base(dtype), count + len(avoid)), dtype=np.uint64))
+    if avoid:
+        patterns = patterns[~np.isin(patterns, np.array(avoid, dtype=np.uint64))]
+    return patterns
 
 
 def _as_input(dtype: DataType, bits: np.ndarray, shape: Sequence[int]) -> np.ndarray:
@@ -271,23 +279,23 @@ def _as_input(dtype: DataType, bits: np.ndarray, shape: Sequence[int]) -> np.nda
 
 
 def source_index_map(dtype: DataType, inputs: Sequence[np.ndarray],
-                     outputs: Sequence[np.ndarray]) -> IndexMap:
+                     outputs: Sequence[np.ndarray], *, avoid: Sequence[int] = ()) -> IndexMap:
     """For each element of the outputs (flat, all outputs one after another), the flat index of
     the input element it holds, or -1 where it holds no input element.
 
     ``inputs`` are the runs of :func:`unique_inputs` (or one input whose elements' bits are all
-    distinct and non-zero) and ``outputs`` what the EP returned for each run.
+    distinct and non-zero) and ``outputs`` what the EP returned for each run; ``avoid``, the
+    patterns those runs were made without.
     """
     if len(inputs) == 1:
         table = bits_of(np.asarray(inputs[0]))
         order = np.argsort(table, kind="stable")
         return _lookup(table[order], order.astype(np.int64), bits_of(np.asarray(outputs[0])))
-    base = _pattern_base(dtype)
+    table = _digit_patterns(dtype, math.prod(np.asarray(inputs[0]).shape), avoid)
+    base = table.size
     result: IndexMap | None = None
     for r, out in enumerate(outputs):
-        width = min(base, max(2, math.prod(np.asarray(inputs[0]).shape)))
-        table = _patterns(dtype, np.arange(width, dtype=np.uint64))
-        digit = _lookup(table, np.arange(width, dtype=np.int64), bits_of(np.asarray(out)))
+        digit = _lookup(table, np.arange(base, dtype=np.int64), bits_of(np.asarray(out)))
         if result is None:
             result = np.zeros(digit.size, dtype=np.int64)
         result = np.where((result < 0) | (digit < 0), -1, result + digit * base ** r)
@@ -829,7 +837,7 @@ def recover(case: Case, input_array: np.ndarray, actual: Sequence[np.ndarray], e
     x = np.asarray(input_array)
     own = bits_of(x)
     if rerun is not None:
-        runs = unique_inputs(dtype, x.shape, avoid=_written_constants(case))
+        runs = unique_inputs(dtype, x.shape, avoid=_written_constants(case))  # (and decoded without them)
         outs = [_flat_bits([np.asarray(a) for a in rerun(r)]) for r in runs]
     elif (np.unique(own).size == own.size and (own != 0).all()
           and not np.isin(own, _written_constants(case)).any()):  # no element reads as the constant
@@ -837,9 +845,10 @@ def recover(case: Case, input_array: np.ndarray, actual: Sequence[np.ndarray], e
         outs = [_flat_bits(actual)]
     else:
         return None
-    observed = source_index_map(dtype, runs, outs)
+    avoid = _written_constants(case)
+    observed = source_index_map(dtype, runs, outs, avoid=avoid)
     wanted = [_flat_bits(_expected_outputs(case, r)) for r in runs]
-    expected = source_index_map(dtype, runs, wanted)
+    expected = source_index_map(dtype, runs, wanted, avoid=avoid)
     return _places(case, observed, expected, outs[0], wanted[0])
 
 

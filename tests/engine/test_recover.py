@@ -512,3 +512,34 @@ def test_one_wrong_element_is_named_not_a_break_from_it_on() -> None:
                           "place); steps along axes [0,1,2] right")
     assert found.recovery is not None and found.recovery.names == ("elements [5] wrong",)
     assert found.recovery.applied["axes_wrong"] == [] and found.recovery.applied["right_element_count"] == 23
+
+
+@pytest.mark.parametrize("count", [200, 255, 256, 300, 70000])
+def test_inputs_of_several_runs_never_hold_the_constant_and_still_name_each_element(count: int) -> None:
+    """The runs of an 8-bit input too large for one took every pattern as a digit, a Pad's
+    constant among them (and 255 elements with one constant avoided took it in one input): the
+    constant read as an input element, and the diagnosis was wrong or missing."""
+    from ort_layouts.engine.recover import source_index_map, unique_inputs
+
+    runs = unique_inputs(DataType.UINT8, (count,), avoid=(5,))
+    assert all(not (run == 5).any() for run in runs)
+    flat = np.arange(count)[::-1]  # an output that holds the elements reversed, then the constant
+    outputs = [np.concatenate([run.reshape(-1)[flat], [np.uint8(5)]]) for run in runs]
+    found = source_index_map(DataType.UINT8, runs, outputs, avoid=(5,))
+    assert found.tolist() == [*flat.tolist(), -1]
+
+
+@pytest.mark.parametrize("shape", [(15, 17), (16, 16), (20, 20)])
+def test_a_uint8_pad_padded_elsewhere_is_recovered_with_a_constant_that_is_no_digit(
+        shape: tuple[int, int]) -> None:
+    from ort_layouts.engine.diagnose import explain
+
+    case = Case("Pad", "uint8", shape, pads=(1, 1, 1, 1), mode="constant", pad_value_hex="05")
+    x = make_input(case)
+
+    def gpu(z: np.ndarray) -> np.ndarray:  # numpy's pad, axis 0 padded 2/0 in place of 1/1
+        return np.pad(z, [(2, 0), (1, 1)], mode="constant", constant_values=5)
+
+    text = explain(case, x, gpu(x), lambda z: [gpu(z)]).text
+    assert text.startswith("recovered: the GPU padded start padding [2,1] end padding [0,1] mode CONSTANT "
+                           "constant 0x5; expected start padding [1,1] end padding [1,1]"), text
