@@ -30,7 +30,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from ort_layouts._errors import DataTypeError, OrtLayoutsError, ShapeError
+from ort_layouts._errors import DataTypeError, NotExpressibleError, OrtLayoutsError, ShapeError
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.engine.recover import Recovery, Rerun
 from ort_layouts.engine.recover import recover as recover_mismatch
@@ -120,6 +120,8 @@ def explain(case: Case, input_array: np.ndarray, actual: np.ndarray | Sequence[n
             np.concatenate([ctx.canonical(bits_of(a)) for a in acts])
         ctx.actual_bits = act_bits
         expected = ctx.run(ctx.op)
+    except NotExpressibleError:  # no DirectML operator to vary: numpy's reading, its NaNs and places
+        return _inexpressible(case, input_array, acts, recover=recover, rerun=rerun)
     except OrtLayoutsError:
         return Diagnosis("")
     if expected.size == act_bits.size and bits_equal(expected, act_bits):
@@ -155,6 +157,36 @@ def explain(case: Case, input_array: np.ndarray, actual: np.ndarray | Sequence[n
     try:
         found = _recovered(case, input_array, acts, expected, act_bits, rerun)
     except Exception as e:  # a failed re-run (a device lost) is said, as after an alternative
+        return Diagnosis(f"no alternative reproduces the output; the recovery failed: {e}")
+    return Diagnosis(found.text if found is not None else "", found)
+
+
+def _inexpressible(case: Case, input_array: np.ndarray, acts: Sequence[np.ndarray], *, recover: bool,
+                   rerun: Rerun | None) -> Diagnosis:
+    """:func:`explain` of a case DirectML cannot express (a Pad that crops, a rank-0 Transpose),
+    which other EPs run: no alternative operator to try, but the output is still compared with
+    numpy's reading (:meth:`~ort_layouts.operators.base.Operator.reference_outputs`) for NaNs
+    rewritten, and its places recovered (the recovery fits such a case in ONNX terms)."""
+    try:
+        wanted = operator_for_type(case.op).reference_outputs(case, np.asarray(input_array))
+    except OrtLayoutsError:
+        return Diagnosis("")
+    expected = np.concatenate([bits_of(np.asarray(w)).reshape(-1) for w in wanted])
+    act_bits = np.concatenate([bits_of(a).reshape(-1) for a in acts])
+    if expected.size == act_bits.size and bits_equal(expected, act_bits):
+        return Diagnosis("")
+    if expected.size == act_bits.size and case.data_type.is_float:
+        nan = _nan_rewrite(case.data_type, expected, act_bits)
+        if nan is not None:
+            transform, story = nan
+            values = Recovery("values", "", {"transform": transform}, {"transform": "bit copy"}, (transform,),
+                              story)
+            return Diagnosis(story, values if recover else None)
+    if not recover:
+        return Diagnosis("")
+    try:
+        found = _recovered(case, input_array, acts, expected, act_bits, rerun)
+    except Exception as e:  # a failed re-run (a device lost) is said
         return Diagnosis(f"no alternative reproduces the output; the recovery failed: {e}")
     return Diagnosis(found.text if found is not None else "", found)
 

@@ -395,3 +395,25 @@ def test_many_parts_in_another_order_are_named_without_every_permutation(count: 
     outputs = [np.ascontiguousarray(x[k:k + 1]) for k in order]  # numpy's split, two outputs swapped
     text = explain(split, x, outputs, recover=False).text
     assert "order" in text and str(order) in text, text
+
+
+def test_a_case_directml_cannot_express_is_still_diagnosed_from_numpy_s_reading() -> None:
+    """A cropping Pad and a rank-0 Transpose have no DirectML operator, yet other EPs run them:
+    explain gave no diagnosis at all, where the read and the quieted NaN are found."""
+    crop = Case("Pad", "float32", (4, 5), pads=(-1, 0, 0, -2), mode="constant")
+    x = make_input(crop)
+
+    def gpu(z: np.ndarray) -> np.ndarray:  # the crop taken from the wrong side of axis 0
+        return np.ascontiguousarray(z[0:3, 0:3])
+
+    found = explain(crop, x, gpu(x), lambda z: [gpu(z)])
+    assert found.text == ("recovered: the GPU read sizes [3,3] strides [5,1] offset 0; expected strides "
+                          "[5,1] offset 5: offset -5 elements"), found.text
+    assert explain(crop, x, np.ascontiguousarray(x[1:, :3])).text == ""  # numpy's crop: right
+
+    scalar = Case("Transpose", "float16", ())
+    signalling = np.array(np.uint16(0x7C01)).view(np.float16)
+    quieted = np.array(np.uint16(0x7E01)).view(np.float16)
+    text = explain(scalar, signalling, quieted).text
+    assert text.startswith("output matches the input with signalling NaNs quieted (1 element(s) gained the "
+                           "quiet bit 0x200)"), text
