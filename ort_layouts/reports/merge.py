@@ -28,6 +28,7 @@ labelled by the versions that tell them apart.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import json
@@ -677,8 +678,15 @@ def write_matrix(matrix: Matrix, directory: str | os.PathLike[str], *, text: boo
     if text:
         paths["text"] = out / MATRIX_TEXT
         files.append((paths["text"], matrix.text_table()))
+    made = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
-    atomic_write_texts(files)
+    try:
+        atomic_write_texts(files)
+    except BaseException:
+        if made:  # a write that failed (a full disk) into a directory it made leaves none
+            with contextlib.suppress(OSError):
+                out.rmdir()
+        raise
     return paths
 
 

@@ -110,3 +110,38 @@ def test_a_matrix_that_cannot_be_made_makes_no_directory(tmp_path: Path) -> None
     with pytest.raises(RuntimeError, match="no page"):
         write_matrix(Broken((), (), {}), tmp_path / "out")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_matrix_a_full_disk_fails_to_write_leaves_no_directory_it_made(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """merge --out on a full disk failed, as it should, but left its new directory behind
+    (empty); a directory that was there before stays."""
+    from ort_layouts.reports import merge
+
+    def full_disk(files: Any) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(merge, "atomic_write_texts", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        write_matrix(Matrix((), (), {}), tmp_path / "out")
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "there").mkdir()
+    with pytest.raises(OSError, match="No space left"):
+        write_matrix(Matrix((), (), {}), tmp_path / "there")
+    assert (tmp_path / "there").is_dir()
+
+
+def test_a_report_a_full_disk_fails_to_write_leaves_no_directory_it_made(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """write_report into a new directory, on a full disk: the directory (with only its lock
+    file) stayed."""
+    from ort_layouts.reports import writer
+
+    def full_disk(*args: Any, **kwargs: Any) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(writer, "_write_files", full_disk)
+    report = ol.Report({"provider": "CPUExecutionProvider"}, [])
+    with pytest.raises(OSError, match="No space left"):
+        ol.write_report(report, tmp_path / "out")
+    assert list(tmp_path.iterdir()) == []
