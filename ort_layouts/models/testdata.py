@@ -59,7 +59,7 @@ from ort_layouts.operators.expected import expected_outputs, input_feeds
 from ort_layouts.operators.onnx_nodes import OVERRIDABLE_IR_VERSION
 from ort_layouts.operators.registry import case_refusal, operator_for_type
 from ort_layouts.operators.values import check_case, check_cases, make_input
-from ort_layouts.reports.lock import LOCK_FILE, DirectoryLock
+from ort_layouts.reports.lock import LOCK_FILE, DirectoryLock, made_directory
 from ort_layouts.reports.report import now_iso
 
 __all__ = [
@@ -524,21 +524,17 @@ def export_test_dir(
     _check_case_opsets(cases, opset)
     _earlier_export(out, replace=replace)  # refused before anything is made
     _check_memory(cases)
-    made = not out.exists()
-    out.mkdir(parents=True, exist_ok=True)
-    # another export into ``out`` is refused while this one runs; the lock's file goes with it, so
-    # that the export holds only its own directories and cases.json
-    lock = DirectoryLock(out, command="ort-layouts export", started=now_iso(), what="export directory")
-    try:
-        return _export_locked(cases, out, batched=batched, opset=opset, ir_version=ir_version,
-                              replace=replace)
-    finally:
-        with contextlib.suppress(OSError):
-            (out / LOCK_FILE).unlink()
-        lock.release()
-        if made:  # a failed export into a directory it made leaves none
+    with made_directory(out):  # a failed export into a directory it made leaves none
+        # another export into ``out`` is refused while this one runs; the lock's file goes with it,
+        # so that the export holds only its own directories and cases.json
+        lock = DirectoryLock(out, command="ort-layouts export", started=now_iso(), what="export directory")
+        try:
+            return _export_locked(cases, out, batched=batched, opset=opset, ir_version=ir_version,
+                                  replace=replace)
+        finally:
             with contextlib.suppress(OSError):
-                out.rmdir()
+                (out / LOCK_FILE).unlink()
+            lock.release()
 
 
 def _export_locked(cases: Sequence[Case], out: Path, *, batched: bool, opset: int, ir_version: int,

@@ -27,7 +27,7 @@ from typing import IO, Any
 
 from ort_layouts._errors import ArgumentError, ReportError, a_type
 
-__all__ = ["LOCK_FILE", "DirectoryLock", "check_lock_file", "holding_as"]
+__all__ = ["LOCK_FILE", "DirectoryLock", "check_lock_file", "holding_as", "made_directory"]
 
 LOCK_FILE = ".lock"
 _WINDOWS_LOCK_OFFSET = 1 << 20  # msvcrt locks a byte range; one past the holder's text
@@ -55,6 +55,23 @@ def holding_as(command: str, started: str = "") -> Iterator[None]:
         yield
     finally:
         _HOLDER.reset(token)
+
+
+@contextlib.contextmanager
+def made_directory(directory: Path) -> Iterator[None]:
+    """``directory`` made (with its parents) for the block, where missing; a block that raises
+    (a full disk) leaves none it made: the directory is removed, with its lock file, where that
+    leaves it empty (what the block wrote is written whole or not at all)."""
+    made = not directory.exists()
+    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        yield
+    except BaseException:
+        if made:
+            with contextlib.suppress(OSError):
+                (directory / LOCK_FILE).unlink(missing_ok=True)
+                directory.rmdir()
+        raise
 
 
 def _alive(pid: object, host: object) -> bool:

@@ -28,7 +28,6 @@ labelled by the versions that tell them apart.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import itertools
 import json
@@ -45,7 +44,7 @@ from ort_layouts.engine.session import selection_differences
 from ort_layouts.engine.suite import list_argument
 from ort_layouts.operators.case import Case
 from ort_layouts.reports.html import case_anchor, escape, page
-from ort_layouts.reports.lock import DirectoryLock, holding_as
+from ort_layouts.reports.lock import DirectoryLock, holding_as, made_directory
 from ort_layouts.reports.report import (
     META_FILE,
     RAN_ON_KEYS,
@@ -678,15 +677,8 @@ def write_matrix(matrix: Matrix, directory: str | os.PathLike[str], *, text: boo
     if text:
         paths["text"] = out / MATRIX_TEXT
         files.append((paths["text"], matrix.text_table()))
-    made = not out.exists()
-    out.mkdir(parents=True, exist_ok=True)
-    try:
+    with made_directory(out):  # a write that fails (a full disk) into a directory it made leaves none
         atomic_write_texts(files)
-    except BaseException:
-        if made:  # a write that failed (a full disk) into a directory it made leaves none
-            with contextlib.suppress(OSError):
-                out.rmdir()
-        raise
     return paths
 
 

@@ -19,7 +19,6 @@ See :mod:`ort_layouts.reports.report` for what the directory holds.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import itertools
@@ -50,7 +49,7 @@ from ort_layouts.reports.html import (
     report_html_pieces,
 )
 from ort_layouts.reports.junit import junit_pieces, testcase_texts
-from ort_layouts.reports.lock import LOCK_FILE, DirectoryLock
+from ort_layouts.reports.lock import DirectoryLock, made_directory
 from ort_layouts.reports.report import (
     FSYNC_INTERVAL_S,
     HTML_FILE,
@@ -121,20 +120,12 @@ def write_report(
         raise ArgumentError(found)
     out = _check_directory(directory)
     lines = [result_json(r) for r in report.results]
-    made = not out.exists()
-    out.mkdir(parents=True, exist_ok=True)
-    lock = DirectoryLock(out, command="write_report", started=now_iso())
-    written = False
-    try:
-        paths = _write_files(report, out, strict=strict, lines=lines)
-        written = True
-        return paths
-    finally:
-        lock.release()
-        if made and not written:  # a write that failed (a full disk) into a directory it made leaves none
-            with contextlib.suppress(OSError):
-                (out / LOCK_FILE).unlink()
-                out.rmdir()  # (only empty: the files are written whole or not at all)
+    with made_directory(out):  # a write that fails (a full disk) into a directory it made leaves none
+        lock = DirectoryLock(out, command="write_report", started=now_iso())
+        try:
+            return _write_files(report, out, strict=strict, lines=lines)
+        finally:
+            lock.release()
 
 
 # what a meta's fields may hold, as meta.json and report.json hold them and load_report reads them
