@@ -145,13 +145,24 @@ def explain(case: Case, input_array: np.ndarray, actual: np.ndarray | Sequence[n
             return Diagnosis(text, found)
     # values, not places: tried after every alternative that moves bits, which a NaN input
     # would otherwise pass for (a stride bug moving NaNs is no float conversion)
-    if expected.size == act_bits.size and ctx.dtype.is_float:
-        nan = _nan_rewrite(ctx.dtype, expected, act_bits)
+    operator = str(ctx.op.to_dict().get("operator", ""))
+    return _nans_then_places(case, input_array, acts, expected, act_bits, operator, recover=recover,
+                             rerun=rerun)
+
+
+def _nans_then_places(case: Case, input_array: np.ndarray, acts: Sequence[np.ndarray],
+                      expected: np.ndarray, act_bits: np.ndarray, operator: str, *, recover: bool,
+                      rerun: Rerun | None) -> Diagnosis:
+    """What :func:`explain` says when no alternative operator reproduces the output: NaN
+    payloads rewritten (``operator``, the DirectML operator's name, "" for none), else the
+    recovery of the places (with ``recover``)."""
+    if expected.size == act_bits.size and case.data_type.is_float:
+        nan = _nan_rewrite(case.data_type, expected, act_bits)
         if nan is not None:
             transform, story = nan
-            return Diagnosis(story, Recovery("values", str(ctx.op.to_dict().get("operator", "")),
-                                             {"transform": transform}, {"transform": "bit copy"},
-                                             (transform,), story) if recover else None)
+            values = Recovery("values", operator, {"transform": transform}, {"transform": "bit copy"},
+                              (transform,), story)
+            return Diagnosis(story, values if recover else None)
     if not recover:
         return Diagnosis("")
     try:
@@ -175,20 +186,7 @@ def _inexpressible(case: Case, input_array: np.ndarray, acts: Sequence[np.ndarra
     act_bits = np.concatenate([bits_of(a).reshape(-1) for a in acts])
     if expected.size == act_bits.size and bits_equal(expected, act_bits):
         return Diagnosis("")
-    if expected.size == act_bits.size and case.data_type.is_float:
-        nan = _nan_rewrite(case.data_type, expected, act_bits)
-        if nan is not None:
-            transform, story = nan
-            values = Recovery("values", "", {"transform": transform}, {"transform": "bit copy"}, (transform,),
-                              story)
-            return Diagnosis(story, values if recover else None)
-    if not recover:
-        return Diagnosis("")
-    try:
-        found = _recovered(case, input_array, acts, expected, act_bits, rerun)
-    except Exception as e:  # a failed re-run (a device lost) is said
-        return Diagnosis(f"no alternative reproduces the output; the recovery failed: {e}")
-    return Diagnosis(found.text if found is not None else "", found)
+    return _nans_then_places(case, input_array, acts, expected, act_bits, "", recover=recover, rerun=rerun)
 
 
 def _check_arguments(case: Case, input_array: np.ndarray, acts: Sequence[np.ndarray]) -> np.ndarray:
