@@ -145,8 +145,8 @@ def explain(case: Case, input_array: np.ndarray, actual: np.ndarray | Sequence[n
             return Diagnosis(text, found)
     # values, not places: tried after every alternative that moves bits, which a NaN input
     # would otherwise pass for (a stride bug moving NaNs is no float conversion)
-    operator = str(ctx.op.to_dict().get("operator", ""))
-    return _nans_then_places(case, input_array, acts, expected, act_bits, operator, recover=recover,
+    name = str(ctx.op.to_dict().get("operator", ""))
+    return _nans_then_places(case, input_array, acts, expected, act_bits, name, recover=recover,
                              rerun=rerun)
 
 
