@@ -459,7 +459,8 @@ def _region(observed: IndexMap, expected: IndexMap, right: np.ndarray, sizes: Se
     if right.all():
         return None
     total = int(right.size)
-    first = int(np.flatnonzero(~right)[0])
+    wrong = np.flatnonzero(~right)
+    first = int(wrong[0])
     row = math.prod(sizes[1:]) if len(sizes) > 1 else 1
     rows = "row 0" if first // row == 1 else f"rows 0-{first // row - 1}"
     at = [int(i) for i in np.unravel_index(first, tuple(sizes))]
@@ -507,7 +508,6 @@ def _region(observed: IndexMap, expected: IndexMap, right: np.ndarray, sizes: Se
     good = [k for k, flag in steps if flag]
     bad = [k for k, flag in steps if not flag]
     applied.update(after="mixed", axes_right=good, axes_wrong=bad)
-    wrong = np.flatnonzero(~right)
     if right[first:].any():  # right elements after the first wrong one: the wrong ones named, not a break
         more = f" and {wrong.size - _NAMED_WRONG} more" if wrong.size > _NAMED_WRONG else ""
         where = f"elements {_fmt([int(i) for i in wrong[:_NAMED_WRONG]])}{more}"
@@ -836,16 +836,16 @@ def recover(case: Case, input_array: np.ndarray, actual: Sequence[np.ndarray], e
         return None
     x = np.asarray(input_array)
     own = bits_of(x)
+    avoid = _written_constants(case)
     if rerun is not None:
-        runs = unique_inputs(dtype, x.shape, avoid=_written_constants(case))  # (and decoded without them)
+        runs = unique_inputs(dtype, x.shape, avoid=avoid)  # (and decoded without them)
         outs = [_flat_bits([np.asarray(a) for a in rerun(r)]) for r in runs]
     elif (np.unique(own).size == own.size and (own != 0).all()
-          and not np.isin(own, _written_constants(case)).any()):  # no element reads as the constant
+          and not np.isin(own, avoid).any()):  # no element reads as the constant
         runs = [x]
         outs = [_flat_bits(actual)]
     else:
         return None
-    avoid = _written_constants(case)
     observed = source_index_map(dtype, runs, outs, avoid=avoid)
     wanted = [_flat_bits(_expected_outputs(case, r)) for r in runs]
     expected = source_index_map(dtype, runs, wanted, avoid=avoid)
