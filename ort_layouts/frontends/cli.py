@@ -662,7 +662,7 @@ def _render_text(item: Any, title: str, args: argparse.Namespace) -> str:
     picture is too large to draw."""
     from ort_layouts._errors import OrtLayoutsError
     from ort_layouts.descriptors.buffer_tensor import BufferTensorDesc
-    from ort_layouts.reports.render import render_text
+    from ort_layouts.reports.render import MAX_DRAWN_ELEMENTS, render_text
 
     try:
         body = render_text(item, max_elements=args.max_elements)
@@ -671,7 +671,8 @@ def _render_text(item: Any, title: str, args: argparse.Namespace) -> str:
         body = "\n".join(
             f"{d.data_type.name} sizes {list(d.sizes)} strides {list(d.effective_strides)}, "
             f"{d.total_tensor_size_in_bytes} bytes" for d in descs)
-        larger = "" if "MAX_DRAWN_ELEMENTS" in str(e) else "; on this command line: --max-elements N"
+        drawable = all(d.element_count <= MAX_DRAWN_ELEMENTS for d in descs)  # by a larger --max-elements
+        larger = "; on this command line: --max-elements N" if drawable else ""
         body += f"\n(no picture: {e}{larger})"
     return f"{title}:\n{body}"
 
