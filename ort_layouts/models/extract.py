@@ -531,8 +531,6 @@ def _describe_node(node: onnx.NodeProto, index: int, graph: Graph, opset: int) -
     except (ShapeError, NotExpressibleError) as e:
         flags.append(f"shape: {e}")
         out_shape, dml, descs, stride_view = static(inferred_out, out, []), None, {}, True
-        if out_shape is not None and min(out_shape, default=0) < 0:  # ONNX's reading of a node that fails
-            out_shape = None
     no_kernel = _no_cpu_kernel(node.op_type, opset) or _opset_reason(node.op_type, opset)
     if no_kernel:
         flags.append(no_kernel)

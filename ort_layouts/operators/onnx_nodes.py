@@ -144,9 +144,10 @@ class Graph:
                 continue
             types[v.name] = tt.elem_type
             if tt.HasField("shape"):
+                # a negative size (ONNX's inference of a node that crops past a dimension) is none
                 shapes[v.name] = tuple(
-                    int(d.dim_value) if d.HasField("dim_value") else (d.dim_param or None)
-                    for d in tt.shape.dim)
+                    (int(d.dim_value) if d.dim_value >= 0 else None) if d.HasField("dim_value")
+                    else (d.dim_param or None) for d in tt.shape.dim)
             else:
                 shapes.setdefault(v.name, None)
         constants: dict[str, np.ndarray | onnx.TensorProto] = {}

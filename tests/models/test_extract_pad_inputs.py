@@ -47,6 +47,20 @@ def test_pads_that_crop_an_axis_past_its_size_are_a_shape_flag_with_no_output_sh
     assert model_cases(model) == []
 
 
+def test_a_node_after_a_crop_past_a_dimension_reads_that_dimension_as_unknown() -> None:
+    """ONNX's inference gives the crop's output a size of -1, which the next node read as its
+    input shape ((5, -1), described with a -1 stride) where only the crop itself dropped it."""
+    model = _pad_model([-1, 2, 3, -7])
+    graph = model.graph
+    graph.node[0].output[0] = "cropped"
+    graph.node.append(helper.make_node("Transpose", ["cropped"], ["y"], perm=[1, 0]))
+    pad, transpose = extract(model)
+    assert pad.output_shape is None
+    assert transpose.input_shape is None and transpose.output_shape is None
+    assert not any("-1" in flag for flag in transpose.flags), transpose.flags  # no size of -1 described
+    assert model_cases(model) == []
+
+
 @pytest.mark.parametrize("constant", [np.array([], np.int32), np.array([5, 9], np.int32)],
                          ids=["empty", "two-values"])
 def test_a_constant_value_of_other_than_one_value_is_flagged_and_makes_no_case(constant: np.ndarray) -> None:
