@@ -166,12 +166,13 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
 
 
 def validation_selection(*, provider: str, device_id: int = 0, model: str | None = None,
-                         **fields: Any) -> dict[str, Any]:
+                         model_sha256: str | None = None, **fields: Any) -> dict[str, Any]:
     """The selection of :func:`validation_meta` (the meta's ``selection``), made without
     asking the provider or the machine anything: what a report resumes only with an equal one.
     ``fields``: the other selection arguments :func:`validation_meta` takes (``ops``,
     ``dtypes``, ``ranks``, ``values``, ``seed``, ``shard``, ``limit``, ``optimize``,
-    ``provider_options``, ``dims``), each left out at its default there. The model's pinned
+    ``provider_options``, ``dims``), each left out at its default there; ``model_sha256``, the
+    model file's :func:`file_sha256` where the caller has it (several runs of one model). The model's pinned
     dimensions (``dims``) are in the selection only where some are pinned, as a report made
     with none holds no ``dims``.
 
@@ -183,7 +184,8 @@ def validation_selection(*, provider: str, device_id: int = 0, model: str | None
     shard = fields.get("shard")
     selection = {
         "provider": provider, "device_id": device_id,
-        "suite": "model" if model else "standard", "model_sha256": file_sha256(model) if model else "",
+        "suite": "model" if model else "standard",
+        "model_sha256": (model_sha256 or file_sha256(model)) if model else "",
         "ops": list(fields.get("ops") or []), "dtypes": list(fields.get("dtypes") or []),
         "ranks": list(fields.get("ranks") or []), "values": list(fields.get("values") or []),
         "seed": fields.get("seed", 0), "shard": f"{shard[0]}/{shard[1]}" if shard else "",
@@ -217,6 +219,7 @@ def validation_meta(
     provider_options: Mapping[str, str] | None = None,
     strict: bool = False,
     dims: Mapping[str, int] | None = None,
+    model_sha256: str | None = None,
 ) -> dict[str, Any]:
     """The meta of a validation run: provider, device and driver (as the provider lists them),
     the command, the machine (:func:`~ort_layouts.engine.environment.environment`), the selection
@@ -227,12 +230,13 @@ def validation_meta(
     A model is part of the selection by the SHA-256 of its content (``model_sha256``), not by
     its path: the same file by another path is the same selection, another file of the same
     name is not. Its path is kept in ``model`` (with the hash) for the reader; the dimensions
-    pinned in it (``dims``, name to size) are in the selection.
+    pinned in it (``dims``, name to size) are in the selection. ``model_sha256``: the hash, where
+    the caller has it (:func:`validation_selection`).
     """
     device, driver = device_of(provider, device_id)
     selection = validation_selection(
-        provider=provider, device_id=device_id, model=model, ops=ops, dtypes=dtypes, ranks=ranks,
-        values=values, seed=seed, shard=shard, limit=limit, optimize=optimize,
+        provider=provider, device_id=device_id, model=model, model_sha256=model_sha256, ops=ops,
+        dtypes=dtypes, ranks=ranks, values=values, seed=seed, shard=shard, limit=limit, optimize=optimize,
         provider_options=provider_options, dims=dims)
     model_sha256 = selection["model_sha256"]
     meta: dict[str, Any] = {

@@ -1095,7 +1095,11 @@ def _run_release_matrix(args: argparse.Namespace, versions: Sequence[str]) -> in
     if args.shard:
         raise UsageError("--shard goes with one --dml-version (shard each release's run on its own, "
                          f"merge its shards with {PROG} merge --shards, then merge the releases)")
-    plain = argparse.Namespace(**{**vars(args), "dml_version": None})
+    from ort_layouts.engine.session import file_sha256
+
+    # the model hashed once for every release's selection
+    model_sha256 = file_sha256(args.model) if args.model else None
+    plain = argparse.Namespace(**{**vars(args), "dml_version": None, "model_sha256": model_sha256})
     setup = _check_validate(plain)  # every argument, before any work
     cases, layout = _select_cases(plain, setup)
     if not cases:
@@ -1257,7 +1261,7 @@ def _check_release_reports(args: argparse.Namespace, setup: _ValidateSetup, vers
             "and the release matrix beside them, which would leave that report to be read as this run's: "
             "use another directory, or --force to remove it")
     selection = validation_selection(provider=setup.provider, device_id=args.device_id, model=args.model,
-                                     **_selection_fields(args, setup))
+                                     model_sha256=args.model_sha256, **_selection_fields(args, setup))
     for version in versions:
         directory = root / RELEASE_DIR.format(version=version)
         check_output_dir(str(directory), "--report")
@@ -1310,7 +1314,8 @@ def _validate(args: argparse.Namespace, *, quiet: bool = False, model: ModelFile
     provider = setup.provider
     meta = validation_meta(
         provider=provider, device_id=args.device_id, command=shlex.join([PROG, *args.argv]), model=args.model,
-        strict=args.strict, **_selection_fields(args, setup))
+        model_sha256=getattr(args, "model_sha256", None), strict=args.strict,
+        **_selection_fields(args, setup))
     if not cases:  # a shard whose share of the selection is empty
         return _empty_shard(args, setup, layout, meta, total, quiet=quiet)
     report_dir = setup.report_dir

@@ -289,6 +289,16 @@ def test_a_model_is_read_and_its_layout_ops_extracted_once_for_every_release(
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(extract_module, "extract", counted)
+    from ort_layouts.engine import session as session_module
+
+    hashed: list[object] = []
+    real_hash = session_module.file_sha256
+
+    def hashing(path: object) -> str:
+        hashed.append(path)
+        return real_hash(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(session_module, "file_sha256", hashing)
     model = Path(__file__).resolve().parents[3] / "models" / "transpose_float32.onnx"
     out = tmp_path / "r"
     code = main(["validate", "--provider", "dml", "--dml-version", releases[0], "--dml-version", releases[-1],
@@ -296,6 +306,7 @@ def test_a_model_is_read_and_its_layout_ops_extracted_once_for_every_release(
     capsys.readouterr()
     assert code == 0
     assert len(calls) == 1
+    assert len(hashed) == 1  # the model's content hashed once, for every release's selection
     ran = [{r.case.id: r.status.value for r in read_results(out / f"dml-{v}" / "results.jsonl")}
            for v in (releases[0], releases[-1])]
     assert ran[0] == ran[1] and ran[0] and set(ran[0].values()) == {"pass"}
