@@ -78,16 +78,22 @@ def has_negative_pads(case: Case) -> bool:
     return case.op == "Pad" and any(p < 0 for p in case.pads or ())
 
 
-def _cropped_past(shape: tuple[int, ...], pads: Sequence[int], begins: Sequence[int],
-                  ends: Sequence[int]) -> str:
-    """Why ONNX ``pads`` (``begins`` and ``ends`` of each axis, :func:`split_onnx_pads`) leave an
-    axis of ``shape`` no size >= 0 (a crop past the dimension is no tensor: ONNX Runtime fails
-    such a node, "Tensor shape.Size() must be >= 0"); "" when they leave each one a size."""
+def _split_pads(shape: tuple[int, ...], pads: Sequence[int],
+                axes: Sequence[int] | None) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """ONNX ``pads`` as the ``begins`` and ``ends`` of each axis of ``shape``
+    (:func:`split_onnx_pads`).
+
+    Raises:
+        ShapeError: they leave an axis no size >= 0 (a crop past the dimension is no tensor:
+            ONNX Runtime fails such a node, "Tensor shape.Size() must be >= 0").
+    """
+    begins, ends = split_onnx_pads(pads, len(shape), axes)
     for axis, (n, b, e) in enumerate(zip(shape, begins, ends, strict=True)):
         if n + b + e < 0:
-            return (f"Pad pads {list(pads)} crop axis {axis} of the input {list(shape)} past its size: {n} "
-                    f"with pads {b} and {e} is {n + b + e}; valid: pads that leave each axis a size >= 0")
-    return ""
+            raise ShapeError(f"Pad pads {list(pads)} crop axis {axis} of the input {list(shape)} past its "
+                             f"size: {n} with pads {b} and {e} is {n + b + e}; valid: pads that leave each "
+                             "axis a size >= 0")
+    return tuple(begins), tuple(ends)
 
 
 def _pad_value_size(data_type: DataType) -> int:
@@ -203,10 +209,7 @@ class Pad(Operator):
             if len(raw) != size:
                 raise ShapeError(f"Pad pad_value_hex {case.pad_value_hex!r} is {len(raw)} bytes; valid: "
                                  f"{size} ({case.data_type.name}), or '' for no constant (0)")
-        begins, ends = split_onnx_pads(case.pads, case.rank, case.axes)
-        cropped = _cropped_past(case.shape, case.pads, begins, ends)
-        if cropped:
-            raise ShapeError(cropped)
+        begins, ends = _split_pads(case.shape, case.pads, case.axes)
         for axis, (n, b, e) in enumerate(zip(case.shape, begins, ends, strict=True)):
             left = n + min(b, 0) + min(e, 0)
             if case.mode != "constant" and left <= 0 and (b > 0 or e > 0):
@@ -488,10 +491,7 @@ class Pad(Operator):
             raise ShapeError("a rank-0 Pad is not defined (a scalar has no axis to pad); ONNX Runtime's CPU "
                              "EP fails such a node, as ONNX's reference does")
         check_size(shape, "input")
-        begins, ends = split_onnx_pads(pads, len(shape), axes)
-        cropped = _cropped_past(shape, pads, begins, ends)  # no tensor: ONNX Runtime fails the node
-        if cropped:
-            raise ShapeError(cropped)
+        begins, ends = _split_pads(shape, pads, axes)  # a crop past a size: ONNX Runtime fails the node
         out_shape = tuple(n + b + e for n, b, e in zip(shape, begins, ends, strict=True))
         try:
             op = PaddingOp.from_onnx(BufferTensorDesc(dtype, shape), pads, mode=mode, value=value,
