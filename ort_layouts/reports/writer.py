@@ -35,6 +35,8 @@ from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore
 from pathlib import Path
 from typing import Any, cast
 
+import orjson
+
 from ort_layouts._errors import ArgumentError, ReportError, a_type
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.engine.result import CaseResult, Status, field_defaults
@@ -387,6 +389,23 @@ def _compact_json(data: dict[str, Any]) -> str:
     return "".join(_C_ENCODE(data, 0))
 
 
+_orjson_dumps = orjson.dumps
+
+
+def _piece_json(data: dict[str, Any]) -> str:
+    """The compact JSON of one of a quick line's dicts (the case's, the descriptors'), by orjson:
+    several times faster than json. A number keeps its value, though a float may be written in
+    another form (``1e-06`` as ``1e-6``): the descriptors the library makes hold none.
+
+    Raises:
+        TypeError: (orjson's JSONEncodeError is one) a value orjson does not hold: an int past
+            64 bits, a lone surrogate, a set.
+        ValueError: (UnicodeDecodeError) JSON that is not ASCII, which json would escape.
+    The caller then writes the line the long way, as ``json.dumps`` does: a line stays ASCII.
+    """
+    return _orjson_dumps(data).decode("ascii")
+
+
 def result_json(result: CaseResult, case_id: str | None = None) -> str:
     """A result as one line of ``results.jsonl`` holds it (without the newline): the JSON of
     :func:`~ort_layouts.reports.report.result_dict` (``CaseResult.to_dict(defaults=False)``:
@@ -395,7 +414,7 @@ def result_json(result: CaseResult, case_id: str | None = None) -> str:
     The same JSON as that dict gives, made without ``to_dict``'s copies of every field (its
     case's ``Case.to_dict`` copies each value through ``dataclasses.asdict``): the fields as
     they are, the data type and status by name, the case's ``id`` (``case_id`` when the caller
-    has it).
+    has it). A pass's case and descriptors are encoded by orjson (:func:`_piece_json`).
     """
     r = result
     case = r.case
@@ -415,8 +434,8 @@ def result_json(result: CaseResult, case_id: str | None = None) -> str:
                 head = _head(r)
             if head:
                 return "".join((
-                    '{"case":', "".join(_C_ENCODE(_case_dict(case), 0)), head, str(r.element_count),
-                    ',"descriptors":', "".join(_C_ENCODE(r.descriptors, 0)), ',"seconds":', repr(r.seconds),
+                    '{"case":', _piece_json(_case_dict(case)), head, str(r.element_count),
+                    ',"descriptors":', _piece_json(r.descriptors), ',"seconds":', repr(r.seconds),
                     ',"id":', encode_basestring_ascii(case_id), "}"))
         return _compact_json(_result_dict(r, case_id))
     except (TypeError, ValueError, RecursionError):  # JSON does not hold a value as it is: to_dict's way

@@ -229,6 +229,24 @@ def test_each_line_of_every_standard_suite_case_is_the_json_of_to_dict() -> None
         assert CaseResult.from_dict(json.loads(line)) == r
 
 
+@pytest.mark.parametrize("origin, descriptors", [
+    ("", {"operator": "DML_OPERATOR_ELEMENT_WISE_IDENTITY", "sizes": [2, 3], "strides": None}),
+    ("model:/m/é→.onnx#n\x01", {"operator": "X"}),  # escaped as json.dumps escapes it: the line stays ASCII
+    ("", {"operator": "X", "note": "ü\ud800"}),  # a lone surrogate, which orjson refuses
+    ("", {"operator": "X", "offset": 2**64 + 1}),  # an int past 64 bits, which orjson refuses
+    ("", {"operator": "X", "nested": {"a": [1, {"b": None}], "t": (1, 2)}, "flag": True}),
+])
+def test_a_passing_line_is_the_json_of_to_dict_whatever_its_values(
+        origin: str, descriptors: dict[str, Any]) -> None:
+    case = Case("Transpose", DataType.FLOAT32, (2, 3), perm=(1, 0), origin=origin)
+    r = CaseResult(case, Status.PASS, CPU, device="d", node_provider=CPU, element_count=6,
+                   descriptors=descriptors, seconds=0.125)
+    line = result_json(r, case.id)
+    assert line == _plain_line(r)
+    assert line.isascii()
+    assert json.loads(line)["descriptors"] == json.loads(json.dumps(descriptors))
+
+
 def test_a_line_leaves_out_exactly_the_fields_equal_to_their_defaults() -> None:
     case = Case("Pad", DataType.FLOAT16, (3, 4), pads=(1, 0, 0, 2), mode="reflect")
     full = CaseResult(case, Status.MISMATCH, CPU, device="d", node_provider=CPU, element_count=30,
