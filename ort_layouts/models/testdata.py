@@ -559,7 +559,7 @@ def _export_locked(cases: Sequence[Case], out: Path, *, batched: bool, opset: in
     if clash:
         raise ReportError(f"export directory {str(out)!r} holds {clash[:3]}, which are not of an earlier "
                           "export; valid: a new or empty directory")
-    with _staged(out) as staging:
+    with _named_on_failure(out), _staged(out) as staging:
         manifest = []
         for name, group in named:
             model = build_model(group, opset=group[0].opset or opset, ir_version=ir_version)
@@ -574,6 +574,18 @@ def _export_locked(cases: Sequence[Case], out: Path, *, batched: bool, opset: in
         (staging / _MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
         _put_in_place(staging, out, [*(n for n, _ in named), _MANIFEST], [*earlier, _MANIFEST])
     return [out / name for name, _ in named]
+
+
+@contextlib.contextmanager
+def _named_on_failure(out: Path) -> Iterator[None]:
+    """A write that fails without naming its file (a full disk: ``write`` raises ENOSPC with no
+    filename) is raised naming the export directory, so that the error says where it was."""
+    try:
+        yield
+    except OSError as e:
+        if e.filename is not None or e.errno is None:
+            raise
+        raise OSError(e.errno, e.strerror or str(e), str(out)) from e
 
 
 def _check_memory(cases: Sequence[Case]) -> None:

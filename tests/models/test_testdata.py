@@ -327,6 +327,23 @@ def test_export_command_force_that_fails_keeps_the_export(tmp_path: Path, capsys
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keep"]
 
 
+def test_export_command_on_a_full_disk_names_the_export_directory(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    import ort_layouts.models.testdata as testdata
+    from ort_layouts.frontends.cli import main
+
+    def full(*args: object, **kwargs: object) -> None:  # as a write() on a full disk: no filename
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(testdata, "write_test_dir", full)
+    out = tmp_path / "cases"
+    assert main(["export", "--out", str(out), "--ops", "Identity", "--dtypes", "int8", "--ranks", "1"]) == 2
+    assert capsys.readouterr().err == f"ort-layouts: error: No space left on device: {str(out)!r}\n"
+    assert list(tmp_path.iterdir()) == []  # nothing left behind
+
+
 def test_export_refuses_a_name_the_earlier_export_does_not_list(tmp_path: Path) -> None:
     out = tmp_path / "cases"
     export_test_dir(CASES[:1], out)
