@@ -647,7 +647,15 @@ def _describe_descriptors(args: argparse.Namespace) -> dict[str, Any]:
         desc = source.transpose(args.transpose)
         out.update(operation="transpose", descriptor=desc, output=BufferTensorDesc(dtype, desc.sizes))
     elif args.broadcast_to is not None:
-        desc = source.broadcast_to(args.broadcast_to)
+        from ort_layouts.descriptors.size import packed_strides
+        from ort_layouts.operators.expand import expand_operator
+
+        if source.effective_strides == packed_strides(source.sizes):  # as the EP's input is: its Expand
+            identity = expand_operator(dtype, source.sizes, args.broadcast_to)
+            desc = identity.input
+        else:  # another layout: padded to 4 dimensions as the EP pads, then broadcast
+            target = tuple(args.broadcast_to)
+            desc = source.coerce_rank(4).broadcast_to((1,) * (4 - len(target)) + target)
         out.update(operation="broadcast", descriptor=desc, output=BufferTensorDesc(dtype, desc.sizes))
     elif args.pad is not None:
         from ort_layouts.operators.padding import PaddingOp

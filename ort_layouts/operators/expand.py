@@ -2,9 +2,13 @@
 
 As ONNX Runtime's DML EP builds it (``DmlOperatorExpand`` in
 ``onnxruntime/core/providers/dml/DmlExecutionProvider/src/Operators/DmlOperatorExpand.cpp``):
-the input shape is right-aligned to the output rank and every size-1 or missing source
-dimension gets stride 0 (physical [2,1,4] desired [2,3,4] -> strides [4,0,1]); the output is
-packed. The shape input must be a constant: the EP reads it on the CPU when it builds the graph.
+``DmlOperator::Initialize`` gives the input and the output at least 4 dimensions (leading 1s: its
+default ``minDimensionCount``, ``NchwDimensionCount``); the constructor then makes the input's
+``TensorDesc`` of the output's sizes over the input's (``TensorDesc.cpp``): where the two differ,
+every size-1 or missing input dimension gets stride 0 and the others their packed strides
+(physical [2,1,4] desired [2,3,4] -> sizes [1,2,3,4], strides [0,4,0,1]); where they are equal,
+no strides. The output is packed. The shape input must be a 1-D constant: the EP reads it on the
+CPU when it builds the graph (``ExpandHelper``: "Expand's shape tensor must be 1D.").
 """
 
 from __future__ import annotations
@@ -36,6 +40,35 @@ from ort_layouts.operators.onnx_nodes import (
 from ort_layouts.operators.shapes import SUITE_SHAPES, rotating
 
 __all__ = ["Expand"]
+
+
+# DmlOperator::Initialize's default minDimensionCount (NchwDimensionCount)
+_MIN_DIMENSION_COUNT = 4
+
+
+def _padded(shape: Sequence[int]) -> tuple[int, ...]:
+    """``shape`` with leading 1s up to :data:`_MIN_DIMENSION_COUNT` dimensions."""
+    return (1,) * max(0, _MIN_DIMENSION_COUNT - len(shape)) + tuple(shape)
+
+
+def expand_operator(dtype: DataType, shape: Sequence[int], target: Sequence[int]) -> IdentityOp:
+    """The DML EP's Expand of an input of ``shape`` to ``target`` (see the module's text): input
+    and output padded to 4 dimensions, the input broadcast with stride 0 where its sizes differ
+    from the output's.
+
+    Raises:
+        ShapeError: ``target`` does not broadcast with ``shape``.
+        DescriptorError: a size DirectML cannot hold (0, or past its limits).
+    """
+    out = broadcast_shape(shape, target)
+    if out is None:  # Case.check_case refuses it when a case is made
+        raise ShapeError(f"Expand target_shape {list(target)} does not broadcast with the input "
+                         f"{list(shape)}")
+    sizes, source_sizes = _padded(out), _padded(shape)
+    source = BufferTensorDesc(dtype, source_sizes)
+    if source_sizes != sizes:
+        source = source.broadcast_to(sizes)
+    return IdentityOp(source, BufferTensorDesc(dtype, sizes))
 
 
 def _expand_full(rank: int) -> tuple[int, ...]:
@@ -108,8 +141,7 @@ class Expand(Operator):
         return shape
 
     def dml_operator(self, case: Case) -> IdentityOp:
-        source = BufferTensorDesc(case.data_type, case.shape or (1,)).broadcast_to(case.target_shape or ())
-        return IdentityOp(source, BufferTensorDesc(case.data_type, source.sizes))
+        return expand_operator(case.data_type, case.shape, case.target_shape or ())
 
     def reference_output(self, case: Case, input_array: np.ndarray) -> np.ndarray:
         return np.asarray(np.broadcast_to(np.asarray(input_array), self.output_shape(case)), order="C")
@@ -141,7 +173,7 @@ class Expand(Operator):
         right = ctx.op.input
         sizes = right.sizes
         rank = len(sizes)
-        shape = ctx.case.shape or (1,)
+        shape = ctx.case.shape
         aligned = (1,) * (rank - len(shape)) + tuple(shape)
         source_strides = packed_strides(aligned)
         broadcast = right.broadcast_axes
@@ -162,22 +194,26 @@ class Expand(Operator):
             alt_all = BufferTensorDesc(ctx.dtype, sizes, tuple(strides))
             yield (f"no broadcast stride zeroed (input strides {fmt_ints(strides)} instead of "
                    f"{fmt_ints(right.effective_strides)})", lambda: ctx.read(alt_all))
-        if len(shape) < rank:
-            left = tuple(shape) + (1,) * (rank - len(shape))
+        onnx_rank = len(self.output_shape(ctx.case))
+        if len(shape) < onnx_rank:  # within ONNX's output rank, then padded as the EP pads it
+            onnx_left = tuple(shape) + (1,) * (onnx_rank - len(shape))
+            onnx_right = (1,) * (onnx_rank - len(shape)) + tuple(shape)
+            left = (1,) * (rank - onnx_rank) + onnx_left
             try:
                 alt_left = BufferTensorDesc(ctx.dtype, left).broadcast_to(sizes)
             except OrtLayoutsError:
                 return
             if alt_left.sizes == sizes:
-                yield (f"the input shape aligned left {fmt_ints(left)} instead of right "
-                       f"{fmt_ints(aligned)} before "
+                yield (f"the input shape aligned left {fmt_ints(onnx_left)} instead of right "
+                       f"{fmt_ints(onnx_right)} before "
                        f"broadcasting (input strides {fmt_ints(alt_left.effective_strides)} instead of "
                        f"{fmt_ints(right.effective_strides)})", lambda: ctx.read(alt_left))
 
     def describe_node(self, node: onnx.NodeProto, graph: Graph, opset: int, dtype: DataType | None,
                       shape: tuple[int, ...] | None, inferred: Any, params: dict[str, Any],
                       flags: list[str]) -> Described:
-        # ranks=None: ONNX Runtime's Expand reads the shape's values whatever its rank
+        # ranks=None: ONNX Runtime's CPU EP reads the shape's values whatever its rank; the DML
+        # EP's ExpandHelper refuses a shape that is not 1-D (below)
         target = const_ints(graph, node, 1, "shape", flags, opset, ranks=None)
         params["target_shape"] = target
         if target is None and shape is not None:
@@ -188,14 +224,15 @@ class Expand(Operator):
         if shape is None or dtype is None or target is None:
             return None, None, {}, True
         check_size(shape or (1,), "input")
-        base = BufferTensorDesc(dtype, shape or (1,))
-        if not shape:  # a scalar: broadcast from a single element
-            base = BufferTensorDesc(dtype, (1,), (0,))
-        inp = base.broadcast_to(target)
-        check_size(inp.sizes, "output")
-        op = IdentityOp(inp, BufferTensorDesc(dtype, inp.sizes))
-        # ONNX's output shape: a scalar expanded to a scalar stays one (DirectML's sizes are [1])
         out_shape = broadcast_shape(shape, target)
+        check_size(out_shape or (1,), "output")
+        shape_rank = _shape_input_rank(graph, node)
+        if shape_rank is not None and shape_rank != 1:
+            flags.append(f"ep-rejects: the shape input {node.input[1]!r} is {shape_rank}-D; the DML EP's "
+                         "Expand takes a 1-D shape (ExpandHelper in OperatorHelper.cpp: \"Expand's shape "
+                         "tensor must be 1D.\"), ONNX Runtime's CPU EP reads its values whatever its rank")
+            return out_shape, None, {}, True
+        op = expand_operator(dtype, shape, target)
         return out_shape, op.to_dict(), {"input": op.input, "output": op.output}, True
 
     def case_from_node(self, dtype: DataType, shape: tuple[int, ...], params: dict[str, Any], *,
@@ -204,3 +241,9 @@ class Expand(Operator):
             return None
         return Case("Expand", dtype, shape, target_shape=params["target_shape"], values=values,
                     seed=seed, origin=origin, opset=opset)
+
+
+def _shape_input_rank(graph: Graph, node: onnx.NodeProto) -> int | None:
+    """The rank of an Expand node's constant shape input (None where it has none)."""
+    value = graph.value(node.input[1]) if len(node.input) > 1 and node.input[1] else None
+    return None if value is None else np.asarray(value).ndim

@@ -209,11 +209,21 @@ def test_dml_operator_transpose_vector() -> None:
 
 
 def test_dml_operator_expand_vector() -> None:
+    # DmlOperator::Initialize pads both to 4 dimensions (leading 1s), then TensorDesc walks the
+    # input's padded sizes from the right: stride 0 where a size is 1 or missing (TensorDesc.cpp)
     op = dml_operator(Case("Expand", "float32", (3,), target_shape=(2, 3)))
-    assert op.input.sizes == (2, 3) and op.input.strides == (0, 1)
+    assert op.input.sizes == (1, 1, 2, 3) and op.input.strides == (0, 0, 0, 1)
     assert op.input.total_tensor_size_in_bytes == 12
+    assert op.output.sizes == (1, 1, 2, 3) and op.output.strides is None
     op = dml_operator(Case("Expand", "float32", (2, 1, 4), target_shape=(2, 3, 4)))
-    assert op.input.strides == (4, 0, 1)  # ORT's own comment
+    assert op.input.strides == (0, 4, 0, 1)  # ORT's own comment's [4,0,1], with the leading 1 Initialize adds
+    # sizes that are equal once padded: no strides, as TensorDesc gives none where nothing broadcasts
+    op = dml_operator(Case("Expand", "float32", (3, 4), target_shape=(3, 4)))
+    assert op.input.sizes == (1, 1, 3, 4) and op.input.strides is None
+    op = dml_operator(Case("Expand", "float32", (), target_shape=()))
+    assert op.input.sizes == op.output.sizes == (1, 1, 1, 1) and op.input.strides is None
+    op = dml_operator(Case("Expand", "float32", (1, 2, 1, 3, 1), target_shape=(2, 2, 3, 3, 4)))
+    assert op.input.sizes == (2, 2, 3, 3, 4) and op.input.strides == (0, 3, 0, 1, 0)  # 5-D: nothing added
 
 
 def test_dml_operator_pad_vector() -> None:

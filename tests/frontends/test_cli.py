@@ -213,13 +213,22 @@ def test_describe_padded_row_pitch_seed_example(capsys: Cap) -> None:
 
 
 def test_describe_broadcast_seed_example(capsys: Cap) -> None:
-    # seed 000 "A B C / A B C": logically 2x3 from 3 elements, height stride 0
+    # seed 000 "A B C / A B C": logically 2x3 from 3 elements, height stride 0; in the 4
+    # dimensions the DML EP gives an Expand (DmlOperator::Initialize's leading 1s, stride 0)
     d = describe_json(["--shape", "3", "--broadcast-to", "2,3"], capsys)
     assert d["operation"] == "broadcast"
-    assert d["descriptor"]["sizes"] == [2, 3]
-    assert d["descriptor"]["strides"] == [0, 1]
+    assert d["descriptor"]["sizes"] == [1, 1, 2, 3]
+    assert d["descriptor"]["strides"] == [0, 0, 0, 1]
     assert d["descriptor"]["total_tensor_size_in_bytes"] == 12
-    assert d["output"]["sizes"] == [2, 3] and d["output"]["total_tensor_size_in_bytes"] == 24
+    assert d["output"]["sizes"] == [1, 1, 2, 3] and d["output"]["total_tensor_size_in_bytes"] == 24
+    # nothing broadcast: no strides, as the EP's TensorDesc gives none where the sizes are equal
+    d = describe_json(["--shape", "3,4", "--broadcast-to", "3,4"], capsys)
+    assert d["descriptor"]["sizes"] == [1, 1, 3, 4] and d["descriptor"]["strides"] is None
+    # another layout is padded the same way: NHWC [1,2,2,1] broadcast over C
+    d = describe_json(["--shape", "1,1,2,2", "--layout", "NHWC", "--broadcast-to", "1,3,2,2"], capsys)
+    assert d["descriptor"]["sizes"] == [1, 3, 2, 2] and d["descriptor"]["strides"] == [0, 0, 2, 1]
+    d = describe_json(["--shape", "2,2", "--strides", "1,2", "--broadcast-to", "3,2,2"], capsys)
+    assert d["descriptor"]["sizes"] == [1, 3, 2, 2] and d["descriptor"]["strides"] == [0, 0, 1, 2]
 
 
 def test_describe_transpose(capsys: Cap) -> None:

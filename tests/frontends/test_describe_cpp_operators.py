@@ -193,4 +193,6 @@ DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC identity = {
     nullptr,  // ScaleBias
 };
 DML_OPERATOR_DESC identityOp = {DML_OPERATOR_ELEMENT_WISE_IDENTITY, &identity};""")
-    assert "UINT identityInputStrides[3] = {0, 3, 1};" in out
+    # 4-D, as DmlOperator::Initialize pads: [2,3] in [4,2,3] is [1,1,2,3] in [1,4,2,3]
+    assert "UINT identityInputSizes[4] = {1, 4, 2, 3};" in out
+    assert "UINT identityInputStrides[4] = {0, 0, 3, 1};" in out

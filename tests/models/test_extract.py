@@ -98,17 +98,44 @@ def test_expand_input_desc_reads_numpy_broadcast(shape, target):
                [_ints("s", target)])
     (op,) = extract(m)
     iota = np.arange(np.prod(shape), dtype=np.float32)
-    assert np.array_equal(_read(op.descriptors["input"], iota), np.broadcast_to(iota.reshape(shape), target))
+    d = op.descriptors["input"]
+    assert d.dimension_count == max(4, len(target))  # the EP's leading 1s
+    assert np.array_equal(_read(d, iota), np.broadcast_to(iota.reshape(shape), target).reshape(d.sizes))
     assert op.output_shape == target
     assert op.to_case().target_shape == target
 
 
+def test_expand_of_a_shape_that_is_not_1d_is_flagged_as_the_dml_ep_refuses_it():
+    # ExpandHelper (OperatorHelper.cpp): "Expand's shape tensor must be 1D."; ONNX Runtime's CPU EP
+    # reads its values whatever its rank
+    import onnxruntime as ort
+
+    m = _model([helper.make_node("Expand", ["x", "s"], ["y"])],
+               [_vi("x", TensorProto.FLOAT, (3,))], [_vi("y", TensorProto.FLOAT, None)],
+               [_ints("s", [[2, 3]])])
+    x = np.arange(3, dtype=np.float32)
+    session = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    (want,) = session.run(None, {"x": x})
+    (op,) = extract(m)
+    assert op.output_shape == want.shape == (2, 3)
+    assert any(f.startswith("ep-rejects:") and "'s' is 2-D" in f and "1-D" in f
+               for f in op.flags), op.flags
+    assert op.descriptors == {}
+    m1 = _model([helper.make_node("Expand", ["x", "s"], ["y"])],
+                [_vi("x", TensorProto.FLOAT, (3,))], [_vi("y", TensorProto.FLOAT, None)],
+                [_ints("s", [2, 3])])
+    (op1,) = extract(m1)
+    assert op1.flags == () and op1.descriptors["input"].strides == (0, 0, 0, 1)
+
+
 def test_expand_ort_comment_strides():
-    # ORT's comment: physical [2,1,4] desired [2,3,4] -> strides [4,0,1]
+    # ORT's comment: physical [2,1,4] desired [2,3,4] -> strides [4,0,1]; Initialize has padded
+    # both to 4 dimensions before (leading 1s, stride 0)
     m = _model([helper.make_node("Expand", ["x", "s"], ["y"])],
                [_vi("x", TensorProto.FLOAT, (2, 1, 4))], [_vi("y", TensorProto.FLOAT, None)],
                [_ints("s", (2, 3, 4))])
-    assert extract(m)[0].descriptors["input"].strides == (4, 0, 1)
+    d = extract(m)[0].descriptors["input"]
+    assert (d.sizes, d.strides) == ((1, 2, 3, 4), (0, 4, 0, 1))
 
 
 def test_pad_facts_vector_and_case():

@@ -110,4 +110,4 @@ def test_a_compatible_case_gives_the_broadcast_through_every_path() -> None:
     assert np.array_equal(reference_output(case, x), want)
     assert np.array_equal(expected_output(case, x), want)
     op = dml_operator(case)
-    assert op.input.sizes == (3, 2, 4) and op.input.strides == (0, 1, 0)
+    assert op.input.sizes == (1, 3, 2, 4) and op.input.strides == (0, 0, 1, 0)  # 4-D, as Initialize pads
