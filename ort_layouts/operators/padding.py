@@ -30,6 +30,7 @@ from ort_layouts.descriptors.buffer_tensor import (
 )
 from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.sequences import int_tuple, is_int_tuple, is_integer
+from ort_layouts.descriptors.size import packed_strides
 from ort_layouts.operators.desc_fields import (
     check_tensor,
     read_desc_dict,
@@ -318,9 +319,10 @@ class PaddingOp:
         """What the DML EP builds for ONNX ``Pad(input, pads, value, axes, mode=mode)``.
 
         The input is coerced to ``min_dimension_count`` dimensions (leading 1s, stride 0) and the
-        padding gets leading zeros. Negative pads (cropping) raise NotExpressibleError: DirectML's
-        start/end padding is unsigned. A 4-bit input (UINT4, INT4) takes a whole ``value`` in its
-        range (0..15, -8..7) or one byte, whose low nibble is the constant.
+        padding gets leading zeros; a packed input has no strides, as the EP's has none. Negative
+        pads (cropping) raise NotExpressibleError: DirectML's start/end padding is unsigned. A
+        4-bit input (UINT4, INT4) takes a whole ``value`` in its range (0..15, -8..7) or one byte,
+        whose low nibble is the constant.
 
         Raises:
             DescriptorError: ``input`` is no BufferTensorDesc, or ``min_dimension_count`` is not
@@ -347,6 +349,12 @@ class PaddingOp:
                                   f"min_dimension_count {min_dimension_count!r:.80} is not valid; valid: an "
                                   f"integer 1..{MAX_DIMENSION_COUNT} (DirectML's largest DimensionCount)")
         coerced = input.coerce_rank(int(min_dimension_count))
+        if coerced.strides is not None and input.effective_strides == packed_strides(input.sizes):
+            # packed, as the EP's input always is: the TensorDesc DmlOperator::Initialize makes of
+            # its shape has no strides (TensorDesc.cpp sets them only where it broadcasts)
+            coerced = BufferTensorDesc(coerced.data_type, coerced.sizes, None,
+                                       coerced.total_tensor_size_in_bytes,
+                                       coerced.guaranteed_base_offset_alignment, coerced.flags)
         extra = coerced.dimension_count - input.dimension_count
         start = (0,) * extra + begins
         end = (0,) * extra + ends

@@ -229,6 +229,9 @@ def test_dml_operator_expand_vector() -> None:
 def test_dml_operator_pad_vector() -> None:
     op = dml_operator(Case("Pad", "float32", (3, 4), pads=(1, 2, 3, 4)))
     assert op.input.sizes == (1, 1, 3, 4)
+    # DmlOperator::Initialize's TensorDesc of the input's shape: no strides (TensorDesc.cpp sets
+    # them only where it broadcasts), as the output has none
+    assert op.input.strides is None and op.output.strides is None
     assert op.start_padding == (0, 0, 1, 2) and op.end_padding == (0, 0, 3, 4)
     assert op.output.sizes == (1, 1, 7, 10)
     with pytest.raises(NotExpressibleError):

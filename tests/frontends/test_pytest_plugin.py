@@ -589,7 +589,7 @@ def test_a_provider_that_fails_later_fails_the_rest_without_running_them(pyteste
 
 PAD_DESCRIPTORS = {
     "operator": "DML_OPERATOR_PADDING1",
-    "input": {"data_type": "FLOAT16", "sizes": [1, 1, 1, 5], "strides": [0, 0, 0, 1],
+    "input": {"data_type": "FLOAT16", "sizes": [1, 1, 1, 5], "strides": None,
               "total_tensor_size_in_bytes": 12, "guaranteed_base_offset_alignment": 0, "flags": 0},
     "output": {"data_type": "FLOAT16", "sizes": [1, 1, 1, 7], "strides": None,
                "total_tensor_size_in_bytes": 16, "guaranteed_base_offset_alignment": 0, "flags": 0},
@@ -602,8 +602,8 @@ PAD_DESCRIPTORS = {
 def test_a_failure_shows_the_provider_and_the_descriptors(pytester: pytest.Pytester) -> None:
     """A rank-1 float16 constant Pad whose NaN payloads the CPU EP changes (--ort-strict): the
     failure text and the testcase's properties carry the DirectML PADDING1 the EP builds (the
-    rank padded to 4, the input's leading size-1 axes at stride 0, sizes in bytes rounded up
-    to 4), the provider and the device; a passing testcase carries none of it."""
+    rank padded to 4, no strides (the EP's TensorDesc of a packed tensor has none), sizes in
+    bytes rounded up to 4), the provider and the device; a passing testcase carries none of it."""
     import json
 
     result = pytester.runpytest_inprocess(*PLUGIN, "--ort-provider=cpu", "--ort-ops=Pad",
@@ -617,7 +617,7 @@ def test_a_failure_shows_the_provider_and_the_descriptors(pytester: pytest.Pytes
     assert lines[at + 2:at + 5] == [
         "  DML_OPERATOR_PADDING1 start_padding [0, 0, 0, 1], end_padding [0, 0, 0, 1], mode CONSTANT, "
         "padding_value_hex 017c",
-        "    input: FLOAT16 sizes [1, 1, 1, 5] strides [0, 0, 0, 1], 12 bytes",
+        "    input: FLOAT16 sizes [1, 1, 1, 5] strides packed, 12 bytes",
         "    output: FLOAT16 sizes [1, 1, 1, 7] strides packed, 16 bytes"]
     cases = {c.get("name", ""): c for c in ET.parse(pytester.path / "out.xml").getroot().iter("testcase")}
     name = next(n for n in cases if n.startswith("Pad-float16-5-constant-pads1.1-v017c-"))
