@@ -51,7 +51,13 @@ from ort_layouts.operators.onnx_nodes import (
     int64_initializer,
     value_hex,
 )
-from ort_layouts.operators.padding import PaddingMode, PaddingOp, padding_for, split_onnx_pads
+from ort_layouts.operators.padding import (
+    PaddingMode,
+    PaddingOp,
+    empty_axes_reason,
+    padding_for,
+    split_onnx_pads,
+)
 from ort_layouts.operators.shapes import rotating
 from ort_layouts.operators.values import special_values
 from ort_layouts.reference.buffers import is_nibble, nibble_values, values_dtype
@@ -261,7 +267,7 @@ class Pad(Operator):
         if has_negative_pads(case):
             return ("negative pads (cropping) cannot be expressed as DML_OPERATOR_PADDING1 "
                     "(unsigned start/end padding); the DML EP cannot run this Pad")
-        return super().inexpressible_reason(case)
+        return empty_axes_reason(case.axes) or super().inexpressible_reason(case)
 
     def dml_operator(self, case: Case) -> PaddingOp:
         return padding_for(BufferTensorDesc(case.data_type, case.shape), case.pads or (),
@@ -497,7 +503,7 @@ class Pad(Operator):
             op = PaddingOp.from_onnx(BufferTensorDesc(dtype, shape), pads, mode=mode, value=value,
                                      axes=axes)
         except NotExpressibleError as e:
-            flags.append(f"negative-pads: {e}")
+            flags.append(f"{'ep-rejects' if empty_axes_reason(axes) else 'negative-pads'}: {e}")
             return out_shape, None, {}, False
         return out_shape, op.to_dict(), {"input": op.input, "output": op.output}, False
 

@@ -42,8 +42,8 @@ from ort_layouts.reference.buffers import check_views, is_nibble
 from ort_layouts.reference.compare import views_equal
 from ort_layouts.reference.copy import strided_copy
 
-__all__ = ["PADDING1", "PaddingMode", "PaddingOp", "check_value", "padding_for", "source_index",
-           "split_onnx_pads"]
+__all__ = ["PADDING1", "PaddingMode", "PaddingOp", "check_value", "empty_axes_reason", "padding_for",
+           "source_index", "split_onnx_pads"]
 
 PADDING1 = "DML_OPERATOR_PADDING1"
 _MAX_PYTHON_RUNS = 64  # border runs copied one slice each; more than that use one gather
@@ -264,6 +264,17 @@ _SMALL_ELEMENTS = 1 << 16
 _cached_split = functools.lru_cache(maxsize=4096)(_split)
 
 
+def empty_axes_reason(axes: Sequence[int] | None) -> str:
+    """Why the DML EP cannot run a Pad of an empty ``axes`` input ("" where ``axes`` is not
+    empty): ONNX pads no axis then, but the EP's ``PaddingHelper`` (opset 18 on) reads empty axes
+    as every axis (``HandleEmptyAxes``) and then refuses the 0 pads for them."""
+    if axes is None or len(axes) > 0:
+        return ""
+    return ("an empty axes input: the DML EP's PaddingHelper reads it as every axis (HandleEmptyAxes) and "
+            "then refuses 0 pads for them (ML_CHECK_VALID_ARGUMENT(axes.size() * 2 == padding.size()) in "
+            "OperatorHelper.cpp), so the DML EP cannot run this Pad; ONNX pads no axis")
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class PaddingOp:
     """DML_PADDING1_OPERATOR_DESC: input and output descriptors, per-axis padding, mode, value.
@@ -327,7 +338,7 @@ class PaddingOp:
         Raises:
             DescriptorError: ``input`` is no BufferTensorDesc, or ``min_dimension_count`` is not
                 an integer 1..8 (DirectML's DimensionCount, DML_TENSOR_DIMENSION_COUNT_MAX1).
-            NotExpressibleError: a negative pad.
+            NotExpressibleError: a negative pad, or an empty ``axes`` (:func:`empty_axes_reason`).
             ShapeError: pads, axes, mode or value that are not valid.
 
         >>> from ort_layouts import BufferTensorDesc
@@ -338,6 +349,9 @@ class PaddingOp:
         check_tensor(input, "Pad input")
         pad_mode = PaddingMode.from_onnx(mode) if isinstance(mode, str) else PaddingMode(mode)
         begins, ends = split_onnx_pads(pads, input.dimension_count, axes)
+        empty = empty_axes_reason(axes)
+        if empty:
+            raise NotExpressibleError(empty)
         negative = [f"{side} of axis {i} is {v}" for side, values in (("begin", begins), ("end", ends))
                     for i, v in enumerate(values) if v < 0]
         if negative:

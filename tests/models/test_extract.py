@@ -128,6 +128,15 @@ def test_expand_of_a_shape_that_is_not_1d_is_flagged_as_the_dml_ep_refuses_it():
     assert op1.flags == () and op1.descriptors["input"].strides == (0, 0, 0, 1)
 
 
+def test_pad_of_an_empty_axes_input_is_flagged_as_the_dml_ep_refuses_it():
+    m = _model([helper.make_node("Pad", ["x", "p", "", "a"], ["y"])],
+               [_vi("x", TensorProto.FLOAT, (3, 4))], [_vi("y", TensorProto.FLOAT, None)],
+               [_ints("p", np.zeros(0, np.int64)), _ints("a", np.zeros(0, np.int64))], opset=18)
+    (op,) = extract(m)
+    assert op.output_shape == (3, 4) and op.descriptors == {}
+    assert any(f.startswith("ep-rejects:") and "HandleEmptyAxes" in f for f in op.flags), op.flags
+
+
 def test_expand_ort_comment_strides():
     # ORT's comment: physical [2,1,4] desired [2,3,4] -> strides [4,0,1]; Initialize has padded
     # both to 4 dimensions before (leading 1s, stride 0)

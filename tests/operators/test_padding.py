@@ -11,13 +11,17 @@ from hypothesis import strategies as st
 
 from ort_layouts import (
     BufferTensorDesc,
+    Case,
     DescriptorError,
     NotExpressibleError,
     PaddingMode,
     PaddingOp,
     ShapeError,
+    dml_operator,
+    expected_output,
 )
 from ort_layouts.operators.padding import split_onnx_pads
+from ort_layouts.operators.registry import operator_for_type
 
 NUMPY_MODE = {"constant": "constant", "edge": "edge", "reflect": "reflect", "wrap": "wrap"}
 
@@ -63,6 +67,22 @@ def test_axes_input() -> None:
     assert op.start_padding == (0, 2, 0, 1) and op.end_padding == (0, 4, 0, 3)
     assert op.output.sizes == (1, 2 + 2 + 4, 3, 4 + 1 + 3)
     assert split_onnx_pads([1, 2], 3, axes=[1]) == ((0, 1, 0), (0, 2, 0))
+
+
+def test_an_empty_axes_input_is_not_expressible_as_the_dml_ep_refuses_it() -> None:
+    # ONNX pads no axis (the CPU EP returns the input); the EP's PaddingHelper reads empty axes as
+    # every axis (HandleEmptyAxes), then checks axes.size() * 2 == padding.size(): 4 != 0
+    case = Case("Pad", "float32", (3, 4), pads=(), axes=(), opset=18)
+    with pytest.raises(NotExpressibleError, match=r"empty axes input.*HandleEmptyAxes"):
+        PaddingOp.from_onnx(BufferTensorDesc("float32", (3, 4)), [], axes=[])
+    with pytest.raises(NotExpressibleError, match="HandleEmptyAxes"):
+        dml_operator(case)
+    assert "HandleEmptyAxes" in operator_for_type("Pad").inexpressible_reason(case)
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    assert expected_output(case, x).tobytes() == x.tobytes()  # numpy's reading: nothing padded
+    # axes given, not empty: expressible
+    assert dml_operator(Case("Pad", "float32", (3, 4), pads=(1, 1), axes=(1,), opset=18)).end_padding == (
+        0, 0, 0, 1)
 
 
 def test_rank_five_keeps_five() -> None:
