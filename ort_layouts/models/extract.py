@@ -271,26 +271,34 @@ def _forget_dims(inferred: onnx.ModelProto, invented: set[str]) -> None:
                         d.ClearField("dim_param")
 
 
-# the largest Slice step ONNX's data propagation survives: onnx 1.23's crashes the process (a
-# segmentation fault, or its memory without bound) on a constant step of 2^31 or more, which
-# plain shape inference and ONNX Runtime take
+# the Slice steps ONNX's data propagation survives: onnx 1.23's crashes the process (a
+# segmentation fault, or its memory without bound) on a step of 2^31 or more, or of -2^31 - 1 or
+# less (-2^32 takes its memory without bound, -(2^63 - 1) is a segmentation fault), which plain
+# shape inference and ONNX Runtime take
 _DATA_PROP_MAX_STEP = (1 << 31) - 1
+_DATA_PROP_MIN_STEP = -(1 << 31)
 
 
 def _crashes_data_propagation(model: onnx.ModelProto) -> bool:
-    """Whether ``model`` holds a Slice whose constant steps (an initializer, or a Constant
-    node's value, in its graph or an outer one) hold one above ``_DATA_PROP_MAX_STEP``."""
+    """Whether ``model`` holds a Slice whose steps data propagation may crash on: constant
+    steps (an initializer, or a Constant node's value, in its graph or an outer one) outside
+    ``_DATA_PROP_MIN_STEP`` .. ``_DATA_PROP_MAX_STEP``, or steps computed by other nodes (a Shape's
+    dimension of 2^31, say), whose values only the propagation itself would know."""
     constants: dict[str, np.ndarray | onnx.TensorProto | None] = {}
+    inputs: set[str] = set()
     slices: list[str] = []
     for step in walk(model.graph):
         node = step.node
         if node is None:
             constants.update((t.name, t) for t in step.graph.initializer)
+            inputs.update(v.name for v in step.graph.input)
         elif is_constant_node(node):
             constants[node.output[0]] = constant_value(node)
         elif node.op_type == "Slice" and node.domain in ("", "ai.onnx") and len(node.input) > 4:
             slices.append(node.input[4])
     for name in slices:
+        if name and name not in constants and name not in inputs:  # computed: its values are not known here
+            return True
         value = constants.get(name)
         if isinstance(value, onnx.TensorProto):
             if value.data_location == onnx.TensorProto.EXTERNAL:
@@ -300,7 +308,7 @@ def _crashes_data_propagation(model: onnx.ModelProto) -> bool:
             except Exception:  # a tensor that cannot be read: the readers say so
                 continue
         if (value is not None and value.dtype.kind in "iu" and value.size
-                and int(value.max()) > _DATA_PROP_MAX_STEP):
+                and (int(value.max()) > _DATA_PROP_MAX_STEP or int(value.min()) < _DATA_PROP_MIN_STEP)):
             return True
     return False
 

@@ -60,11 +60,51 @@ def test_a_slice_of_a_huge_step_is_read_not_a_crash(
 
 
 @pytest.mark.parametrize(("step", "crashes"), [
-    (2**31 - 1, False), (2**31, True), (-(2**63), False), (1, False),
+    (2**31 - 1, False), (2**31, True), (-(2**31), False), (-(2**31) - 1, True), (-(2**63), True), (1, False),
+    (-1, False),
 ])
 def test_the_crash_guard_takes_steps_from_two_to_the_31(step: int, crashes: bool) -> None:
     assert _crashes_data_propagation(_slice_model(step)) is crashes
     assert _crashes_data_propagation(_slice_model(step, constant_node=True)) is crashes
+
+
+def test_the_crash_guard_takes_steps_that_other_nodes_compute() -> None:
+    model = _slice_model(1, constant_node=True)
+    model.graph.node[0].op_type = "Identity"  # steps = Identity(...): computed, not a constant
+    model.graph.node[0].input.append("x")
+    del model.graph.node[0].attribute[:]
+    assert _crashes_data_propagation(model) is True
+
+
+@pytest.mark.parametrize("step", [-(2**63), -(2**63) + 1, -(2**32)],
+                         ids=["int64-min", "minus-int64-max", "minus-2^32"])
+def test_a_shape_sliced_back_with_a_huge_negative_step_is_read_not_a_crash(tmp_path: Path, step: int) -> None:
+    """onnx's data propagation took memory without bound (-2^63, -2^32) or crashed (-(2^63 - 1))."""
+    def ints(name: str, values: list[int]) -> onnx.TensorProto:
+        return numpy_helper.from_array(np.array(values, np.int64), name)
+
+    graph = helper.make_graph([
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Slice", ["s", "starts", "ends", "axes", "steps"], ["last"]),  # [5]
+        helper.make_node("Concat", ["m1", "last"], ["shape"], axis=0),  # [-1, 5]
+        helper.make_node("Reshape", ["x", "shape"], ["y"], name="r")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4, 5])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [ints("starts", [-1]), ints("ends", [-I64_MAX]), ints("axes", [0]), ints("steps", [step]),
+         ints("m1", [-1])])
+    path = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    done = subprocess.run([sys.executable, "-c", (
+        "import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30)); "
+        "from ort_layouts.frontends.cli import command_line; sys.argv = ['ort-layouts', 'extract', "
+        f"{str(path)!r}, '--json']; command_line()")],
+        capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, (done.returncode, done.stderr[-500:])
+    reshape = next(op for op in json.loads(done.stdout) if op["op_type"] == "Reshape")
+    # x [2,3,4,5] reshaped to [-1, 5]; without data propagation its shape input is not known
+    assert reshape["output_shape"] in (None, [24, 5])
+    slice_node = next(op for op in json.loads(done.stdout) if op["op_type"] == "Slice")
+    assert slice_node["input_shape"] == [4]  # Shape(x), read as plain shape inference reads it
 
 
 def test_the_crash_guard_reads_a_constant_node_s_value_ints_too() -> None:
