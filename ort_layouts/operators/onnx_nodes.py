@@ -336,8 +336,8 @@ def attrs(node: onnx.NodeProto, opset: int) -> dict[str, Any]:
 
 def check_inputs_present(node: onnx.NodeProto, opset: int) -> None:
     """Refuse a node whose inputs the schema of its operator at ``opset`` requires are absent:
-    fewer inputs than it takes, or one named "" (absent) where it is no optional input (not
-    checked where the opset is unknown, 0).
+    fewer inputs than it takes, or one named "" (absent) where it is no optional input; or that
+    has more inputs or outputs than the schema takes (not checked where the opset is unknown, 0).
 
     Raises:
         Flagged: ("input: ...") ONNX Runtime refuses such a model when it loads it (an input
@@ -349,6 +349,12 @@ def check_inputs_present(node: onnx.NodeProto, opset: int) -> None:
     if schema is None or not schema.inputs:
         return
     version = f"{node.op_type}-{schema.since_version}"
+    for what, count, most in (("inputs", len(node.input), schema.max_input),
+                              ("outputs", len(node.output), schema.max_output)):
+        if count > most:  # Split-11 given Split-13's split input, say: it would be read as another node
+            raise Flagged(f"input: {node.op_type} has {count} {what}; valid: at most {most}, as {version} "
+                          f"declares them; ONNX Runtime refuses the model (\"{what[:-1]} size {count} not in "
+                          "range\")")
     if len(node.input) < schema.min_input:
         required = ", ".join(i.name for i in schema.inputs[:schema.min_input])
         raise Flagged(f"input: {node.op_type} has {len(node.input)} inputs {list(node.input)}; valid: at "

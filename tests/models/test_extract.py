@@ -137,6 +137,28 @@ def test_pad_of_an_empty_axes_input_is_flagged_as_the_dml_ep_refuses_it():
     assert any(f.startswith("ep-rejects:") and "HandleEmptyAxes" in f for f in op.flags), op.flags
 
 
+@pytest.mark.parametrize("which", ["split-11-given-a-split-input", "transpose-of-two-outputs"])
+def test_a_node_of_more_inputs_or_outputs_than_its_schema_takes_makes_no_case(which: str) -> None:
+    """It was read as another node (Split-11's split input as absent: parts [3, 3]) and passed."""
+    import onnxruntime as ort
+
+    if which.startswith("split"):
+        node = helper.make_node("Split", ["x", "sp"], ["a", "b"], axis=1)
+        outputs = [_vi("a", TensorProto.FLOAT, None), _vi("b", TensorProto.FLOAT, None)]
+        m = _model([node], [_vi("x", TensorProto.FLOAT, (1, 6, 1))], outputs, [_ints("sp", [2, 4])], opset=11)
+        want = "Split has 2 inputs; valid: at most 1, as Split-11"
+    else:
+        node = helper.make_node("Transpose", ["x"], ["a", "b"], perm=[1, 0])
+        outputs = [_vi("a", TensorProto.FLOAT, None), _vi("b", TensorProto.FLOAT, None)]
+        m = _model([node], [_vi("x", TensorProto.FLOAT, (2, 3))], outputs, opset=13)
+        want = "Transpose has 2 outputs; valid: at most 1, as Transpose-13"
+    with pytest.raises(Exception, match="not in range"):  # ONNX Runtime refuses the model
+        ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    (op,) = extract(m)
+    assert any(f.startswith("input:") and want in f for f in op.flags), op.flags
+    assert op.to_case() is None
+
+
 def test_expand_ort_comment_strides():
     # ORT's comment: physical [2,1,4] desired [2,3,4] -> strides [4,0,1]; Initialize has padded
     # both to 4 dimensions before (leading 1s, stride 0)
