@@ -648,14 +648,14 @@ def _describe_descriptors(args: argparse.Namespace) -> dict[str, Any]:
         out.update(operation="transpose", descriptor=desc, output=BufferTensorDesc(dtype, desc.sizes))
     elif args.broadcast_to is not None:
         from ort_layouts.descriptors.size import packed_strides
+        from ort_layouts.operators.ep_tensor import MIN_DIMENSION_COUNT, padded_desc
         from ort_layouts.operators.expand import expand_operator
 
         if source.effective_strides == packed_strides(source.sizes):  # as the EP's input is: its Expand
-            identity = expand_operator(dtype, source.sizes, args.broadcast_to)
-            desc = identity.input
+            desc = expand_operator(dtype, source.sizes, args.broadcast_to).input
         else:  # another layout: padded to 4 dimensions as the EP pads, then broadcast
-            target = tuple(args.broadcast_to)
-            desc = source.coerce_rank(4).broadcast_to((1,) * (4 - len(target)) + target)
+            target = padded_desc(dtype, args.broadcast_to).sizes
+            desc = source.coerce_rank(MIN_DIMENSION_COUNT).broadcast_to(target)
         out.update(operation="broadcast", descriptor=desc, output=BufferTensorDesc(dtype, desc.sizes))
     elif args.pad is not None:
         from ort_layouts.operators.padding import PaddingOp

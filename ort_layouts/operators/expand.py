@@ -28,6 +28,7 @@ from ort_layouts.descriptors.dtypes import DataType
 from ort_layouts.descriptors.size import packed_strides
 from ort_layouts.operators.base import Candidate, Described, DiagnosisContext, Operator, fmt_ints
 from ort_layouts.operators.case import Case
+from ort_layouts.operators.ep_tensor import padded_desc
 from ort_layouts.operators.identity import IdentityOp
 from ort_layouts.operators.onnx_nodes import (
     Graph,
@@ -40,15 +41,6 @@ from ort_layouts.operators.onnx_nodes import (
 from ort_layouts.operators.shapes import SUITE_SHAPES, rotating
 
 __all__ = ["Expand"]
-
-
-# DmlOperator::Initialize's default minDimensionCount (NchwDimensionCount)
-_MIN_DIMENSION_COUNT = 4
-
-
-def _padded(shape: Sequence[int]) -> tuple[int, ...]:
-    """``shape`` with leading 1s up to :data:`_MIN_DIMENSION_COUNT` dimensions."""
-    return (1,) * max(0, _MIN_DIMENSION_COUNT - len(shape)) + tuple(shape)
 
 
 def expand_operator(dtype: DataType, shape: Sequence[int], target: Sequence[int]) -> IdentityOp:
@@ -64,11 +56,10 @@ def expand_operator(dtype: DataType, shape: Sequence[int], target: Sequence[int]
     if out is None:  # Case.check_case refuses it when a case is made
         raise ShapeError(f"Expand target_shape {list(target)} does not broadcast with the input "
                          f"{list(shape)}")
-    sizes, source_sizes = _padded(out), _padded(shape)
-    source = BufferTensorDesc(dtype, source_sizes)
-    if source_sizes != sizes:
-        source = source.broadcast_to(sizes)
-    return IdentityOp(source, BufferTensorDesc(dtype, sizes))
+    source, output = padded_desc(dtype, shape), padded_desc(dtype, out)
+    if source.sizes != output.sizes:
+        source = source.broadcast_to(output.sizes)
+    return IdentityOp(source, output)
 
 
 def _expand_full(rank: int) -> tuple[int, ...]:

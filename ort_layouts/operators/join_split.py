@@ -38,7 +38,6 @@ import numpy as np
 
 from ort_layouts._errors import NotExpressibleError, ShapeError, a_type
 from ort_layouts.descriptors.buffer_tensor import (
-    MAX_DIMENSION_COUNT,
     BufferTensorDesc,
     check_cpp_name,
     cpp_struct,
@@ -56,6 +55,12 @@ from ort_layouts.operators.desc_fields import (
     read_ints,
     read_tensor,
     read_tensors,
+)
+from ort_layouts.operators.ep_tensor import (
+    MIN_DIMENSION_COUNT,
+    checked_min_dimension_count,
+    padded,
+    padded_desc,
 )
 from ort_layouts.reference.buffers import check_view_lists
 from ort_layouts.reference.compare import views_equal
@@ -76,7 +81,6 @@ __all__ = [
 
 JOIN = "DML_OPERATOR_JOIN"
 SPLIT = "DML_OPERATOR_SPLIT"
-MIN_DIMENSION_COUNT = 4  # DmlOperator::Initialize's default minDimensionCount (NchwDimensionCount)
 
 
 def _axis_in_range(axis: Any, rank: int, what: str) -> int:
@@ -101,26 +105,6 @@ def dml_adjusted_axis(onnx_axis: int, rank: int, dimension_count: int | None = N
     if count < rank:
         raise ShapeError(f"DimensionCount {count} is below the ONNX rank {rank}")
     return _axis_in_range(int(onnx_axis), rank, "ONNX") + count - rank
-
-
-def padded_desc(data_type: DataType | str, shape: Sequence[int],
-                min_dimension_count: int = MIN_DIMENSION_COUNT) -> BufferTensorDesc:
-    """The packed descriptor the EP builds for an ONNX shape: right-aligned to at least
-    ``min_dimension_count`` dimensions with leading 1s, Strides null.
-
-    Raises:
-        DescriptorError: a 0-sized dimension or more than 8 dimensions (the EP's TensorDesc
-            throws for rank > 8).
-    """
-    dims = int_tuple(shape, "shape")
-    count = _min_dimension_count(min_dimension_count)
-    return _padded(DataType.coerce(data_type), dims, count)
-
-
-def _padded(data_type: DataType, dims: tuple[int, ...], count: int) -> BufferTensorDesc:
-    """:func:`padded_desc` of arguments already checked (a DataType, a tuple of ints, a count
-    that :func:`_min_dimension_count` took), as ``from_onnx`` holds them."""
-    return BufferTensorDesc(data_type, (1,) * max(0, count - len(dims)) + dims)
 
 
 def along_axis(whole: BufferTensorDesc, counts: Sequence[int],
@@ -232,13 +216,6 @@ def _check_tensors(what: str, whole: BufferTensorDesc, parts: Sequence[BufferTen
                          f"{whole.sizes[axis]} ({[p.sizes[axis] for p in parts]})")
 
 
-def _min_dimension_count(value: Any) -> int:
-    if not is_integer(value) or not 1 <= value <= MAX_DIMENSION_COUNT:
-        raise ShapeError(f"min_dimension_count {value!r:.80} is not valid; valid: an integer "
-                         f"1..{MAX_DIMENSION_COUNT} (the EP's default is {MIN_DIMENSION_COUNT})")
-    return int(value)
-
-
 def _check_output(output: Any, count: int, operator: str) -> int:
     """``output`` as an int when it numbers one of ``count`` outputs of ``operator``.
 
@@ -303,7 +280,7 @@ class JoinOp:
             raise ShapeError(f"Concat input shapes {input_shapes!r:.80} is {a_type(input_shapes)}; valid: a "
                              "list of shapes, one per input")
         shapes = [int_tuple(s, f"Concat input {k} shape") for k, s in enumerate(input_shapes)]
-        count = _min_dimension_count(min_dimension_count)
+        count = checked_min_dimension_count(min_dimension_count)
         if not shapes:
             raise ShapeError("Concat needs at least one input")
         rank = len(shapes[0])
@@ -321,8 +298,8 @@ class JoinOp:
                 f"every input of the Concat {[list(s) for s in shapes]} is empty: the DML EP binds no "
                 "input, creates no JOIN and writes nothing (the output is empty too)")
         dtype = DataType.coerce(data_type)
-        inputs = tuple(_padded(dtype, shapes[k], count) for k in kept)
-        output = _padded(dtype, tuple(out_shape), count)
+        inputs = tuple(padded(dtype, shapes[k], count) for k in kept)
+        output = padded(dtype, tuple(out_shape), count)
         return cls(inputs, output, a + max(rank, count) - rank, tuple(kept))
 
     @property
@@ -481,7 +458,7 @@ class SplitOp:
         """
         shape = int_tuple(input_shape, "Split input shape")
         sizes = list(int_tuple(parts, "Split parts"))
-        count = _min_dimension_count(min_dimension_count)
+        count = checked_min_dimension_count(min_dimension_count)
         rank = len(shape)
         if rank == 0:
             raise ShapeError("Split of a rank-0 tensor is not defined (ONNX needs rank >= 1)")
@@ -496,8 +473,8 @@ class SplitOp:
                 "(ExecutionProviderImpl::ExecuteOperator), so no output is written, the non-empty ones "
                 "included")
         dtype = DataType.coerce(data_type)
-        outputs = tuple(_padded(dtype, (*shape[:a], p, *shape[a + 1:]), count) for p in sizes)
-        return cls(_padded(dtype, shape, count), outputs, a + max(rank, count) - rank)
+        outputs = tuple(padded(dtype, (*shape[:a], p, *shape[a + 1:]), count) for p in sizes)
+        return cls(padded(dtype, shape, count), outputs, a + max(rank, count) - rank)
 
     @property
     def inputs(self) -> tuple[BufferTensorDesc, ...]:

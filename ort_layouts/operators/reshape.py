@@ -63,6 +63,7 @@ from ort_layouts.operators.base import (
     fmt_ints,
 )
 from ort_layouts.operators.case import Case
+from ort_layouts.operators.ep_tensor import padded_desc
 from ort_layouts.operators.identity import IdentityOp, identity_dict
 from ort_layouts.operators.kernels import flag_no_kernel
 from ort_layouts.operators.onnx_nodes import (
@@ -79,7 +80,6 @@ from ort_layouts.operators.shapes import SUITE_SHAPES, rotating
 
 __all__ = [
     "ReshapeLike",
-    "copy_descriptor",
     "flatten_output_shape",
     "reshape_output_shape",
     "squeeze_output_shape",
@@ -95,7 +95,6 @@ NEGATIVE_AXES_OPSET = 11  # Flatten-11, Squeeze-11, Unsqueeze-11: negative axes
 AXES_INPUT_OPSET = 13  # Squeeze-13, Unsqueeze-13: axes become an int64 input
 ALLOWZERO = "allowzero"  # Case.mode of a Reshape with allowzero=1
 
-_MIN_DIMENSION_COUNT = 4  # DmlOperator::Initialize's default minDimensionCount (NchwDimensionCount)
 
 
 # ---- shapes (the EP's helpers in OperatorHelper.cpp; ONNX agrees) ---------------------------
@@ -201,13 +200,6 @@ def unsqueeze_output_shape(shape: Sequence[int], axes: Sequence[int]) -> tuple[i
     return tuple(1 if i in norm else next(it) for i in range(out_rank))
 
 
-def copy_descriptor(dtype: DataType, shape: Sequence[int]) -> BufferTensorDesc:
-    """The descriptor the DML EP gives both sides of the copy: the input shape, packed,
-    right-aligned to at least 4 dimensions (a scalar is [1, 1, 1, 1])."""
-    shape = tuple(shape)
-    return BufferTensorDesc(dtype, (1,) * max(0, _MIN_DIMENSION_COUNT - len(shape)) + shape)
-
-
 # ---- cases ----------------------------------------------------------------------------------
 def _output_shape(case: Case) -> tuple[int, ...]:
     if case.op == "Reshape":
@@ -307,7 +299,7 @@ class ReshapeLike(Operator):
         reason = _allowzero_reason(case)
         if reason:
             raise NotExpressibleError(reason)
-        desc = copy_descriptor(case.data_type, case.shape)
+        desc = padded_desc(case.data_type, case.shape)
         return IdentityOp(desc, desc)
 
     def reference_output(self, case: Case, input_array: np.ndarray) -> np.ndarray:
@@ -429,7 +421,7 @@ class ReshapeLike(Operator):
                              "the element counts differ")
         check_size(shape or (1,), "input")
         check_size(out_shape or (1,), "output")
-        desc = copy_descriptor(dtype, shape)
+        desc = padded_desc(dtype, shape)
         dml = identity_dict(
             desc, desc, kernel="DmlOperatorCopy", alias=True,
             note="both descriptors are the input's (packed, at least 4D): the output aliases the input "
