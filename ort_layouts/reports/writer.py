@@ -423,7 +423,7 @@ def result_json(result: CaseResult, case_id: str | None = None) -> str:
     if case_id is None:
         case_id = case.id
     try:
-        if (_C_ENCODE is not None and _quick_values(r) == _QUICK_DEFAULTS and type(r.element_count) is int
+        if (_quick_values(r) == _QUICK_DEFAULTS and type(r.element_count) is int
                 and r.element_count != 0 and type(r.seconds) is float
                 and r.seconds != 0.0 and type(r.descriptors) is dict and r.descriptors
                 and type(case_id) is str):
