@@ -900,7 +900,10 @@ def _pipeline(run: _Run, chunks: Iterable[list[tuple[int, _Prepared]]],
             while pending:
                 _judge_pending(run, pending.popleft())
         except KeyboardInterrupt:  # a stop (Ctrl-C, SIGTERM): the batches on the session thread are
-            interrupt_sessions(run.config)  # given up, not waited on as the thread pool shuts down
+            for _, _, queued, _ in pending:  # given up: those queued never start (on DirectML, one
+                if queued is not None:  # would start a new worker), the one running is stopped,
+                    queued.cancel()  # not waited on as the thread pool shuts down
+            interrupt_sessions(run.config)
             raise
         finally:
             run.sessions = None

@@ -204,3 +204,33 @@ def test_batches_queue_ahead_up_to_a_count_and_a_byte_size(
     results = run_cases(cases, provider="cpu", batch_size=2)
     assert all(r.passed for r in results) and events.count("a") == events.count("j") > 6
     assert events.index("j") == attempts_before_first_judge
+
+
+def test_a_stop_while_batches_are_queued_starts_none_of_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C while batches wait on the session thread: the thread pool's shutdown ran each of them
+    (on DirectML each one started a new worker, on the GPU that had just hung). Now none starts
+    after the stop; the one running is stopped by ``interrupt_sessions``."""
+    started: list[float] = []
+    stopped: list[float] = []
+    real_call = _runner._Attempt.__call__
+
+    def slow_call(self: Any) -> Any:
+        import time
+
+        started.append(time.monotonic())
+        time.sleep(0.2)  # the batches queue up behind it
+        return real_call(self)
+
+    def stop_at_first_judge(run: Any, pending: Any) -> None:
+        import time
+
+        stopped.append(time.monotonic())
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_runner._Attempt, "__call__", slow_call)
+    monkeypatch.setattr(_runner, "_judge_pending", stop_at_first_judge)
+    cases = [c for c in standard_suite() if c.op == "Transpose"][:200]
+    with pytest.raises(KeyboardInterrupt):
+        run_cases(cases, provider="cpu", batch_size=20, jobs=1)
+    assert stopped and len(started) >= 1
+    assert [t for t in started if t > stopped[0]] == []  # batch after batch ran after the stop before
