@@ -32,7 +32,7 @@ import numpy as np
 
 from ort_layouts._errors import DataTypeError, NotExpressibleError, OrtLayoutsError, ShapeError
 from ort_layouts.descriptors.dtypes import DataType
-from ort_layouts.engine.recover import Recovery, Rerun
+from ort_layouts.engine.recover import Recovery, Rerun, flat_bits, reference_bits
 from ort_layouts.engine.recover import recover as recover_mismatch
 from ort_layouts.operators.base import Candidate, CandidateResult, DiagnosisContext
 from ort_layouts.operators.case import Case
@@ -179,11 +179,10 @@ def _inexpressible(case: Case, input_array: np.ndarray, acts: Sequence[np.ndarra
     numpy's reading (:meth:`~ort_layouts.operators.base.Operator.reference_outputs`) for NaNs
     rewritten, and its places recovered (the recovery fits such a case in ONNX terms)."""
     try:
-        wanted = operator_for_type(case.op).reference_outputs(case, np.asarray(input_array))
+        expected = reference_bits(case, np.asarray(input_array))
     except OrtLayoutsError:
         return Diagnosis("")
-    expected = np.concatenate([bits_of(np.asarray(w)).reshape(-1) for w in wanted])
-    act_bits = np.concatenate([bits_of(a).reshape(-1) for a in acts])
+    act_bits = flat_bits(acts)
     if expected.size == act_bits.size and bits_equal(expected, act_bits):
         return Diagnosis("")
     return _nans_then_places(case, input_array, acts, expected, act_bits, "", recover=recover, rerun=rerun)

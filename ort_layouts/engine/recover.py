@@ -86,10 +86,12 @@ __all__ = [
     "Recovery",
     "Rerun",
     "fit_affine",
+    "flat_bits",
     "recover",
     "recover_padding",
     "recover_places",
     "recover_story",
+    "reference_bits",
     "source_index_map",
     "unique_inputs",
     "values_story",
@@ -800,11 +802,17 @@ def values_story(dtype: DataType, expected_bits: np.ndarray, actual_bits: np.nda
 
 
 # ---- the whole recovery -----------------------------------------------------------------------
-def _expected_outputs(case: Case, x: np.ndarray) -> list[np.ndarray]:
-    return [np.asarray(o) for o in operator_for_type(case.op).reference_outputs(case, x)]
+def reference_bits(case: Case, x: np.ndarray) -> np.ndarray:
+    """The bits of numpy's reading of ``case`` on input ``x`` (every output's, one after another).
+
+    Raises:
+        OrtLayoutsError: the operator cannot read the case.
+    """
+    return flat_bits(operator_for_type(case.op).reference_outputs(case, x))
 
 
-def _flat_bits(arrays: Sequence[np.ndarray]) -> np.ndarray:
+def flat_bits(arrays: Sequence[np.ndarray]) -> np.ndarray:
+    """The bits of ``arrays``, one after another."""
     return np.concatenate([bits_of(np.asarray(a)) for a in arrays])
 
 
@@ -839,15 +847,15 @@ def recover(case: Case, input_array: np.ndarray, actual: Sequence[np.ndarray], e
     avoid = _written_constants(case)
     if rerun is not None:
         runs = unique_inputs(dtype, x.shape, avoid=avoid)  # (and decoded without them)
-        outs = [_flat_bits([np.asarray(a) for a in rerun(r)]) for r in runs]
+        outs = [flat_bits(rerun(r)) for r in runs]
     elif (np.unique(own).size == own.size and (own != 0).all()
           and not np.isin(own, avoid).any()):  # no element reads as the constant
         runs = [x]
-        outs = [_flat_bits(actual)]
+        outs = [flat_bits(actual)]
     else:
         return None
     observed = source_index_map(dtype, runs, outs, avoid=avoid)
-    wanted = [_flat_bits(_expected_outputs(case, r)) for r in runs]
+    wanted = [reference_bits(case, r) for r in runs]
     expected = source_index_map(dtype, runs, wanted, avoid=avoid)
     return _places(case, observed, expected, outs[0], wanted[0])
 
