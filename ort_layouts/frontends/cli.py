@@ -1286,9 +1286,7 @@ def _release_root_report(root: Path) -> list[Path]:
 
     if not (root / report.META_FILE).exists() and not (root / report.RESULTS_FILE).exists():
         return []
-    names = (report.RESULTS_FILE, report.META_FILE, report.JSON_FILE, report.JUNIT_FILE, report.HTML_FILE,
-             report.SHARDS_FILE)
-    return [root / name for name in names if (root / name).exists()]
+    return [root / name for name in (*report.REPORT_FILES, report.SHARDS_FILE) if (root / name).exists()]
 
 
 def _clear_release_root(root: Path, *, force: bool, command: str) -> None:

@@ -66,8 +66,10 @@ __all__ = [
     "JSON_FILE",
     "JUNIT_FILE",
     "META_FILE",
+    "REPORT_FILES",
     "RESULTS_FILE",
     "SHARDS_FILE",
+    "SUMMARY_FILES",
     "Coverage",
     "Report",
     "atomic_write_bytes",
@@ -85,6 +87,8 @@ JSON_FILE = "report.json"
 JUNIT_FILE = "junit.xml"
 HTML_FILE = "report.html"
 SHARDS_FILE = "shards.json"  # of a report merged from shards: where each shard ran
+SUMMARY_FILES = (JSON_FILE, JUNIT_FILE, HTML_FILE)  # what the writer makes of the results
+REPORT_FILES = (RESULTS_FILE, META_FILE, *SUMMARY_FILES)  # every file a run's report holds
 FSYNC_INTERVAL_S = 0.2  # results.jsonl reaches the disk this long after an append at most
 
 _STATUS_OF = operator.attrgetter("status")

@@ -60,8 +60,10 @@ from ort_layouts.reports.report import (
     META_FILE,
     RAN_ON_KEYS,
     REPLACE_WHILE_OPEN,
+    REPORT_FILES,
     RESULTS_FILE,
     SHARDS_FILE,
+    SUMMARY_FILES,
     Coverage,
     Report,
     Totals,
@@ -720,7 +722,7 @@ class ReportWriter:
             if not self.resumed:
                 results_path.write_bytes(b"")
                 # the old report's summaries, and the listing of the shards it was merged from
-                for name in (JSON_FILE, JUNIT_FILE, HTML_FILE, SHARDS_FILE):
+                for name in (*SUMMARY_FILES, SHARDS_FILE):
                     (self.directory / name).unlink(missing_ok=True)
             # meta.json in place on its own, before the summaries: summaries that fail to be written
             # leave this run's meta beside the emptied results.jsonl, never the earlier run's
@@ -1308,7 +1310,7 @@ def _refuse_existing(directory: Path, selection: Mapping[str, Any], planned: lis
 
 def _check_report_files(directory: Path) -> None:
     """Refuse a report file in ``directory`` that is not a regular file (a directory)."""
-    for name in (RESULTS_FILE, META_FILE, JSON_FILE, JUNIT_FILE, HTML_FILE):
+    for name in REPORT_FILES:
         path = directory / name
         if path.exists() and not path.is_file():
             raise ReportError(
