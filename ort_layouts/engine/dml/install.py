@@ -549,7 +549,7 @@ def setup_dml(*, home: str | os.PathLike[str] | None = None, mesa: str | Sequenc
     # the stack set up and checked is the private one: never the run-time choices of
     # ORT_LAYOUTS_DML_VK_ICD (another Vulkan driver) or ORT_LAYOUTS_DML_DIRECTML_VERSION (another
     # release's folder, which the base DLLs would overwrite)
-    folder = Path(home).expanduser().absolute() if home is not None else dml_home()  # absolute, for Wine
+    folder = dml_home(home)  # absolute, for Wine
     stack = DmlStack(folder, series[0], None, "")
     stack.home.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()

@@ -182,13 +182,16 @@ class DmlStackMissingError(ProviderError):
         self.missing = missing
 
 
-def dml_home() -> Path:
-    """The folder that holds the private parts of the stack: ``$ORT_LAYOUTS_DML_HOME`` (a
-    relative one from the working directory), else ``ort_layouts/dml`` in ``$XDG_CACHE_HOME``
-    (ignored when relative, as the XDG spec says) or ``~/.cache``. Always absolute: the worker
-    runs in its own folder, and Wine takes no relative prefix."""
-    if os.environ.get(ENV_HOME):
-        return Path(os.environ[ENV_HOME]).expanduser().absolute()
+def dml_home(home: str | os.PathLike[str] | None = None) -> Path:
+    """The folder that holds the private parts of the stack: ``home`` when given, else
+    ``$ORT_LAYOUTS_DML_HOME`` (either, when relative, from the working directory), else
+    ``ort_layouts/dml`` in ``$XDG_CACHE_HOME`` (ignored when relative, as the XDG spec says) or
+    ``~/.cache``. Always absolute: the worker runs in its own folder, and Wine takes no
+    relative prefix."""
+    if home is None and os.environ.get(ENV_HOME):
+        home = os.environ[ENV_HOME]
+    if home is not None:
+        return Path(home).expanduser().absolute()
     cache = os.environ.get("XDG_CACHE_HOME", "")
     if not os.path.isabs(cache):
         cache = str(Path.home() / ".cache")
@@ -271,7 +274,7 @@ class DmlStack:
         if version:
             check_directml_version(version)
         # absolute: the worker runs in the stack's folder, which a relative path is not read from
-        return cls(Path(home).expanduser().absolute() if home is not None else dml_home(), mesa,
+        return cls(dml_home(home), mesa,
                    Path(icd).expanduser().absolute() if icd is not None else None, version)
 
     @property
