@@ -91,10 +91,20 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
     KnownIssue(
         provider="DmlExecutionProvider", op="Pad", data_types=(DataType.FLOAT16,),
         signatures=("output matches the constant replaced by 0xffff",),
+        reason="seen with DirectML 1.15.4 (ONNX Runtime 1.24.4's DML EP) on Wine/vkd3d 1.6, on Mesa "
+               "lavapipe and on an NVIDIA H100: a float16 Pad-10 (the constant as the float 'value' "
+               "attribute) pads with 0xFFFF (a NaN) instead of a non-zero constant. The DML EP writes "
+               "that float's 32 bits into PaddingValue.Float32 for a FLOAT16 tensor "
+               "(CastToClampedScalarUnion<float>), where from opset 11 (the constant as a float16 "
+               "input) it copies the float16 bits, and the constant is right", opset_below=PAD_INPUTS_OPSET),
+    KnownIssue(
+        provider="DmlExecutionProvider", op="Pad", data_types=tuple(DataType),
+        signatures=("output matches the negative start padding taken as unsigned",),
         reason="seen with DirectML 1.15.4 (ONNX Runtime 1.24.4's DML EP) on Wine/vkd3d 1.6 and Mesa "
-               "lavapipe: a float16 Pad-10 (the constant as the float 'value' attribute) pads with "
-               "0xFFFF (a NaN) instead of the constant; from opset 11 (the constant as a float16 "
-               "input) the constant is right", opset_below=PAD_INPUTS_OPSET),
+               "lavapipe: from opset 11 the DML EP runs a Pad that crops, its PaddingHelper keeping the "
+               "negative pads in uint32 (DmlOperatorPadding passes them to DML_PADDING1 as 2^32 - k); "
+               "a constant or edge Pad that crops at the start reads every position along that axis as "
+               "past the input's end; crops at the end, and reflect, come out right"),
 )
 
 

@@ -185,8 +185,8 @@ class _Prepared:
     def plan(self, provider: str) -> str:
         """Find the case's DirectML operator and descriptors; return the reason the case is
         unsupported on ``provider`` ("" when it runs). DirectML cannot express some cases (a
-        Pad that crops): on the DML EP they are unsupported, unless the EP runs them without
-        DirectML (an empty tensor); elsewhere their outputs come from numpy's reading."""
+        Pad that crops): on the DML EP they are unsupported, unless the EP runs them anyway
+        (an empty tensor, a Pad-11 that crops); their outputs come from numpy's reading."""
         if self.planned:
             return ""
         start = time.perf_counter()
@@ -198,7 +198,7 @@ class _Prepared:
                     "expected_output describe the case")
         reason = operator.inexpressible_reason(case)
         if reason:
-            if provider == DML and not operator.skips_dispatch(case):
+            if provider == DML and not operator.ep_runs_inexpressible(case):
                 self.descriptors = self._known_descriptors()
                 return reason
         else:

@@ -195,7 +195,7 @@ class Operator:
 
     def inexpressible_reason(self, case: Case) -> str:
         """Why DirectML cannot express the case at all ("" when it can): the DML EP cannot run
-        it (or, when :meth:`skips_dispatch`, runs it without DirectML), and the EPs are compared
+        it (or, when :meth:`ep_runs_inexpressible`, runs it anyway), and the EPs are compared
         with :meth:`reference_outputs`. By default: a tensor over DirectML's limits
         (:meth:`limits_reason`), or an empty tensor (:meth:`empty_reason`)."""
         return self.limits_reason(case) or self.empty_reason(case)
@@ -236,6 +236,13 @@ class Operator:
         ONNX Runtime still returns outputs of ONNX's shapes, which nothing has written: correct
         when they are empty, not when one holds elements (a Pad of an empty input)."""
         return self.has_empty_tensor(case)
+
+    def ep_runs_inexpressible(self, case: Case) -> bool:
+        """Whether the DML EP runs a case DirectML cannot express (:meth:`inexpressible_reason`)
+        instead of refusing it; such a case runs on the DML EP too, and its outputs are compared
+        with :meth:`reference_outputs`. By default: when it dispatches nothing
+        (:meth:`skips_dispatch`)."""
+        return self.skips_dispatch(case)
 
     def has_empty_tensor(self, case: Case) -> bool:
         """Whether an input or output of the case has a zero-sized dimension."""
@@ -326,6 +333,13 @@ class Operator:
     # ---- diagnosis ------------------------------------------------------------------------
     def diagnosis_candidates(self, ctx: DiagnosisContext) -> Iterator[Candidate]:
         """Alternatives that reproduce typical bugs of this operator, most telling first."""
+        return iter(())
+
+    def inexpressible_candidates(self, case: Case, input_array: np.ndarray) -> Iterator[
+            tuple[str, Callable[[], np.ndarray]]]:
+        """For a case DirectML cannot express that the DML EP runs all the same
+        (:meth:`ep_runs_inexpressible`): readings the EP's descriptors may get, each a name and
+        a function giving its output (one array), most telling first."""
         return iter(())
 
     # ---- real models ----------------------------------------------------------------------

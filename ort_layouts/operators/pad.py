@@ -38,6 +38,7 @@ from ort_layouts.operators.base import (
     fmt_ints,
 )
 from ort_layouts.operators.case import Case
+from ort_layouts.operators.ep_tensor import MIN_DIMENSION_COUNT
 from ort_layouts.operators.kernels import flag_no_kernel
 from ort_layouts.operators.onnx_nodes import (
     Flagged,
@@ -114,6 +115,16 @@ def _pad_value_bytes(case: Case) -> bytes:
     if is_nibble(case.data_type):
         return nibble_values(np.array([raw[0] & 0x0F], dtype=np.uint8), case.data_type).tobytes()
     return raw
+
+
+def _ep_padding(case: Case) -> tuple[str, str]:
+    """The DML EP's StartPadding and EndPadding of a Pad, printed: ONNX's pads in uint32 (a
+    negative pad wraps to 2^32 - k), with the leading zeros of DmlOperator::Initialize's
+    4 dimensions."""
+    begins, ends = split_onnx_pads(case.pads or (), case.rank, case.axes)
+    lead = (0,) * max(MIN_DIMENSION_COUNT - case.rank, 0)
+    start, end = (fmt_ints(p % 2**32 for p in lead + pads) for pads in (begins, ends))
+    return start, end
 
 
 def _pad_value(case: Case) -> np.ndarray | None:
@@ -264,10 +275,61 @@ class Pad(Operator):
         return tuple(n + b + e for n, b, e in zip(case.shape, begins, ends, strict=True))
 
     def inexpressible_reason(self, case: Case) -> str:
-        if has_negative_pads(case):
+        reason = empty_axes_reason(case.axes)
+        if reason or not has_negative_pads(case):
+            return reason or super().inexpressible_reason(case)
+        if not self.ep_runs_inexpressible(case):
             return ("negative pads (cropping) cannot be expressed as DML_OPERATOR_PADDING1 "
-                    "(unsigned start/end padding); the DML EP cannot run this Pad")
-        return empty_axes_reason(case.axes) or super().inexpressible_reason(case)
+                    "(unsigned start/end padding); the DML EP does not take this Pad before opset "
+                    f"{PAD_INPUTS_OPSET}")
+        start, end = _ep_padding(case)
+        return ("negative pads (cropping) cannot be expressed as DML_OPERATOR_PADDING1 "
+                f"(unsigned start/end padding); from opset {PAD_INPUTS_OPSET} the DML EP runs this Pad "
+                "all the same, its PaddingHelper keeping the pads in uint32: StartPadding "
+                f"{start}, EndPadding {end} (the output's sizes wrap to ONNX's), which DirectML's "
+                "documentation gives no meaning; the output is compared with ONNX's")
+
+    def ep_runs_inexpressible(self, case: Case) -> bool:
+        """An empty tensor, and a Pad that crops from opset 11: the DML EP's PaddingHelper
+        reads the pads input into int32 and keeps them in its uint32 StartPadding and
+        EndPadding, and DirectML takes the wrapped values (its size check wraps alike). The
+        real DML EP ran every such suite case here; a Pad-10 that crops it leaves to another
+        EP."""
+        if super().ep_runs_inexpressible(case):
+            return True
+        return (has_negative_pads(case) and not empty_axes_reason(case.axes)
+                and not self.limits_reason(case)
+                and (case.opset is None or case.opset >= PAD_INPUTS_OPSET))
+
+    def inexpressible_candidates(self, case: Case, input_array: np.ndarray) -> Iterator[
+            tuple[str, Callable[[], np.ndarray]]]:
+        """A Pad that crops at the start, read as the DML EP's uint32 StartPadding says: every
+        position along a cropped axis lies before 2^32 - k, and is read as past the input's
+        end (constant: the constant; edge: the input's last element there). Seen on the real
+        DML EP (its constant and edge Pads that crop at the start); reflect and crops at the
+        end come out right."""
+        begins, _ = split_onnx_pads(case.pads or (), case.rank, case.axes)
+        cropped = [axis for axis, b in enumerate(begins) if b < 0]
+        if not cropped or case.mode not in ("constant", "edge"):
+            return
+        x = np.asarray(input_array)
+        if is_nibble(case.data_type):
+            x = x.astype(values_dtype(case.data_type), copy=False)
+        shape = self.output_shape(case)
+
+        def past_end() -> np.ndarray:
+            uint = np.dtype(f"u{x.dtype.itemsize}")
+            if case.mode == "constant":
+                value = np.frombuffer(_pad_value_bytes(case), dtype=uint.newbyteorder("<"))[0]
+                return np.full(shape, value, dtype=uint).view(x.dtype)
+            maps = [np.full(m, n - 1) if b < 0 else np.clip(np.arange(m) - b, 0, n - 1)
+                    for n, m, b in zip(x.shape, shape, begins, strict=True)]
+            return np.ascontiguousarray(x[np.ix_(*maps)])
+
+        yield (f"the negative start padding taken as unsigned (StartPadding {_ep_padding(case)[0]}): "
+               "every position "
+               f"along axes {cropped} read as past the input's end "
+               f"({'the constant' if case.mode == 'constant' else 'its last element'})", past_end)
 
     def dml_operator(self, case: Case) -> PaddingOp:
         return padding_for(BufferTensorDesc(case.data_type, case.shape), case.pads or (),

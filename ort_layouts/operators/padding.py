@@ -357,7 +357,8 @@ class PaddingOp:
         if negative:
             raise NotExpressibleError(
                 f"pads {list(pads)} crop ({', '.join(negative)}); DirectML's PADDING1 takes unsigned "
-                "start/end padding, so the DML EP cannot run this Pad")
+                "start/end padding (the DML EP does not take such a Pad before opset 11, and from 11 "
+                "passes the pads wrapped to uint32, which DirectML's documentation gives no meaning)")
         if not is_integer(min_dimension_count) or not 1 <= min_dimension_count <= MAX_DIMENSION_COUNT:
             raise DescriptorError("dimension-count", min_dimension_count,
                                   f"min_dimension_count {min_dimension_count!r:.80} is not valid; valid: an "

@@ -417,3 +417,17 @@ def test_a_case_directml_cannot_express_is_still_diagnosed_from_numpy_s_reading(
     text = explain(scalar, signalling, quieted).text
     assert text.startswith("output matches the input with signalling NaNs quieted (1 element(s) gained the "
                            "quiet bit 0x200)"), text
+
+
+def test_a_start_crop_read_as_past_the_end_is_named() -> None:
+    """What the DML EP gave for a Pad that crops row 0 of a 3x4 input (seen on DirectML 1.15.4):
+    the constant everywhere, or with edge the last row twice; ONNX keeps rows 1 and 2. Another
+    wrong output (row 0 twice) is not that reading."""
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    constant = Case("Pad", "float32", (3, 4), pads=(-1, 0, 0, 0))
+    edge = Case("Pad", "float32", (3, 4), pads=(-1, 0, 0, 0), mode="edge")
+    named = "output matches the negative start padding taken as unsigned (StartPadding [0, 0, 4294967295, 0])"
+    assert diagnose(constant, x, np.zeros((2, 4), np.float32)).startswith(named)
+    assert diagnose(edge, x, x[[2, 2]]).startswith(named)
+    assert diagnose(edge, x, x[1:]) == ""
+    assert not diagnose(edge, x, x[[0, 0]], recover=False).startswith(named)

@@ -35,7 +35,8 @@ def test_a_case_without_a_directml_operator_has_no_descriptors() -> None:
 
 
 @pytest.mark.parametrize("case", [Case("Transpose", "float32", (), perm=()),
-                                  Case("Pad", "float32", (3, 4), pads=(-1, 0, 0, 1), mode="constant")],
+                                  Case("Pad", "float32", (3, 4), pads=(-1, 0, 0, 1), mode="constant",
+                                       opset=10)],
                          ids=["rank-0-transpose", "cropping-pad"])
 def test_a_case_directml_cannot_express_is_unsupported_there_without_descriptors(case: Case) -> None:
     """On the DML EP, which reports such a case unsupported (its plan says why), it has no
@@ -46,3 +47,16 @@ def test_a_case_directml_cannot_express_is_unsupported_there_without_descriptors
 
     prepared = _Prepared(case, operator_for_type(case.op))
     assert prepared.plan(DML) and prepared.descriptors == {}
+
+
+def test_a_pad_that_crops_from_opset_11_runs_on_the_dml_ep_against_onnx_s_reading() -> None:
+    """The DML EP runs it (its pads wrapped to uint32): planned, with no DirectML descriptors,
+    its expected output numpy's reading (ONNX's)."""
+    from ort_layouts.engine.providers import DML
+    from ort_layouts.engine.runner import _Prepared
+    from ort_layouts.operators.registry import operator_for_type
+
+    case = Case("Pad", "float32", (3, 4), pads=(-1, 0, 0, 1), opset=11)
+    prepared = _Prepared(case, operator_for_type(case.op))
+    assert prepared.plan(DML) == "" and prepared.descriptors == {}
+    assert "4294967295" in prepared.reason

@@ -160,3 +160,34 @@ def test_integer_data_is_refused_before_opset_11_as_pad_2_takes_floats_only(dtyp
     onnx.checker.check_model(model, full_check=True)  # Pad-11 takes it
     float_case = Case("Pad", "float16", (3, 2), pads=(1, 0, 0, 0), opset=10)
     onnx.checker.check_model(build_model([float_case]), full_check=True)
+
+
+def test_the_dml_ep_runs_a_pad_that_crops_from_opset_11_with_its_pads_wrapped_to_uint32() -> None:
+    """PaddingHelper reads the pads input into int32 and keeps them in uint32 StartPadding and
+    EndPadding: -1 is 2^32 - 1 = 4294967295, after the two leading zeros of 4 dimensions. The
+    Pad-10 path (pads an attribute) leaves such a node to another EP."""
+    pad = operator_for_type("Pad")
+    crop = Case("Pad", "float32", (3, 4), pads=(-1, 1, 1, -2))
+    assert pad.ep_runs_inexpressible(crop)
+    wrapped = "StartPadding [0, 0, 4294967295, 1], EndPadding [0, 0, 1, 4294967294]"
+    assert wrapped in pad.inexpressible_reason(crop)
+    old = Case("Pad", "float32", (3, 4), pads=(-1, 1, 1, -2), opset=10)
+    assert not pad.ep_runs_inexpressible(old)
+    assert "does not take this Pad before opset 11" in pad.inexpressible_reason(old)
+    assert not pad.ep_runs_inexpressible(Case("Pad", "float32", (3, 4), pads=(1, 1, 1, 2)))
+
+
+def test_a_start_crop_read_as_past_the_end_is_the_one_reading_offered() -> None:
+    """Worked by hand on [[0, 1, 2], [3, 4, 5]]: cropping row 0 read as 'past the end' gives the
+    constant (constant mode) or the last row (edge); a crop at the end, or reflect, has none."""
+    pad = operator_for_type("Pad")
+    constant = Case("Pad", "float32", (2, 3), pads=(-1, 0, 0, 1), mode="constant", pad_value_hex="0000c03f")
+    ((name, make),) = list(pad.inexpressible_candidates(constant, X))
+    assert "axes [0]" in name and "(the constant)" in name
+    assert np.array_equal(make(), np.full((1, 4), 1.5, np.float32))
+    edge = Case("Pad", "float32", (2, 3), pads=(-1, 1, 0, 0), mode="edge")
+    ((name, make),) = list(pad.inexpressible_candidates(edge, X))
+    assert "(its last element)" in name and np.array_equal(make(), [[3, 3, 4, 5]])
+    for case in (Case("Pad", "float32", (2, 3), pads=(0, 0, -1, 0)),
+                 Case("Pad", "float32", (2, 3), pads=(-1, 0, 0, 0), mode="reflect")):
+        assert list(pad.inexpressible_candidates(case, X)) == []

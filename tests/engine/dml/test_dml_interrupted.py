@@ -120,7 +120,8 @@ def test_a_stopped_run_resumed_twice_ends_as_a_run_never_stopped(tmp_path: Path)
     done = _validate("--report", str(whole))
     assert done.returncode == 0, done.stderr.decode()
     expected = _verdicts(whole)
-    assert len(expected) > 100 and {s for s, _ in expected.values()} == {"pass", "unsupported"}
+    # the mismatches: Pads that crop at the start, which the DML EP runs wrongly (a known issue)
+    assert len(expected) > 100 and {s for s, _ in expected.values()} == {"pass", "mismatch"}
 
     report = tmp_path / "r"
     first = _stopped_after(report, 20, signal.SIGINT)
