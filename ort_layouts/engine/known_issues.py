@@ -100,9 +100,10 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
     KnownIssue(
         provider="DmlExecutionProvider", op="Pad", data_types=tuple(DataType),
         signatures=("output matches the negative start padding taken as unsigned",),
-        reason="seen with DirectML 1.15.4 (ONNX Runtime 1.24.4's DML EP) on Wine/vkd3d 1.6 and Mesa "
-               "lavapipe: from opset 11 the DML EP runs a Pad that crops, its PaddingHelper keeping the "
-               "negative pads in uint32 (DmlOperatorPadding passes them to DML_PADDING1 as 2^32 - k); "
+        reason="seen with DirectML 1.9.1, 1.13.1 and 1.15.4 alike (ONNX Runtime 1.24.4's DML EP) on "
+               "Wine/vkd3d 1.6 and Mesa lavapipe: from opset 11 the DML EP runs a Pad that crops, its "
+               "PaddingHelper keeping the negative pads in uint32 (DmlOperatorPadding passes them to "
+               "DML_PADDING1 as 2^32 - k); "
                "a constant or edge Pad that crops at the start reads every position along that axis as "
                "past the input's end; crops at the end, and reflect, come out right"),
 )
