@@ -347,9 +347,51 @@ def _infer(model: onnx.ModelProto, source: str) -> onnx.ModelProto:
     (:func:`_crashes_data_propagation`); a model that would abort the inference itself
     (:func:`_aborts_inference`) is refused.
 
+    A shape the model declares for a tensor inside a graph (its ``value_info``) is a hint: where
+    inference without those declarations gives the tensor a whole shape, that shape is the
+    one kept (a stale declaration would otherwise win, and every shape after it follow it;
+    ONNX Runtime infers too, and warns). A declaration stays where inference alone gives
+    nothing whole (after a node it has no schema for).
+
     Raises:
         ModelError: the inference failed, or would abort the process."""
     refuse_aborting_inference(model, source)
+    inferred = _infer_as_declared(model, source)
+    if not any(step.graph.value_info for step in walk(model.graph) if step.node is None):
+        return inferred
+    bare = onnx.ModelProto()
+    bare.CopyFrom(model)
+    for step in walk(bare.graph):
+        if step.node is None:
+            del step.graph.value_info[:]
+    try:
+        fresh = _infer_as_declared(bare, source)
+    except ModelError:
+        return inferred
+    named = _dim_params(model)
+    graphs = [step.graph for step in walk(inferred.graph) if step.node is None]
+    fresh_graphs = [step.graph for step in walk(fresh.graph) if step.node is None]
+    for graph, fresh_graph in zip(graphs, fresh_graphs, strict=True):
+        whole = {v.name: v for v in fresh_graph.value_info if _whole_shape(v, named)}
+        for value in graph.value_info:
+            found = whole.pop(value.name, None)
+            if found is not None:
+                value.CopyFrom(found)
+        graph.value_info.extend(whole.values())
+    return inferred
+
+
+def _whole_shape(value: onnx.ValueInfoProto, named: set[str]) -> bool:
+    """Whether ``value`` has a shape whose every dimension is a value or one of the model's
+    dim_params ``named`` (not a name the inference made up for a dimension it could not
+    compute)."""
+    tensor = value.type.tensor_type
+    return tensor.HasField("shape") and all(
+        d.HasField("dim_value") or (d.dim_param != "" and d.dim_param in named) for d in tensor.shape.dim)
+
+
+def _infer_as_declared(model: onnx.ModelProto, source: str) -> onnx.ModelProto:
+    """:func:`_infer`'s inference of ``model`` as it is, declared shapes included."""
     try:
         if _crashes_data_propagation(model):
             return shape_inference.infer_shapes(model)
