@@ -56,6 +56,7 @@ from ort_layouts.operators.padding import (
     PaddingMode,
     PaddingOp,
     empty_axes_reason,
+    ep_value_union,
     padding_for,
     split_onnx_pads,
 )
@@ -332,8 +333,9 @@ class Pad(Operator):
                f"({'the constant' if case.mode == 'constant' else 'its last element'})", past_end)
 
     def dml_operator(self, case: Case) -> PaddingOp:
-        return padding_for(BufferTensorDesc(case.data_type, case.shape), case.pads or (),
-                           mode=case.mode, value_hex=case.pad_value_hex, axes=case.axes)
+        op = padding_for(BufferTensorDesc(case.data_type, case.shape), case.pads or (), mode=case.mode,
+                         value_hex=case.pad_value_hex, axes=case.axes)
+        return ep_value_union(op, case.opset)
 
     def reference_output(self, case: Case, input_array: np.ndarray) -> np.ndarray:
         """np.pad (ONNX's own reference implementation), extended to negative pads as ONNX
@@ -562,8 +564,8 @@ class Pad(Operator):
         begins, ends = _split_pads(shape, pads, axes)  # a crop past a size: ONNX Runtime fails the node
         out_shape = tuple(n + b + e for n, b, e in zip(shape, begins, ends, strict=True))
         try:
-            op = PaddingOp.from_onnx(BufferTensorDesc(dtype, shape), pads, mode=mode, value=value,
-                                     axes=axes)
+            op = ep_value_union(PaddingOp.from_onnx(BufferTensorDesc(dtype, shape), pads, mode=mode,
+                                                    value=value, axes=axes), opset)
         except NotExpressibleError as e:
             flags.append(f"{'ep-rejects' if empty_axes_reason(axes) else 'negative-pads'}: {e}")
             return out_shape, None, {}, False

@@ -15,7 +15,7 @@ import functools
 import math
 import numbers
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -42,7 +42,8 @@ from ort_layouts.reference.buffers import check_views, is_nibble
 from ort_layouts.reference.compare import views_equal
 from ort_layouts.reference.copy import strided_copy
 
-__all__ = ["PADDING1", "PaddingMode", "PaddingOp", "check_value", "empty_axes_reason", "padding_for",
+__all__ = ["PADDING1", "PaddingMode", "PaddingOp", "check_value", "empty_axes_reason", "ep_value_union",
+           "padding_for",
            "source_index", "split_onnx_pads"]
 
 PADDING1 = "DML_OPERATOR_PADDING1"
@@ -280,7 +281,11 @@ class PaddingOp:
     """DML_PADDING1_OPERATOR_DESC: input and output descriptors, per-axis padding, mode, value.
 
     ``padding_value_bytes`` holds the constant in the tensor's own data type (little-endian),
-    so NaN payloads and -0.0 survive exactly.
+    so NaN payloads and -0.0 survive exactly. ``padding_value_union`` holds PaddingValue's bytes
+    where the DML EP writes other bytes than those (b"" elsewhere): for a float16 Pad before
+    opset 11, whose constant is the float ``value`` attribute, ``CastToClampedScalarUnion<float>``
+    writes the float into the union's ``Float32`` member, so these are its float32 bytes
+    (:func:`ep_value_union`); the reference executor pads with the constant itself.
     """
 
     input: BufferTensorDesc
@@ -289,6 +294,7 @@ class PaddingOp:
     end_padding: tuple[int, ...]
     mode: PaddingMode = PaddingMode.CONSTANT
     padding_value_bytes: bytes = b""
+    padding_value_union: bytes = b""
 
     def __post_init__(self) -> None:
         check_tensor(self.input, "PaddingOp input")
@@ -299,6 +305,12 @@ class PaddingOp:
                                   f"{a_type(self.padding_value_bytes)}; valid: bytes (the constant's "
                                   "little-endian bytes, b'' for 0)")
         object.__setattr__(self, "padding_value_bytes", bytes(self.padding_value_bytes))
+        union = self.padding_value_union
+        if not isinstance(union, (bytes, bytearray)) or len(union) > 8:
+            raise DescriptorError("padding-value", union,
+                                  f"padding_value_union {union!r:.80} is not valid; valid: bytes, at "
+                                  "most the 8 of DML_SCALAR_UNION (b'' when it holds the constant)")
+        object.__setattr__(self, "padding_value_union", bytes(union))
         object.__setattr__(self, "mode", PaddingMode(self.mode))
         object.__setattr__(self, "start_padding", int_tuple(self.start_padding, "start_padding"))
         object.__setattr__(self, "end_padding", int_tuple(self.end_padding, "end_padding"))
@@ -477,6 +489,8 @@ class PaddingOp:
             "end_padding": list(self.end_padding),
             "mode": self.mode.name,
             "padding_value_hex": self.padding_value_bytes.hex(),
+            **({"padding_value_union_hex": self.padding_value_union.hex()}
+               if self.padding_value_union else {}),
         }
 
     def to_cpp(self, name: str = "padding") -> str:
@@ -489,7 +503,8 @@ class PaddingOp:
         """
         check_cpp_name(name)
         n = self.dimension_count
-        raw = self.padding_value_bytes or bytes(self.input.data_type.to_numpy().itemsize)
+        raw = (self.padding_value_union or self.padding_value_bytes
+               or bytes(self.input.data_type.to_numpy().itemsize))
         union = ", ".join(f"0x{b:02x}" for b in raw.ljust(8, b"\0"))
         lines = [self.input.to_cpp(f"{name}Input"), self.output.to_cpp(f"{name}Output"),
                  f"UINT {name}StartPadding[{n}] = {{{', '.join(map(str, self.start_padding))}}};",
@@ -514,19 +529,41 @@ class PaddingOp:
                 bytes), or the operator is not valid (as the constructor checks it).
         """
         fields = read_desc_dict(data, PADDING1, required=("input", "output", "start_padding", "end_padding",
-                                                          "mode"), optional=("padding_value_hex",))
-        hex_text = fields.get("padding_value_hex", "")
-        try:
-            value = bytes.fromhex(hex_text) if isinstance(hex_text, str) else None
-        except ValueError:
-            value = None
-        if value is None:
-            raise DescriptorError("dict-field", hex_text,
-                                  f"{PADDING1} padding_value_hex {hex_text!r:.80} is no hexadecimal bytes; "
-                                  "valid: the constant's little-endian bytes in hex, e.g. '0000803f' (1.0)")
+                                                          "mode"),
+                                optional=("padding_value_hex", "padding_value_union_hex"))
+        value, union = (_hex_field(fields, name) for name in ("padding_value_hex", "padding_value_union_hex"))
         return cls(read_tensor(fields, "input", PADDING1), read_tensor(fields, "output", PADDING1),
                    read_ints(fields, "start_padding", PADDING1), read_ints(fields, "end_padding", PADDING1),
-                   read_enum(fields, "mode", PADDING1, PaddingMode), value)
+                   read_enum(fields, "mode", PADDING1, PaddingMode), value, union)
+
+
+def _hex_field(fields: Mapping[str, Any], name: str) -> bytes:
+    """The bytes of a PADDING1 dict's hexadecimal field ``name`` (b"" when absent).
+
+    Raises:
+        DescriptorError: it is no hexadecimal bytes."""
+    hex_text = fields.get(name, "")
+    try:
+        value = bytes.fromhex(hex_text) if isinstance(hex_text, str) else None
+    except ValueError:
+        value = None
+    if value is None:
+        raise DescriptorError("dict-field", hex_text,
+                              f"{PADDING1} {name} {hex_text!r:.80} is no hexadecimal bytes; "
+                              "valid: little-endian bytes in hex, e.g. '0000803f' (1.0)")
+    return value
+
+
+def ep_value_union(op: PaddingOp, opset: int | None) -> PaddingOp:
+    """``op`` with the PaddingValue the DML EP writes for a Pad of ``opset`` (None: the
+    newest): before opset 11 the constant is a float attribute, which
+    ``CastToClampedScalarUnion<float>`` writes into ``Float32`` for a FLOAT16 tensor too
+    (``DmlOperatorPadding.cpp``); from 11 ``ReadScalarTensorData`` copies the tensor's own bytes."""
+    if (opset is None or opset >= 11 or op.input.data_type != DataType.FLOAT16
+            or op.mode != PaddingMode.CONSTANT):
+        return op
+    value = np.frombuffer(op.padding_value_bytes or bytes(2), dtype="<f2").astype("<f4")
+    return dataclasses.replace(op, padding_value_union=value.tobytes())
 
 
 # DML_SCALAR_UNION's member for each data type; float16 has none (its bits go in the low bytes)
@@ -541,6 +578,10 @@ def _scalar_comment(op: PaddingOp) -> str:
     """The PaddingValue as its DML_SCALAR_UNION member reads it, e.g. ``Float32 = 3.0f``."""
     dtype = op.input.data_type
     value = op.padding_value
+    if op.padding_value_union:
+        written = np.frombuffer(op.padding_value_union[:4].ljust(4, b"\0"), dtype="<f4")[0]
+        return (f"Float32 = {written}f, as the DML EP writes the float attribute for a {dtype.name} "
+                f"tensor (CastToClampedScalarUnion<float>); the constant is {dtype.name.lower()} {value}")
     if dtype == DataType.FLOAT16:
         bits = int(np.asarray(value).view(np.uint16))
         return f"float16 {value} (UInt16 = 0x{bits:04x})"
