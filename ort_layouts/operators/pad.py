@@ -279,10 +279,13 @@ class Pad(Operator):
         reason = empty_axes_reason(case.axes)
         if reason or not has_negative_pads(case):
             return reason or super().inexpressible_reason(case)
-        if not self.ep_runs_inexpressible(case):
+        if case.opset is not None and case.opset < PAD_INPUTS_OPSET:
             return ("negative pads (cropping) cannot be expressed as DML_OPERATOR_PADDING1 "
                     "(unsigned start/end padding); the DML EP does not take this Pad before opset "
                     f"{PAD_INPUTS_OPSET}")
+        limits = self.limits_reason(case)
+        if limits:
+            return limits
         start, end = _ep_padding(case)
         return ("negative pads (cropping) cannot be expressed as DML_OPERATOR_PADDING1 "
                 f"(unsigned start/end padding); from opset {PAD_INPUTS_OPSET} the DML EP runs this Pad "

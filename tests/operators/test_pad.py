@@ -191,3 +191,13 @@ def test_a_start_crop_read_as_past_the_end_is_the_one_reading_offered() -> None:
     for case in (Case("Pad", "float32", (2, 3), pads=(0, 0, -1, 0)),
                  Case("Pad", "float32", (2, 3), pads=(-1, 0, 0, 0), mode="reflect")):
         assert list(pad.inexpressible_candidates(case, X)) == []
+
+
+def test_a_pad_that_crops_over_directml_s_limits_says_the_limit() -> None:
+    """Nine dimensions: over DML_TENSOR_DIMENSION_COUNT_MAX1 whatever the pads; the EP does not
+    run it, and the reason is the limit, not the opset."""
+    pad = operator_for_type("Pad")
+    case = Case("Pad", "float32", (1,) * 8 + (3,), pads=(0,) * 8 + (-1,) + (0,) * 9)
+    assert not pad.ep_runs_inexpressible(case)
+    reason = pad.inexpressible_reason(case)
+    assert "dimensions" in reason and "opset" not in reason
