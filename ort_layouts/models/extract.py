@@ -356,6 +356,7 @@ def _infer(model: onnx.ModelProto, source: str) -> onnx.ModelProto:
     Raises:
         ModelError: the inference failed, or would abort the process."""
     refuse_aborting_inference(model, source)
+    _refuse_names_defined_twice(model, source)
     inferred = _infer_as_declared(model, source)
     if not any(step.graph.value_info for step in walk(model.graph) if step.node is None):
         return inferred
@@ -379,6 +380,31 @@ def _infer(model: onnx.ModelProto, source: str) -> onnx.ModelProto:
                 value.CopyFrom(found)
         graph.value_info.extend(whole.values())
     return inferred
+
+
+def _refuse_names_defined_twice(model: onnx.ModelProto, source: str) -> None:
+    """Refuse a graph in which a tensor is written twice: by two nodes, or by a node and as a
+    graph input or initializer (ONNX graphs are single assignment; ONNX Runtime refuses such a
+    model, "Duplicate definition of name").
+
+    Raises:
+        ModelError: naming the tensor, the graph and what writes it."""
+    for step in walk(model.graph):
+        if step.node is not None:
+            continue
+        writers: dict[str, str] = {v.name: "a graph input" for v in step.graph.input}
+        writers.update((t.name, "an initializer") for t in step.graph.initializer if t.name not in writers)
+        for index, node in enumerate(step.graph.node):
+            here = f"node {step.path}{node_name(node, index)}"
+            for name in node.output:
+                if not name:
+                    continue
+                if name in writers:
+                    raise ModelError(
+                        f"model {source!r} is not valid: tensor {name!r} is written by {writers[name]} and "
+                        f"by {here}; each tensor of an ONNX graph is written once (ONNX Runtime "
+                        "refuses it: \"Duplicate definition of name\")")
+                writers[name] = here
 
 
 def _whole_shape(value: onnx.ValueInfoProto, named: set[str]) -> bool:
