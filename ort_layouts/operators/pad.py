@@ -38,7 +38,6 @@ from ort_layouts.operators.base import (
     fmt_ints,
 )
 from ort_layouts.operators.case import Case
-from ort_layouts.operators.ep_tensor import MIN_DIMENSION_COUNT
 from ort_layouts.operators.kernels import flag_no_kernel
 from ort_layouts.operators.onnx_nodes import (
     Flagged,
@@ -56,6 +55,7 @@ from ort_layouts.operators.padding import (
     PaddingMode,
     PaddingOp,
     empty_axes_reason,
+    ep_pads,
     ep_value_union,
     padding_for,
     split_onnx_pads,
@@ -122,9 +122,8 @@ def _ep_padding(case: Case) -> tuple[str, str]:
     """The DML EP's StartPadding and EndPadding of a Pad, printed: ONNX's pads in uint32 (a
     negative pad wraps to 2^32 - k), with the leading zeros of DmlOperator::Initialize's
     4 dimensions."""
-    begins, ends = split_onnx_pads(case.pads or (), case.rank, case.axes)
-    lead = (0,) * max(MIN_DIMENSION_COUNT - case.rank, 0)
-    start, end = (fmt_ints(p % 2**32 for p in lead + pads) for pads in (begins, ends))
+    pads = ep_pads(*split_onnx_pads(case.pads or (), case.rank, case.axes), case.rank)
+    start, end = (fmt_ints(p % 2**32 for p in side) for side in pads)
     return start, end
 
 
@@ -279,13 +278,10 @@ class Pad(Operator):
         reason = empty_axes_reason(case.axes)
         if reason or not has_negative_pads(case):
             return reason or super().inexpressible_reason(case)
-        if case.opset is not None and case.opset < PAD_INPUTS_OPSET:
-            return ("negative pads (cropping) cannot be expressed as DML_OPERATOR_PADDING1 "
-                    "(unsigned start/end padding); the DML EP does not take this Pad before opset "
-                    f"{PAD_INPUTS_OPSET}")
-        limits = self.limits_reason(case)
-        if limits:
-            return limits
+        if not self.ep_runs_inexpressible(case):  # over DirectML's limits, or a Pad-10
+            return self.limits_reason(case) or (
+                "negative pads (cropping) cannot be expressed as DML_OPERATOR_PADDING1 (unsigned "
+                f"start/end padding); the DML EP does not take this Pad before opset {PAD_INPUTS_OPSET}")
         start, end = _ep_padding(case)
         return ("negative pads (cropping) cannot be expressed as DML_OPERATOR_PADDING1 "
                 f"(unsigned start/end padding); from opset {PAD_INPUTS_OPSET} the DML EP runs this Pad "

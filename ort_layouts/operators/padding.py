@@ -38,12 +38,13 @@ from ort_layouts.operators.desc_fields import (
     read_ints,
     read_tensor,
 )
+from ort_layouts.operators.ep_tensor import MIN_DIMENSION_COUNT
 from ort_layouts.reference.buffers import check_views, is_nibble
 from ort_layouts.reference.compare import views_equal
 from ort_layouts.reference.copy import strided_copy
 
-__all__ = ["PADDING1", "PaddingMode", "PaddingOp", "check_value", "empty_axes_reason", "ep_value_union",
-           "padding_for",
+__all__ = ["PADDING1", "PaddingMode", "PaddingOp", "check_value", "empty_axes_reason", "ep_pads",
+           "ep_value_union", "padding_for",
            "source_index", "split_onnx_pads"]
 
 PADDING1 = "DML_OPERATOR_PADDING1"
@@ -337,7 +338,7 @@ class PaddingOp:
         mode: str | PaddingMode = "constant",
         value: Any = 0,
         axes: Sequence[int] | None = None,
-        min_dimension_count: int = 4,
+        min_dimension_count: int = MIN_DIMENSION_COUNT,
     ) -> PaddingOp:
         """What the DML EP builds for ONNX ``Pad(input, pads, value, axes, mode=mode)``.
 
@@ -382,9 +383,7 @@ class PaddingOp:
             coerced = BufferTensorDesc(coerced.data_type, coerced.sizes, None,
                                        coerced.total_tensor_size_in_bytes,
                                        coerced.guaranteed_base_offset_alignment, coerced.flags)
-        extra = coerced.dimension_count - input.dimension_count
-        start = (0,) * extra + begins
-        end = (0,) * extra + ends
+        start, end = ep_pads(begins, ends, input.dimension_count, int(min_dimension_count))
         out_sizes = tuple(n + b + e for n, b, e in zip(coerced.sizes, start, end, strict=True))
         output = BufferTensorDesc(input.data_type, out_sizes)
         if is_nibble(input.data_type):
@@ -535,6 +534,19 @@ class PaddingOp:
         return cls(read_tensor(fields, "input", PADDING1), read_tensor(fields, "output", PADDING1),
                    read_ints(fields, "start_padding", PADDING1), read_ints(fields, "end_padding", PADDING1),
                    read_enum(fields, "mode", PADDING1, PaddingMode), value, union)
+
+
+def ep_pads(begins: Sequence[int], ends: Sequence[int], rank: int,
+            min_dimension_count: int = MIN_DIMENSION_COUNT) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The StartPadding and EndPadding the DML EP gives per-axis ``begins`` and ``ends`` of a
+    rank-``rank`` tensor: leading zeros for the dimensions ``DmlOperator::Initialize`` adds (to
+    at least ``min_dimension_count``), as ``DmlOperatorPadding`` inserts them.
+
+    >>> ep_pads((1, 2), (3, 4), 2)
+    ((0, 0, 1, 2), (0, 0, 3, 4))
+    """
+    lead = (0,) * max(min_dimension_count - rank, 0)
+    return lead + tuple(begins), lead + tuple(ends)
 
 
 def _hex_field(fields: Mapping[str, Any], name: str) -> bytes:
